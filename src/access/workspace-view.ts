@@ -1,0 +1,149 @@
+/**
+ * @module access/workspace-view
+ * The door every tool goes through to reach a workspace folder: each operation asks the path
+ * policy first, then acts on the resolved path only.
+ */
+import { EitriError } from '../errors/eitri-error.ts'
+import type {
+  EntryStat,
+  WalkEntry,
+  WalkOptions,
+  WorkspaceView,
+  WriteReceipt,
+} from '../tool/workspace-view.ts'
+import type { DirectoryTree } from '../workspace/directory-tree.ts'
+import {
+  decidePath,
+  WORKSPACE_MOUNT,
+  type PathIntent,
+  type PathPolicyOptions,
+} from './path-policy.ts'
+import { protectedPathMatcher } from './protected-paths.ts'
+
+/** What a confined view of a folder needs. */
+export interface WorkspaceViewOptions {
+  readonly tree: DirectoryTree
+  /** Host paths that name the root besides its real path (such as the path the user gave). */
+  readonly aliases?: readonly string[]
+  /** Extra protected patterns from the configuration, anchored at the workspace root. */
+  readonly protectedPaths?: readonly string[]
+  /** Host paths of eitri's own state and configuration; hidden if they lie inside the workspace. */
+  readonly privatePaths?: readonly string[]
+  /** The line's name. @default 'main' */
+  readonly line?: string
+}
+
+/** Folders `walk` never enters. */
+const SKIPPED_FOLDERS = new Set(['.git'])
+
+/**
+ * Binds a folder to the path policy.
+ *
+ * @example
+ * const view = createWorkspaceView({ tree: new DirectoryTree('/home/me/project') })
+ * await view.readFile('README.md')
+ */
+export function createWorkspaceView(options: WorkspaceViewOptions): WorkspaceView {
+  const { tree } = options
+  const hostRoots = unique([tree.root, ...(options.aliases ?? [])])
+  const byLengthDescending = [...hostRoots].sort((a, b) => b.length - a.length)
+  const hidden = (options.privatePaths ?? []).flatMap((hostPath) => insideRoot(hostPath, hostRoots))
+  const policy: PathPolicyOptions = {
+    lookup: tree,
+    hostRoots,
+    isProtected: protectedPathMatcher(options.protectedPaths),
+    hidden,
+  }
+
+  async function resolve(path: string, intent: PathIntent): Promise<string> {
+    const decision = await decidePath(policy, path, intent)
+    if (decision.type === 'denied')
+      throw new EitriError(decision.code, `Refused: ${decision.reason}.`)
+    return decision.path
+  }
+
+  async function existingFile(path: string): Promise<string> {
+    const resolved = await resolve(path, 'read')
+    const stat = await tree.stat(resolved)
+    if (stat === undefined)
+      throw new EitriError('not_found', `File not found: ${display(resolved)}`)
+    if (stat.type === 'directory') {
+      throw new EitriError(
+        'is_directory',
+        `Path is a directory, not a file: ${display(resolved)}. Use glob to list what it holds.`,
+      )
+    }
+    return resolved
+  }
+
+  async function* walk(path: string, options: WalkOptions = {}): AsyncIterable<WalkEntry> {
+    const start = await resolve(path, 'read')
+    const stat = await tree.stat(start)
+    if (stat === undefined) throw new EitriError('not_found', `Folder not found: ${display(start)}`)
+    if (stat.type !== 'directory') {
+      yield { path: start, type: stat.type }
+      return
+    }
+    const folders = [start]
+    while (folders.length > 0) {
+      options.signal?.throwIfAborted()
+      const folder = folders.pop() as string
+      const entries = await tree.list(folder)
+      const below: string[] = []
+      for (const entry of entries) {
+        const entryPath = folder === '' ? entry.name : `${folder}/${entry.name}`
+        if (entry.type === 'directory' && SKIPPED_FOLDERS.has(entry.name)) continue
+        if (hidden.some((secret) => entryPath === secret || entryPath.startsWith(`${secret}/`)))
+          continue
+        const walked = { path: entryPath, type: entry.type }
+        if (options.prune?.(walked) === true) continue
+        yield walked
+        if (entry.type === 'directory') below.push(entryPath)
+      }
+      folders.push(...below.reverse())
+    }
+  }
+
+  return {
+    line: options.line ?? 'main',
+    resolve,
+    async readFile(path) {
+      return tree.readFile(await existingFile(path))
+    },
+    async writeFile(path, data): Promise<WriteReceipt> {
+      const resolved = await resolve(path, 'write')
+      const bytes = typeof data === 'string' ? Buffer.from(data, 'utf8') : data
+      const { created } = await tree.writeFileAtomic(resolved, bytes)
+      return { path: resolved, bytes: bytes.byteLength, created }
+    },
+    async stat(path): Promise<EntryStat | undefined> {
+      return tree.stat(await resolve(path, 'read'))
+    },
+    walk,
+    redact(text) {
+      let redacted = text
+      for (const root of byLengthDescending) redacted = redacted.replaceAll(root, WORKSPACE_MOUNT)
+      return redacted
+    },
+  }
+}
+
+function display(path: string): string {
+  return path === '' ? '.' : path
+}
+
+function insideRoot(hostPath: string, roots: readonly string[]): string[] {
+  for (const root of roots) {
+    if (hostPath === root) return ['']
+    if (hostPath.startsWith(`${root}/`)) return [hostPath.slice(root.length + 1)]
+  }
+  return []
+}
+
+function unique(values: readonly string[]): string[] {
+  return [
+    ...new Set(
+      values.map((value) => (value.length > 1 && value.endsWith('/') ? value.slice(0, -1) : value)),
+    ),
+  ]
+}

@@ -1,0 +1,44 @@
+/**
+ * @module cli/commands/serve-command
+ * `eitri serve`: the MCP server, on stdio or streamable HTTP.
+ */
+import { readEnvironment } from '../../config/environment.ts'
+import { createMcpServer } from '../../mcp/create-mcp-server.ts'
+import { serveHttp } from '../../mcp/serve-http.ts'
+import { serveStdio } from '../../mcp/serve-stdio.ts'
+import type { CliIo } from '../cli-io.ts'
+import { EXIT_OK } from '../cli-io.ts'
+import { parseListenAddress, type CommandLine } from '../parse-command-line.ts'
+import { openFromCommandLine } from './open-from-command-line.ts'
+
+/** Serves until stdin closes (stdio) or `signal` aborts (both). */
+export async function serveCommand(
+  line: CommandLine,
+  io: CliIo,
+  signal: AbortSignal,
+): Promise<number> {
+  const address = line.http === undefined ? undefined : parseListenAddress(line.http)
+  await using workshop = await openFromCommandLine(line)
+  const log = (message: string): void => io.stderr(`eitri: ${message}\n`)
+  const serverOptions = { toolset: workshop.toolset, context: workshop.context, log }
+  if (address === undefined) {
+    await Promise.race([serveStdio(serverOptions), aborted(signal)])
+    return EXIT_OK
+  }
+  await using serving = await serveHttp({
+    ...address,
+    token: line.token ?? readEnvironment().token,
+    createServer: () => createMcpServer(serverOptions),
+    log,
+  })
+  io.stderr(`eitri: MCP server listening on ${serving.url}\n`)
+  await aborted(signal)
+  return EXIT_OK
+}
+
+function aborted(signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal.aborted) resolve()
+    else signal.addEventListener('abort', () => resolve(), { once: true })
+  })
+}

@@ -1,0 +1,81 @@
+/**
+ * @module cli/parse-command-line
+ * Turns argv into a command and its options, strictly: an unknown flag is an error.
+ */
+import { parseArgs } from 'node:util'
+import { UsageError } from './cli-io.ts'
+
+/** The options every command accepts. */
+export interface CommandLine {
+  readonly command: string | undefined
+  readonly positionals: readonly string[]
+  readonly workspace: string | undefined
+  readonly http: string | undefined
+  readonly token: string | undefined
+  readonly tools: readonly string[] | undefined
+  readonly json: boolean
+  readonly stateDir: string | undefined
+  readonly config: string | undefined
+  readonly help: boolean
+  readonly version: boolean
+}
+
+const OPTIONS = {
+  workspace: { type: 'string' },
+  http: { type: 'string' },
+  token: { type: 'string' },
+  tools: { type: 'string' },
+  json: { type: 'boolean', default: false },
+  'state-dir': { type: 'string' },
+  config: { type: 'string' },
+  help: { type: 'boolean', short: 'h', default: false },
+  version: { type: 'boolean', short: 'v', default: false },
+} as const
+
+/** @throws UsageError naming the flag that is wrong. */
+export function parseCommandLine(argv: readonly string[]): CommandLine {
+  let parsed
+  try {
+    parsed = parseArgs({ args: [...argv], options: OPTIONS, allowPositionals: true, strict: true })
+  } catch (error) {
+    throw new UsageError((error as Error).message.split('\n')[0] ?? 'invalid command line')
+  }
+  const { values, positionals } = parsed
+  const [command, ...rest] = positionals
+  return {
+    command,
+    positionals: rest,
+    workspace: values.workspace,
+    http: values.http,
+    token: values.token,
+    tools: values.tools === undefined ? undefined : splitNames(values.tools),
+    json: values.json,
+    stateDir: values['state-dir'],
+    config: values.config,
+    help: values.help,
+    version: values.version,
+  }
+}
+
+function splitNames(list: string): string[] {
+  const names = list
+    .split(',')
+    .map((name) => name.trim())
+    .filter((name) => name !== '')
+  if (names.length === 0)
+    throw new UsageError('--tools needs at least one tool name, such as --tools read_file,grep')
+  return names
+}
+
+/** Parses `--http [HOST:]PORT`. */
+export function parseListenAddress(value: string): { host: string; port: number } {
+  const match = /^(?:(\[[^\]]+\]|[^:]+):)?(\d{1,5})$/.exec(value)
+  const port = Number(match?.[2])
+  if (match === null || !Number.isInteger(port) || port > 65535) {
+    throw new UsageError(
+      `--http takes [HOST:]PORT, such as 8080, 0 or 127.0.0.1:8080 (got ${JSON.stringify(value)})`,
+    )
+  }
+  const host = match[1] ?? '127.0.0.1'
+  return { host: host.startsWith('[') ? host.slice(1, -1) : host, port }
+}

@@ -1,0 +1,29 @@
+/**
+ * @module cli/usage
+ * The help text of `eitri`.
+ */
+
+/** One line for errors. */
+export const USAGE_LINE = 'Usage: eitri <demo|serve|tools|call> [options]   (eitri --help for more)'
+
+/** The full help. */
+export const HELP = `eitri: a workshop for LLM agents: confined tools on a workspace, over MCP or as a library.
+
+Usage:
+  eitri demo                         show eitri at work on a scratch workspace (no API key, no server)
+  eitri serve [options]              serve the tools over MCP (stdio by default)
+  eitri tools [--json]               list the tools offered (with --json, their schemas)
+  eitri call TOOL JSON [options]     run one tool call and print its result
+  eitri --help | --version
+
+Options:
+  --workspace DIR         the workspace folder (default: the current directory)
+  --http [HOST:]PORT      serve: streamable HTTP at /mcp instead of stdio (host default 127.0.0.1; port 0 picks one)
+  --token TOKEN           serve: bearer token for HTTP (or EITRI_TOKEN); required beyond loopback
+  --tools NAME,...        offer only these tools
+  --json                  machine-readable output
+  --state-dir DIR         eitri's state folder (default: $EITRI_STATE_DIR, else $XDG_STATE_HOME/eitri)
+  --config FILE           configuration file (default: $EITRI_CONFIG, else $XDG_CONFIG_HOME/eitri/config.json)
+
+Exit status: 0 success, 1 a tool answered an error, 2 a wrong command line.
+`

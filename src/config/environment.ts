@@ -1,0 +1,36 @@
+/**
+ * @module config/environment
+ * The only place eitri reads environment variables. Everything else receives these values.
+ */
+import os from 'node:os'
+import path from 'node:path'
+
+/** What the environment says about where eitri keeps things. */
+export interface EitriEnvironment {
+  /** eitri's state folder: `$EITRI_STATE_DIR`, else `${XDG_STATE_HOME:-~/.local/state}/eitri`. */
+  readonly stateDir: string
+  /** The configuration file: `$EITRI_CONFIG`, else `${XDG_CONFIG_HOME:-~/.config}/eitri/config.json`. */
+  readonly configPath: string
+  /** `$EITRI_TOKEN`: the bearer token the HTTP server requires. */
+  readonly token: string | undefined
+}
+
+/** Reads the environment. Pass a record to read another one (tests). */
+export function readEnvironment(
+  env: Readonly<Record<string, string | undefined>> = process.env,
+): EitriEnvironment {
+  const home = env['HOME'] ?? os.homedir()
+  const stateHome = nonEmpty(env['XDG_STATE_HOME']) ?? path.join(home, '.local', 'state')
+  const configHome = nonEmpty(env['XDG_CONFIG_HOME']) ?? path.join(home, '.config')
+  return {
+    stateDir: path.resolve(nonEmpty(env['EITRI_STATE_DIR']) ?? path.join(stateHome, 'eitri')),
+    configPath: path.resolve(
+      nonEmpty(env['EITRI_CONFIG']) ?? path.join(configHome, 'eitri', 'config.json'),
+    ),
+    token: nonEmpty(env['EITRI_TOKEN']),
+  }
+}
+
+function nonEmpty(value: string | undefined): string | undefined {
+  return value === undefined || value === '' ? undefined : value
+}

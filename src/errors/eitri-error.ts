@@ -1,0 +1,69 @@
+/**
+ * @module errors/eitri-error
+ * The one error class of eitri. Branch on `code`, never on `message`.
+ */
+
+/**
+ * Every stable error code eitri uses, in tool results and in thrown errors.
+ *
+ * - `invalid_input`: a tool's input failed validation; the message names the field.
+ * - `not_available`: the tool exists but is outside this agent's toolset.
+ * - `unknown_tool`: no tool has that name.
+ * - `path_outside_workspace`: a path resolves outside the workspace (`..`, absolute, symlink).
+ * - `protected_path`: the path is one a host later runs code from, or eitri's own state.
+ * - `not_found`: the file or folder does not exist.
+ * - `is_directory` / `not_directory`: the path names the wrong kind of entry.
+ * - `binary_file`: a text operation met a binary file.
+ * - `file_too_large`: the file is over the size a text operation reads at once.
+ * - `no_match` / `ambiguous_match`: an edit's `old_string` was found zero or several times.
+ * - `cancelled`: the call's signal aborted.
+ * - `tool_failed`: the tool threw something unexpected (a fault in the tool, not the input).
+ * - `config_invalid`: the configuration file or a flag is wrong.
+ * - `usage`: a command line could not be parsed.
+ */
+export type ErrorCode =
+  | 'invalid_input'
+  | 'not_available'
+  | 'unknown_tool'
+  | 'path_outside_workspace'
+  | 'protected_path'
+  | 'not_found'
+  | 'is_directory'
+  | 'not_directory'
+  | 'binary_file'
+  | 'file_too_large'
+  | 'no_match'
+  | 'ambiguous_match'
+  | 'cancelled'
+  | 'tool_failed'
+  | 'config_invalid'
+  | 'usage'
+
+const MARKER = Symbol.for('eitri.error')
+
+/**
+ * An error with a stable code. When a tool's `execute` throws one, the caller sees an error
+ * result with this code and message, so messages must say what was refused and what to do.
+ *
+ * @example
+ * throw new EitriError('not_found', 'File not found: notes.md')
+ */
+export class EitriError<
+  Data extends Record<string, unknown> = Record<string, unknown>,
+> extends Error {
+  readonly code: ErrorCode
+  readonly data: Data
+  readonly [MARKER] = true
+
+  constructor(code: ErrorCode, message: string, options: { cause?: unknown; data?: Data } = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause })
+    this.name = 'EitriError'
+    this.code = code
+    this.data = options.data ?? ({} as Data)
+  }
+
+  /** True for an EitriError from any copy of this module. */
+  static isInstance(value: unknown): value is EitriError {
+    return typeof value === 'object' && value !== null && MARKER in value
+  }
+}

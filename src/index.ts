@@ -1,0 +1,66 @@
+/**
+ * @module eitri
+ * The public library. Every export is listed by name; a test pins this list.
+ */
+export { EitriError, type ErrorCode } from './errors/eitri-error.ts'
+export {
+  defineTool,
+  TOOL_NAME_PATTERN,
+  type JsonSchema,
+  type Tool,
+  type ToolDefinitionInput,
+  type ToolParameters,
+} from './tool/define-tool.ts'
+export {
+  toolError,
+  toolSuccess,
+  type ToolError,
+  type ToolMetadata,
+  type ToolResult,
+  type ToolSuccess,
+} from './tool/tool-result.ts'
+export type { ToolContext } from './tool/tool-context.ts'
+export type {
+  EntryStat,
+  EntryType,
+  WalkEntry,
+  WalkOptions,
+  WorkspaceCallOptions,
+  WorkspaceView,
+  WriteReceipt,
+} from './tool/workspace-view.ts'
+export { ToolRegistry } from './tool/tool-registry.ts'
+export {
+  CANCELLED_BEFORE_EXECUTION,
+  Toolset,
+  type OfferedTool,
+  type ToolCall,
+} from './tool/toolset.ts'
+export { estimateTokens, MAX_RESULT_TOKENS, truncateResult } from './tool/truncate.ts'
+export {
+  decidePath,
+  WORKSPACE_MOUNT,
+  type PathDecision,
+  type PathIntent,
+  type PathLookup,
+} from './access/path-policy.ts'
+export { DEFAULT_PROTECTED_PATHS } from './access/protected-paths.ts'
+export { createWorkspaceView, type WorkspaceViewOptions } from './access/workspace-view.ts'
+export { DirectoryTree } from './workspace/directory-tree.ts'
+export {
+  editFileTool,
+  fileTools,
+  globTool,
+  grepTool,
+  readFileTool,
+  writeFileTool,
+} from './tools/files/index.ts'
+export { builtInTools } from './tools/built-in-tools.ts'
+export {
+  createMcpServer,
+  toCallToolResult,
+  type McpServerOptions,
+} from './mcp/create-mcp-server.ts'
+export { serveHttp, type HttpServeOptions, type HttpServing } from './mcp/serve-http.ts'
+export { serveStdio } from './mcp/serve-stdio.ts'
+export { openWorkshop, type Workshop, type WorkshopOptions } from './workshop/workshop.ts'

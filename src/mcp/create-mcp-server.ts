@@ -1,0 +1,69 @@
+/**
+ * @module mcp/create-mcp-server
+ * An MCP server that offers a toolset: `tools/list` is exactly what the toolset offers, and
+ * `tools/call` runs through the whole tool contract. One server serves one connection.
+ */
+import { Server } from '@modelcontextprotocol/sdk/server/index.js'
+import {
+  CallToolRequestSchema,
+  ListToolsRequestSchema,
+  type CallToolResult,
+  type Tool as McpTool,
+} from '@modelcontextprotocol/sdk/types.js'
+import type { ToolContext } from '../tool/tool-context.ts'
+import type { ToolResult } from '../tool/tool-result.ts'
+import type { Toolset } from '../tool/toolset.ts'
+import { packageInfo } from '../util/package-info.ts'
+
+/** What an MCP server needs. */
+export interface McpServerOptions {
+  readonly toolset: Toolset
+  /** Builds the context of one call; `signal` aborts when the client cancels. */
+  readonly context: (options: { signal: AbortSignal }) => ToolContext
+  /** Where protocol-level faults are reported (never stdout). */
+  readonly log?: (message: string) => void
+}
+
+/** Instructions sent to clients at initialization. */
+const INSTRUCTIONS =
+  'eitri tools act on one workspace folder. Paths are relative to the workspace root; every call is confined to it.'
+
+/**
+ * Creates the server for one connection.
+ *
+ * @example
+ * const server = createMcpServer({ toolset: workshop.toolset, context: workshop.context })
+ * await server.connect(new StdioServerTransport())
+ */
+export function createMcpServer(options: McpServerOptions): Server {
+  const server = new Server(
+    { name: packageInfo.name, version: packageInfo.version },
+    { capabilities: { tools: {} }, instructions: INSTRUCTIONS },
+  )
+  server.onerror = (error) => options.log?.(`MCP protocol error: ${error.message}`)
+  server.setRequestHandler(ListToolsRequestSchema, () => ({
+    tools: options.toolset.offered().map((tool): McpTool => ({
+      name: tool.name,
+      description: tool.description,
+      inputSchema: tool.input_schema as McpTool['inputSchema'],
+    })),
+  }))
+  server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
+    const ctx = options.context({ signal: extra.signal })
+    const result = await options.toolset.run(
+      { name: request.params.name, input: request.params.arguments ?? {} },
+      ctx,
+    )
+    return toCallToolResult(result)
+  })
+  return server
+}
+
+/** A ToolResult as MCP carries it: the text for the model, the whole result as structured data. */
+export function toCallToolResult(result: ToolResult): CallToolResult {
+  return {
+    content: [{ type: 'text', text: result.content }],
+    isError: result.type === 'error',
+    structuredContent: { ...result },
+  }
+}

@@ -1,0 +1,192 @@
+/**
+ * @module mcp/serve-http
+ * The MCP server over streamable HTTP at `/mcp`: loopback by default, the SDK's Host check
+ * against DNS rebinding, an Origin check, and a bearer token whenever it binds beyond loopback.
+ */
+import { createHash, randomUUID, timingSafeEqual } from 'node:crypto'
+import type { Server as HttpServer } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import type { Server } from '@modelcontextprotocol/sdk/server/index.js'
+import { hostHeaderValidation } from '@modelcontextprotocol/sdk/server/middleware/hostHeaderValidation.js'
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js'
+import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js'
+import express, { type NextFunction, type Request, type Response } from 'express'
+import { EitriError } from '../errors/eitri-error.ts'
+
+/** Where and how to listen. */
+export interface HttpServeOptions {
+  /** @default '127.0.0.1' */
+  readonly host?: string
+  /** 0 picks a free port. */
+  readonly port: number
+  /** Required when `host` is not a loopback address. */
+  readonly token?: string | undefined
+  /** Makes the server of one new MCP session. */
+  readonly createServer: () => Server
+  readonly log?: (message: string) => void
+}
+
+/** A listening HTTP server. */
+export interface HttpServing extends AsyncDisposable {
+  /** The endpoint, such as `http://127.0.0.1:4242/mcp`. */
+  readonly url: string
+  close(): Promise<void>
+}
+
+/** Largest request body accepted, so a whole file can be written in one call. */
+export const MAX_REQUEST_BYTES = 64 * 1024 * 1024
+
+const LOOPBACK_HOSTS = new Set(['127.0.0.1', 'localhost', '::1', '[::1]'])
+
+/** True when `host` binds to the loopback interface only. */
+export function isLoopback(host: string): boolean {
+  return LOOPBACK_HOSTS.has(host) || /^127\.\d+\.\d+\.\d+$/.test(host)
+}
+
+/**
+ * Starts the HTTP server.
+ *
+ * @throws EitriError `config_invalid` when binding beyond loopback without a token.
+ */
+export async function serveHttp(options: HttpServeOptions): Promise<HttpServing> {
+  const host = options.host ?? '127.0.0.1'
+  const loopback = isLoopback(host)
+  if (!loopback && (options.token === undefined || options.token === '')) {
+    throw new EitriError(
+      'config_invalid',
+      `Refusing to serve on ${host} without a bearer token: anyone who can reach it could use your tools. Pass --token or set EITRI_TOKEN, or bind to 127.0.0.1.`,
+    )
+  }
+  const sessions = new Map<string, { transport: StreamableHTTPServerTransport; server: Server }>()
+  const app = express()
+  if (loopback) app.use(hostHeaderValidation(['localhost', '127.0.0.1', '[::1]']))
+  app.use(originCheck(loopback))
+  if (options.token !== undefined && options.token !== '') app.use(bearerCheck(options.token))
+  app.use(express.json({ limit: MAX_REQUEST_BYTES }))
+
+  app.all('/mcp', (request: Request, response: Response) => {
+    void handle(request, response).catch((error: unknown) => {
+      options.log?.(`MCP HTTP request failed: ${(error as Error).message}`)
+      if (!response.headersSent) rpcError(response, 500, -32603, 'Internal error')
+    })
+  })
+  app.use((_request: Request, response: Response) =>
+    rpcError(response, 404, -32601, 'Not found: the MCP endpoint is /mcp'),
+  )
+  app.use(
+    (
+      error: Error & { status?: number; type?: string },
+      _request: Request,
+      response: Response,
+      _next: NextFunction,
+    ) => {
+      if (error.type === 'entity.parse.failed')
+        return rpcError(response, 400, -32700, 'Parse error: the body is not valid JSON')
+      if (error.type === 'entity.too.large')
+        return rpcError(
+          response,
+          413,
+          -32600,
+          `Request too large: the limit is ${MAX_REQUEST_BYTES} bytes`,
+        )
+      return rpcError(response, error.status ?? 400, -32600, `Invalid request: ${error.message}`)
+    },
+  )
+
+  async function handle(request: Request, response: Response): Promise<void> {
+    const sessionId = request.header('mcp-session-id')
+    const existing = sessionId === undefined ? undefined : sessions.get(sessionId)
+    if (existing !== undefined) {
+      await existing.transport.handleRequest(request, response, request.body)
+      return
+    }
+    if (sessionId !== undefined)
+      return rpcError(
+        response,
+        404,
+        -32001,
+        'Session not found: start a new session with an initialize request',
+      )
+    if (request.method !== 'POST' || !isInitializeRequest(request.body)) {
+      return rpcError(
+        response,
+        400,
+        -32000,
+        'Bad request: no session; send an initialize request first',
+      )
+    }
+    const server = options.createServer()
+    const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
+      sessionIdGenerator: () => randomUUID(),
+      onsessioninitialized: (id) => void sessions.set(id, { transport, server }),
+    })
+    transport.onclose = () => {
+      if (transport.sessionId !== undefined) sessions.delete(transport.sessionId)
+      void server.close()
+    }
+    await server.connect(transport)
+    await transport.handleRequest(request, response, request.body)
+  }
+
+  const httpServer = await listen(app, options.port, host)
+  const address = httpServer.address() as AddressInfo
+  const urlHost = address.family === 'IPv6' ? `[${address.address}]` : address.address
+  let closing: Promise<void> | undefined
+  const close = (): Promise<void> => {
+    closing ??= (async () => {
+      for (const { transport, server } of sessions.values()) {
+        await transport.close()
+        await server.close()
+      }
+      sessions.clear()
+      httpServer.closeAllConnections()
+      await new Promise<void>((resolve) => httpServer.close(() => resolve()))
+    })()
+    return closing
+  }
+  return { url: `http://${urlHost}:${address.port}/mcp`, close, [Symbol.asyncDispose]: close }
+}
+
+function listen(app: express.Express, port: number, host: string): Promise<HttpServer> {
+  return new Promise((resolve, reject) => {
+    const server = app.listen(port, host)
+    server.once('listening', () => resolve(server))
+    server.once('error', reject)
+  })
+}
+
+/** A browser page on another site must not drive a local server: its Origin gives it away. */
+function originCheck(loopback: boolean) {
+  return (request: Request, response: Response, next: NextFunction): void => {
+    const origin = request.header('origin')
+    if (origin === undefined || !loopback) return next()
+    let hostname: string
+    try {
+      hostname = new URL(origin).hostname
+    } catch {
+      return rpcError(response, 403, -32000, `Invalid Origin header: ${origin}`)
+    }
+    if (!LOOPBACK_HOSTS.has(hostname))
+      return rpcError(response, 403, -32000, `Origin not allowed: ${origin}`)
+    next()
+  }
+}
+
+function bearerCheck(token: string) {
+  const expected = digest(token)
+  return (request: Request, response: Response, next: NextFunction): void => {
+    const header = request.header('authorization') ?? ''
+    const match = /^Bearer (.+)$/i.exec(header)
+    if (match?.[1] !== undefined && timingSafeEqual(digest(match[1]), expected)) return next()
+    response.setHeader('WWW-Authenticate', 'Bearer realm="eitri"')
+    rpcError(response, 401, -32001, 'Unauthorized: send the token as "Authorization: Bearer TOKEN"')
+  }
+}
+
+function digest(text: string): Buffer {
+  return createHash('sha256').update(text).digest()
+}
+
+function rpcError(response: Response, status: number, code: number, message: string): void {
+  response.status(status).json({ jsonrpc: '2.0', error: { code, message }, id: null })
+}

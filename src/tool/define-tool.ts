@@ -1,0 +1,81 @@
+/**
+ * @module tool/define-tool
+ * A tool is plain data: a name, a description, a zod schema for its input, and `execute`.
+ */
+import { z } from 'zod'
+import type { ToolContext } from './tool-context.ts'
+import type { ToolResult } from './tool-result.ts'
+
+/** Tool names: lower snake case, at most 64 characters, as every model API accepts. */
+export const TOOL_NAME_PATTERN = /^[a-z][a-z0-9_]{0,63}$/
+
+/** The JSON Schema of a tool's input, as models and MCP clients see it. */
+export type JsonSchema = Record<string, unknown>
+
+/** A tool's input schema: always an object, since every model API expects one. */
+export type ToolParameters = z.ZodObject
+
+/** A tool, as defined by `defineTool`. */
+export interface Tool<Parameters extends ToolParameters = ToolParameters> {
+  readonly name: string
+  readonly description: string
+  readonly parameters: Parameters
+  /** The input's JSON Schema, computed once when the tool is defined. */
+  readonly inputSchema: JsonSchema
+  /** Runs the call. Input has already been validated; `ctx.signal` reports cancellation. */
+  readonly execute: (input: z.output<Parameters>, ctx: ToolContext) => Promise<ToolResult>
+}
+
+/** What `defineTool` takes. */
+export interface ToolDefinitionInput<Parameters extends ToolParameters> {
+  readonly name: string
+  readonly description: string
+  readonly parameters: Parameters
+  readonly execute: (input: z.output<Parameters>, ctx: ToolContext) => Promise<ToolResult>
+}
+
+/**
+ * Defines a tool. Checks the name and schema now, so a bad definition fails at startup rather
+ * than at the first call.
+ *
+ * @throws TypeError when the name does not match {@link TOOL_NAME_PATTERN}, the description is
+ *   empty, or `parameters` is not a zod object schema.
+ * @example
+ * const hello = defineTool({
+ *   name: 'hello',
+ *   description: 'Greets someone.',
+ *   parameters: z.object({ who: z.string() }),
+ *   execute: async ({ who }) => toolSuccess(`Hello, ${who}!`),
+ * })
+ */
+export function defineTool<Parameters extends ToolParameters>(
+  definition: ToolDefinitionInput<Parameters>,
+): Tool<Parameters> {
+  const { name, description, parameters, execute } = definition
+  if (typeof name !== 'string' || !TOOL_NAME_PATTERN.test(name)) {
+    throw new TypeError(
+      `Invalid tool name ${JSON.stringify(name)}: names must match ${TOOL_NAME_PATTERN.source} (lower snake case, at most 64 characters).`,
+    )
+  }
+  if (typeof description !== 'string' || description.trim() === '') {
+    throw new TypeError(`Tool "${name}" needs a description: models choose tools by it.`)
+  }
+  if (!(parameters instanceof z.ZodObject)) {
+    throw new TypeError(`Tool "${name}": parameters must be a zod object schema (z.object({...})).`)
+  }
+  if (typeof execute !== 'function') {
+    throw new TypeError(`Tool "${name}": execute must be a function.`)
+  }
+  return Object.freeze({
+    name,
+    description,
+    parameters,
+    inputSchema: inputJsonSchema(parameters),
+    execute,
+  })
+}
+
+function inputJsonSchema(parameters: ToolParameters): JsonSchema {
+  const { $schema: _dialect, ...schema } = z.toJSONSchema(parameters, { io: 'input' }) as JsonSchema
+  return schema
+}

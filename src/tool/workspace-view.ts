@@ -1,0 +1,73 @@
+/**
+ * @module tool/workspace-view
+ * What a tool may do with the workspace it is bound to. The access layer implements it, so
+ * every operation has already passed the path policy; tools never touch host paths.
+ */
+
+/** The kind of an entry in the workspace. */
+export type EntryType = 'file' | 'directory' | 'symlink' | 'other'
+
+/** What `stat` tells about an entry. */
+export interface EntryStat {
+  readonly type: EntryType
+  readonly size: number
+  readonly mode: number
+  readonly modifiedMs: number
+}
+
+/** One entry met by `walk`; `path` is workspace-relative with `/` separators. */
+export interface WalkEntry {
+  readonly path: string
+  readonly type: EntryType
+}
+
+/** What a write did. */
+export interface WriteReceipt {
+  /** The workspace-relative path written. */
+  readonly path: string
+  readonly bytes: number
+  readonly created: boolean
+}
+
+/** Options every workspace operation accepts. */
+export interface WorkspaceCallOptions {
+  readonly signal?: AbortSignal
+}
+
+/** Options of `walk`. */
+export interface WalkOptions extends WorkspaceCallOptions {
+  /** Entries for which this returns true are neither yielded nor entered. */
+  readonly prune?: (entry: WalkEntry) => boolean
+}
+
+/**
+ * A workspace line as tools see it: paths are workspace-relative (absolute paths are accepted
+ * only when they point inside it), every call is checked by the one path policy, and every
+ * refusal is an `EitriError` whose message a model can act on.
+ */
+export interface WorkspaceView {
+  /** The line this view is bound to: `main`, or later a fork. */
+  readonly line: string
+  /**
+   * Resolves `path` for `intent` and returns its canonical workspace-relative form
+   * (`''` for the root). Throws `path_outside_workspace`, `protected_path` or `invalid_input`.
+   */
+  resolve(path: string, intent: 'read' | 'write'): Promise<string>
+  /** Reads a file. Throws `not_found` or `is_directory` besides the policy's codes. */
+  readFile(path: string, options?: WorkspaceCallOptions): Promise<Uint8Array>
+  /** Writes a file atomically, creating folders; an existing file keeps its mode. */
+  writeFile(
+    path: string,
+    data: string | Uint8Array,
+    options?: WorkspaceCallOptions,
+  ): Promise<WriteReceipt>
+  /** Describes an entry without following a final symbolic link; `undefined` when missing. */
+  stat(path: string, options?: WorkspaceCallOptions): Promise<EntryStat | undefined>
+  /**
+   * Lists every entry under a folder, depth first in name order, never following symbolic
+   * links and never entering `.git` or eitri's own state.
+   */
+  walk(path: string, options?: WalkOptions): AsyncIterable<WalkEntry>
+  /** Replaces the workspace's host location in `text`, so no output reveals it. */
+  redact(text: string): string
+}

@@ -1,0 +1,11 @@
+/**
+ * @module tools/built-in-tools
+ * Every tool eitri ships, in the order they are offered.
+ */
+import type { Tool } from '../tool/define-tool.ts'
+import { fileTools } from './files/index.ts'
+
+/** The built-in tools. Each capability adds its own here. */
+export function builtInTools(): Tool[] {
+  return [...fileTools]
+}

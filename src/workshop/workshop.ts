@@ -1,0 +1,107 @@
+/**
+ * @module workshop/workshop
+ * A workshop binds the pieces for one workspace: the configuration, the confined view of the
+ * folder, and the toolset. The library, the CLI and the MCP server all start from one.
+ */
+import path from 'node:path'
+import { createWorkspaceView } from '../access/workspace-view.ts'
+import { loadConfig, type EitriConfig } from '../config/config-file.ts'
+import { readEnvironment, type EitriEnvironment } from '../config/environment.ts'
+import { workspaceStateDir } from '../config/state-dir.ts'
+import { EitriError } from '../errors/eitri-error.ts'
+import { builtInTools } from '../tools/built-in-tools.ts'
+import { ToolRegistry } from '../tool/tool-registry.ts'
+import type { ToolContext } from '../tool/tool-context.ts'
+import type { ToolResult } from '../tool/tool-result.ts'
+import { Toolset } from '../tool/toolset.ts'
+import type { WorkspaceView } from '../tool/workspace-view.ts'
+import { DirectoryTree } from '../workspace/directory-tree.ts'
+
+/** How to open a workshop. Every field has a default from DESIGN.md. */
+export interface WorkshopOptions {
+  /** The workspace folder. @default the current directory */
+  readonly workspace?: string
+  /** eitri's state folder. @default `$EITRI_STATE_DIR`, else the XDG state home */
+  readonly stateDir?: string
+  /** The configuration file. @default `$EITRI_CONFIG`, else the XDG config home */
+  readonly configPath?: string
+  /** Names of the tools to offer. @default every built-in tool */
+  readonly tools?: readonly string[]
+  /** The environment to take defaults from. @default the process's */
+  readonly environment?: EitriEnvironment
+}
+
+/** One workspace, its configuration and its tools. */
+export interface Workshop extends AsyncDisposable {
+  readonly toolset: Toolset
+  readonly workspace: WorkspaceView
+  readonly config: EitriConfig
+  /** eitri's state folder for this workspace, outside the workspace. */
+  readonly stateDir: string
+  readonly configPath: string
+  /** A context for one call. */
+  readonly context: (options?: { signal?: AbortSignal }) => ToolContext
+  /**
+   * Runs one tool call through the whole contract.
+   *
+   * @example
+   * const result = await workshop.call('read_file', { path: 'README.md' })
+   */
+  call(name: string, input: unknown, options?: { signal?: AbortSignal }): Promise<ToolResult>
+  close(): Promise<void>
+}
+
+/**
+ * Opens a workshop on a folder.
+ *
+ * @throws EitriError `not_found` when the folder does not exist, `config_invalid` when the
+ *   configuration is wrong, `unknown_tool` when `tools` names an unknown tool.
+ * @example
+ * await using workshop = await openWorkshop({ workspace: '.' })
+ * console.log((await workshop.call('glob', { pattern: '**\/*.md' })).content)
+ */
+export async function openWorkshop(options: WorkshopOptions = {}): Promise<Workshop> {
+  const environment = options.environment ?? readEnvironment()
+  const tree = new DirectoryTree(options.workspace ?? process.cwd())
+  const configPath = options.configPath ?? environment.configPath
+  const stateRoot = options.stateDir ?? environment.stateDir
+  if (tree.root === path.resolve(stateRoot)) {
+    throw new EitriError(
+      'config_invalid',
+      `eitri's state folder cannot be the workspace itself (${stateRoot}): set EITRI_STATE_DIR or --state-dir to a folder outside it.`,
+    )
+  }
+  const config = await loadConfig(configPath)
+  const registry = new ToolRegistry(builtInTools())
+  const toolset = new Toolset(registry, options.tools ?? registry.names())
+  const workspace = createWorkspaceView({
+    tree,
+    aliases: [path.resolve(options.workspace ?? process.cwd())],
+    protectedPaths: config.protectedPaths,
+    // State or configuration inside the workspace stays usable by eitri but hidden from tools.
+    privatePaths: [path.resolve(stateRoot), path.resolve(configPath)],
+  })
+  let closed = false
+  const close = (): Promise<void> => {
+    closed = true
+    return Promise.resolve()
+  }
+  const context = ({ signal }: { signal?: AbortSignal } = {}): ToolContext => ({
+    signal: signal ?? new AbortController().signal,
+    workspace,
+  })
+  return {
+    toolset,
+    workspace,
+    config,
+    stateDir: workspaceStateDir(stateRoot, tree.root),
+    configPath,
+    context,
+    async call(name, input, callOptions = {}) {
+      if (closed) throw new EitriError('not_available', 'This workshop is closed; open a new one.')
+      return toolset.run({ name, input }, context(callOptions))
+    },
+    close,
+    [Symbol.asyncDispose]: close,
+  }
+}

@@ -1,0 +1,179 @@
+/**
+ * @module workspace/directory-tree
+ * A real folder, operated on by workspace-relative paths that the path policy has already
+ * resolved. It never follows a symbolic link on its own: reads open with O_NOFOLLOW, writes go
+ * through a temporary file and a rename whose parent chain is checked again just before.
+ */
+import { randomBytes } from 'node:crypto'
+import { constants, realpathSync } from 'node:fs'
+import fs from 'node:fs/promises'
+import path from 'node:path'
+import { EitriError } from '../errors/eitri-error.ts'
+import type { EntryStat, EntryType } from '../tool/workspace-view.ts'
+
+/** A folder entry as `list` reports it. */
+export interface DirectoryEntry {
+  readonly name: string
+  readonly type: EntryType
+}
+
+/**
+ * Raw access to one folder. Paths are relative, already resolved, `/`-separated; `''` is the
+ * root. Everything here assumes the caller asked the path policy first.
+ */
+export class DirectoryTree {
+  /** The folder's real host path. Never shown to a model. */
+  readonly root: string
+
+  /** @throws EitriError `not_found` / `not_directory` when `root` is not an existing folder. */
+  constructor(root: string) {
+    let real: string
+    try {
+      real = realpathSync(root)
+    } catch {
+      throw new EitriError('not_found', `Workspace folder not found: ${root}`)
+    }
+    this.root = real
+  }
+
+  /** The host path of a relative path. */
+  hostPath(relativePath: string): string {
+    return relativePath === '' ? this.root : path.join(this.root, relativePath)
+  }
+
+  async kind(relativePath: string): Promise<'symlink' | 'directory' | 'other' | undefined> {
+    const stat = await this.stat(relativePath)
+    if (stat === undefined) return undefined
+    return stat.type === 'symlink' || stat.type === 'directory' ? stat.type : 'other'
+  }
+
+  async readlink(relativePath: string): Promise<string> {
+    return fs.readlink(this.hostPath(relativePath))
+  }
+
+  /** Describes an entry without following it; undefined when it does not exist. */
+  async stat(relativePath: string): Promise<EntryStat | undefined> {
+    try {
+      const stat = await fs.lstat(this.hostPath(relativePath))
+      return {
+        type: entryType(stat),
+        size: stat.size,
+        mode: stat.mode & 0o7777,
+        modifiedMs: stat.mtimeMs,
+      }
+    } catch (error) {
+      if (isMissing(error)) return undefined
+      throw error
+    }
+  }
+
+  /** Reads a regular file, refusing to follow a link that appeared since the policy looked. */
+  async readFile(relativePath: string): Promise<Uint8Array> {
+    const handle = await fs.open(
+      this.hostPath(relativePath),
+      constants.O_RDONLY | constants.O_NOFOLLOW,
+    )
+    try {
+      return await handle.readFile()
+    } finally {
+      await handle.close()
+    }
+  }
+
+  /** Names and kinds of a folder's entries, sorted by name. */
+  async list(relativePath: string): Promise<DirectoryEntry[]> {
+    const entries = await fs.readdir(this.hostPath(relativePath), { withFileTypes: true })
+    return entries
+      .map((entry) => ({ name: entry.name, type: entryType(entry) }))
+      .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
+  }
+
+  /**
+   * Writes a file atomically: a new temporary file beside it, flushed, given the old file's
+   * mode, then renamed over it. Creates missing folders. Returns whether the file is new.
+   */
+  async writeFileAtomic(relativePath: string, data: Uint8Array): Promise<{ created: boolean }> {
+    const parent = path.posix.dirname(relativePath) === '.' ? '' : path.posix.dirname(relativePath)
+    await this.#makeFolders(parent)
+    const existing = await this.stat(relativePath)
+    if (existing?.type === 'directory') {
+      throw new EitriError('is_directory', `Path is a directory, not a file: ${relativePath}`)
+    }
+    const target = this.hostPath(relativePath)
+    const temporary = path.join(
+      this.hostPath(parent),
+      `.${path.basename(target)}.eitri-${randomBytes(6).toString('hex')}.tmp`,
+    )
+    const handle = await fs.open(
+      temporary,
+      constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW,
+      0o666,
+    )
+    try {
+      try {
+        await handle.writeFile(data)
+        if (existing?.type === 'file') await handle.chmod(existing.mode)
+        await handle.datasync()
+      } finally {
+        await handle.close()
+      }
+      await this.#assertNoLinks(parent)
+      await fs.rename(temporary, target)
+    } catch (error) {
+      await fs.rm(temporary, { force: true })
+      throw error
+    }
+    return { created: existing === undefined }
+  }
+
+  /** Creates each missing folder of `relativePath`, refusing to pass through anything but folders. */
+  async #makeFolders(relativePath: string): Promise<void> {
+    let current = ''
+    for (const component of relativePath === '' ? [] : relativePath.split('/')) {
+      current = current === '' ? component : `${current}/${component}`
+      const stat = await this.stat(current)
+      if (stat === undefined) {
+        try {
+          await fs.mkdir(this.hostPath(current))
+        } catch (error) {
+          if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error
+        }
+        continue
+      }
+      if (stat.type !== 'directory') {
+        throw new EitriError(
+          'not_directory',
+          `Cannot create ${relativePath}: ${current} exists and is not a folder`,
+        )
+      }
+    }
+    await this.#assertNoLinks(relativePath)
+  }
+
+  /** Re-checks, just before a rename, that no component of the folder became a link. */
+  async #assertNoLinks(relativePath: string): Promise<void> {
+    const real = await fs.realpath(this.hostPath(relativePath))
+    if (real !== this.hostPath(relativePath)) {
+      throw new EitriError(
+        'path_outside_workspace',
+        `${relativePath} changed into a symbolic link while being written; nothing was written`,
+      )
+    }
+  }
+}
+
+function entryType(stat: {
+  isFile(): boolean
+  isDirectory(): boolean
+  isSymbolicLink(): boolean
+}): EntryType {
+  if (stat.isSymbolicLink()) return 'symlink'
+  if (stat.isDirectory()) return 'directory'
+  if (stat.isFile()) return 'file'
+  return 'other'
+}
+
+function isMissing(error: unknown): boolean {
+  const code = (error as NodeJS.ErrnoException).code
+  return code === 'ENOENT' || code === 'ENOTDIR'
+}
