@@ -73,6 +73,13 @@ export function createWorkspaceView(options: WorkspaceViewOptions): WorkspaceVie
         `Path is a directory, not a file: ${display(resolved)}. Use glob to list what it holds.`,
       )
     }
+    if (stat.type !== 'file') {
+      // A FIFO or a device would block the read forever or never end.
+      throw new EitriError(
+        'not_found',
+        `Not a regular file: ${display(resolved)} (a pipe, socket or device cannot be read as a file).`,
+      )
+    }
     return resolved
   }
 

@@ -10,6 +10,7 @@ import { readEnvironment, type EitriEnvironment } from '../config/environment.ts
 import { workspaceStateDir } from '../config/state-dir.ts'
 import { EitriError } from '../errors/eitri-error.ts'
 import { builtInTools } from '../tools/built-in-tools.ts'
+import type { Tool } from '../tool/define-tool.ts'
 import { ToolRegistry } from '../tool/tool-registry.ts'
 import type { ToolContext } from '../tool/tool-context.ts'
 import type { ToolResult } from '../tool/tool-result.ts'
@@ -25,8 +26,10 @@ export interface WorkshopOptions {
   readonly stateDir?: string
   /** The configuration file. @default `$EITRI_CONFIG`, else the XDG config home */
   readonly configPath?: string
-  /** Names of the tools to offer. @default every built-in tool */
+  /** Names of the tools to offer. @default every built-in tool and every extra tool */
   readonly tools?: readonly string[]
+  /** Your own tools, registered beside the built-in ones. */
+  readonly extraTools?: readonly Tool[]
   /** The environment to take defaults from. @default the process's */
   readonly environment?: EitriEnvironment
 }
@@ -72,7 +75,7 @@ export async function openWorkshop(options: WorkshopOptions = {}): Promise<Works
     )
   }
   const config = await loadConfig(configPath)
-  const registry = new ToolRegistry(builtInTools())
+  const registry = new ToolRegistry([...builtInTools(), ...(options.extraTools ?? [])])
   const toolset = new Toolset(registry, options.tools ?? registry.names())
   const workspace = createWorkspaceView({
     tree,

@@ -1,0 +1,161 @@
+import assert from 'node:assert/strict'
+import fs from 'node:fs/promises'
+import path from 'node:path'
+import { describe, it } from 'node:test'
+import { makeScratch } from '../../test/helpers/scratch.ts'
+import { packageInfo } from '../util/package-info.ts'
+import { main } from './main.ts'
+
+async function run(argv: string[]): Promise<{ status: number; stdout: string; stderr: string }> {
+  let stdout = ''
+  let stderr = ''
+  const status = await main(
+    argv,
+    { stdout: (text) => (stdout += text), stderr: (text) => (stderr += text) },
+    new AbortController().signal,
+  )
+  return { status, stdout, stderr }
+}
+
+describe('eitri command line', () => {
+  it('--version prints the package version', async () => {
+    assert.deepEqual(await run(['--version']), {
+      status: 0,
+      stdout: `${packageInfo.version}\n`,
+      stderr: '',
+    })
+  })
+
+  it('--help lists every command', async () => {
+    const { status, stdout } = await run(['--help'])
+    assert.equal(status, 0)
+    for (const command of ['demo', 'serve', 'tools', 'call', '--state-dir', '--config'])
+      assert.match(stdout, new RegExp(command))
+  })
+
+  for (const [argv, reason] of [
+    [['--frobnicate'], /Unknown option '--frobnicate'/],
+    [['serve', '--http'], /--http/],
+    [['launch'], /unknown command 'launch'/],
+    [[], /no command given/],
+    [['call'], /call needs a tool name/],
+    [['call', 'read_file', '{oops'], /not valid JSON/],
+    [['serve', '--http', 'localhost:99999'], /\[HOST:\]PORT/],
+    [['serve', '--tools', ','], /at least one tool/],
+  ] as const) {
+    it(`answers ${JSON.stringify(argv)} with one line, usage and status 2`, async () => {
+      const { status, stdout, stderr } = await run([...argv])
+      assert.equal(status, 2)
+      assert.equal(stdout, '')
+      const lines = stderr.trimEnd().split('\n')
+      assert.equal(lines.length, 2, stderr)
+      assert.match(lines[0] ?? '', reason)
+      assert.match(lines[1] ?? '', /^Usage: eitri/)
+    })
+  }
+
+  it('tools lists one line per tool, and --json gives the schemas', async () => {
+    await using scratch = await makeScratch()
+    const plain = await run(['tools', ...scratch.flags])
+    assert.equal(plain.status, 0)
+    assert.deepEqual(
+      plain.stdout
+        .trim()
+        .split('\n')
+        .map((line) => line.split(/\s+/)[0]),
+      ['read_file', 'write_file', 'edit_file', 'glob', 'grep'],
+    )
+    const json = JSON.parse(
+      (await run(['tools', '--json', ...scratch.flags, '--tools', 'grep'])).stdout,
+    ) as Array<Record<string, unknown>>
+    assert.deepEqual(
+      json.map((tool) => tool['name']),
+      ['grep'],
+    )
+    assert.deepEqual(json[0]?.['input_schema'], json[0]?.['parameters'])
+  })
+
+  it('--tools with an unknown name is a usage error that lists the known tools', async () => {
+    await using scratch = await makeScratch()
+    const { status, stderr } = await run([
+      'tools',
+      ...scratch.flags,
+      '--tools',
+      'read_file,teleport',
+    ])
+    assert.equal(status, 2)
+    assert.match(stderr, /Unknown tool: teleport\. Known tools: read_file, write_file/)
+  })
+
+  it('call prints the content and exits 0, or prints the error and exits 1', async () => {
+    await using scratch = await makeScratch({ 'a.txt': 'alpha\n' })
+    assert.deepEqual(await run(['call', 'read_file', '{"path":"a.txt"}', ...scratch.flags]), {
+      status: 0,
+      stdout: 'alpha\n',
+      stderr: '',
+    })
+    const missing = await run(['call', 'read_file', '{"path":"nope.txt"}', ...scratch.flags])
+    assert.equal(missing.status, 1)
+    assert.equal(missing.stderr, 'not_found: File not found: nope.txt\n')
+    const json = await run(['call', 'read_file', '{"path":"nope.txt"}', '--json', ...scratch.flags])
+    assert.equal(json.status, 1)
+    assert.equal((JSON.parse(json.stdout) as { code: string }).code, 'not_found')
+  })
+
+  it('call acts on the workspace given and nowhere else', async () => {
+    await using scratch = await makeScratch()
+    const result = await run([
+      'call',
+      'write_file',
+      '{"path":"made/by/call.txt","content":"x"}',
+      ...scratch.flags,
+    ])
+    assert.equal(result.status, 0)
+    assert.equal(await fs.readFile(path.join(scratch.workspace, 'made/by/call.txt'), 'utf8'), 'x')
+  })
+
+  it('a broken configuration file is reported with its path and field, status 1', async () => {
+    await using scratch = await makeScratch()
+    await fs.writeFile(
+      scratch.configPath,
+      JSON.stringify({ protectedPaths: 'secrets/**', colour: 'blue' }),
+    )
+    const { status, stderr } = await run(['tools', ...scratch.flags])
+    assert.equal(status, 1)
+    assert.match(stderr, new RegExp(`configuration file ${scratch.configPath} is invalid`))
+    assert.match(stderr, /protectedPaths: .*expected array/)
+    assert.match(stderr, /Unrecognized key.*colour/)
+  })
+
+  it('honours protectedPaths from the configuration file', async () => {
+    await using scratch = await makeScratch()
+    await fs.writeFile(scratch.configPath, JSON.stringify({ protectedPaths: ['secrets/**'] }))
+    const result = await run([
+      'call',
+      'write_file',
+      '{"path":"secrets/key","content":"x"}',
+      ...scratch.flags,
+    ])
+    assert.equal(result.status, 1)
+    assert.match(result.stderr, /^protected_path: .*secrets\/\*\*/)
+  })
+
+  it('a missing workspace folder is an error, not a crash', async () => {
+    await using scratch = await makeScratch()
+    const { status, stderr } = await run([
+      'tools',
+      ...scratch.flags,
+      '--workspace',
+      path.join(scratch.root, 'missing'),
+    ])
+    assert.equal(status, 1)
+    assert.match(stderr, /Workspace folder not found/)
+  })
+
+  it('demo runs every scene as expected', async () => {
+    const { status, stdout } = await run(['demo'])
+    assert.equal(status, 0, stdout)
+    assert.match(stdout, /(\d+) of \1 scenes behaved as expected/)
+    assert.doesNotMatch(stdout, /UNEXPECTED/)
+  })
+})

@@ -1,0 +1,37 @@
+/**
+ * The real entry point as users run it: a process, its streams and its exit status.
+ */
+import assert from 'node:assert/strict'
+import { describe, it } from 'node:test'
+import { packageInfo } from '../src/util/package-info.ts'
+import { runEitri } from './helpers/eitri-process.ts'
+import { makeScratch } from './helpers/scratch.ts'
+
+describe('bin/eitri.js', () => {
+  it('prints the version and exits 0', async () => {
+    const result = await runEitri(['--version'])
+    assert.deepEqual(result, { status: 0, stdout: `${packageInfo.version}\n`, stderr: '' })
+  })
+
+  it('exits 2 with one error line and usage on a wrong flag, without a stack trace', async () => {
+    const result = await runEitri(['tools', '--bogus'])
+    assert.equal(result.status, 2)
+    assert.equal(result.stdout, '')
+    assert.match(result.stderr, /^eitri: Unknown option '--bogus'.*\nUsage: eitri/)
+    assert.doesNotMatch(result.stderr, /\n\s+at /)
+  })
+
+  it('exits 1 when a call answers an error', async () => {
+    await using scratch = await makeScratch()
+    const result = await runEitri(['call', 'read_file', '{"path":"/etc/passwd"}', ...scratch.flags])
+    assert.equal(result.status, 1)
+    assert.match(result.stderr, /^path_outside_workspace: /)
+  })
+
+  it('serve on stdio exits when its input closes', async () => {
+    await using scratch = await makeScratch()
+    const result = await runEitri(['serve', ...scratch.flags])
+    assert.equal(result.status, 0)
+    assert.equal(result.stdout, '')
+  })
+})

@@ -1,0 +1,198 @@
+/**
+ * End to end: `eitri serve` over stdio, driven by the MCP SDK's own client.
+ */
+import assert from 'node:assert/strict'
+import { spawn } from 'node:child_process'
+import fs from 'node:fs/promises'
+import path from 'node:path'
+import { after, before, describe, it } from 'node:test'
+import { setTimeout as delay } from 'node:timers/promises'
+import { fileURLToPath } from 'node:url'
+import { Client } from '@modelcontextprotocol/sdk/client/index.js'
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
+import { CallToolResultSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js'
+import { EITRI_BIN } from './helpers/eitri-process.ts'
+import { makeScratch, type Scratch } from './helpers/scratch.ts'
+
+const SLOW_SERVER = fileURLToPath(new URL('./fixtures/slow-tool-server.ts', import.meta.url))
+
+async function connect(args: string[]): Promise<Client> {
+  const client = new Client({ name: 'eitri-test', version: '1.0.0' })
+  await client.connect(
+    new StdioClientTransport({ command: process.execPath, args, stderr: 'pipe' }),
+  )
+  return client
+}
+
+async function call(
+  client: Client,
+  name: string,
+  args: Record<string, unknown>,
+): Promise<CallToolResult> {
+  return (await client.callTool({ name, arguments: args })) as CallToolResult
+}
+
+function text(result: CallToolResult): string {
+  const [first] = result.content
+  return first?.type === 'text' ? first.text : ''
+}
+
+describe('eitri serve over stdio', () => {
+  let scratch: Scratch
+  let client: Client
+
+  before(async () => {
+    scratch = await makeScratch({ 'README.md': '# hello\n' })
+    client = await connect([EITRI_BIN, 'serve', ...scratch.flags])
+  })
+  after(async () => {
+    await client.close()
+    await scratch.cleanup()
+  })
+
+  it('introduces itself as eitri', () => {
+    assert.equal(client.getServerVersion()?.name, 'eitri')
+  })
+
+  it('lists the file tools with object input schemas', async () => {
+    const { tools } = await client.listTools()
+    assert.deepEqual(
+      tools.map((tool) => tool.name),
+      ['read_file', 'write_file', 'edit_file', 'glob', 'grep'],
+    )
+    for (const tool of tools) assert.equal(tool.inputSchema.type, 'object')
+  })
+
+  it('writes and reads through the contract, with the ToolResult as structured content', async () => {
+    const written = await call(client, 'write_file', { path: 'notes/a.md', content: 'alpha\n' })
+    assert.equal(written.isError, false)
+    assert.deepEqual(written.structuredContent, {
+      type: 'success',
+      content: 'Wrote 6 bytes to notes/a.md (new file)',
+      metadata: { path: 'notes/a.md', bytes: 6, created: true },
+    })
+    assert.equal(await fs.readFile(path.join(scratch.workspace, 'notes/a.md'), 'utf8'), 'alpha\n')
+    const read = await call(client, 'read_file', { path: 'notes/a.md' })
+    assert.equal(text(read), 'alpha\n')
+  })
+
+  it('answers refusals as error results with isError and a code', async () => {
+    const outside = await call(client, 'read_file', { path: '../state/x' })
+    assert.equal(outside.isError, true)
+    assert.equal((outside.structuredContent as { code: string }).code, 'path_outside_workspace')
+    assert.doesNotMatch(text(outside), new RegExp(scratch.root))
+  })
+
+  it('answers an unknown tool and bad arguments with errors, and keeps serving', async () => {
+    const unknown = await call(client, 'format_disk', {})
+    assert.equal(unknown.isError, true)
+    assert.match(text(unknown), /^Unknown tool: format_disk\./)
+    const bad = await call(client, 'read_file', { path: ['not', 'a', 'string'] })
+    assert.equal((bad.structuredContent as { code: string }).code, 'invalid_input')
+    assert.match(text(bad), /- path: /)
+    const still = await call(client, 'read_file', { path: 'README.md' })
+    assert.equal(text(still), '# hello\n')
+  })
+})
+
+describe('eitri serve --tools', () => {
+  it('offers only the named tools and refuses the others', async () => {
+    await using scratch = await makeScratch()
+    const client = await connect([
+      EITRI_BIN,
+      'serve',
+      ...scratch.flags,
+      '--tools',
+      'read_file,glob',
+    ])
+    try {
+      const { tools } = await client.listTools()
+      assert.deepEqual(
+        tools.map((tool) => tool.name),
+        ['read_file', 'glob'],
+      )
+      const refused = await call(client, 'write_file', { path: 'x', content: 'y' })
+      assert.equal(
+        text(refused),
+        'Tool not available to this agent: write_file. Available tools: read_file, glob.',
+      )
+      await assert.rejects(fs.access(path.join(scratch.workspace, 'x')))
+    } finally {
+      await client.close()
+    }
+  })
+})
+
+describe('the stdio protocol stream', () => {
+  it('answers a malformed line with a parse error, writes nothing but JSON-RPC to stdout, and keeps serving', async () => {
+    await using scratch = await makeScratch()
+    const child = spawn(process.execPath, [EITRI_BIN, 'serve', ...scratch.flags], { stdio: 'pipe' })
+    let stdout = ''
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()))
+    try {
+      child.stdin.write('this is not json\n')
+      child.stdin.write('{"jsonrpc":"2.0","id":1,"method":"tools/call"}\n')
+      child.stdin.write(
+        `${JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '0' } } })}\n`,
+      )
+      for (let waited = 0; !stdout.includes('"id":2') && waited < 10_000; waited += 20)
+        await delay(20)
+      const messages = stdout
+        .trim()
+        .split('\n')
+        .map(
+          (line) => JSON.parse(line) as { id: unknown; error?: { code: number }; result?: unknown },
+        )
+      assert.ok(
+        messages.some((message) => message.id === null && message.error?.code === -32700),
+        stdout,
+      )
+      assert.ok(
+        messages.some((message) => message.id === 1 && message.error !== undefined),
+        'an invalid request is answered with an error',
+      )
+      assert.ok(
+        messages.some((message) => message.id === 2 && message.result !== undefined),
+        'the server still initializes',
+      )
+      assert.equal(child.exitCode, null)
+    } finally {
+      child.stdin.end()
+      await new Promise((resolve) => child.once('exit', resolve))
+    }
+  })
+})
+
+describe('cancellation over stdio', () => {
+  it("aborts the tool's signal when the client cancels the request", async () => {
+    await using scratch = await makeScratch()
+    const client = await connect([SLOW_SERVER, 'stdio', scratch.workspace])
+    try {
+      const controller = new AbortController()
+      const pending = client.callTool(
+        { name: 'wait_for_cancel', arguments: { label: 'stdio' } },
+        CallToolResultSchema,
+        {
+          signal: controller.signal,
+        },
+      )
+      await delay(200)
+      controller.abort()
+      await assert.rejects(pending, /abort/i)
+      const marker = path.join(scratch.workspace, 'cancelled-stdio.txt')
+      for (let waited = 0; waited < 10_000; waited += 20) {
+        if (
+          await fs.access(marker).then(
+            () => true,
+            () => false,
+          )
+        )
+          break
+        await delay(20)
+      }
+      assert.equal(await fs.readFile(marker, 'utf8'), 'aborted')
+    } finally {
+      await client.close()
+    }
+  })
+})

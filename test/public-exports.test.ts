@@ -1,0 +1,39 @@
+/**
+ * Pins the public export list: adding or removing an export is a decision, made here on purpose.
+ */
+import assert from 'node:assert/strict'
+import { it } from 'node:test'
+import * as eitri from '../src/index.ts'
+
+it('exports exactly the public API', () => {
+  assert.deepEqual(Object.keys(eitri).sort(), [
+    'CANCELLED_BEFORE_EXECUTION',
+    'DEFAULT_PROTECTED_PATHS',
+    'DirectoryTree',
+    'EitriError',
+    'MAX_RESULT_TOKENS',
+    'TOOL_NAME_PATTERN',
+    'ToolRegistry',
+    'Toolset',
+    'WORKSPACE_MOUNT',
+    'builtInTools',
+    'createMcpServer',
+    'createWorkspaceView',
+    'decidePath',
+    'defineTool',
+    'editFileTool',
+    'estimateTokens',
+    'fileTools',
+    'globTool',
+    'grepTool',
+    'openWorkshop',
+    'readFileTool',
+    'serveHttp',
+    'serveStdio',
+    'toCallToolResult',
+    'toolError',
+    'toolSuccess',
+    'truncateResult',
+    'writeFileTool',
+  ])
+})
