@@ -121,6 +121,8 @@ async function walk(
     if (component === '..') {
       if (resolved.length === 0) return { type: 'outside', via: lastLink }
       resolved.pop()
+      // `missing/../link` must still look `link` up: a later component may be a link out.
+      missing = false
       continue
     }
     resolved.push(component)

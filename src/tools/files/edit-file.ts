@@ -33,7 +33,16 @@ export const editFileTool = defineTool({
       )
     }
     const resolved = await workspace.resolve(path, 'write')
-    const text = decodeText(await workspace.readFile(resolved, { signal }), resolved)
+    const bytes = await workspace.readFile(resolved, { signal })
+    const text = decodeText(bytes, resolved)
+    if (!Buffer.from(text, 'utf8').equals(bytes)) {
+      // Invalid UTF-8 decodes to U+FFFD: writing the text back would change bytes nobody edited.
+      throw new EitriError(
+        'binary_file',
+        `File is not valid UTF-8 text: ${resolved}. edit_file would rewrite bytes outside the edit, so it refuses; the file is unchanged. Change it with write_file, or ask the user.`,
+        { data: { path: resolved } },
+      )
+    }
     const count = occurrences(text, oldString)
     if (count === 0) {
       throw new EitriError(

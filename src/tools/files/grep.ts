@@ -44,7 +44,12 @@ export const grepTool = defineTool({
     { workspace, signal },
   ) {
     const regex = compile(pattern, ignoreCase)
-    const include = glob === undefined ? () => true : picomatch(glob, { dot: true, basename: true })
+    // picomatch's `basename` matches the last component even for patterns holding a `/`,
+    // so it is kept to patterns without one: `*.ts` at any depth, `src/**/*.md` from the root.
+    const include =
+      glob === undefined
+        ? () => true
+        : picomatch(glob, { dot: true, basename: !glob.includes('/') })
     const deadline = Date.now() + GREP_DEADLINE_MS
     const lines: string[] = []
     let matchCount = 0
@@ -102,7 +107,8 @@ function* matchingLines(regex: RE2JS, text: string): Generator<{ line: number; t
   let lineStart = 0
   while (position <= text.length && matcher.find(position)) {
     const start = matcher.start()
-    if (start === text.length && text.endsWith('\n')) break
+    // A match at the very end is on no line: after the final newline, or in an empty file.
+    if (start === text.length && (text.length === 0 || text.endsWith('\n'))) break
     for (
       let newline = text.indexOf('\n', lineStart);
       newline !== -1 && newline < start;

@@ -14,7 +14,8 @@ export function looksBinary(bytes: Uint8Array): boolean {
   return false
 }
 
-const decoder = new TextDecoder('utf-8')
+// ignoreBOM keeps a byte order mark in the text, so the text is the file's, and an edit keeps it.
+const decoder = new TextDecoder('utf-8', { ignoreBOM: true })
 
 /**
  * Decodes a file's bytes as UTF-8 text.
