@@ -39,6 +39,20 @@ describe('DirectoryTree', () => {
     assert.equal(tree.hostPath('a/b'), path.join(root, 'a/b'))
   })
 
+  it('reads small files synchronously and large ones asynchronously, byte for byte', async (t) => {
+    const { root } = await makeFixture(t)
+    const small = Buffer.from('small file\n')
+    const large = Buffer.alloc(3 * 1024 * 1024 + 7)
+    for (let index = 0; index < large.length; index++) large[index] = index % 251
+    await fs.writeFile(path.join(root, 'small.txt'), small)
+    await fs.writeFile(path.join(root, 'large.bin'), large)
+    const tree = new DirectoryTree(root)
+    assert.deepEqual(Buffer.from(await tree.readFile('small.txt')), small)
+    assert.deepEqual(Buffer.from(await tree.readFile('large.bin')), large)
+    await fs.writeFile(path.join(root, 'empty'), '')
+    assert.equal((await tree.readFile('empty')).byteLength, 0)
+  })
+
   it('refuses a folder that does not exist', async (t) => {
     const { base } = await makeFixture(t)
     assert.throws(

@@ -5,11 +5,26 @@
  * through a temporary file and a rename whose parent chain is checked again just before.
  */
 import { randomBytes } from 'node:crypto'
-import { constants, realpathSync } from 'node:fs'
+import {
+  readFile as readDescriptorCallback,
+  closeSync,
+  constants,
+  fstatSync,
+  lstatSync,
+  openSync,
+  readdirSync,
+  readlinkSync,
+  readSync,
+  realpathSync,
+} from 'node:fs'
 import fs from 'node:fs/promises'
 import path from 'node:path'
+import { promisify } from 'node:util'
 import { EitriError } from '../errors/eitri-error.ts'
 import type { EntryStat, EntryType } from '../tool/workspace-view.ts'
+
+/** Files up to this size are read with synchronous calls; larger ones asynchronously. */
+const SYNC_READ_MAX_BYTES = 1024 * 1024
 
 /** A folder entry as `list` reports it. */
 export interface DirectoryEntry {
@@ -41,48 +56,62 @@ export class DirectoryTree {
     return relativePath === '' ? this.root : path.join(this.root, relativePath)
   }
 
+  // Metadata calls and small reads use the synchronous system calls: on a local disk they take
+  // a few microseconds, while each trip through libuv's thread pool costs tens. Large reads stay
+  // asynchronous so the server never blocks on them. (docs/decisions/0002-sync-metadata.md)
+
   async kind(relativePath: string): Promise<'symlink' | 'directory' | 'other' | undefined> {
-    const stat = await this.stat(relativePath)
+    const stat = this.statNow(relativePath)
     if (stat === undefined) return undefined
     return stat.type === 'symlink' || stat.type === 'directory' ? stat.type : 'other'
   }
 
   async readlink(relativePath: string): Promise<string> {
-    return fs.readlink(this.hostPath(relativePath))
+    return readlinkSync(this.hostPath(relativePath))
   }
 
   /** Describes an entry without following it; undefined when it does not exist. */
   async stat(relativePath: string): Promise<EntryStat | undefined> {
+    return this.statNow(relativePath)
+  }
+
+  /** `stat`, synchronously. */
+  statNow(relativePath: string): EntryStat | undefined {
+    let stat
     try {
-      const stat = await fs.lstat(this.hostPath(relativePath))
-      return {
-        type: entryType(stat),
-        size: stat.size,
-        mode: stat.mode & 0o7777,
-        modifiedMs: stat.mtimeMs,
-      }
+      stat = lstatSync(this.hostPath(relativePath), { throwIfNoEntry: false })
     } catch (error) {
       if (isMissing(error)) return undefined
       throw error
+    }
+    if (stat === undefined) return undefined
+    return {
+      type: entryType(stat),
+      size: stat.size,
+      mode: stat.mode & 0o7777,
+      modifiedMs: stat.mtimeMs,
     }
   }
 
   /** Reads a regular file, refusing to follow a link that appeared since the policy looked. */
   async readFile(relativePath: string): Promise<Uint8Array> {
-    const handle = await fs.open(
+    const descriptor = openSync(
       this.hostPath(relativePath),
       constants.O_RDONLY | constants.O_NOFOLLOW,
     )
     try {
-      return await handle.readFile()
+      const { size } = fstatSync(descriptor)
+      return size <= SYNC_READ_MAX_BYTES
+        ? readAll(descriptor, size)
+        : await readDescriptor(descriptor)
     } finally {
-      await handle.close()
+      closeSync(descriptor)
     }
   }
 
   /** Names and kinds of a folder's entries, sorted by name. */
   async list(relativePath: string): Promise<DirectoryEntry[]> {
-    const entries = await fs.readdir(this.hostPath(relativePath), { withFileTypes: true })
+    const entries = readdirSync(this.hostPath(relativePath), { withFileTypes: true })
     return entries
       .map((entry) => ({ name: entry.name, type: entryType(entry) }))
       .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
@@ -176,4 +205,23 @@ function entryType(stat: {
 function isMissing(error: unknown): boolean {
   const code = (error as NodeJS.ErrnoException).code
   return code === 'ENOENT' || code === 'ENOTDIR'
+}
+
+const readDescriptor = promisify(readDescriptorCallback) as (descriptor: number) => Promise<Buffer>
+
+/** Reads a whole file from a descriptor; a file that grew since fstat is read to its end. */
+function readAll(descriptor: number, size: number): Uint8Array {
+  let buffer = Buffer.allocUnsafe(Math.max(size, 1))
+  let filled = 0
+  for (;;) {
+    if (filled === buffer.length) {
+      const larger = Buffer.allocUnsafe(buffer.length * 2)
+      buffer.copy(larger)
+      buffer = larger
+    }
+    const read = readSync(descriptor, buffer, filled, buffer.length - filled, null)
+    if (read === 0) break
+    filled += read
+  }
+  return buffer.subarray(0, filled)
 }
