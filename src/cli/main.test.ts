@@ -152,6 +152,26 @@ describe('eitri command line', () => {
     assert.match(stderr, /Workspace folder not found/)
   })
 
+  it('mcp-config prints snippets with the absolute paths of this Node and entry point', async () => {
+    const { status, stdout } = await run(['mcp-config', '--workspace', '/srv/project'])
+    assert.equal(status, 0)
+    const entry = path.resolve(import.meta.dirname, '../../bin/eitri.js')
+    assert.ok(
+      stdout.includes(
+        `claude mcp add eitri -- ${process.execPath} ${entry} serve --workspace /srv/project`,
+      ),
+      stdout,
+    )
+    const json = JSON.parse(/\{[\s\S]*?\n\}/.exec(stdout)?.[0] ?? '{}') as {
+      mcpServers: { eitri: { command: string; args: string[] } }
+    }
+    assert.deepEqual(json.mcpServers.eitri, {
+      command: process.execPath,
+      args: [entry, 'serve', '--workspace', '/srv/project'],
+    })
+    assert.match(stdout, /\[mcp_servers\.eitri\]\ncommand = ".*"\nargs = \[/)
+  })
+
   it('demo runs every scene as expected', async () => {
     const { status, stdout } = await run(['demo'])
     assert.equal(status, 0, stdout)
