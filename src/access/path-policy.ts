@@ -44,7 +44,9 @@ export const WORKSPACE_MOUNT = '/workspace'
 const MAX_SYMLINK_HOPS = 40
 
 /**
- * Decides about `input` for `intent`. Never throws for any string input.
+ * Decides about `input` for `intent`. Never throws for any string input. With
+ * `followFinal: false` a final symbolic link is judged as itself, not as its target (for
+ * removing or creating a link).
  *
  * @example
  * await decidePath(policy, '../etc/passwd', 'read') // { type: 'denied', code: 'path_outside_workspace', … }
@@ -53,6 +55,7 @@ export async function decidePath(
   options: PathPolicyOptions,
   input: string,
   intent: PathIntent,
+  { followFinal = true }: { followFinal?: boolean } = {},
 ): Promise<PathDecision> {
   if (input.includes('\0')) return denied('invalid_input', 'the path contains a NUL byte')
   const start = relativeToRoot(input, options.hostRoots)
@@ -62,7 +65,7 @@ export async function decidePath(
       `${input} is outside the workspace; use a path relative to the workspace root`,
     )
   }
-  const walked = await walk(options.lookup, start, options.hostRoots)
+  const walked = await walk(options.lookup, start, options.hostRoots, followFinal)
   if (walked.type === 'outside') {
     return denied(
       'path_outside_workspace',
@@ -108,6 +111,7 @@ async function walk(
   lookup: PathLookup,
   components: string[],
   hostRoots: readonly string[],
+  followFinal: boolean,
 ): Promise<Walked> {
   const resolved: string[] = []
   const pending = [...components]
@@ -134,6 +138,8 @@ async function walk(
       continue
     }
     if (kind !== 'symlink') continue
+    // lstat semantics: the last component names the link itself (removing or creating it).
+    if (!followFinal && pending.length === 0) continue
     if (++hops > MAX_SYMLINK_HOPS) return { type: 'loop' }
     links.push(here)
     lastLink = here

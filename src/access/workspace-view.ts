@@ -55,8 +55,8 @@ export function createWorkspaceView(options: WorkspaceViewOptions): WorkspaceVie
     hidden,
   }
 
-  async function resolve(path: string, intent: PathIntent): Promise<string> {
-    const decision = await decidePath(policy, path, intent)
+  async function resolve(path: string, intent: PathIntent, followFinal = true): Promise<string> {
+    const decision = await decidePath(policy, path, intent, { followFinal })
     if (decision.type === 'denied')
       throw new EitriError(decision.code, `Refused: ${decision.reason}.`)
     return decision.path
@@ -117,11 +117,40 @@ export function createWorkspaceView(options: WorkspaceViewOptions): WorkspaceVie
     async readFile(path) {
       return tree.readFile(await existingFile(path))
     },
-    async writeFile(path, data): Promise<WriteReceipt> {
+    async writeFile(path, data, options = {}): Promise<WriteReceipt> {
       const resolved = await resolve(path, 'write')
       const bytes = typeof data === 'string' ? Buffer.from(data, 'utf8') : data
-      const { created } = await tree.writeFileAtomic(resolved, bytes)
+      const { created } = await tree.writeFileAtomic(resolved, bytes, { mode: options.mode })
       return { path: resolved, bytes: bytes.byteLength, created }
+    },
+    async makeFolder(path) {
+      await tree.makeFolder(await resolve(path, 'write'))
+    },
+    async remove(path) {
+      const resolved = await resolve(path, 'write', false)
+      if (resolved === '')
+        throw new EitriError(
+          'invalid_input',
+          'Refused: the workspace root itself cannot be removed.',
+        )
+      await tree.remove(resolved)
+    },
+    async createSymlink(path, target) {
+      const resolved = await resolve(path, 'write', false)
+      const folder = resolved.includes('/') ? resolved.slice(0, resolved.lastIndexOf('/')) : ''
+      const pointsTo = target.startsWith('/')
+        ? target
+        : folder === ''
+          ? target
+          : `${folder}/${target}`
+      const decision = await decidePath(policy, pointsTo, 'read')
+      if (decision.type === 'denied') {
+        throw new EitriError(
+          'path_outside_workspace',
+          `Refused: the link ${resolved} would point to ${target}, outside the workspace.`,
+        )
+      }
+      await tree.createSymlink(resolved, target)
     },
     async stat(path): Promise<EntryStat | undefined> {
       return tree.stat(await resolve(path, 'read'))

@@ -20,6 +20,11 @@
  * - `tool_failed`: the tool threw something unexpected (a fault in the tool, not the input).
  * - `config_invalid`: the configuration file or a flag is wrong.
  * - `usage`: a command line could not be parsed.
+ * - `jail_unavailable`: bubblewrap is missing or cannot create its namespaces; nothing ran.
+ * - `permission_denied`: a policy refused the command or action.
+ * - `timeout`: the call ran past its time limit and was stopped.
+ * - `sandbox_violation`: a confined call wrote outside the paths it may write.
+ * - `not_running`: a background job is unknown or already gone.
  */
 export type ErrorCode =
   | 'invalid_input'
@@ -38,6 +43,11 @@ export type ErrorCode =
   | 'tool_failed'
   | 'config_invalid'
   | 'usage'
+  | 'jail_unavailable'
+  | 'permission_denied'
+  | 'timeout'
+  | 'sandbox_violation'
+  | 'not_running'
 
 const MARKER = Symbol.for('eitri.error')
 

@@ -55,12 +55,27 @@ export interface WorkspaceView {
   resolve(path: string, intent: 'read' | 'write'): Promise<string>
   /** Reads a file. Throws `not_found` or `is_directory` besides the policy's codes. */
   readFile(path: string, options?: WorkspaceCallOptions): Promise<Uint8Array>
-  /** Writes a file atomically, creating folders; an existing file keeps its mode. */
+  /**
+   * Writes a file atomically, creating folders; an existing file keeps its mode unless
+   * `mode` is given.
+   */
   writeFile(
     path: string,
     data: string | Uint8Array,
-    options?: WorkspaceCallOptions,
+    options?: WorkspaceCallOptions & { readonly mode?: number | undefined },
   ): Promise<WriteReceipt>
+  /** Creates a folder and its missing parents. */
+  makeFolder(path: string, options?: WorkspaceCallOptions): Promise<void>
+  /**
+   * Removes a file, a symbolic link (never what it points to) or an empty folder. Missing is
+   * not an error. Throws the policy's codes for a path that may not be written.
+   */
+  remove(path: string, options?: WorkspaceCallOptions): Promise<void>
+  /**
+   * Creates or replaces a symbolic link. Its target, taken relative to the link's folder, must
+   * stay inside the workspace (`path_outside_workspace` otherwise).
+   */
+  createSymlink(path: string, target: string, options?: WorkspaceCallOptions): Promise<void>
   /** Describes an entry without following a final symbolic link; `undefined` when missing. */
   stat(path: string, options?: WorkspaceCallOptions): Promise<EntryStat | undefined>
   /**

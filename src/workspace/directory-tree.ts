@@ -121,7 +121,11 @@ export class DirectoryTree {
    * Writes a file atomically: a new temporary file beside it, flushed, given the old file's
    * mode, then renamed over it. Creates missing folders. Returns whether the file is new.
    */
-  async writeFileAtomic(relativePath: string, data: Uint8Array): Promise<{ created: boolean }> {
+  async writeFileAtomic(
+    relativePath: string,
+    data: Uint8Array,
+    options: { mode?: number | undefined } = {},
+  ): Promise<{ created: boolean }> {
     const parent = path.posix.dirname(relativePath) === '.' ? '' : path.posix.dirname(relativePath)
     await this.#makeFolders(parent)
     const existing = await this.stat(relativePath)
@@ -141,7 +145,8 @@ export class DirectoryTree {
     try {
       try {
         await handle.writeFile(data)
-        if (existing?.type === 'file') await handle.chmod(existing.mode)
+        const mode = options.mode ?? (existing?.type === 'file' ? existing.mode : undefined)
+        if (mode !== undefined) await handle.chmod(mode)
         await handle.datasync()
       } finally {
         await handle.close()
@@ -153,6 +158,37 @@ export class DirectoryTree {
       throw error
     }
     return { created: existing === undefined }
+  }
+
+  /** Creates a folder and any missing parents. */
+  async makeFolder(relativePath: string): Promise<void> {
+    await this.#makeFolders(relativePath)
+  }
+
+  /**
+   * Removes a file, a link (never its target) or an empty folder. Missing is not an error.
+   *
+   * A folder that is not empty fails with the system's ENOTEMPTY.
+   */
+  async remove(relativePath: string): Promise<void> {
+    const stat = await this.stat(relativePath)
+    if (stat === undefined) return
+    await this.#assertNoLinks(parentOf(relativePath))
+    if (stat.type === 'directory') await fs.rmdir(this.hostPath(relativePath))
+    else await fs.unlink(this.hostPath(relativePath))
+  }
+
+  /** Creates (or replaces) a symbolic link at `relativePath` pointing to `target`, as written. */
+  async createSymlink(relativePath: string, target: string): Promise<void> {
+    const parent = parentOf(relativePath)
+    await this.#makeFolders(parent)
+    const existing = await this.stat(relativePath)
+    if (existing?.type === 'directory') {
+      throw new EitriError('is_directory', `Path is a directory, not a link: ${relativePath}`)
+    }
+    await this.#assertNoLinks(parent)
+    if (existing !== undefined) await fs.unlink(this.hostPath(relativePath))
+    await fs.symlink(target, this.hostPath(relativePath))
   }
 
   /** Creates each missing folder of `relativePath`, refusing to pass through anything but folders. */
@@ -189,6 +225,11 @@ export class DirectoryTree {
       )
     }
   }
+}
+
+function parentOf(relativePath: string): string {
+  const parent = path.posix.dirname(relativePath)
+  return parent === '.' ? '' : parent
 }
 
 function entryType(stat: {

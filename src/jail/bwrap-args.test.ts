@@ -1,0 +1,156 @@
+import assert from 'node:assert/strict'
+import { describe, it } from 'node:test'
+import { buildBwrapArgs, ETC_ALLOWLIST, PRLIMIT } from './bwrap-args.ts'
+import { jailEnvironment } from './jail-environment.ts'
+import { DEFAULT_JAIL_LIMITS, type JailSpec } from './jail-spec.ts'
+
+const spec: JailSpec = {
+  command: ['/bin/bash', '-c', 'echo hi'],
+  workspace: '/srv/ws',
+  workspaceAccess: 'read-write',
+  overlays: [
+    { source: '/srv/ws/.git', target: '/workspace/.git', writable: true },
+    { source: '/srv/ws/.git/hooks', target: '/workspace/.git/hooks', writable: false },
+  ],
+  hiddenFolders: ['/workspace/.eitri'],
+  binds: [{ source: '/tmp/scratch', target: '/scratch', writable: true }],
+  environment: { PATH: '/usr/bin', HOME: '/tmp' },
+  limits: DEFAULT_JAIL_LIMITS,
+}
+
+/** The argv as [flag, ...operands] groups, for assertions entry by entry. */
+function groups(args: readonly string[]): string[][] {
+  const arity: Record<string, number> = {
+    '--unshare-all': 0,
+    '--unshare-user': 0,
+    '--disable-userns': 0,
+    '--new-session': 0,
+    '--die-with-parent': 0,
+    '--clearenv': 0,
+    '--cap-drop': 1,
+    '--proc': 1,
+    '--dev': 1,
+    '--tmpfs': 1,
+    '--remount-ro': 1,
+    '--chdir': 1,
+    '--size': 1,
+    '--setenv': 2,
+    '--ro-bind': 2,
+    '--ro-bind-try': 2,
+    '--bind': 2,
+    '--symlink': 2,
+  }
+  const result: string[][] = []
+  let index = 0
+  while (index < args.length) {
+    const flag = args[index] as string
+    if (flag === '--') {
+      result.push(args.slice(index))
+      break
+    }
+    const count = arity[flag]
+    assert.ok(count !== undefined, `unexpected flag ${flag}`)
+    result.push(args.slice(index, index + 1 + count))
+    index += 1 + count
+  }
+  return result
+}
+
+describe('buildBwrapArgs', () => {
+  const args = buildBwrapArgs(spec)
+  const parts = groups(args)
+
+  it('starts with the namespace, capability, session and environment hardening, in order', () => {
+    assert.deepEqual(parts.slice(0, 8), [
+      ['--unshare-all'],
+      ['--unshare-user'],
+      ['--disable-userns'],
+      ['--cap-drop', 'ALL'],
+      ['--new-session'],
+      ['--die-with-parent'],
+      ['--clearenv'],
+      ['--setenv', 'PATH', '/usr/bin'],
+    ])
+    assert.deepEqual(parts[8], ['--setenv', 'HOME', '/tmp'])
+  })
+
+  it('mounts a minimal read-only system, never the host root or /etc wholesale', () => {
+    assert.ok(parts.some((part) => part.join(' ') === '--ro-bind /usr /usr'))
+    for (const link of ['/bin', '/sbin', '/lib', '/lib64']) {
+      assert.ok(
+        parts.some((part) => part[0] === '--symlink' && part[2] === link),
+        link,
+      )
+    }
+    const etc = parts.filter((part) => part[0] === '--ro-bind-try').map((part) => part[1])
+    assert.deepEqual(etc, [...ETC_ALLOWLIST])
+    assert.ok(!etc.includes('/etc/shadow') && !etc.includes('/etc/sudoers'))
+    assert.ok(
+      !parts.some(
+        (part) =>
+          part[1] === '/' || part[1] === '/etc' || part[1] === '/root' || part[1] === '/home',
+      ),
+    )
+  })
+
+  it('gives /proc, /dev and a size-capped /tmp', () => {
+    const flat = parts.map((part) => part.join(' '))
+    assert.ok(flat.includes('--proc /proc'))
+    assert.ok(flat.includes('--dev /dev'))
+    const size = flat.indexOf(`--size ${DEFAULT_JAIL_LIMITS.tmpBytes}`)
+    assert.ok(size >= 0 && flat[size + 1] === '--tmpfs /tmp', 'the size applies to /tmp')
+  })
+
+  it('binds the workspace at /workspace, then the overlays in order, then hidden folders and binds', () => {
+    const flat = parts.map((part) => part.join(' '))
+    const workspace = flat.indexOf('--bind /srv/ws /workspace')
+    assert.ok(workspace > 0)
+    assert.deepEqual(flat.slice(workspace + 1, workspace + 6), [
+      '--bind /srv/ws/.git /workspace/.git',
+      '--ro-bind /srv/ws/.git/hooks /workspace/.git/hooks',
+      '--tmpfs /workspace/.eitri',
+      '--remount-ro /workspace/.eitri',
+      '--bind /tmp/scratch /scratch',
+    ])
+    assert.equal(flat[workspace + 6], '--chdir /workspace')
+  })
+
+  it('mounts the workspace read-only for read-only access', () => {
+    const flat = groups(buildBwrapArgs({ ...spec, workspaceAccess: 'read-only' })).map((part) =>
+      part.join(' '),
+    )
+    assert.ok(flat.includes('--ro-bind /srv/ws /workspace'))
+    assert.ok(!flat.includes('--bind /srv/ws /workspace'))
+  })
+
+  it('ends with -- and the command under prlimit, its limits binding inside the jail', () => {
+    assert.deepEqual(parts.at(-1), [
+      '--',
+      PRLIMIT,
+      `--nproc=${DEFAULT_JAIL_LIMITS.processes}`,
+      `--as=${DEFAULT_JAIL_LIMITS.memoryBytes}`,
+      `--fsize=${DEFAULT_JAIL_LIMITS.fileSizeBytes}`,
+      '--',
+      '/bin/bash',
+      '-c',
+      'echo hi',
+    ])
+  })
+
+  it('keeps hostile paths as single operands (no argument injection)', () => {
+    const hostile = buildBwrapArgs({ ...spec, workspace: '--bind / /evil\n', command: ['--help'] })
+    const flat = groups(hostile).map((part) => part.join('\u0000'))
+    assert.ok(flat.includes('--bind\u0000--bind / /evil\n\u0000/workspace'))
+    assert.deepEqual(groups(hostile).at(-1)?.slice(-2), ['--', '--help'])
+  })
+
+  it('puts no host environment into argv: only what the spec lists', () => {
+    const setenv = parts.filter((part) => part[0] === '--setenv').map((part) => part[1])
+    assert.deepEqual(setenv, ['PATH', 'HOME'])
+    const base = Object.keys(jailEnvironment())
+    assert.ok(
+      !base.some((name) => /TOKEN|SECRET|KEY$|PASSWORD|AWS_|GITHUB/.test(name)),
+      base.join(','),
+    )
+  })
+})

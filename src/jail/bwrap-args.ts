@@ -1,0 +1,96 @@
+/**
+ * @module jail/bwrap-args
+ * bubblewrap's argv, built as an array and never through a shell. Each flag carries the reason
+ * it is there; ../shared/reference/jail-threats.md §7 numbers the attacks.
+ */
+import { JAIL_WORKSPACE, type JailSpec } from './jail-spec.ts'
+
+/** Files of `/etc` a program needs (names, resolver, loader, alternatives); never shadow or keys. */
+export const ETC_ALLOWLIST: readonly string[] = [
+  '/etc/alternatives',
+  '/etc/bash.bashrc',
+  '/etc/group',
+  '/etc/hostname',
+  '/etc/hosts',
+  '/etc/inputrc',
+  '/etc/ld.so.cache',
+  '/etc/ld.so.conf',
+  '/etc/ld.so.conf.d',
+  '/etc/localtime',
+  '/etc/mime.types',
+  '/etc/nsswitch.conf',
+  '/etc/passwd',
+  '/etc/profile',
+  '/etc/protocols',
+  '/etc/services',
+  '/etc/ssl/certs',
+  '/etc/timezone',
+]
+
+/** Top-level links of a usr-merged system, recreated inside the jail. */
+const USR_MERGED_LINKS: readonly (readonly [string, string])[] = [
+  ['usr/bin', '/bin'],
+  ['usr/sbin', '/sbin'],
+  ['usr/lib', '/lib'],
+  ['usr/lib64', '/lib64'],
+]
+
+/** The program that applies resource limits inside the jail before running the command. */
+export const PRLIMIT = '/usr/bin/prlimit'
+
+/**
+ * Builds bubblewrap's arguments for `spec`. Pure: the same spec gives the same argv, which the
+ * unit tests check entry by entry.
+ */
+export function buildBwrapArgs(spec: JailSpec): string[] {
+  const args: string[] = [
+    // New user, PID, network, IPC, UTS and cgroup namespaces (§11–13, §16, §25): no host
+    // sockets or loopback, no host processes, no host SysV IPC.
+    '--unshare-all',
+    // A user namespace even when started by root, and none nested inside it (§1, §3).
+    '--unshare-user',
+    '--disable-userns',
+    // No capabilities inside, so no remount of a read-only bind (§1, §23).
+    '--cap-drop',
+    'ALL',
+    // A new session: no controlling terminal to inject keystrokes into (§18).
+    '--new-session',
+    // When we die or kill bubblewrap, the whole PID namespace goes with it (§19).
+    '--die-with-parent',
+    // Nothing of the host's environment; only what the spec lists (§21).
+    '--clearenv',
+  ]
+  for (const [name, value] of Object.entries(spec.environment)) args.push('--setenv', name, value)
+  // A minimal read-only system: /usr and a short list from /etc, not the host's root (§10, §11).
+  args.push('--ro-bind', '/usr', '/usr')
+  for (const [target, link] of USR_MERGED_LINKS) args.push('--symlink', target, link)
+  for (const path of ETC_ALLOWLIST) args.push('--ro-bind-try', path, path)
+  args.push('--proc', '/proc', '--dev', '/dev')
+  // A private, size-capped /tmp (§26).
+  args.push('--size', String(spec.limits.tmpBytes), '--tmpfs', '/tmp')
+  // The workspace at a fixed path, so nothing reveals where it lives on the host.
+  args.push(
+    spec.workspaceAccess === 'read-write' ? '--bind' : '--ro-bind',
+    spec.workspace,
+    JAIL_WORKSPACE,
+  )
+  // Protected paths, read-only whether or not they existed (§7, §9); later binds win.
+  for (const overlay of spec.overlays) {
+    args.push(overlay.writable ? '--bind' : '--ro-bind', overlay.source, overlay.target)
+  }
+  for (const folder of spec.hiddenFolders) args.push('--tmpfs', folder, '--remount-ro', folder)
+  for (const bind of spec.binds)
+    args.push(bind.writable ? '--bind' : '--ro-bind', bind.source, bind.target)
+  args.push('--chdir', spec.cwd ?? JAIL_WORKSPACE)
+  // Limits that bind inside the jail: processes (fork bombs), address space, file size (§26).
+  args.push(
+    '--',
+    PRLIMIT,
+    `--nproc=${spec.limits.processes}`,
+    `--as=${spec.limits.memoryBytes}`,
+    `--fsize=${spec.limits.fileSizeBytes}`,
+    '--',
+    ...spec.command,
+  )
+  return args
+}

@@ -1,0 +1,42 @@
+/**
+ * @module jail/jail-environment
+ * The environment a jailed program starts with: cleared, then a fixed allowlist of harmless
+ * names. Nothing of the host's environment passes through, so no token or key can leak.
+ */
+
+/** The identity git uses inside the jail. */
+export const JAIL_GIT_NAME = 'eitri agent'
+export const JAIL_GIT_EMAIL = 'agent@eitri.invalid'
+
+/**
+ * The base environment. Git gets an identity, no system or global configuration, hooks
+ * pointed at nothing, and every folder marked safe (files appear owned by the jail's user).
+ */
+export function jailEnvironment(
+  extra: Readonly<Record<string, string>> = {},
+): Record<string, string> {
+  return {
+    PATH: '/usr/local/bin:/usr/bin:/bin',
+    HOME: '/tmp',
+    TMPDIR: '/tmp',
+    LANG: 'C.UTF-8',
+    LC_ALL: 'C.UTF-8',
+    TERM: 'dumb',
+    USER: 'agent',
+    LOGNAME: 'agent',
+    SHELL: '/bin/bash',
+    GIT_AUTHOR_NAME: JAIL_GIT_NAME,
+    GIT_AUTHOR_EMAIL: JAIL_GIT_EMAIL,
+    GIT_COMMITTER_NAME: JAIL_GIT_NAME,
+    GIT_COMMITTER_EMAIL: JAIL_GIT_EMAIL,
+    GIT_CONFIG_NOSYSTEM: '1',
+    GIT_CONFIG_GLOBAL: '/dev/null',
+    GIT_CONFIG_COUNT: '2',
+    GIT_CONFIG_KEY_0: 'core.hooksPath',
+    GIT_CONFIG_VALUE_0: '/dev/null',
+    GIT_CONFIG_KEY_1: 'safe.directory',
+    GIT_CONFIG_VALUE_1: '*',
+    GIT_TERMINAL_PROMPT: '0',
+    ...extra,
+  }
+}

@@ -1,0 +1,61 @@
+/**
+ * @module jail/jail-spec
+ * What one jailed program gets: its command, its view of the workspace, its environment and
+ * its limits. Plain data; `buildBwrapArgs` turns it into bubblewrap's argv.
+ */
+
+/** How the workspace appears at `/workspace`. */
+export type WorkspaceMountAccess = 'read-only' | 'read-write'
+
+/** A host path mounted at a path inside the jail. */
+export interface JailBind {
+  readonly source: string
+  readonly target: string
+  readonly writable: boolean
+}
+
+/** Resource limits on every jailed program. */
+export interface JailLimits {
+  /** Processes the jail's user may have (RLIMIT_NPROC): bounds fork bombs. @default 256 */
+  readonly processes: number
+  /** Address space of each process (RLIMIT_AS): bounds memory bombs. @default 4 GiB */
+  readonly memoryBytes: number
+  /** Largest file a process may write (RLIMIT_FSIZE). @default 1 GiB */
+  readonly fileSizeBytes: number
+  /** Size of the jail's private `/tmp`. @default 256 MiB */
+  readonly tmpBytes: number
+}
+
+/** The limits used when none are given. */
+export const DEFAULT_JAIL_LIMITS: JailLimits = Object.freeze({
+  processes: 256,
+  memoryBytes: 4 * 1024 ** 3,
+  fileSizeBytes: 1024 ** 3,
+  tmpBytes: 256 * 1024 ** 2,
+})
+
+/** Where programs see the workspace. */
+export const JAIL_WORKSPACE = '/workspace'
+
+/** Everything `buildBwrapArgs` needs. */
+export interface JailSpec {
+  /** The program and its arguments, run without a shell. */
+  readonly command: readonly string[]
+  /** The host folder shown at `/workspace`. */
+  readonly workspace: string
+  readonly workspaceAccess: WorkspaceMountAccess
+  /**
+   * Binds layered over the workspace, in order: a folder bound onto itself (so it cannot be
+   * renamed away), then read-only protected paths and placeholders.
+   */
+  readonly overlays: readonly JailBind[]
+  /** Paths inside the jail hidden behind an empty read-only folder. */
+  readonly hiddenFolders: readonly string[]
+  /** Further binds (a scratch folder, the Node binary for confined functions). */
+  readonly binds: readonly JailBind[]
+  /** The environment: cleared, then exactly these names. Never a secret. */
+  readonly environment: Readonly<Record<string, string>>
+  readonly limits: JailLimits
+  /** Working directory inside the jail. @default '/workspace' */
+  readonly cwd?: string
+}

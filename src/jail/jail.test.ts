@@ -1,0 +1,265 @@
+import assert from 'node:assert/strict'
+import fs from 'node:fs/promises'
+import path from 'node:path'
+import { describe, it } from 'node:test'
+import { EitriError } from '../errors/eitri-error.ts'
+import { assertJailAvailable, jailFixture } from './test-jail.ts'
+
+const bash = (script: string): string[] => ['/bin/bash', '-c', script]
+
+describe('Jail', () => {
+  it('runs a program at /workspace and reports its exit code and output', async (t) => {
+    const { jail } = await jailFixture(t, { 'a.txt': 'alpha\n' })
+    await assertJailAvailable(jail)
+    const result = await jail.run({
+      command: bash('pwd; cat a.txt; echo oops >&2; exit 3'),
+      access: 'workspace-write',
+    })
+    assert.equal(result.exitCode, 3)
+    assert.equal(result.stdout, '/workspace\nalpha\n')
+    assert.equal(result.stderr, 'oops\n')
+    assert.equal(result.timedOut, false)
+  })
+
+  it('never runs as root and never shows the host path of the workspace', async (t) => {
+    const { jail, workspace } = await jailFixture(t)
+    const result = await jail.run({
+      command: bash('id -u; realpath .; cat /proc/self/mountinfo'),
+      access: 'workspace-write',
+    })
+    assert.notEqual(result.stdout.split('\n')[0], '0')
+    assert.doesNotMatch(result.stdout.split('\n').slice(0, 2).join('\n'), new RegExp(workspace))
+  })
+
+  it('brings writes, new folders, executable bits and deletions back to the workspace', async (t) => {
+    const { jail, workspace } = await jailFixture(t, { 'old.txt': 'x', 'keep/me.txt': 'k' })
+    const result = await jail.run({
+      command: bash(
+        'echo new > new.txt && mkdir -p deep/er && echo d > deep/er/f && printf "#!/bin/sh\\n" > run.sh && chmod +x run.sh && rm old.txt',
+      ),
+      access: 'workspace-write',
+    })
+    assert.equal(result.exitCode, 0, result.stderr)
+    assert.equal(await fs.readFile(path.join(workspace, 'new.txt'), 'utf8'), 'new\n')
+    assert.equal(await fs.readFile(path.join(workspace, 'deep/er/f'), 'utf8'), 'd\n')
+    assert.equal((await fs.stat(path.join(workspace, 'run.sh'))).mode & 0o111, 0o111)
+    await assert.rejects(fs.access(path.join(workspace, 'old.txt')))
+    assert.equal(await fs.readFile(path.join(workspace, 'keep/me.txt'), 'utf8'), 'k')
+  })
+
+  it('sees host changes made between runs', async (t) => {
+    const { jail, workspace } = await jailFixture(t, { 'a.txt': 'one' })
+    assert.equal(
+      (await jail.run({ command: ['/bin/cat', 'a.txt'], access: 'workspace-write' })).stdout,
+      'one',
+    )
+    await fs.writeFile(path.join(workspace, 'a.txt'), 'two, longer')
+    await fs.writeFile(path.join(workspace, 'b.txt'), 'bee')
+    const result = await jail.run({ command: bash('cat a.txt b.txt'), access: 'workspace-write' })
+    assert.equal(result.stdout, 'two, longerbee')
+  })
+
+  it('mounts the workspace read-only for read-only access and changes nothing', async (t) => {
+    const { jail, workspace } = await jailFixture(t, { 'a.txt': 'alpha' })
+    const result = await jail.run({
+      command: bash('cat a.txt; echo x > a.txt; echo y > b.txt; rm a.txt; echo done'),
+      access: 'read-only',
+    })
+    assert.match(result.stdout, /^alpha/)
+    assert.match(result.stderr, /Read-only file system/)
+    assert.equal(await fs.readFile(path.join(workspace, 'a.txt'), 'utf8'), 'alpha')
+    await assert.rejects(fs.access(path.join(workspace, 'b.txt')))
+  })
+
+  it('keeps protected paths read-only whether or not they exist, and leaves no placeholders behind', async (t) => {
+    const { jail, workspace } = await jailFixture(t, {
+      '.git/HEAD': 'ref: refs/heads/main\n',
+      '.vscode/settings.json': '{}',
+    })
+    const result = await jail.run({
+      command: bash(
+        'for p in .git/hooks/pre-commit .git/config .git/info/attributes .gitmodules .envrc .mcp.json .vscode/tasks.json .vscode/settings.json .idea/x .claude/settings.json .codex/config.toml .cursor/mcp.json; do (echo pwned > $p) 2>/dev/null && echo "WROTE $p"; done; mv .git .git-moved 2>/dev/null && echo MOVED; mv .vscode .v2 2>/dev/null && echo MOVED2; echo end',
+      ),
+      access: 'workspace-write',
+    })
+    assert.equal(result.stdout, 'end\n', result.stdout)
+    assert.deepEqual((await fs.readdir(workspace)).sort(), ['.git', '.vscode'])
+    assert.deepEqual(await fs.readdir(path.join(workspace, '.git')), ['HEAD'])
+    assert.equal(await fs.readFile(path.join(workspace, '.vscode/settings.json'), 'utf8'), '{}')
+  })
+
+  it('refuses to start when a protected path is a symbolic link', async (t) => {
+    const { jail, workspace } = await jailFixture(t)
+    await fs.symlink('/tmp', path.join(workspace, '.vscode'))
+    await assert.rejects(
+      jail.run({ command: ['/bin/true'], access: 'workspace-write' }),
+      (error: unknown) =>
+        EitriError.isInstance(error) &&
+        error.code === 'protected_path' &&
+        /\.vscode is a symbolic link/.test(error.message),
+    )
+  })
+
+  it('hides private paths inside the workspace', async (t) => {
+    const { jail } = await jailFixture(
+      t,
+      { 'state/secret.json': 'SECRET', 'visible.txt': 'v' },
+      { privateInside: ['state'] },
+    )
+    const result = await jail.run({
+      command: bash('ls; cat state/secret.json 2>&1; ls state 2>&1 | wc -l'),
+      access: 'workspace-write',
+    })
+    assert.doesNotMatch(result.stdout, /SECRET/)
+  })
+
+  it('stops a program at its deadline and reports the timeout', async (t) => {
+    const { jail } = await jailFixture(t)
+    const result = await jail.run({
+      command: ['/bin/sleep', '30'],
+      access: 'workspace-write',
+      timeoutMs: 300,
+    })
+    assert.equal(result.timedOut, true)
+    assert.equal(result.exitCode, null)
+    assert.ok(result.durationMs < 10_000)
+  })
+
+  it('stops a program when cancelled', async (t) => {
+    const { jail } = await jailFixture(t)
+    const controller = new AbortController()
+    setTimeout(() => controller.abort(), 200)
+    const result = await jail.run({
+      command: ['/bin/sleep', '30'],
+      access: 'workspace-write',
+      signal: controller.signal,
+    })
+    assert.equal(result.cancelled, true)
+  })
+
+  it('keeps the first characters of a flood of output and counts the rest', async (t) => {
+    const { jail } = await jailFixture(t)
+    const result = await jail.run({
+      command: bash('head -c 100000 /dev/zero | tr "\\0" a'),
+      access: 'workspace-write',
+      maxOutputChars: 1000,
+    })
+    assert.equal(result.truncated, true)
+    assert.equal(result.stdout, `${'a'.repeat(1000)}\n[... 99000 more characters dropped]`)
+  })
+
+  it('bounds processes, file size and memory', async (t) => {
+    const { jail } = await jailFixture(t)
+    const limits = { processes: 32, fileSizeBytes: 1024 * 1024, memoryBytes: 512 * 1024 * 1024 }
+    const fork = await jail.run({
+      command: bash(
+        'for i in $(seq 100); do sleep 5 & done 2>&1 | grep -c "Resource temporarily unavailable"; true',
+      ),
+      access: 'workspace-write',
+      limits,
+      timeoutMs: 20_000,
+    })
+    assert.ok(Number(fork.stdout.trim()) > 0 || /fork/.test(fork.stderr), fork.stdout + fork.stderr)
+    const big = await jail.run({
+      command: bash('head -c 3000000 /dev/zero > big; stat -c %s big'),
+      access: 'workspace-write',
+      limits,
+    })
+    assert.equal(big.stdout.trim(), String(1024 * 1024))
+    const memory = await jail.run({
+      command: bash('python3 -c "b = bytearray(2 * 1024**3)" 2>&1 || echo refused'),
+      access: 'workspace-write',
+      limits,
+    })
+    assert.match(memory.stdout, /MemoryError|refused/)
+  })
+
+  it('passes no host environment variable into the jail', async (t) => {
+    const { jail } = await jailFixture(t)
+    const result = await jail.run({
+      command: ['/usr/bin/env'],
+      access: 'workspace-write',
+      environment: { EXTRA: 'yes' },
+    })
+    assert.match(result.stdout, /^EXTRA=yes$/m)
+    assert.match(result.stdout, /^GIT_AUTHOR_NAME=eitri agent$/m)
+    for (const line of result.stdout.trim().split('\n')) {
+      const name = line.split('=')[0] ?? ''
+      assert.ok(
+        !(name in process.env) ||
+          [
+            'PATH',
+            'HOME',
+            'LANG',
+            'TERM',
+            'USER',
+            'LOGNAME',
+            'SHELL',
+            'TMPDIR',
+            'LC_ALL',
+            'PWD',
+            'SHLVL',
+            '_',
+          ].includes(name),
+        name,
+      )
+    }
+  })
+
+  it('runs git in the workspace with a default identity', async (t) => {
+    const { jail, workspace } = await jailFixture(t, { 'a.txt': 'a\n' })
+    const { execFileSync } = await import('node:child_process')
+    execFileSync('git', ['init', '-q', workspace])
+    const result = await jail.run({
+      command: bash('git add a.txt && git commit -qm first && git log --format="%an <%ae> %s"'),
+      access: 'workspace-write',
+    })
+    assert.equal(result.stdout, 'eitri agent <agent@eitri.invalid> first\n', result.stderr)
+    const log = execFileSync('git', ['-C', workspace, 'log', '--format=%s'], { encoding: 'utf8' })
+    assert.equal(log, 'first\n', 'the commit reached the workspace')
+  })
+
+  it('cannot create a repository where none exists: .git is protected even when absent', async (t) => {
+    const { jail, workspace } = await jailFixture(t, { 'a.txt': 'a\n' })
+    const result = await jail.run({
+      command: bash('git init -q; echo $?'),
+      access: 'workspace-write',
+    })
+    assert.notEqual(result.stdout.trim(), '0')
+    await assert.rejects(fs.access(path.join(workspace, '.git')))
+  })
+
+  it('fails closed when bubblewrap is missing: jail_unavailable with the fix, and nothing runs', async (t) => {
+    const { jail, workspace } = await jailFixture(t, {}, { bwrap: '/nonexistent/bwrap' })
+    const availability = await jail.availability()
+    assert.equal(availability.available, false)
+    await assert.rejects(
+      jail.run({ command: bash('echo ran > ran.txt'), access: 'workspace-write' }),
+      (error: unknown) =>
+        EitriError.isInstance(error) &&
+        error.code === 'jail_unavailable' &&
+        /apt-get install bubblewrap/.test(error.message),
+    )
+    await assert.rejects(fs.access(path.join(workspace, 'ran.txt')))
+  })
+
+  it('runs a background job until it is killed, then syncs what it wrote', async (t) => {
+    const { jail, workspace } = await jailFixture(t)
+    const job = await jail.start({
+      command: bash('echo started; echo out > bg.txt; sleep 30'),
+      access: 'workspace-write',
+    })
+    for (
+      let waited = 0;
+      !job.process.stdout.text().includes('started') && waited < 10_000;
+      waited += 20
+    ) {
+      await new Promise((resolve) => setTimeout(resolve, 20))
+    }
+    assert.equal(job.process.running, true)
+    job.process.kill()
+    const result = await job.finished
+    assert.equal(result.exitCode, null)
+    assert.equal(await fs.readFile(path.join(workspace, 'bg.txt'), 'utf8'), 'out\n')
+  })
+})

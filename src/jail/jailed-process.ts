@@ -1,0 +1,115 @@
+/**
+ * @module jail/jailed-process
+ * One bubblewrap process: spawned without a shell as the jail's host identity, in its own
+ * process group, with only stdin, stdout and stderr, its output bounded, and killed (group
+ * and PID namespace) at its deadline or when cancelled.
+ */
+import { spawn, type ChildProcess } from 'node:child_process'
+import { BoundedOutput } from './bounded-output.ts'
+import type { HostIdentity } from './jail-identity.ts'
+
+/** How a jailed process ended. */
+export interface JailedExit {
+  /** The program's exit code; null when it was killed by a signal. */
+  readonly exitCode: number | null
+  readonly signal: string | null
+  readonly timedOut: boolean
+  readonly cancelled: boolean
+  readonly durationMs: number
+  /** Set when bubblewrap itself could not be started (not installed, not executable). */
+  readonly spawnError?: string
+}
+
+/** What starting one needs. */
+export interface JailedProcessOptions {
+  readonly bwrap: string
+  readonly args: readonly string[]
+  readonly identity: HostIdentity
+  readonly maxOutputChars: number
+  /** Undefined: no deadline (a background job, stopped by `kill`). */
+  readonly timeoutMs?: number | undefined
+  readonly signal?: AbortSignal | undefined
+  readonly stdin?: string | undefined
+}
+
+/** A running jailed process. */
+export class JailedProcess {
+  readonly stdout: BoundedOutput
+  readonly stderr: BoundedOutput
+  /** Resolves once the process and every stream it held have ended. */
+  readonly exited: Promise<JailedExit>
+  readonly #child: ChildProcess
+  #timedOut = false
+  #cancelled = false
+
+  constructor(options: JailedProcessOptions) {
+    const started = performance.now()
+    this.stdout = new BoundedOutput(options.maxOutputChars)
+    this.stderr = new BoundedOutput(options.maxOutputChars)
+    this.#child = spawn(options.bwrap, [...options.args], {
+      // Only fds 0-2 reach bubblewrap; Node marks its own descriptors close-on-exec.
+      stdio: ['pipe', 'pipe', 'pipe'],
+      // Its own process group, so a kill reaches everything it started on the host side.
+      detached: true,
+      env: { PATH: '/usr/local/bin:/usr/bin:/bin' },
+      ...(options.identity.dropped ? { uid: options.identity.uid, gid: options.identity.gid } : {}),
+    })
+    this.#child.stdout?.on('data', (chunk: Buffer) => this.stdout.push(chunk))
+    this.#child.stderr?.on('data', (chunk: Buffer) => this.stderr.push(chunk))
+    this.#child.stdin?.on('error', () => undefined)
+    this.#child.stdin?.end(options.stdin ?? '')
+    const timer =
+      options.timeoutMs === undefined
+        ? undefined
+        : setTimeout(() => {
+            this.#timedOut = true
+            this.kill()
+          }, options.timeoutMs)
+    const onAbort = (): void => {
+      this.#cancelled = true
+      this.kill()
+    }
+    options.signal?.addEventListener('abort', onAbort, { once: true })
+    if (options.signal?.aborted === true) onAbort()
+    this.exited = new Promise<JailedExit>((resolve) => {
+      const finish = (
+        exitCode: number | null,
+        signal: string | null,
+        spawnError?: string,
+      ): void => {
+        if (timer !== undefined) clearTimeout(timer)
+        options.signal?.removeEventListener('abort', onAbort)
+        resolve({
+          exitCode,
+          signal,
+          timedOut: this.#timedOut,
+          cancelled: this.#cancelled,
+          durationMs: performance.now() - started,
+          ...(spawnError === undefined ? {} : { spawnError }),
+        })
+      }
+      this.#child.once('error', (error) => finish(null, null, error.message))
+      this.#child.once('close', (code, signal) => finish(code, signal))
+    })
+  }
+
+  /** True until the process has exited. */
+  get running(): boolean {
+    return this.#child.exitCode === null && this.#child.signalCode === null
+  }
+
+  /**
+   * Kills bubblewrap's whole process group. bubblewrap's PID 1 dies with it
+   * (`--die-with-parent`), and with PID 1 the kernel ends every process in the namespace,
+   * including ones that called `setsid` or were double-forked.
+   */
+  kill(): void {
+    const pid = this.#child.pid
+    if (pid === undefined || !this.running) return
+    try {
+      process.kill(-pid, 'SIGKILL')
+    } catch {
+      this.#child.kill('SIGKILL')
+    }
+  }
+}
