@@ -7,6 +7,7 @@ import { packageInfo } from '../util/package-info.ts'
 import { EXIT_FAILURE, EXIT_OK, EXIT_USAGE, UsageError, type CliIo } from './cli-io.ts'
 import { callCommand } from './commands/call-command.ts'
 import { demoCommand } from './commands/demo-command.ts'
+import { execCommand } from './commands/exec-command.ts'
 import { mcpConfigCommand } from './commands/mcp-config-command.ts'
 import { serveCommand } from './commands/serve-command.ts'
 import { toolsCommand } from './commands/tools-command.ts'
@@ -37,6 +38,8 @@ export async function main(
         return await demoCommand(io)
       case 'serve':
         return await serveCommand(line, io, signal)
+      case 'exec':
+        return await execCommand(line, io, signal)
       case 'mcp-config':
         return await mcpConfigCommand(line, io)
       case 'tools':

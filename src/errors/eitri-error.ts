@@ -25,6 +25,7 @@
  * - `timeout`: the call ran past its time limit and was stopped.
  * - `sandbox_violation`: a confined call wrote outside the paths it may write.
  * - `not_running`: a background job is unknown or already gone.
+ * - `invalid_definition`: a tool was defined wrongly; thrown when it is defined, never at a call.
  */
 export type ErrorCode =
   | 'invalid_input'
@@ -48,6 +49,7 @@ export type ErrorCode =
   | 'timeout'
   | 'sandbox_violation'
   | 'not_running'
+  | 'invalid_definition'
 
 const MARKER = Symbol.for('eitri.error')
 

@@ -14,7 +14,6 @@ export class BoundedOutput {
   readonly #decoder = new StringDecoder('utf8')
   #kept = ''
   #dropped = 0
-  #unread = 0
 
   constructor(limit: number = DEFAULT_MAX_OUTPUT_CHARS) {
     this.#limit = limit
@@ -39,14 +38,42 @@ export class BoundedOutput {
       : `${this.#kept}\n[... ${this.#dropped} more characters dropped]`
   }
 
-  /** What was kept since the last call (for polling a background job). */
-  unread(): string {
-    const fresh = this.#kept.slice(this.#unread)
-    this.#unread = this.#kept.length
-    return fresh
-  }
-
   get droppedChars(): number {
     return this.#dropped
+  }
+}
+
+/**
+ * Keeps what a long-running program printed since it was last read, up to N characters: when
+ * more arrives unread, the oldest is dropped and counted, so a chatty dev server never grows
+ * without bound and the newest output is always there.
+ */
+export class RollingOutput {
+  readonly #limit: number
+  readonly #decoder = new StringDecoder('utf8')
+  #unread = ''
+  #dropped = 0
+
+  constructor(limit: number = DEFAULT_MAX_OUTPUT_CHARS) {
+    this.#limit = limit
+  }
+
+  push(chunk: Buffer | string): void {
+    this.#unread += typeof chunk === 'string' ? chunk : this.#decoder.write(chunk)
+    if (this.#unread.length > this.#limit) {
+      this.#dropped += this.#unread.length - this.#limit
+      this.#unread = this.#unread.slice(-this.#limit)
+    }
+  }
+
+  /** The unread output, led by a marker when older unread output was dropped; then empties. */
+  read(): string {
+    const text =
+      this.#dropped === 0
+        ? this.#unread
+        : `[... ${this.#dropped} earlier characters dropped]\n${this.#unread}`
+    this.#unread = ''
+    this.#dropped = 0
+    return text
   }
 }

@@ -16,13 +16,22 @@ import { closeInheritedDescriptors } from './fd-hygiene.ts'
 import { jailEnvironment } from './jail-environment.ts'
 import { jailIdentity, type HostIdentity } from './jail-identity.ts'
 import { explainProbeFailure, type JailAvailability } from './jail-probe.ts'
-import { DEFAULT_JAIL_LIMITS, type JailBind, type JailLimits, type JailSpec } from './jail-spec.ts'
+import {
+  DEFAULT_JAIL_LIMITS,
+  JAIL_WORKSPACE,
+  type JailBind,
+  type JailLimits,
+  type JailSpec,
+} from './jail-spec.ts'
 import { JailedProcess, type JailedExit } from './jailed-process.ts'
 import { planProtectedMounts, removeMountPoints, type Placeholders } from './protected-mounts.ts'
+import { NODE_MOUNT, SUPERVISOR_FILE, SUPERVISOR_MOUNT, WarmJail } from './warm-jail.ts'
 import { WorkspaceMirror, type SyncReport } from './workspace-mirror.ts'
 
 /** Default wall-clock limit of a foreground run. */
 export const DEFAULT_JAIL_TIMEOUT_MS = 60_000
+/** A warm jail that ran nothing for this long is closed (and its placeholders removed). */
+export const WARM_IDLE_MS = 15_000
 
 /** What a jail is built on. */
 export interface JailOptions {
@@ -57,6 +66,8 @@ export interface JailRequest {
   readonly cwd?: string
   readonly stdin?: string
   readonly signal?: AbortSignal
+  /** Called with every chunk of output as it arrives. */
+  readonly onOutput?: (stream: 'stdout' | 'stderr', chunk: Buffer) => void
 }
 
 /** How a foreground run ended and what it printed. */
@@ -88,6 +99,11 @@ export class Jail implements AsyncDisposable {
   #activeRuns = 0
   #pendingMountPoints = new Set<string>()
   readonly #jobs = new Set<JailedProcess>()
+  readonly #warm = new Map<
+    JailRequest['access'],
+    { jail: WarmJail; idle: NodeJS.Timeout | undefined }
+  >()
+  #warmUnavailable: string | undefined
   #closed = false
 
   constructor(options: JailOptions) {
@@ -108,6 +124,10 @@ export class Jail implements AsyncDisposable {
    * @throws EitriError `jail_unavailable` with the reason and the fix; nothing ran.
    */
   async run(request: JailRequest): Promise<JailResult> {
+    if (this.#warmUnavailable === undefined && isPlain(request)) {
+      const result = await this.#runWarm(request)
+      if (result !== undefined) return result
+    }
     const job = await this.#launch(request, request.timeoutMs ?? DEFAULT_JAIL_TIMEOUT_MS)
     return job.finished
   }
@@ -121,6 +141,11 @@ export class Jail implements AsyncDisposable {
   async close(): Promise<void> {
     if (this.#closed) return
     this.#closed = true
+    for (const warm of this.#warm.values()) {
+      if (warm.idle !== undefined) clearTimeout(warm.idle)
+      await warm.jail.close()
+    }
+    this.#warm.clear()
     for (const job of this.#jobs) job.kill()
     await Promise.allSettled([...this.#jobs].map((job) => job.exited))
     await this.#serial.catch(() => undefined)
@@ -134,6 +159,93 @@ export class Jail implements AsyncDisposable {
   }
 
   async #launch(request: JailRequest, timeoutMs: number | undefined): Promise<JailJob> {
+    const writable = await this.#admit(request)
+    const mirror = await this.#syncIn()
+    const process = this.#startProcess(request.command, request, writable, mirror, {
+      maxOutputChars: request.maxOutputChars ?? DEFAULT_MAX_OUTPUT_CHARS,
+      timeoutMs,
+      signal: request.signal,
+      stdin: request.stdin,
+      onOutput: request.onOutput,
+    })
+    this.#jobs.add(process)
+    const finished = process.exited.then(async (exit): Promise<JailResult> => {
+      this.#jobs.delete(process)
+      const sync = await this.#syncOut(mirror, writable)
+      return {
+        ...exit,
+        stdout: process.stdout.text(),
+        stderr: process.stderr.text(),
+        truncated: process.stdout.droppedChars + process.stderr.droppedChars > 0,
+        ...(sync === undefined ? {} : { sync }),
+      }
+    })
+    return { process, finished }
+  }
+
+  /** Runs a plain foreground command in the access level's warm jail; undefined if none can start. */
+  async #runWarm(request: JailRequest): Promise<JailResult | undefined> {
+    const writable = await this.#admit(request)
+    const mirror = await this.#syncIn()
+    let warm = this.#warm.get(request.access)
+    if (warm === undefined || !warm.jail.alive) {
+      const process = (onOutput: (stream: 'stdout' | 'stderr', chunk: Buffer) => void) =>
+        this.#startProcess(
+          [NODE_MOUNT, SUPERVISOR_MOUNT],
+          { binds: this.#runtimeBinds() },
+          writable,
+          mirror,
+          {
+            maxOutputChars: 64 * 1024,
+            keepStdinOpen: true,
+            onOutput,
+          },
+        )
+      warm = { jail: new WarmJail(process), idle: undefined }
+      this.#warm.set(request.access, warm)
+    }
+    try {
+      await warm.jail.ready
+    } catch (error) {
+      // Without a warm jail every command still runs confined, one jail each.
+      this.#warmUnavailable = (error as Error).message
+      this.#warm.delete(request.access)
+      return undefined
+    }
+    if (warm.idle !== undefined) clearTimeout(warm.idle)
+    const outcome = await warm.jail.run({
+      argv: request.command,
+      cwd: request.cwd ?? JAIL_WORKSPACE,
+      environment: request.environment ?? {},
+      timeoutMs: request.timeoutMs ?? DEFAULT_JAIL_TIMEOUT_MS,
+      maxOutputChars: request.maxOutputChars ?? DEFAULT_MAX_OUTPUT_CHARS,
+      signal: request.signal,
+    })
+    const idleWarm = warm
+    warm.idle = setTimeout(() => {
+      if (this.#warm.get(request.access) === idleWarm) this.#warm.delete(request.access)
+      void idleWarm.jail.close()
+    }, WARM_IDLE_MS)
+    warm.idle.unref()
+    const sync = await this.#syncOut(mirror, writable)
+    const { stdoutDropped, stderrDropped, ...exit } = outcome
+    return {
+      ...exit,
+      stdout:
+        stdoutDropped === 0
+          ? outcome.stdout
+          : `${outcome.stdout}\n[... ${stdoutDropped} more characters dropped]`,
+      stderr:
+        stderrDropped === 0
+          ? outcome.stderr
+          : `${outcome.stderr}\n[... ${stderrDropped} more characters dropped]`,
+      truncated: stdoutDropped + stderrDropped > 0,
+      ...(sync === undefined ? {} : { sync }),
+    }
+  }
+
+  /** Checks the jail can run; answers whether the workspace is writable for this request. */
+  async #admit(request: JailRequest): Promise<boolean> {
     if (this.#closed) throw new EitriError('jail_unavailable', 'The jail is closed; nothing ran.')
     const availability = await this.availability()
     if (!availability.available) {
@@ -142,9 +254,37 @@ export class Jail implements AsyncDisposable {
         `The jail is unavailable, so nothing ran: ${availability.reason}. To fix: ${availability.fix}.`,
       )
     }
-    const writable = request.access === 'workspace-write'
+    return request.access === 'workspace-write'
+  }
+
+  async #syncIn(): Promise<WorkspaceMirror | undefined> {
     const mirror = this.identity.dropped ? this.#ensureMirror() : undefined
     if (mirror !== undefined) await this.#serialize(() => mirror.syncIn())
+    return mirror
+  }
+
+  async #syncOut(
+    mirror: WorkspaceMirror | undefined,
+    writable: boolean,
+  ): Promise<SyncReport | undefined> {
+    if (mirror === undefined || !writable || this.#closed) return undefined
+    const mountPoints = new Set(
+      [...this.#pendingMountPoints].map((hostPath) => path.relative(mirror.root, hostPath)),
+    )
+    return this.#serialize(() => mirror.syncOut(mountPoints))
+  }
+
+  /** Starts bubblewrap on `command` with the workspace mounts for this access. */
+  #startProcess(
+    command: readonly string[],
+    request: Pick<JailRequest, 'binds' | 'environment' | 'limits' | 'cwd'>,
+    writable: boolean,
+    mirror: WorkspaceMirror | undefined,
+    processOptions: Omit<
+      ConstructorParameters<typeof JailedProcess>[0],
+      'bwrap' | 'args' | 'identity'
+    >,
+  ): JailedProcess {
     const root = mirror?.root ?? this.#options.tree.root
     const plan = planProtectedMounts({
       root,
@@ -156,7 +296,7 @@ export class Jail implements AsyncDisposable {
     })
     for (const mountPoint of plan.createdMountPoints) this.#pendingMountPoints.add(mountPoint)
     const spec: JailSpec = {
-      command: request.command,
+      command,
       workspace: root,
       workspaceAccess: writable ? 'read-write' : 'read-only',
       overlays: plan.overlays,
@@ -168,34 +308,36 @@ export class Jail implements AsyncDisposable {
     }
     this.#activeRuns++
     const process = new JailedProcess({
+      ...processOptions,
       bwrap: this.#bwrap,
       args: buildBwrapArgs(spec),
       identity: this.identity,
-      maxOutputChars: request.maxOutputChars ?? DEFAULT_MAX_OUTPUT_CHARS,
-      timeoutMs,
-      signal: request.signal,
-      stdin: request.stdin,
     })
-    this.#jobs.add(process)
-    const finished = process.exited.then(async (exit): Promise<JailResult> => {
-      this.#jobs.delete(process)
-      if (--this.#activeRuns === 0) {
-        removeMountPoints([...this.#pendingMountPoints])
-        this.#pendingMountPoints.clear()
-      }
-      const sync =
-        mirror !== undefined && writable && !this.#closed
-          ? await this.#serialize(() => mirror.syncOut())
-          : undefined
-      return {
-        ...exit,
-        stdout: process.stdout.text(),
-        stderr: process.stderr.text(),
-        truncated: process.stdout.droppedChars + process.stderr.droppedChars > 0,
-        ...(sync === undefined ? {} : { sync }),
-      }
+    void process.exited.then(() => {
+      if (--this.#activeRuns > 0) return
+      removeMountPoints([...this.#pendingMountPoints])
+      this.#pendingMountPoints.clear()
     })
-    return { process, finished }
+    return process
+  }
+
+  /**
+   * Node and the supervisor, mounted read-only. A root caller's jail runs as `nobody`, who may
+   * not be able to reach them where they are (under /root, say): then links or copies in the
+   * jail's own folder stand in.
+   */
+  #runtimeBinds(): JailBind[] {
+    let node = process.execPath
+    let supervisor = SUPERVISOR_FILE
+    if (this.identity.dropped) {
+      const root = this.#ensureSupport().root
+      node = linkOrCopy(process.execPath, path.join(root, 'node'))
+      supervisor = linkOrCopy(SUPERVISOR_FILE, path.join(root, path.basename(SUPERVISOR_MOUNT)))
+    }
+    return [
+      { source: node, target: NODE_MOUNT, writable: false },
+      { source: supervisor, target: SUPERVISOR_MOUNT, writable: false },
+    ]
   }
 
   async #probe(): Promise<JailAvailability> {
@@ -275,4 +417,26 @@ export class Jail implements AsyncDisposable {
     this.#serial = next.catch(() => undefined)
     return next
   }
+}
+
+/** A foreground command the warm jail can take: nothing but a command, a deadline and output. */
+function isPlain(request: JailRequest): boolean {
+  return (
+    (request.binds === undefined || request.binds.length === 0) &&
+    request.stdin === undefined &&
+    request.limits === undefined &&
+    request.onOutput === undefined
+  )
+}
+
+/** A hard link to `source` at `target` (same file system), else a copy; kept if already there. */
+function linkOrCopy(source: string, target: string): string {
+  if (fs.existsSync(target)) return target
+  try {
+    fs.linkSync(source, target)
+  } catch {
+    fs.copyFileSync(source, target)
+    fs.chmodSync(target, 0o755)
+  }
+  return target
 }

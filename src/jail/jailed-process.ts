@@ -29,7 +29,12 @@ export interface JailedProcessOptions {
   /** Undefined: no deadline (a background job, stopped by `kill`). */
   readonly timeoutMs?: number | undefined
   readonly signal?: AbortSignal | undefined
+  /** Written to the program's stdin, which is then closed. */
   readonly stdin?: string | undefined
+  /** Keeps stdin open for `write` (a supervisor that reads commands). */
+  readonly keepStdinOpen?: boolean | undefined
+  /** Called with every chunk as it arrives (background jobs keep a rolling window). */
+  readonly onOutput?: ((stream: 'stdout' | 'stderr', chunk: Buffer) => void) | undefined
 }
 
 /** A running jailed process. */
@@ -54,10 +59,17 @@ export class JailedProcess {
       env: { PATH: '/usr/local/bin:/usr/bin:/bin' },
       ...(options.identity.dropped ? { uid: options.identity.uid, gid: options.identity.gid } : {}),
     })
-    this.#child.stdout?.on('data', (chunk: Buffer) => this.stdout.push(chunk))
-    this.#child.stderr?.on('data', (chunk: Buffer) => this.stderr.push(chunk))
+    this.#child.stdout?.on('data', (chunk: Buffer) => {
+      this.stdout.push(chunk)
+      options.onOutput?.('stdout', chunk)
+    })
+    this.#child.stderr?.on('data', (chunk: Buffer) => {
+      this.stderr.push(chunk)
+      options.onOutput?.('stderr', chunk)
+    })
     this.#child.stdin?.on('error', () => undefined)
-    this.#child.stdin?.end(options.stdin ?? '')
+    if (options.keepStdinOpen === true) this.#child.stdin?.write(options.stdin ?? '')
+    else this.#child.stdin?.end(options.stdin ?? '')
     const timer =
       options.timeoutMs === undefined
         ? undefined
@@ -91,6 +103,11 @@ export class JailedProcess {
       this.#child.once('error', (error) => finish(null, null, error.message))
       this.#child.once('close', (code, signal) => finish(code, signal))
     })
+  }
+
+  /** Writes to the program's stdin (only when started with `keepStdinOpen`). */
+  write(text: string): void {
+    this.#child.stdin?.write(text)
   }
 
   /** True until the process has exited. */

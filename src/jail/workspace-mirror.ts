@@ -79,11 +79,14 @@ export class WorkspaceMirror {
     }
   }
 
-  /** Sends what the program changed in the mirror back to the host, through the policy. */
-  async syncOut(): Promise<SyncReport> {
+  /**
+   * Sends what the program changed in the mirror back to the host, through the policy.
+   * `mountPoints` (placeholders the jail mounted) are the jail's own, never the program's.
+   */
+  async syncOut(mountPoints: ReadonlySet<string> = new Set()): Promise<SyncReport> {
     const report: SyncReport = { written: [], deleted: [], refused: [] }
     const seen = new Set<string>()
-    for (const [relative, type] of walkMirror(this.root)) {
+    for (const [relative, type] of walkMirror(this.root, mountPoints)) {
       seen.add(relative)
       const mirrorSignature = this.#mirrorSignature(relative)
       const known = this.#known.get(relative)
@@ -246,13 +249,20 @@ function* walkHost(
   }
 }
 
-/** Every entry of the mirror, parents before children. */
-function* walkMirror(root: string): Generator<[string, EntryType]> {
+/** Every entry of the mirror but the skipped ones, parents before children. */
+function* walkMirror(root: string, skip: ReadonlySet<string>): Generator<[string, EntryType]> {
   const folders = ['']
   while (folders.length > 0) {
     const folder = folders.pop() as string
-    for (const entry of fs.readdirSync(path.join(root, folder), { withFileTypes: true })) {
+    let entries: fs.Dirent[]
+    try {
+      entries = fs.readdirSync(path.join(root, folder), { withFileTypes: true })
+    } catch {
+      continue // removed while we walked
+    }
+    for (const entry of entries) {
       const relative = folder === '' ? entry.name : `${folder}/${entry.name}`
+      if (skip.has(relative)) continue
       const type: EntryType = entry.isSymbolicLink()
         ? 'symlink'
         : entry.isDirectory()

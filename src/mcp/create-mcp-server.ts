@@ -22,6 +22,8 @@ export interface McpServerOptions {
   readonly context: (options: { signal: AbortSignal }) => ToolContext
   /** Where protocol-level faults are reported (never stdout). */
   readonly log?: (message: string) => void
+  /** Called once when the connection closes (to end its background jobs). */
+  readonly onClose?: () => Promise<void> | void
 }
 
 /** Instructions sent to clients at initialization. */
@@ -41,6 +43,7 @@ export function createMcpServer(options: McpServerOptions): Server {
     { capabilities: { tools: {} }, instructions: INSTRUCTIONS },
   )
   server.onerror = (error) => options.log?.(`MCP protocol error: ${error.message}`)
+  server.onclose = () => void options.onClose?.()
   server.setRequestHandler(ListToolsRequestSchema, () => ({
     tools: options.toolset.offered().map((tool): McpTool => ({
       name: tool.name,

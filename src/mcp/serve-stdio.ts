@@ -13,7 +13,11 @@ export async function serveStdio(options: McpServerOptions): Promise<void> {
   const server = createMcpServer(options)
   const transport = new StdioServerTransport()
   const closed = new Promise<void>((resolve) => {
-    server.onclose = () => resolve()
+    const previous = server.onclose
+    server.onclose = () => {
+      previous?.()
+      resolve()
+    }
   })
   await server.connect(transport)
   answerParseErrors(transport)

@@ -4,6 +4,7 @@
  */
 import { z } from 'zod'
 import type { ToolContext } from './tool-context.ts'
+import type { ToolGovernance } from './tool-governance.ts'
 import type { ToolResult } from './tool-result.ts'
 
 /** Tool names: lower snake case, at most 64 characters, as every model API accepts. */
@@ -24,6 +25,8 @@ export interface Tool<Parameters extends ToolParameters = ToolParameters> {
   readonly inputSchema: JsonSchema
   /** Runs the call. Input has already been validated; `ctx.signal` reports cancellation. */
   readonly execute: (input: z.output<Parameters>, ctx: ToolContext) => Promise<ToolResult>
+  /** Side effects, limits and sandbox of a confined tool (see `confine`); absent otherwise. */
+  readonly governance?: ToolGovernance
 }
 
 /** What `defineTool` takes. */
@@ -32,6 +35,8 @@ export interface ToolDefinitionInput<Parameters extends ToolParameters> {
   readonly description: string
   readonly parameters: Parameters
   readonly execute: (input: z.output<Parameters>, ctx: ToolContext) => Promise<ToolResult>
+  /** Frozen with the tool. */
+  readonly governance?: ToolGovernance | undefined
 }
 
 /**
@@ -51,7 +56,7 @@ export interface ToolDefinitionInput<Parameters extends ToolParameters> {
 export function defineTool<Parameters extends ToolParameters>(
   definition: ToolDefinitionInput<Parameters>,
 ): Tool<Parameters> {
-  const { name, description, parameters, execute } = definition
+  const { name, description, parameters, execute, governance } = definition
   if (typeof name !== 'string' || !TOOL_NAME_PATTERN.test(name)) {
     throw new TypeError(
       `Invalid tool name ${JSON.stringify(name)}: names must match ${TOOL_NAME_PATTERN.source} (lower snake case, at most 64 characters).`,
@@ -72,6 +77,17 @@ export function defineTool<Parameters extends ToolParameters>(
     parameters,
     inputSchema: inputJsonSchema(parameters),
     execute,
+    ...(governance === undefined ? {} : { governance: freezeGovernance(governance) }),
+  })
+}
+
+function freezeGovernance(governance: ToolGovernance): ToolGovernance {
+  return Object.freeze({
+    ...governance,
+    sandbox: Object.freeze({
+      ...governance.sandbox,
+      allowPaths: Object.freeze([...governance.sandbox.allowPaths]),
+    }),
   })
 }
 

@@ -2,6 +2,8 @@
  * @module tool/tool-context
  * What one tool call receives besides its input.
  */
+import type { AccessContext } from './access-context.ts'
+import type { ProgramSession } from './program-session.ts'
 import type { WorkspaceView } from './workspace-view.ts'
 
 /**
@@ -13,4 +15,8 @@ export interface ToolContext {
   readonly signal: AbortSignal
   /** The workspace line this call acts on. */
   readonly workspace: WorkspaceView
+  /** The access in force; absent means the default, `workspace-write`, with no command policy. */
+  readonly access?: AccessContext
+  /** Where programs run, confined; absent when this caller may not run programs. */
+  readonly programs?: ProgramSession
 }

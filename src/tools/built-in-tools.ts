@@ -4,8 +4,9 @@
  */
 import type { Tool } from '../tool/define-tool.ts'
 import { fileTools } from './files/index.ts'
+import { shellTools } from './shell/index.ts'
 
 /** The built-in tools. Each capability adds its own here. */
 export function builtInTools(): Tool[] {
-  return [...fileTools]
+  return [...fileTools, ...shellTools]
 }

@@ -1,7 +1,8 @@
 /**
  * @module workshop/workshop
  * A workshop binds the pieces for one workspace: the configuration, the confined view of the
- * folder, and the toolset. The library, the CLI and the MCP server all start from one.
+ * folder, the jail, and the toolset. The library, the CLI and the MCP server all start from one;
+ * each connection or caller works in a session of its own (its background jobs are its own).
  */
 import path from 'node:path'
 import { createWorkspaceView } from '../access/workspace-view.ts'
@@ -9,14 +10,17 @@ import { loadConfig, type EitriConfig } from '../config/config-file.ts'
 import { readEnvironment, type EitriEnvironment } from '../config/environment.ts'
 import { workspaceStateDir } from '../config/state-dir.ts'
 import { EitriError } from '../errors/eitri-error.ts'
+import { Jail } from '../jail/jail.ts'
+import { JailProgramSession } from '../jail/program-session.ts'
 import { builtInTools } from '../tools/built-in-tools.ts'
 import type { Tool } from '../tool/define-tool.ts'
-import { ToolRegistry } from '../tool/tool-registry.ts'
 import type { ToolContext } from '../tool/tool-context.ts'
+import { ToolRegistry } from '../tool/tool-registry.ts'
 import type { ToolResult } from '../tool/tool-result.ts'
 import { Toolset } from '../tool/toolset.ts'
 import type { WorkspaceView } from '../tool/workspace-view.ts'
 import { DirectoryTree } from '../workspace/directory-tree.ts'
+import { createAccessContext } from './access-context.ts'
 
 /** How to open a workshop. Every field has a default from DESIGN.md. */
 export interface WorkshopOptions {
@@ -32,25 +36,39 @@ export interface WorkshopOptions {
   readonly extraTools?: readonly Tool[]
   /** The environment to take defaults from. @default the process's */
   readonly environment?: EitriEnvironment
+  /** The bubblewrap program. @default 'bwrap' */
+  readonly bwrap?: string
+}
+
+/** The calls of one connection or caller, with its own background jobs. */
+export interface WorkshopSession extends AsyncDisposable {
+  /** A context for one call of this session. */
+  readonly context: (options?: { signal?: AbortSignal }) => ToolContext
+  /** Ends the session's background jobs. Idempotent. */
+  close(): Promise<void>
 }
 
 /** One workspace, its configuration and its tools. */
 export interface Workshop extends AsyncDisposable {
   readonly toolset: Toolset
   readonly workspace: WorkspaceView
+  readonly jail: Jail
   readonly config: EitriConfig
   /** eitri's state folder for this workspace, outside the workspace. */
   readonly stateDir: string
   readonly configPath: string
-  /** A context for one call. */
+  /** Opens a session: one per MCP connection. */
+  readonly openSession: () => WorkshopSession
+  /** A context for one call of the workshop's own default session. */
   readonly context: (options?: { signal?: AbortSignal }) => ToolContext
   /**
-   * Runs one tool call through the whole contract.
+   * Runs one tool call through the whole contract, in the default session.
    *
    * @example
    * const result = await workshop.call('read_file', { path: 'README.md' })
    */
   call(name: string, input: unknown, options?: { signal?: AbortSignal }): Promise<ToolResult>
+  /** Ends every session's jobs and removes the jail's temporary folders. */
   close(): Promise<void>
 }
 
@@ -77,32 +95,63 @@ export async function openWorkshop(options: WorkshopOptions = {}): Promise<Works
   const config = await loadConfig(configPath)
   const registry = new ToolRegistry([...builtInTools(), ...(options.extraTools ?? [])])
   const toolset = new Toolset(registry, options.tools ?? registry.names())
+  // State or configuration inside the workspace stays usable by eitri but hidden from tools.
+  const privatePaths = [path.resolve(stateRoot), path.resolve(configPath)]
   const workspace = createWorkspaceView({
     tree,
     aliases: [path.resolve(options.workspace ?? process.cwd())],
     protectedPaths: config.protectedPaths,
-    // State or configuration inside the workspace stays usable by eitri but hidden from tools.
-    privatePaths: [path.resolve(stateRoot), path.resolve(configPath)],
+    privatePaths,
   })
+  const jail = new Jail({
+    tree,
+    view: workspace,
+    protectedPaths: config.protectedPaths,
+    privatePaths,
+    ...(options.bwrap === undefined ? {} : { bwrap: options.bwrap }),
+  })
+  const access = await createAccessContext()
+  const sessions = new Set<WorkshopSession>()
   let closed = false
-  const close = (): Promise<void> => {
-    closed = true
-    return Promise.resolve()
+
+  const openSession = (): WorkshopSession => {
+    if (closed) throw new EitriError('not_available', 'This workshop is closed; open a new one.')
+    const programs = new JailProgramSession(jail)
+    const session: WorkshopSession = {
+      context: ({ signal } = {}) => ({
+        signal: signal ?? new AbortController().signal,
+        workspace,
+        access,
+        programs,
+      }),
+      close: async () => {
+        sessions.delete(session)
+        await programs.close()
+      },
+      [Symbol.asyncDispose]: () => session.close(),
+    }
+    sessions.add(session)
+    return session
   }
-  const context = ({ signal }: { signal?: AbortSignal } = {}): ToolContext => ({
-    signal: signal ?? new AbortController().signal,
-    workspace,
-  })
+  const defaultSession = openSession()
+  const close = async (): Promise<void> => {
+    if (closed) return
+    closed = true
+    await Promise.all([...sessions].map((session) => session.close()))
+    await jail.close()
+  }
   return {
     toolset,
     workspace,
+    jail,
     config,
     stateDir: workspaceStateDir(stateRoot, tree.root),
     configPath,
-    context,
+    openSession,
+    context: defaultSession.context,
     async call(name, input, callOptions = {}) {
       if (closed) throw new EitriError('not_available', 'This workshop is closed; open a new one.')
-      return toolset.run({ name, input }, context(callOptions))
+      return toolset.run({ name, input }, defaultSession.context(callOptions))
     },
     close,
     [Symbol.asyncDispose]: close,

@@ -20,15 +20,23 @@ export async function serveCommand(
   const address = line.http === undefined ? undefined : parseListenAddress(line.http)
   await using workshop = await openFromCommandLine(line)
   const log = (message: string): void => io.stderr(`eitri: ${message}\n`)
-  const serverOptions = { toolset: workshop.toolset, context: workshop.context, log }
+  const connection = () => {
+    const session = workshop.openSession()
+    return {
+      toolset: workshop.toolset,
+      context: session.context,
+      onClose: () => session.close(),
+      log,
+    }
+  }
   if (address === undefined) {
-    await Promise.race([serveStdio(serverOptions), aborted(signal)])
+    await Promise.race([serveStdio(connection()), aborted(signal)])
     return EXIT_OK
   }
   await using serving = await serveHttp({
     ...address,
     token: line.token ?? readEnvironment().token,
-    createServer: () => createMcpServer(serverOptions),
+    createServer: () => createMcpServer(connection()),
     log,
   })
   io.stderr(`eitri: MCP server listening on ${serving.url}\n`)

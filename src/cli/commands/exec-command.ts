@@ -1,0 +1,36 @@
+/**
+ * @module cli/commands/exec-command
+ * `eitri exec -- CMD…`: one command in the jail, run by the person at the terminal, its output
+ * streamed live; eitri exits with the command's status.
+ */
+import type { CliIo } from '../cli-io.ts'
+import { UsageError } from '../cli-io.ts'
+import type { CommandLine } from '../parse-command-line.ts'
+import { openFromCommandLine } from './open-from-command-line.ts'
+
+/** Exit status when the jail killed the command (as shells report 128 + SIGKILL). */
+const EXIT_KILLED = 137
+
+/** Runs the command; returns its exit status. */
+export async function execCommand(
+  line: CommandLine,
+  io: CliIo,
+  signal: AbortSignal,
+): Promise<number> {
+  if (line.positionals.length === 0) {
+    throw new UsageError('exec needs a command after --, such as: eitri exec -- ls -la')
+  }
+  await using workshop = await openFromCommandLine(line)
+  const job = await workshop.jail.start({
+    command: line.positionals,
+    access: 'workspace-write',
+    maxOutputChars: 0,
+    signal,
+    onOutput: (stream, chunk) => (stream === 'stdout' ? io.stdout : io.stderr)(chunk.toString()),
+  })
+  const result = await job.finished
+  for (const refused of result.sync?.refused ?? []) {
+    io.stderr(`eitri: not written back: ${refused.path}: ${refused.reason}\n`)
+  }
+  return result.exitCode ?? EXIT_KILLED
+}

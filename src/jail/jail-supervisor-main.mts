@@ -1,0 +1,129 @@
+/**
+ * @module jail/jail-supervisor-main
+ * Runs INSIDE a warm jail: reads one command at a time as a JSON line on stdin, runs it with
+ * only stdin, stdout and stderr, bounds its output, and answers one JSON line on stdout. After
+ * every command (finished, timed out or cancelled) it kills every other process in the jail's
+ * PID namespace, so nothing a command started outlives it, as with a fresh jail per command.
+ * It imports nothing but Node's own modules: only Node and this file are mounted for it.
+ */
+import { spawn } from 'node:child_process'
+import { createInterface } from 'node:readline'
+import { StringDecoder } from 'node:string_decoder'
+
+interface Request {
+  readonly id: number
+  readonly argv: readonly string[]
+  readonly cwd: string
+  readonly environment: Readonly<Record<string, string>>
+  readonly timeoutMs: number
+  readonly maxOutputChars: number
+}
+
+interface Cancel {
+  readonly cancel: number
+}
+
+class Capture {
+  readonly #decoder = new StringDecoder('utf8')
+  readonly #limit: number
+  text = ''
+  dropped = 0
+  constructor(limit: number) {
+    this.#limit = limit
+  }
+  push(chunk: Buffer): void {
+    const piece = this.#decoder.write(chunk)
+    const room = Math.max(this.#limit - this.text.length, 0)
+    this.text += piece.slice(0, room)
+    this.dropped += Math.max(piece.length - room, 0)
+  }
+}
+
+const queue: Request[] = []
+let current: { id: number; stop: (reason: 'timeout' | 'cancelled') => void } | undefined
+
+function reply(message: object): void {
+  process.stdout.write(`${JSON.stringify(message)}\n`)
+}
+
+/** Kills every process this one may signal in the namespace: all but PID 1 and itself. */
+function killStragglers(): void {
+  try {
+    process.kill(-1, 'SIGKILL')
+  } catch {
+    // nothing left to kill
+  }
+}
+
+function runNext(): void {
+  if (current !== undefined) return
+  const request = queue.shift()
+  if (request === undefined) return
+  const started = performance.now()
+  const stdout = new Capture(request.maxOutputChars)
+  const stderr = new Capture(request.maxOutputChars)
+  let ended: 'timeout' | 'cancelled' | undefined
+  const child = spawn(request.argv[0] ?? '/bin/true', request.argv.slice(1), {
+    cwd: request.cwd,
+    env: { ...process.env, ...request.environment },
+    stdio: ['ignore', 'pipe', 'pipe'],
+    detached: true,
+  })
+  const stop = (reason: 'timeout' | 'cancelled'): void => {
+    ended ??= reason
+    killStragglers()
+  }
+  const timer = setTimeout(() => stop('timeout'), request.timeoutMs)
+  current = { id: request.id, stop }
+  child.stdout.on('data', (chunk: Buffer) => stdout.push(chunk))
+  child.stderr.on('data', (chunk: Buffer) => stderr.push(chunk))
+  const finish = (exitCode: number | null, signal: string | null, spawnError?: string): void => {
+    clearTimeout(timer)
+    killStragglers()
+    current = undefined
+    reply({
+      id: request.id,
+      exitCode: ended === undefined ? exitCode : null,
+      signal,
+      timedOut: ended === 'timeout',
+      cancelled: ended === 'cancelled',
+      durationMs: performance.now() - started,
+      stdout: stdout.text,
+      stderr: spawnError === undefined ? stderr.text : `${stderr.text}${spawnError}\n`,
+      stdoutDropped: stdout.dropped,
+      stderrDropped: stderr.dropped,
+    })
+    runNext()
+  }
+  child.once('error', (error) => finish(127, null, error.message))
+  // When the command exits, whatever it left running (and holding its pipes) dies with it.
+  child.once('exit', () => killStragglers())
+  child.once('close', (code, signal) => finish(code, signal))
+}
+
+createInterface({ input: process.stdin }).on('line', (line) => {
+  const message = JSON.parse(line) as Request | Cancel
+  if ('cancel' in message) {
+    if (current?.id === message.cancel) current.stop('cancelled')
+    const index = queue.findIndex((request) => request.id === message.cancel)
+    if (index >= 0) {
+      queue.splice(index, 1)
+      reply({
+        id: message.cancel,
+        exitCode: null,
+        signal: null,
+        timedOut: false,
+        cancelled: true,
+        durationMs: 0,
+        stdout: '',
+        stderr: '',
+        stdoutDropped: 0,
+        stderrDropped: 0,
+      })
+    }
+    return
+  }
+  queue.push(message)
+  runNext()
+})
+reply({ ready: true })

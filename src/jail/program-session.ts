@@ -1,0 +1,106 @@
+/**
+ * @module jail/program-session
+ * The programs of one connection: foreground runs with a deadline, and background jobs that
+ * run until they end, are killed, or the session closes. Every program runs in the jail.
+ */
+import { EitriError } from '../errors/eitri-error.ts'
+import type {
+  JobRead,
+  ProgramRequest,
+  ProgramRun,
+  ProgramSession,
+} from '../tool/program-session.ts'
+import { DEFAULT_MAX_OUTPUT_CHARS, RollingOutput } from './bounded-output.ts'
+import type { Jail, JailJob, JailResult } from './jail.ts'
+
+interface Job {
+  readonly id: string
+  readonly label: string
+  readonly job: JailJob
+  readonly stdout: RollingOutput
+  readonly stderr: RollingOutput
+  exit: JailResult | undefined
+}
+
+/** Most jobs one session may have at once. */
+export const MAX_JOBS_PER_SESSION = 16
+
+/** A {@link ProgramSession} backed by a jail. */
+export class JailProgramSession implements ProgramSession {
+  readonly #jail: Jail
+  readonly #jobs = new Map<string, Job>()
+  #nextId = 1
+
+  constructor(jail: Jail) {
+    this.#jail = jail
+  }
+
+  availability(): ReturnType<Jail['availability']> {
+    return this.#jail.availability()
+  }
+
+  async run(request: ProgramRequest): Promise<ProgramRun> {
+    const result = await this.#jail.run(request)
+    return {
+      ...result,
+      ...(result.sync === undefined || result.sync.refused.length === 0
+        ? {}
+        : { refused: result.sync.refused }),
+    }
+  }
+
+  async startJob(
+    request: Omit<ProgramRequest, 'timeoutMs' | 'signal'> & { readonly label: string },
+  ): Promise<string> {
+    const running = [...this.#jobs.values()].filter((job) => job.exit === undefined).length
+    if (running >= MAX_JOBS_PER_SESSION) {
+      throw new EitriError(
+        'permission_denied',
+        `Too many background jobs (${running}); end some with shell_kill first.`,
+      )
+    }
+    const limit = request.maxOutputChars ?? DEFAULT_MAX_OUTPUT_CHARS
+    const stdout = new RollingOutput(limit)
+    const stderr = new RollingOutput(limit)
+    const job = await this.#jail.start({
+      command: request.command,
+      access: request.access,
+      maxOutputChars: 0,
+      onOutput: (stream, chunk) => (stream === 'stdout' ? stdout : stderr).push(chunk),
+    })
+    const id = `job-${this.#nextId++}`
+    const entry: Job = { id, label: request.label, job, stdout, stderr, exit: undefined }
+    this.#jobs.set(id, entry)
+    void job.finished.then((exit) => {
+      entry.exit = exit
+    })
+    return id
+  }
+
+  readJob(id: string): JobRead | undefined {
+    const entry = this.#jobs.get(id)
+    if (entry === undefined) return undefined
+    return {
+      id,
+      command: entry.label,
+      stdout: entry.stdout.read(),
+      stderr: entry.stderr.read(),
+      running: entry.exit === undefined,
+      exitCode: entry.exit?.exitCode ?? null,
+    }
+  }
+
+  async killJob(id: string): Promise<JobRead | undefined> {
+    const entry = this.#jobs.get(id)
+    if (entry === undefined) return undefined
+    entry.job.process.kill()
+    entry.exit = await entry.job.finished
+    const read = this.readJob(id)
+    this.#jobs.delete(id)
+    return read
+  }
+
+  async close(): Promise<void> {
+    await Promise.all([...this.#jobs.keys()].map((id) => this.killJob(id)))
+  }
+}

@@ -1,0 +1,65 @@
+/**
+ * @module tool/program-session
+ * How a tool runs programs: always confined. The jail layer implements this interface; a
+ * context without one cannot run programs at all.
+ */
+
+/** Whether programs can run, and if not why and how to fix it. */
+export type ProgramAvailability =
+  | { readonly available: true }
+  | { readonly available: false; readonly reason: string; readonly fix: string }
+
+/** One program to run. */
+export interface ProgramRequest {
+  /** The program and its arguments, run without a shell. */
+  readonly command: readonly string[]
+  /** How the workspace is mounted. */
+  readonly access: 'read-only' | 'workspace-write'
+  /** Wall-clock limit of a foreground run. */
+  readonly timeoutMs?: number
+  /** Characters kept per stream. */
+  readonly maxOutputChars?: number
+  readonly signal?: AbortSignal
+}
+
+/** How a foreground program ended. */
+export interface ProgramRun {
+  readonly exitCode: number | null
+  readonly signal: string | null
+  readonly stdout: string
+  readonly stderr: string
+  readonly timedOut: boolean
+  readonly cancelled: boolean
+  readonly truncated: boolean
+  readonly durationMs: number
+  /** Changes that could not be brought back to the workspace, with the reason. */
+  readonly refused?: readonly { path: string; reason: string }[]
+}
+
+/** A background job's state as of one read. */
+export interface JobRead {
+  readonly id: string
+  readonly command: string
+  /** What it printed since the last read (stdout and stderr, each bounded). */
+  readonly stdout: string
+  readonly stderr: string
+  readonly running: boolean
+  readonly exitCode: number | null
+}
+
+/** The programs of one connection or caller: foreground runs and background jobs. */
+export interface ProgramSession {
+  availability(): Promise<ProgramAvailability>
+  /** @throws EitriError `jail_unavailable` when programs cannot run confined. */
+  run(request: ProgramRequest): Promise<ProgramRun>
+  /** Starts a background job and returns its id. */
+  startJob(
+    request: Omit<ProgramRequest, 'timeoutMs' | 'signal'> & { readonly label: string },
+  ): Promise<string>
+  /** Reads a job's new output; undefined for an unknown id. */
+  readJob(id: string): JobRead | undefined
+  /** Ends a job and everything it started; undefined for an unknown id. */
+  killJob(id: string): Promise<JobRead | undefined>
+  /** Ends every job of this session. */
+  close(): Promise<void>
+}

@@ -1,0 +1,18 @@
+/**
+ * @module tools/shell/format-run
+ * How a finished command reads to a model: its output, its errors, its exit code.
+ */
+import type { ProgramRun } from '../../tool/program-session.ts'
+
+/** stdout, then stderr under a heading, then the exit code and anything not written back. */
+export function formatRun(run: ProgramRun): string {
+  const parts: string[] = []
+  if (run.stdout !== '') parts.push(run.stdout.replace(/\n$/, ''))
+  if (run.stderr !== '') parts.push(`stderr:\n${run.stderr.replace(/\n$/, '')}`)
+  if (parts.length === 0) parts.push('(no output)')
+  if (!run.timedOut) parts.push(`[exit ${run.exitCode ?? `by signal ${run.signal ?? 'unknown'}`}]`)
+  if (run.truncated) parts.push('[output truncated]')
+  for (const refused of run.refused ?? [])
+    parts.push(`[not written back: ${refused.path}: ${refused.reason}]`)
+  return parts.join('\n\n')
+}

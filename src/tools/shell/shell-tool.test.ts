@@ -1,0 +1,164 @@
+import assert from 'node:assert/strict'
+import fs from 'node:fs/promises'
+import path from 'node:path'
+import { describe, it } from 'node:test'
+import { setTimeout as delay } from 'node:timers/promises'
+import { makeScratch } from '../../../test/helpers/scratch.ts'
+import { openWorkshop, type Workshop } from '../../workshop/workshop.ts'
+
+async function workshopOn(files: Record<string, string> = {}, bwrap?: string) {
+  const scratch = await makeScratch(files)
+  const workshop = await openWorkshop({
+    workspace: scratch.workspace,
+    stateDir: scratch.stateDir,
+    configPath: scratch.configPath,
+    ...(bwrap === undefined ? {} : { bwrap }),
+  })
+  const availability = await workshop.jail.availability()
+  if (bwrap === undefined) {
+    assert.ok(
+      availability.available,
+      availability.available
+        ? ''
+        : `install bubblewrap (apt-get install bubblewrap): ${availability.reason}`,
+    )
+  }
+  return {
+    scratch,
+    workshop,
+    [Symbol.asyncDispose]: async () => {
+      await workshop.close()
+      await scratch.cleanup()
+    },
+  }
+}
+
+async function waitFor(workshop: Workshop, id: string, text: RegExp): Promise<string> {
+  let seen = ''
+  for (let waited = 0; waited < 15_000; waited += 50) {
+    seen += (await workshop.call('shell_output', { id })).content
+    if (text.test(seen)) return seen
+    await delay(50)
+  }
+  throw new Error(`never saw ${text} in: ${seen}`)
+}
+
+describe('shell', () => {
+  it('runs bash in the jail at /workspace and answers exit code, stdout and stderr', async () => {
+    await using fixture = await workshopOn({ 'a.txt': 'alpha\n' })
+    const result = await fixture.workshop.call('shell', {
+      command: 'pwd; cat a.txt; echo warn >&2; exit 4',
+    })
+    assert.equal(result.type, 'success')
+    assert.equal(result.content, '/workspace\nalpha\n\nstderr:\nwarn\n\n[exit 4]')
+    assert.deepEqual(
+      {
+        exitCode: result.metadata['exitCode'],
+        timedOut: result.metadata['timedOut'],
+        truncated: result.metadata['truncated'],
+      },
+      { exitCode: 4, timedOut: false, truncated: false },
+    )
+  })
+
+  it('lands writes in the workspace', async () => {
+    await using fixture = await workshopOn()
+    const result = await fixture.workshop.call('shell', {
+      command: 'mkdir -p out && echo built > out/app.js',
+    })
+    assert.equal(result.metadata['exitCode'], 0, result.content)
+    assert.equal(
+      await fs.readFile(path.join(fixture.scratch.workspace, 'out/app.js'), 'utf8'),
+      'built\n',
+    )
+  })
+
+  it('answers a timeout as error code timeout with exit 124', async () => {
+    await using fixture = await workshopOn()
+    const result = await fixture.workshop.call('shell', {
+      command: 'echo before; sleep 30',
+      timeout_s: 0.5,
+    })
+    assert.equal(result.type === 'error' && result.code, 'timeout')
+    assert.match(result.content, /^before\n\n\[timed out after 0\.5 s\] \(exit 124\)$/)
+    assert.equal(result.metadata['exitCode'], 124)
+  })
+
+  it('answers a missing jail with jail_unavailable, the reason and the fix', async () => {
+    await using fixture = await workshopOn({}, '/nonexistent/bwrap')
+    const result = await fixture.workshop.call('shell', { command: 'echo hi > ran.txt' })
+    assert.equal(result.type === 'error' && result.code, 'jail_unavailable')
+    assert.match(
+      result.content,
+      /bubblewrap \(bwrap\) is not installed.*apt-get install bubblewrap/,
+    )
+    await assert.rejects(fs.access(path.join(fixture.scratch.workspace, 'ran.txt')))
+  })
+
+  it('validates its input', async () => {
+    await using fixture = await workshopOn()
+    const result = await fixture.workshop.call('shell', { command: '', timeout_s: -1 })
+    assert.equal(result.type === 'error' && result.code, 'invalid_input')
+    assert.match(result.content, /- command: /)
+    assert.match(result.content, /- timeout_s: /)
+  })
+
+  it('runs a background job, reads its output since the last read, and kills it with everything it started', async () => {
+    await using fixture = await workshopOn()
+    const started = await fixture.workshop.call('shell', {
+      command:
+        'echo ready; (sleep 1000 & sleep 1000 & wait) & while true; do echo tick; sleep 0.1; done',
+      background: true,
+    })
+    assert.equal(started.type, 'success', started.content)
+    const id = started.metadata['id'] as string
+    assert.match(id, /^job-\d+$/)
+    await waitFor(fixture.workshop, id, /ready/)
+    const later = await waitFor(fixture.workshop, id, /tick/)
+    assert.doesNotMatch(
+      later.split('tick')[1] ?? '',
+      /ready/,
+      'output already read is not repeated',
+    )
+    const running = await fixture.workshop.call('shell_output', { id })
+    assert.equal(running.metadata['running'], true)
+    const killed = await fixture.workshop.call('shell_kill', { id })
+    assert.equal(killed.type, 'success')
+    assert.match(killed.content, new RegExp(`^Killed ${id}`))
+    const gone = await fixture.workshop.call('shell_output', { id })
+    assert.equal(gone.type === 'error' && gone.code, 'not_running')
+  })
+
+  it('ends background jobs, and everything they started, when the session closes', async () => {
+    await using fixture = await workshopOn()
+    const session = fixture.workshop.openSession()
+    const marker = `eitri-marker-${process.pid}-${Date.now()}`
+    const result = await fixture.workshop.toolset.run(
+      {
+        name: 'shell',
+        input: {
+          command: `(setsid sleep 1000 &); while true; do : ${marker}; sleep 0.05; done`,
+          background: true,
+        },
+      },
+      session.context(),
+    )
+    assert.equal(result.type, 'success')
+    for (let waited = 0; (await processesWith(marker)) === 0 && waited < 10_000; waited += 50)
+      await delay(50)
+    assert.ok((await processesWith(marker)) > 0, 'the job runs')
+    await session.close()
+    assert.equal(await processesWith(marker), 0, 'no process of the job survives')
+  })
+})
+
+/** How many host processes have `marker` in their command line. */
+async function processesWith(marker: string): Promise<number> {
+  let count = 0
+  for (const entry of await fs.readdir('/proc')) {
+    if (!/^\d+$/.test(entry)) continue
+    const commandLine = await fs.readFile(`/proc/${entry}/cmdline`, 'utf8').catch(() => '')
+    if (commandLine.includes(marker) && !commandLine.includes('--test')) count++
+  }
+  return count
+}
