@@ -11,6 +11,7 @@ export {
   type ToolDefinitionInput,
   type ToolParameters,
 } from './tool/define-tool.ts'
+export type { SandboxMode, ToolGovernance } from './tool/tool-governance.ts'
 export {
   toolError,
   toolSuccess,
@@ -64,3 +65,17 @@ export {
 export { serveHttp, type HttpServeOptions, type HttpServing } from './mcp/serve-http.ts'
 export { serveStdio } from './mcp/serve-stdio.ts'
 export { openWorkshop, type Workshop, type WorkshopOptions } from './workshop/workshop.ts'
+export { confine, type ConfinedToolIdentity, type ConfineToolOptions } from './confine/confine.ts'
+export type { ConfineOptions } from './confine/confine-options.ts'
+export type { ConfinedCall, ConfinedFunction, ModuleExport } from './confine/confined-function.ts'
+export type {
+  Executor,
+  ExecutorCall,
+  ExecutorReport,
+  ExecutorRunOptions,
+  ExecutorStatus,
+} from './confine/executor.ts'
+export { inlineExecutor } from './confine/inline-executor.ts'
+export { processExecutor, type ProcessExecutorOptions } from './confine/process-executor.ts'
+export { jailExecutor, type ConfiningJail } from './confine/jail-executor.ts'
+export type { SandboxMetadata } from './confine/sandbox-answer.ts'

@@ -34,3 +34,15 @@ export function readEnvironment(
 function nonEmpty(value: string | undefined): string | undefined {
   return value === undefined || value === '' ? undefined : value
 }
+
+/**
+ * A copy of this process's whole environment, secrets included. Only for what asks for it by
+ * name and says it is unsafe, such as `confine(..., { env: 'inherit' })`.
+ */
+export function parentEnvironment(): Record<string, string> {
+  const copy: Record<string, string> = {}
+  for (const [name, value] of Object.entries(process.env)) {
+    if (value !== undefined) copy[name] = value
+  }
+  return copy
+}

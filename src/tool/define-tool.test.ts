@@ -46,6 +46,28 @@ describe('defineTool', () => {
     })
   }
 
+  it('has no governance unless given one, and freezes the one given', () => {
+    const plain = defineTool({ name: 'x', description: 'd', parameters: z.object({}), execute })
+    assert.equal('governance' in plain, false)
+    const allowPaths = ['/srv/out']
+    const governed = defineTool({
+      name: 'x',
+      description: 'd',
+      parameters: z.object({}),
+      execute,
+      governance: {
+        sideEffects: 'write',
+        timeoutMs: 1000,
+        maxBytes: 10,
+        sandbox: { mode: 'tempdir', allowPaths },
+      },
+    })
+    allowPaths.push('/later')
+    assert.deepEqual(governed.governance?.sandbox.allowPaths, ['/srv/out'])
+    assert.equal(Object.isFrozen(governed.governance), true)
+    assert.equal(Object.isFrozen(governed.governance?.sandbox), true)
+  })
+
   it('refuses an empty description', () => {
     assert.throws(
       () => defineTool({ name: 'x', description: '  ', parameters: z.object({}), execute }),

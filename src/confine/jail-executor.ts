@@ -1,0 +1,180 @@
+/**
+ * @module confine/jail-executor
+ * The same child runner as the process executor, inside the bubblewrap jail: no network, no
+ * host processes, the workspace read-only at `/workspace`, the scratch folder read-write at
+ * `/scratch` (its working folder and `HOME`), the parent's Node read-only at
+ * `/opt/eitri/node`, and the package roots of eitri and of the module read-only at their own
+ * host paths, so imports resolve. The jail's PID namespace ends with it, so nothing outlives
+ * the deadline. The host's environment never enters.
+ */
+import fs from 'node:fs/promises'
+import path from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { EitriError } from '../errors/eitri-error.ts'
+import { childReport } from './child-report.ts'
+import { newMarker, type ConfinedRequest } from './confined-protocol.ts'
+import { EnvelopeReader } from './envelope-reader.ts'
+import type { Executor, ExecutorCall, ExecutorReport, ExecutorRunOptions } from './executor.ts'
+import { changedFiles, snapshotFolder } from './folder-snapshot.ts'
+import { MINIMAL_PATH } from './minimal-environment.ts'
+import { moduleTarget } from './module-target.ts'
+import { envelopeLimit } from './result-text.ts'
+import { packageRootOf, RUNNER_PATH } from './runner-path.ts'
+
+/** Where the jail sees the parent's Node. */
+export const JAIL_NODE_PATH = '/opt/eitri/node'
+/** Where the jail sees the call's scratch folder. */
+export const JAIL_SCRATCH_PATH = '/scratch'
+
+/** A host path mounted inside the jail. */
+export interface ConfiningJailBind {
+  readonly source: string
+  readonly target: string
+  readonly writable: boolean
+}
+
+/** What the jail executor asks of a jail (the `Jail` of `src/jail` provides it). */
+export interface ConfiningJail {
+  /** Who jailed programs run as on the host; `dropped` when the host is root. */
+  readonly identity: { readonly uid: number; readonly gid: number; readonly dropped: boolean }
+  run(request: {
+    readonly command: readonly string[]
+    readonly access: 'read-only'
+    readonly timeoutMs: number
+    readonly maxOutputChars: number
+    readonly environment: Readonly<Record<string, string>>
+    readonly binds: readonly ConfiningJailBind[]
+    readonly cwd: string
+    readonly stdin: string
+    readonly signal?: AbortSignal
+  }): Promise<{
+    readonly exitCode: number | null
+    readonly signal: string | null
+    readonly timedOut: boolean
+    readonly cancelled: boolean
+    readonly stdout: string
+    readonly stderr: string
+    readonly spawnError?: string
+  }>
+}
+
+/**
+ * The executor that runs each call in `jail`.
+ *
+ * @example
+ * await using jail = new Jail({ tree, view })
+ * const tool = confine(
+ *   { module: import.meta.resolve('./render.ts'), export: 'render' },
+ *   { name: 'render', description: '…', parameters, mode: 'container', executor: jailExecutor(jail) },
+ * )
+ */
+export function jailExecutor(jail: ConfiningJail): Executor {
+  return Object.freeze({
+    name: 'jail',
+    outOfProcess: true,
+    allowsInheritedEnvironment: false,
+    run: (call: ExecutorCall, options: ExecutorRunOptions = {}) =>
+      runInJail(jail, call, options.signal),
+  })
+}
+
+async function runInJail(
+  jail: ConfiningJail,
+  call: ExecutorCall,
+  signal: AbortSignal | undefined,
+): Promise<ExecutorReport> {
+  const target = moduleTarget(call.target, 'jail')
+  if (call.inheritedEnvironment !== undefined) {
+    throw new EitriError(
+      'invalid_definition',
+      "The jail never lets the host's environment in: confine with env 'minimal'.",
+    )
+  }
+  // From root the jail runs as nobody, which must be able to write its scratch folder.
+  if (jail.identity.dropped) await chownTree(call.workdir, jail.identity.uid, jail.identity.gid)
+  const before = await snapshotFolder(call.workdir)
+  const marker = newMarker()
+  const maxEnvelopeBytes = envelopeLimit(call.maxOutputBytes)
+  const request: ConfinedRequest = {
+    module: target.module,
+    export: target.export,
+    input: call.input,
+    workdir: JAIL_SCRATCH_PATH,
+    marker,
+    maxOutputBytes: call.maxOutputBytes,
+  }
+  const ran = await jail.run({
+    command: [JAIL_NODE_PATH, RUNNER_PATH],
+    access: 'read-only',
+    timeoutMs: call.timeoutMs,
+    // Room for the printed output, the envelope, and a note of what the runner dropped.
+    maxOutputChars: call.maxOutputBytes + maxEnvelopeBytes + 1024,
+    environment: {
+      PATH: MINIMAL_PATH,
+      HOME: JAIL_SCRATCH_PATH,
+      LANG: 'C.UTF-8',
+      TMPDIR: '/tmp',
+    },
+    binds: [
+      { source: process.execPath, target: JAIL_NODE_PATH, writable: false },
+      ...packageRoots(fileURLToPath(target.module)).map((root) => ({
+        source: root,
+        target: root,
+        writable: false,
+      })),
+      { source: call.workdir, target: JAIL_SCRATCH_PATH, writable: true },
+    ],
+    cwd: JAIL_SCRATCH_PATH,
+    stdin: JSON.stringify(request),
+    ...(signal === undefined ? {} : { signal }),
+  })
+  const reader = new EnvelopeReader(marker, {
+    maxOutputBytes: call.maxOutputBytes,
+    maxEnvelopeBytes,
+  })
+  reader.push(ran.stdout)
+  const end = {
+    output: reader.finish(),
+    stderr: ran.stderr,
+    exitCode: ran.exitCode,
+    signal: ran.signal,
+    stoppedFor: ran.timedOut ? 'timeout' : ran.cancelled ? 'cancellation' : undefined,
+    spawnError: ran.spawnError,
+    timeoutMs: call.timeoutMs,
+    maxEnvelopeBytes,
+  } as const
+  return childReport(end, changedFiles(before, await snapshotFolder(call.workdir)))
+}
+
+/** Gives a folder and everything in it to `uid`, never following a symbolic link. */
+async function chownTree(folder: string, uid: number, gid: number): Promise<void> {
+  await fs.lchown(folder, uid, gid)
+  for (const entry of await fs.readdir(folder, { withFileTypes: true, recursive: true })) {
+    await fs.lchown(path.join(entry.parentPath, entry.name), uid, gid)
+  }
+}
+
+/**
+ * eitri's package root (for the runner) and the module's, without one that lies inside the
+ * other.
+ *
+ * @throws EitriError `invalid_definition` when a root is `/`: the jail would see the host.
+ */
+function packageRoots(modulePath: string): string[] {
+  const candidates = [packageRootOf(RUNNER_PATH), packageRootOf(modulePath)].sort(
+    (a, b) => a.length - b.length,
+  )
+  const roots: string[] = []
+  for (const candidate of candidates) {
+    if (candidate === '/') {
+      throw new EitriError(
+        'invalid_definition',
+        `The module ${modulePath} has no package root below /, so the jail cannot show it alone: put it in a folder with a package.json.`,
+      )
+    }
+    if (!roots.some((root) => candidate === root || candidate.startsWith(`${root}/`))) {
+      roots.push(candidate)
+    }
+  }
+  return roots
+}

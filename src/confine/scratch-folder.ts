@@ -1,0 +1,36 @@
+/**
+ * @module confine/scratch-folder
+ * The fresh folder each confined call gets, removed afterwards whatever happened.
+ */
+import fs from 'node:fs/promises'
+import os from 'node:os'
+import path from 'node:path'
+
+/** The prefix of scratch folders' names, so a leftover one is recognised. */
+export const SCRATCH_PREFIX = 'eitri-confine-'
+
+/** Creates a fresh, private (0700) scratch folder and answers its real path. */
+export async function createScratchFolder(temporaryRoot: string = os.tmpdir()): Promise<string> {
+  return fs.realpath(await fs.mkdtemp(path.join(temporaryRoot, SCRATCH_PREFIX)))
+}
+
+/**
+ * Removes a scratch folder and everything in it. A function may have left folders it cannot
+ * be entered or emptied (mode 000): those are opened up first and the removal tried again.
+ */
+export async function removeScratchFolder(folder: string): Promise<void> {
+  try {
+    await fs.rm(folder, { recursive: true, force: true })
+  } catch {
+    await openUp(folder)
+    await fs.rm(folder, { recursive: true, force: true })
+  }
+}
+
+async function openUp(folder: string): Promise<void> {
+  await fs.chmod(folder, 0o700).catch(() => undefined)
+  const entries = await fs.readdir(folder, { withFileTypes: true }).catch(() => [])
+  for (const entry of entries) {
+    if (entry.isDirectory()) await openUp(path.join(folder, entry.name))
+  }
+}
