@@ -86,6 +86,7 @@ export default tseslint.config(
       'src/config/**',
       'src/cli/**',
       '**/*-main.ts',
+      '**/*-main.mts',
       'test/**',
       'bench/**',
       'scripts/**',

@@ -54,7 +54,7 @@ try {
   await SandboxManager.initialize({
     network: { allowedDomains: [], deniedDomains: [] },
     filesystem: { denyRead: [], allowWrite: [workspace], denyWrite: [] },
-  } as Parameters<typeof SandboxManager.initialize>[0])
+  })
   let srt: number
   try {
     srt = await medianMicros(

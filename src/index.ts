@@ -64,7 +64,12 @@ export {
 } from './mcp/create-mcp-server.ts'
 export { serveHttp, type HttpServeOptions, type HttpServing } from './mcp/serve-http.ts'
 export { serveStdio } from './mcp/serve-stdio.ts'
-export { openWorkshop, type Workshop, type WorkshopOptions } from './workshop/workshop.ts'
+export {
+  openWorkshop,
+  type Workshop,
+  type WorkshopOptions,
+  type WorkshopSession,
+} from './workshop/workshop.ts'
 export { confine, type ConfinedToolIdentity, type ConfineToolOptions } from './confine/confine.ts'
 export type { ConfineOptions } from './confine/confine-options.ts'
 export type { ConfinedCall, ConfinedFunction, ModuleExport } from './confine/confined-function.ts'
@@ -79,3 +84,16 @@ export { inlineExecutor } from './confine/inline-executor.ts'
 export { processExecutor, type ProcessExecutorOptions } from './confine/process-executor.ts'
 export { jailExecutor, type ConfiningJail } from './confine/jail-executor.ts'
 export type { SandboxMetadata } from './confine/sandbox-answer.ts'
+export { Jail, type JailOptions, type JailRequest, type JailResult } from './jail/jail.ts'
+export { JailProgramSession } from './jail/program-session.ts'
+export { CommandPolicy } from './access/command-policy/command-policy.ts'
+export type { CommandJudgement } from './access/command-policy/command-judgement.ts'
+export { shellKillTool, shellOutputTool, shellTool, shellTools } from './tools/shell/index.ts'
+export type { AccessContext, AccessLevel, CommandVerdict } from './tool/access-context.ts'
+export type {
+  JobRead,
+  ProgramAvailability,
+  ProgramRequest,
+  ProgramRun,
+  ProgramSession,
+} from './tool/program-session.ts'

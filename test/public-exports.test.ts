@@ -8,9 +8,12 @@ import * as eitri from '../src/index.ts'
 it('exports exactly the public API', () => {
   assert.deepEqual(Object.keys(eitri).sort(), [
     'CANCELLED_BEFORE_EXECUTION',
+    'CommandPolicy',
     'DEFAULT_PROTECTED_PATHS',
     'DirectoryTree',
     'EitriError',
+    'Jail',
+    'JailProgramSession',
     'MAX_RESULT_TOKENS',
     'TOOL_NAME_PATTERN',
     'ToolRegistry',
@@ -34,6 +37,10 @@ it('exports exactly the public API', () => {
     'readFileTool',
     'serveHttp',
     'serveStdio',
+    'shellKillTool',
+    'shellOutputTool',
+    'shellTool',
+    'shellTools',
     'toCallToolResult',
     'toolError',
     'toolSuccess',

@@ -63,7 +63,16 @@ describe('eitri command line', () => {
         .trim()
         .split('\n')
         .map((line) => line.split(/\s+/)[0]),
-      ['read_file', 'write_file', 'edit_file', 'glob', 'grep', 'shell', 'shell_output', 'shell_kill'],
+      [
+        'read_file',
+        'write_file',
+        'edit_file',
+        'glob',
+        'grep',
+        'shell',
+        'shell_output',
+        'shell_kill',
+      ],
     )
     const json = JSON.parse(
       (await run(['tools', '--json', ...scratch.flags, '--tools', 'grep'])).stdout,

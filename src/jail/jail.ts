@@ -45,7 +45,7 @@ export interface JailOptions {
   readonly privatePaths?: readonly string[]
   /** The bubblewrap program. @default 'bwrap' */
   readonly bwrap?: string
-  /** Where the jail keeps placeholders and, for a root caller, the mirror. @default os.tmpdir() */
+  /** Where the jail keeps placeholders and the mirror. @default os.tmpdir() */
   readonly temporaryRoot?: string
 }
 
@@ -258,8 +258,12 @@ export class Jail implements AsyncDisposable {
   }
 
   async #syncIn(): Promise<WorkspaceMirror | undefined> {
-    const mirror = this.identity.dropped ? this.#ensureMirror() : undefined
-    if (mirror !== undefined) await this.#serialize(() => mirror.syncIn())
+    // Every caller's jail works on a mirror, not only a root caller's: read-only mounts can
+    // protect the root's .git/hooks, .envrc and the like, but not the same names in a nested
+    // repository a program creates (sub/.git/config with core.fsmonitor runs when an editor
+    // scans sub). Only the sync back through the view judges every path at any depth (§9, §29).
+    const mirror = this.#ensureMirror()
+    await this.#serialize(() => mirror.syncIn())
     return mirror
   }
 

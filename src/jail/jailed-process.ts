@@ -110,6 +110,11 @@ export class JailedProcess {
     this.#child.stdin?.write(text)
   }
 
+  /** bubblewrap's host process id (undefined if it never started). */
+  get pid(): number | undefined {
+    return this.#child.pid
+  }
+
   /** True until the process has exited. */
   get running(): boolean {
     return this.#child.exitCode === null && this.#child.signalCode === null

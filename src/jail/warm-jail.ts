@@ -8,7 +8,9 @@
  */
 import { fileURLToPath } from 'node:url'
 import { EitriError } from '../errors/eitri-error.ts'
-import { JailedProcess, type JailedExit } from './jailed-process.ts'
+import type { JailedProcess } from './jailed-process.ts'
+import { type JailedExit } from './jailed-process.ts'
+import { countDescendants } from './process-tree.ts'
 
 /** The supervisor's file: `.mts` in the sources, `.mjs` in the build (ESM either way). */
 export const SUPERVISOR_FILE = fileURLToPath(
@@ -24,6 +26,9 @@ export const SUPERVISOR_MOUNT = `/opt/eitri/${SUPERVISOR_FILE.endsWith('.mts') ?
 
 /** Extra time the host gives the supervisor past a command's deadline before killing the jail. */
 const SUPERVISOR_GRACE_MS = 2000
+
+/** How long the host waits for what a command left behind to die before ending the jail. */
+const SETTLE_MS = 200
 
 /** One command for the supervisor. */
 export interface WarmCommand {
@@ -50,6 +55,8 @@ export class WarmJail {
   readonly ready: Promise<void>
   #nextId = 1
   #dead: string | undefined
+  /** Processes below bubblewrap when the supervisor was ready: its init and the supervisor. */
+  #idleProcesses = 0
 
   /** `startJail` starts bubblewrap running Node on the supervisor, its output sent to `onOutput`. */
   constructor(
@@ -105,10 +112,27 @@ export class WarmJail {
     })
     if (command.signal?.aborted === true) onAbort()
     try {
-      return await outcome
+      const answer = await outcome
+      // The supervisor's answer proves nothing: a command runs as the same user, can take its
+      // reply channel (pidfd_getfd, ptrace) and answer early while it keeps running. So the
+      // host counts what is left in the jail itself, and ends the whole jail if it is more.
+      if (!(await this.#settled())) await this.close()
+      return answer
     } finally {
       clearTimeout(guard)
       command.signal?.removeEventListener('abort', onAbort)
+    }
+  }
+
+  /** Whether the jail is back to its idle processes, waiting briefly for killed ones to go. */
+  async #settled(): Promise<boolean> {
+    const deadline = performance.now() + SETTLE_MS
+    for (;;) {
+      const pid = this.#process.pid
+      if (pid === undefined || !this.alive) return true
+      if (countDescendants(pid) <= this.#idleProcesses) return true
+      if (performance.now() > deadline) return false
+      await new Promise((resolve) => setTimeout(resolve, 10))
     }
   }
 
@@ -129,7 +153,10 @@ export class WarmJail {
     } catch {
       return
     }
-    if (message.ready === true) return markReady()
+    if (message.ready === true) {
+      this.#idleProcesses = countDescendants(this.#process.pid ?? 0)
+      return markReady()
+    }
     if (typeof message.id !== 'number') return
     const resolve = this.#waiting.get(message.id)
     if (resolve === undefined) return

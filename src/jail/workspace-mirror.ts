@@ -1,17 +1,23 @@
 /**
  * @module jail/workspace-mirror
- * A copy of the workspace owned by the jail's user, for when that user cannot write (or even
- * read) the workspace itself: a root caller's jails run as `nobody`. Before each run the
+ * A copy of the workspace owned by the jail's user, which jailed programs work on: that user
+ * may not be able to write (or even read) the workspace itself (a root caller's jails run as
+ * `nobody`), and mounts alone cannot keep protected paths out at any depth. Before each run the
  * mirror takes what changed on the host; after it, what the program changed goes back to the
  * host through the workspace view, so the one path policy judges every file: protected and
  * private paths never reach the host, at any depth, and links may not point outside.
+ * A background job may change the mirror while it is synced, so every mirror path is reached
+ * through pinned folders (pinned-folder.ts): no link the program plants is ever followed.
  */
 import fs from 'node:fs'
-import path from 'node:path'
 import { EitriError } from '../errors/eitri-error.ts'
 import type { EntryType, WorkspaceView } from '../tool/workspace-view.ts'
 import type { DirectoryTree } from '../workspace/directory-tree.ts'
 import type { HostIdentity } from './jail-identity.ts'
+import { atPinned, listPinned, removePinned } from './pinned-folder.ts'
+
+/** A folder of the mirror opened without following a final link. */
+const FOLDER_FLAGS = fs.constants.O_RDONLY | fs.constants.O_DIRECTORY | fs.constants.O_NOFOLLOW
 
 /** What a sync back to the host did. */
 export interface SyncReport {
@@ -74,7 +80,7 @@ export class WorkspaceMirror {
     }
     for (const relative of [...this.#known.keys()].sort().reverse()) {
       if (seen.has(relative)) continue
-      fs.rmSync(this.#mirrorPath(relative), { recursive: true, force: true })
+      removePinned(this.root, relative)
       this.#known.delete(relative)
     }
   }
@@ -126,45 +132,76 @@ export class WorkspaceMirror {
   }
 
   async #copyIn(relative: string, type: EntryType): Promise<void> {
-    const target = this.#mirrorPath(relative)
-    const existing = fs.lstatSync(target, { throwIfNoEntry: false })
+    const existing = atPinned(this.root, relative, (target) =>
+      fs.lstatSync(target, { throwIfNoEntry: false }),
+    )
     if (existing !== undefined && (type !== 'directory' || !existing.isDirectory())) {
-      fs.rmSync(target, { recursive: true, force: true })
+      removePinned(this.root, relative)
     }
     const stat = this.#tree.statNow(relative)
-    if (stat === undefined) return
-    if (type === 'directory') {
-      fs.mkdirSync(target, { recursive: true })
-      fs.chmodSync(target, stat.mode | 0o700)
-    } else if (type === 'symlink') {
-      fs.symlinkSync(await this.#tree.readlink(relative), target)
-    } else if (type === 'file') {
-      fs.writeFileSync(target, await this.#tree.readFile(relative), { mode: 0o600 })
-      fs.chmodSync(target, stat.mode | 0o600)
-      // The host's time, not now: a program's later write then always changes it, even within
-      // the kernel's coarse timestamp tick.
-      fs.utimesSync(target, stat.modifiedMs / 1000, stat.modifiedMs / 1000)
-    } else {
-      return
-    }
-    fs.lchownSync(target, this.#owner.uid, this.#owner.gid)
+    if (stat === undefined || type === 'other') return
+    const data = type === 'file' ? await this.#tree.readFile(relative) : undefined
+    const linkTarget = type === 'symlink' ? await this.#tree.readlink(relative) : undefined
+    const { uid, gid } = this.#owner
+    atPinned(this.root, relative, (target) => {
+      if (linkTarget !== undefined) {
+        fs.symlinkSync(linkTarget, target)
+        fs.lchownSync(target, uid, gid)
+        return
+      }
+      if (data === undefined && fs.lstatSync(target, { throwIfNoEntry: false }) === undefined) {
+        fs.mkdirSync(target)
+      }
+      const descriptor =
+        data === undefined
+          ? fs.openSync(target, FOLDER_FLAGS)
+          : fs.openSync(
+              target,
+              fs.constants.O_WRONLY |
+                fs.constants.O_CREAT |
+                fs.constants.O_EXCL |
+                fs.constants.O_NOFOLLOW,
+              0o600,
+            )
+      try {
+        if (data !== undefined) {
+          fs.writeFileSync(descriptor, data)
+          // The host's time, not now: a program's later write then always changes it, even
+          // within the kernel's coarse timestamp tick.
+          fs.futimesSync(descriptor, stat.modifiedMs / 1000, stat.modifiedMs / 1000)
+        }
+        fs.fchmodSync(descriptor, stat.mode | (data === undefined ? 0o700 : 0o600))
+        fs.fchownSync(descriptor, uid, gid)
+      } finally {
+        fs.closeSync(descriptor)
+      }
+    })
   }
 
   async #copyOut(relative: string, type: EntryType): Promise<void> {
-    const source = this.#mirrorPath(relative)
     if (type === 'directory') {
       await this.#view.makeFolder(relative)
     } else if (type === 'symlink') {
-      await this.#view.createSymlink(relative, fs.readlinkSync(source))
+      const target = atPinned(this.root, relative, (source) => fs.readlinkSync(source))
+      await this.#view.createSymlink(relative, target)
     } else if (type === 'file') {
-      const mode = fs.lstatSync(source).mode & 0o7777
-      await this.#view.writeFile(relative, fs.readFileSync(source), { mode })
+      const { data, mode } = atPinned(this.root, relative, (source) => {
+        const descriptor = fs.openSync(source, fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW)
+        try {
+          const stat = fs.fstatSync(descriptor)
+          if (!stat.isFile()) throw new Error(`${relative} is no longer a regular file`)
+          return { data: fs.readFileSync(descriptor), mode: stat.mode & 0o7777 }
+        } finally {
+          fs.closeSync(descriptor)
+        }
+      })
+      await this.#view.writeFile(relative, data, { mode })
     }
   }
 
   /** Puts the host's version of a path back into the mirror after a refused change. */
   async #restore(relative: string): Promise<void> {
-    fs.rmSync(this.#mirrorPath(relative), { recursive: true, force: true })
+    removePinned(this.root, relative)
     const stat = this.#tree.statNow(relative)
     if (stat === undefined || this.#isPrivate(relative)) {
       this.#known.delete(relative)
@@ -178,26 +215,29 @@ export class WorkspaceMirror {
     })
   }
 
-  #mirrorPath(relative: string): string {
-    return path.join(this.root, relative)
-  }
-
   #mirrorSignature(relative: string): string {
-    const stat = fs.lstatSync(this.#mirrorPath(relative), { throwIfNoEntry: false })
-    if (stat === undefined) return 'missing'
-    const type: EntryType = stat.isSymbolicLink()
-      ? 'symlink'
-      : stat.isDirectory()
-        ? 'directory'
-        : stat.isFile()
-          ? 'file'
-          : 'other'
-    const target = type === 'symlink' ? fs.readlinkSync(this.#mirrorPath(relative)) : ''
-    return signature(
-      type,
-      { size: stat.size, modifiedMs: stat.mtimeMs, mode: stat.mode & 0o7777 },
-      target,
-    )
+    try {
+      return atPinned(this.root, relative, (pinned) => {
+        const stat = fs.lstatSync(pinned, { throwIfNoEntry: false })
+        if (stat === undefined) return 'missing'
+        const type: EntryType = stat.isSymbolicLink()
+          ? 'symlink'
+          : stat.isDirectory()
+            ? 'directory'
+            : stat.isFile()
+              ? 'file'
+              : 'other'
+        return signature(
+          type,
+          { size: stat.size, modifiedMs: stat.mtimeMs, mode: stat.mode & 0o7777 },
+          type === 'symlink' ? fs.readlinkSync(pinned) : '',
+        )
+      })
+    } catch (error) {
+      // A folder on the way became a link: nothing there is the mirror's.
+      if (EitriError.isInstance(error)) return 'missing'
+      throw error
+    }
   }
 
   #hostSignature(relative: string): string {
@@ -254,13 +294,8 @@ function* walkMirror(root: string, skip: ReadonlySet<string>): Generator<[string
   const folders = ['']
   while (folders.length > 0) {
     const folder = folders.pop() as string
-    let entries: fs.Dirent[]
-    try {
-      entries = fs.readdirSync(path.join(root, folder), { withFileTypes: true })
-    } catch {
-      continue // removed while we walked
-    }
-    for (const entry of entries) {
+    // Gone, or replaced by a link, while we walked: nothing below it is the mirror's.
+    for (const entry of listPinned(root, folder)) {
       const relative = folder === '' ? entry.name : `${folder}/${entry.name}`
       if (skip.has(relative)) continue
       const type: EntryType = entry.isSymbolicLink()

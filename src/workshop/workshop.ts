@@ -110,7 +110,7 @@ export async function openWorkshop(options: WorkshopOptions = {}): Promise<Works
     privatePaths,
     ...(options.bwrap === undefined ? {} : { bwrap: options.bwrap }),
   })
-  const access = await createAccessContext()
+  const { access, close: closeAccess } = createAccessContext()
   const sessions = new Set<WorkshopSession>()
   let closed = false
 
@@ -139,6 +139,7 @@ export async function openWorkshop(options: WorkshopOptions = {}): Promise<Works
     closed = true
     await Promise.all([...sessions].map((session) => session.close()))
     await jail.close()
+    await closeAccess()
   }
   return {
     toolset,

@@ -61,6 +61,27 @@ describe('shell', () => {
     )
   })
 
+  it('refuses a denied command before anything runs: permission_denied, exit 126, the rule', async () => {
+    await using fixture = await workshopOn()
+    const result = await fixture.workshop.call('shell', { command: 'touch ran.txt; sudo id' })
+    assert.equal(result.type === 'error' && result.code, 'permission_denied')
+    assert.match(result.content, /^permit denied: .*sudo.* \(exit 126\)$/)
+    assert.deepEqual([result.metadata['exitCode'], result.metadata['rule']], [126, 'privilege'])
+    await assert.rejects(
+      fs.access(path.join(fixture.scratch.workspace, 'ran.txt')),
+      'no part of it ran',
+    )
+  })
+
+  it('refuses what needs a person (ask) while no approver exists, and loses nothing', async () => {
+    await using fixture = await workshopOn({ 'keep.txt': 'k' })
+    const result = await fixture.workshop.call('shell', { command: 'rm -rf .' })
+    assert.equal(result.type === 'error' && result.code, 'permission_denied')
+    assert.equal(result.metadata['needsApproval'], true)
+    assert.match(result.content, /approv/)
+    assert.equal(await fs.readFile(path.join(fixture.scratch.workspace, 'keep.txt'), 'utf8'), 'k')
+  })
+
   it('lands writes in the workspace', async () => {
     await using fixture = await workshopOn()
     const result = await fixture.workshop.call('shell', {

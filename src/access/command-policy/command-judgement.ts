@@ -1,0 +1,125 @@
+/**
+ * @module access/command-policy/command-judgement
+ * What the command policy answers: a verdict per simple command found anywhere in a shell
+ * command, and the most severe of them for the whole.
+ */
+
+/**
+ * Whether a command runs at once, after a question, or never. In rising severity:
+ * - `allow`: it only reads; it runs without asking.
+ * - `jail`: it runs at once, confined by the jail (the jail, not this policy, is the boundary).
+ * - `ask`: it is legitimate but destroys work or cannot be judged; a person must approve it.
+ * - `deny`: it never runs.
+ */
+export type CommandVerdict = 'allow' | 'jail' | 'ask' | 'deny'
+
+/**
+ * The rule that decided a verdict: a stable code to branch on (never branch on `reason`).
+ *
+ * allow:
+ * - `empty`: nothing runs (an empty command, comments only).
+ * - `read-only`: a known read-only program, a variable assignment or a test.
+ *
+ * jail:
+ * - `confined`: any other program; it runs confined.
+ * - `writes-file`: a read-only program told to write a file (`cat a > b`, `sort -o f`).
+ * - `environment`: sets a variable that changes what later programs load or run (`PATH`,
+ *   `LD_PRELOAD`, `GIT_*`, …).
+ *
+ * ask:
+ * - `workspace-wipe`: a recursive delete of the whole workspace (`rm -rf .`, `rm -rf *`).
+ * - `git-discards-changes`: git that throws away uncommitted work (`git clean -f`,
+ *   `git checkout .`, `git restore .`).
+ * - `dynamic-command`: the program's name is only known when it runs (`$CMD`, `$(…)`, a glob).
+ * - `dynamic-argument`: an argument that decides the verdict is only known when it runs.
+ * - `dynamic-code`: a shell would run code the policy cannot read (`bash -c "$X"`, `… | bash`).
+ * - `unclear-command`: a wrapper option the policy does not know hides which program runs.
+ * - `escalation`: the command asks for wider access than the jail gives.
+ *
+ * deny:
+ * - `privilege`: sudo, su, doas, pkexec, run0.
+ * - `disk`: formatting, partitioning or writing disks (dd, mkfs, fdisk, `> /dev/sda`, …).
+ * - `power`: reboot, shutdown, halt, poweroff, init, `systemctl reboot`, ….
+ * - `system-delete`: a recursive delete, chmod or chown of `/`, a home or a system folder.
+ * - `git-outside-workspace`: git that reaches a remote or another repository (push, fetch,
+ *   clone, remote, submodule, config, `-C`, `--git-dir`, `-c`, …).
+ * - `git-destroys-work`: `reset --hard`, a forced push, `clean -f` with `-d`, `-x` or `-X`.
+ * - `download-to-shell`: a download run as code (`curl … | sh`, `bash <(curl …)`).
+ * - `dynamic-eval`: eval, source or `.` of code or a file not written in the command.
+ * - `unparseable`: the command is not valid shell.
+ * - `nesting-limit`: shell strings nested deeper than the policy reads.
+ * - `too-long`: a command longer than the policy reads (write big content with a file tool).
+ * - `policy-closed`: the policy was closed before it was asked.
+ */
+export type CommandRule =
+  | 'empty'
+  | 'read-only'
+  | 'confined'
+  | 'writes-file'
+  | 'environment'
+  | 'workspace-wipe'
+  | 'git-discards-changes'
+  | 'dynamic-command'
+  | 'dynamic-argument'
+  | 'dynamic-code'
+  | 'unclear-command'
+  | 'escalation'
+  | 'privilege'
+  | 'disk'
+  | 'power'
+  | 'system-delete'
+  | 'git-outside-workspace'
+  | 'git-destroys-work'
+  | 'download-to-shell'
+  | 'dynamic-eval'
+  | 'unparseable'
+  | 'nesting-limit'
+  | 'too-long'
+  | 'policy-closed'
+
+/** One rule's conclusion about one command. */
+export interface CommandFinding {
+  readonly verdict: CommandVerdict
+  readonly rule: CommandRule
+  /** Says what was decided and why, so that a model can act on it. */
+  readonly reason: string
+}
+
+/** The verdict for one simple command (or one assignment, redirection or pipeline). */
+export interface CommandPart extends CommandFinding {
+  /** The part's source text, as written in the command (or in the shell string it came from). */
+  readonly command: string
+}
+
+/** The policy's answer for a whole command: the most severe part decides. */
+export interface CommandJudgement extends CommandFinding {
+  readonly parts: readonly CommandPart[]
+}
+
+/** Severity of each verdict; a higher number wins. */
+export const VERDICT_SEVERITY: Readonly<Record<CommandVerdict, number>> = Object.freeze({
+  allow: 0,
+  jail: 1,
+  ask: 2,
+  deny: 3,
+})
+
+/** The first of the most severe findings, or undefined when there are none. */
+export function mostSevere<Finding extends CommandFinding>(
+  findings: readonly Finding[],
+): Finding | undefined {
+  let worst: Finding | undefined
+  for (const finding of findings) {
+    if (worst === undefined || VERDICT_SEVERITY[finding.verdict] > VERDICT_SEVERITY[worst.verdict])
+      worst = finding
+  }
+  return worst
+}
+
+/** Combines parts into the judgement of the whole command. */
+export function judgementOf(parts: readonly CommandPart[]): CommandJudgement {
+  const worst = mostSevere(parts)
+  if (worst === undefined)
+    return { verdict: 'allow', rule: 'empty', reason: 'nothing to run', parts }
+  return { verdict: worst.verdict, rule: worst.rule, reason: worst.reason, parts }
+}

@@ -1,0 +1,230 @@
+/**
+ * @module access/command-policy/parse-shell
+ * Parses a shell command with the bash grammar and collects every simple command anywhere in
+ * it: in lists, pipelines, subshells, blocks, loops, functions, substitutions and here-documents.
+ * The walk is generic on purpose: a node it has no special case for is searched through, so a
+ * construct it does not know cannot hide a command.
+ */
+import type { Node, Parser } from 'web-tree-sitter'
+import { EitriError } from '../../errors/eitri-error.ts'
+import { backtickScript, hiddenBacktickScripts } from './backticks.ts'
+import {
+  emptyReading,
+  mergeReading,
+  readRedirect,
+  REDIRECT_TYPES,
+  type RedirectReading,
+} from './read-redirect.ts'
+import { readWord } from './read-word.ts'
+import type {
+  Assignment,
+  ParsedShell,
+  ShellUnit,
+  ShellWord,
+  SimpleCommand,
+  StandardInput,
+} from './shell-syntax.ts'
+import { describeSyntaxError } from './syntax-error.ts'
+
+/** Backquotes nested deeper than this are refused rather than parsed. */
+export const MAX_BACKTICK_DEPTH = 16
+
+const INHERITED: StandardInput = { type: 'inherited' }
+
+/**
+ * Parses `source` and collects its units. Never throws for a syntax error: the result says so.
+ *
+ * @example
+ * parseShell(parser, 'ls | wc -l') // { type: 'parsed', units: [ls, wc -l] }
+ */
+export function parseShell(parser: Parser, source: string): ParsedShell {
+  const collector = new ShellCollector(parser)
+  try {
+    collector.script(source)
+    return { type: 'parsed', units: collector.units }
+  } catch (error) {
+    if (EitriError.isInstance(error) && error.code === 'invalid_input')
+      return { type: 'error', message: error.message }
+    throw error
+  }
+}
+
+function syntaxError(message: string): EitriError {
+  return new EitriError('invalid_input', message)
+}
+
+function commandsIn(units: readonly ShellUnit[]): SimpleCommand[] {
+  return units.flatMap((unit) => (unit.type === 'command' ? [unit.command] : []))
+}
+
+class ShellCollector {
+  readonly units: ShellUnit[] = []
+  readonly #parser: Parser
+  #depth = 0
+  readonly #read = (node: Node): readonly SimpleCommand[] => this.#substitution(node)
+
+  constructor(parser: Parser) {
+    this.#parser = parser
+  }
+
+  script(source: string): void {
+    if (this.#depth > MAX_BACKTICK_DEPTH) throw syntaxError('backquotes are nested too deeply')
+    const tree = this.#parser.parse(source)
+    if (tree === null) throw syntaxError('the shell parser gave up on this command')
+    this.#depth += 1
+    try {
+      const root = tree.rootNode
+      if (root.hasError) throw syntaxError(describeSyntaxError(root))
+      const hidden = hiddenBacktickScripts(root)
+      if (hidden === undefined) throw syntaxError('a backquote (`) is never closed')
+      for (const script of hidden) this.script(script)
+      this.#visit(root, INHERITED)
+    } finally {
+      this.#depth -= 1
+      tree.delete()
+    }
+  }
+
+  #visit(node: Node, stdin: StandardInput): void {
+    switch (node.type) {
+      case 'comment':
+        return
+      case 'command':
+        this.#command(node, stdin, [], node.text)
+        return
+      case 'redirected_statement':
+        this.#redirected(node, stdin)
+        return
+      case 'pipeline':
+        this.#pipeline(node.namedChildren, stdin, [])
+        return
+      case 'variable_assignment':
+      case 'variable_assignments':
+      case 'declaration_command':
+        this.#assignments(node)
+        return
+      case 'test_command':
+      case 'unset_command':
+        for (const child of node.namedChildren) this.#visit(child, INHERITED)
+        this.units.push({ type: 'construct', text: node.text })
+        return
+      case 'command_substitution':
+      case 'process_substitution':
+        this.#substitution(node)
+        return
+      default:
+        for (const child of node.namedChildren) this.#visit(child, stdin)
+    }
+  }
+
+  #command(node: Node, stdin: StandardInput, outer: readonly Node[], text: string): void {
+    const assignments: Assignment[] = []
+    const words: ShellWord[] = []
+    const reading = emptyReading()
+    const others: Node[] = []
+    node.children.forEach((child, index) => {
+      const field = node.fieldNameForChild(index)
+      if (field === 'name') words.push(readWord(soleChild(child), this.#read))
+      else if (field === 'argument') words.push(readWord(child, this.#read))
+      else if (child.type === 'variable_assignment') assignments.push(this.#assignment(child))
+      else if (REDIRECT_TYPES.has(child.type))
+        mergeReading(reading, readRedirect(child, this.#read))
+      else if (child.isNamed) others.push(child)
+    })
+    for (const redirect of outer) mergeReading(reading, readRedirect(redirect, this.#read))
+    words.push(...reading.extraWords)
+    const command: SimpleCommand = {
+      text,
+      assignments,
+      words,
+      redirects: reading.redirects,
+      stdin: standardInput(reading, stdin),
+    }
+    this.units.push({ type: 'command', command })
+    for (const other of others) this.#visit(other, INHERITED)
+    this.#continuations(reading, [command])
+  }
+
+  #redirected(node: Node, stdin: StandardInput): void {
+    const body = node.childForFieldName('body')
+    const redirects = node.children.filter((child) => REDIRECT_TYPES.has(child.type))
+    if (body?.type === 'command') {
+      this.#command(body, stdin, redirects, node.text)
+      return
+    }
+    const before = this.units.length
+    if (body !== null) this.#visit(body, stdin)
+    const bodyCommands = commandsIn(this.units.slice(before))
+    const reading = emptyReading()
+    for (const redirect of redirects) mergeReading(reading, readRedirect(redirect, this.#read))
+    const extra = reading.extraWords[0]
+    if (extra !== undefined) throw syntaxError(`unexpected word after a redirection: ${extra.text}`)
+    this.units.push({ type: 'redirect', text: node.text, redirects: reading.redirects })
+    this.#continuations(reading, bodyCommands)
+  }
+
+  /** What follows a here-document's first line: `| next` stages and `&& next` statements. */
+  #continuations(reading: RedirectReading, upstream: readonly SimpleCommand[]): void {
+    for (const pipeline of reading.pipelines)
+      this.#pipeline(pipeline.namedChildren, INHERITED, upstream)
+    for (const statement of reading.statements) this.#visit(statement, INHERITED)
+  }
+
+  #pipeline(stages: readonly Node[], stdin: StandardInput, upstream: readonly SimpleCommand[]) {
+    let previous = upstream
+    for (const stage of stages) {
+      if (stage.type === 'comment') continue
+      const stageInput: StandardInput =
+        previous.length === 0 && upstream.length === 0
+          ? stdin
+          : { type: 'pipe', upstream: previous }
+      const before = this.units.length
+      this.#visit(stage, stageInput)
+      previous = [...previous, ...commandsIn(this.units.slice(before))]
+    }
+  }
+
+  #assignments(node: Node): void {
+    const assignments: Assignment[] = []
+    const visit = (child: Node): void => {
+      if (child.type === 'variable_assignment') assignments.push(this.#assignment(child))
+      else if (child.type === 'variable_assignments') child.namedChildren.forEach(visit)
+      else if (child.isNamed) readWord(child, this.#read)
+    }
+    if (node.type === 'declaration_command') node.namedChildren.forEach(visit)
+    else visit(node)
+    this.units.push({ type: 'assignment', text: node.text, assignments })
+  }
+
+  #assignment(node: Node): Assignment {
+    const nameNode = node.childForFieldName('name')
+    if (nameNode !== null && nameNode.type !== 'variable_name') readWord(nameNode, this.#read)
+    const name = nameNode?.childForFieldName('name')?.text ?? nameNode?.text ?? ''
+    const valueNode = node.childForFieldName('value')
+    return { name, value: valueNode === null ? undefined : readWord(valueNode, this.#read) }
+  }
+
+  #substitution(node: Node): readonly SimpleCommand[] {
+    const before = this.units.length
+    if (node.text.startsWith('`')) this.script(backtickScript(node.text.slice(1, -1)))
+    else for (const child of node.namedChildren) this.#visit(child, INHERITED)
+    return commandsIn(this.units.slice(before))
+  }
+}
+
+/** `command_name` wraps the word that names the command. */
+function soleChild(node: Node): Node {
+  const named = node.namedChildren
+  return named.length === 1 && named[0] !== undefined ? named[0] : node
+}
+
+/** The last redirection of descriptor 0 decides; otherwise the pipe or the caller's input. */
+function standardInput(reading: RedirectReading, inherited: StandardInput): StandardInput {
+  let input = inherited
+  for (const redirect of reading.redirects) {
+    if (redirect.descriptor !== undefined && redirect.descriptor !== 0) continue
+    if (redirect.body !== undefined) input = { type: 'document', body: redirect.body }
+    else if (redirect.operator.startsWith('<')) input = { type: 'file', target: redirect.target }
+  }
+  return input
+}

@@ -1,0 +1,144 @@
+/**
+ * @module access/command-policy/resolve-command
+ * Sees through the programs that only run another program (`env`, `nohup`, `timeout 5`, `nice`,
+ * `time`, `command`, `builtin`, `exec`, `xargs`, `sudo`, …) to the command they run, so that
+ * `nohup timeout 5 env X=1 rm -rf /` is judged as `rm -rf /`.
+ */
+import { posix } from 'node:path'
+import type { CommandFinding } from './command-judgement.ts'
+import { hasOption, scanOptions } from './scan-options.ts'
+import {
+  dynamicWord,
+  literalWord,
+  type Assignment,
+  type ShellWord,
+  type SimpleCommand,
+} from './shell-syntax.ts'
+import { WRAPPERS, type WrapperDefinition } from './wrappers.ts'
+
+/** The command that actually runs, after the wrappers. */
+export interface ResolvedCommand {
+  readonly source: SimpleCommand
+  /** The program's file name (`sudo` for `/usr/bin/sudo`). */
+  readonly name: string
+  /** True when the name is bare or in a system bin folder (not `./cat`). */
+  readonly systemProgram: boolean
+  readonly args: readonly ShellWord[]
+  /** The wrappers seen through, outermost first. */
+  readonly wrappers: readonly string[]
+  /** Assignments before the command and those given to `env` or `sudo`. */
+  readonly assignments: readonly Assignment[]
+}
+
+/** The outcome: a command, nothing to run, or a reason the command cannot be told. */
+export type Resolution =
+  | { readonly type: 'resolved'; readonly command: ResolvedCommand }
+  | { readonly type: 'none' }
+  | { readonly type: 'unclear'; readonly finding: CommandFinding }
+
+const SYSTEM_BIN_FOLDERS = new Set([
+  '/bin',
+  '/sbin',
+  '/usr/bin',
+  '/usr/sbin',
+  '/usr/local/bin',
+  '/usr/local/sbin',
+])
+
+const ASSIGNMENT_WORD = /^([A-Za-z_][A-Za-z0-9_]*)=/
+
+/** Resolves `command` (see the module comment). */
+export function resolveCommand(command: SimpleCommand): Resolution {
+  let words = command.words
+  const wrappers: string[] = []
+  const assignments = [...command.assignments]
+  /** The last privileged wrapper seen: an unclear command under it is still privileged. */
+  let privileged: ResolvedCommand | undefined
+  for (;;) {
+    const nameWord = words[0]
+    if (nameWord === undefined) return { type: 'none' }
+    if (nameWord.value === undefined || nameWord.glob) {
+      if (privileged !== undefined) return { type: 'resolved', command: privileged }
+      return {
+        type: 'unclear',
+        finding: {
+          verdict: 'ask',
+          rule: 'dynamic-command',
+          reason: `the program to run (${nameWord.text}) is only known when the command runs; write the program's name literally`,
+        },
+      }
+    }
+    const path = nameWord.value
+    const name = path.slice(path.lastIndexOf('/') + 1)
+    const systemProgram = isSystemProgram(path)
+    const resolved = { source: command, name, systemProgram, args: words.slice(1), wrappers }
+    const wrapper = systemProgram ? WRAPPERS[name] : undefined
+    if (wrapper === undefined) return { type: 'resolved', command: { ...resolved, assignments } }
+    const peeled = peel(wrapper, name, words, assignments)
+    if (peeled.type === 'unclear')
+      return privileged === undefined ? peeled : { type: 'resolved', command: privileged }
+    if (wrapper.privileged === true)
+      privileged = { ...resolved, wrappers: [...wrappers], assignments }
+    if (peeled.type === 'self') return { type: 'resolved', command: { ...resolved, assignments } }
+    wrappers.push(name)
+    words = peeled.words
+  }
+}
+
+/** True for `cat`, `/bin/cat`, `/usr/bin/cat`; false for `./cat` or `tools/cat`. */
+export function isSystemProgram(path: string): boolean {
+  const slash = path.lastIndexOf('/')
+  return slash === -1 || SYSTEM_BIN_FOLDERS.has(posix.normalize(path.slice(0, slash)))
+}
+
+type Peeled =
+  | { readonly type: 'inner'; readonly words: readonly ShellWord[] }
+  | { readonly type: 'self' }
+  | { readonly type: 'unclear'; readonly finding: CommandFinding }
+
+function peel(
+  wrapper: WrapperDefinition,
+  name: string,
+  words: readonly ShellWord[],
+  assignments: Assignment[],
+): Peeled {
+  const scan = scanOptions(words, wrapper.options, {
+    start: 1,
+    stopAtOperand: true,
+    numericOptions: wrapper.numericOptions === true,
+  })
+  const unknown =
+    scan.unknown[0] ?? wrapper.unclearOptions?.find((option) => hasOption(scan, option))
+  if (unknown !== undefined && wrapper.privileged !== true) {
+    return unclear(`${name} ${unknown} is an option the policy does not read`)
+  }
+  if (unknown !== undefined || wrapper.stopOptions?.some((option) => hasOption(scan, option))) {
+    return { type: 'self' }
+  }
+  let index = scan.end
+  while (wrapper.assignments === true && index < words.length) {
+    const word = words[index] as ShellWord
+    const variable = ASSIGNMENT_WORD.exec(word.staticPrefix)?.[1]
+    if (variable === undefined) break
+    const rest = (word.value ?? word.text).slice(variable.length + 1)
+    const value = word.value === undefined ? dynamicWord(rest) : literalWord(rest)
+    assignments.push({ name: variable, value })
+    index += 1
+  }
+  index += wrapper.leadingOperands ?? 0
+  const inner = words.slice(index)
+  if (inner.length > 0) return { type: 'inner', words: wrapper.adjust?.(inner, scan) ?? inner }
+  const fallback = wrapper.defaultCommand
+  return fallback === undefined ? { type: 'self' } : { type: 'inner', words: [fallback] }
+}
+
+function unclear(reason: string): Peeled {
+  return {
+    type: 'unclear',
+    finding: {
+      verdict: 'ask',
+      rule: 'unclear-command',
+      reason: `${reason}, so it cannot tell which program runs; drop the option or run the program directly`,
+    },
+  }
+}

@@ -1,0 +1,138 @@
+/**
+ * @module access/command-policy/rules/find
+ * `find` only lists, unless its expression deletes (`-delete`: judged like `rm -r` of each
+ * starting point), writes (`-fprint`) or runs a command (`-exec`, `-execdir`, `-ok`,
+ * `-okdir`). A command it runs is judged as if written alone, twice: with `{}` as each
+ * starting point (find's first match is the starting point itself) and as a path only known
+ * at run time; the worse verdict counts.
+ */
+import { mostSevere, type CommandFinding } from '../command-judgement.ts'
+import { pathDanger } from '../dangerous-paths.ts'
+import { resolveCommand } from '../resolve-command.ts'
+import { dynamicWord, literalWord, type ShellWord } from '../shell-syntax.ts'
+import { quoted, type CommandRuleCheck, type RuleContext } from './rule.ts'
+import type { ResolvedCommand } from '../resolve-command.ts'
+
+/** Tests that narrow what `-delete` deletes to files matched by name or path. */
+const NAME_TESTS = new Set([
+  ...['-name', '-iname', '-path', '-ipath', '-wholename', '-iwholename', '-regex', '-iregex'],
+  ...['-lname', '-ilname'],
+])
+const RUNS_COMMAND = new Set(['-exec', '-execdir', '-ok', '-okdir'])
+const WRITES_FILE = new Set(['-fprint', '-fprint0', '-fprintf', '-fls'])
+/** Options before the starting points: `-H`, `-L`, `-P`, `-D debug`, `-O3`. */
+const LEADING_OPTION = /^-([HLP]|D|O\d*)$/
+
+export const checkFind: CommandRuleCheck = (command, context) => {
+  if (command.name !== 'find') return []
+  const args = command.args
+  let index = 0
+  while (LEADING_OPTION.test(args[index]?.value ?? '')) index += args[index]?.value === '-D' ? 2 : 1
+  const starts: ShellWord[] = []
+  for (; index < args.length; index += 1) {
+    const value = args[index]?.value
+    if (value !== undefined && /^[-(!),]/.test(value)) break
+    starts.push(args[index] as ShellWord)
+  }
+  if (starts.length === 0) starts.push(literalWord('.'))
+  const findings: CommandFinding[] = []
+  for (; index < args.length; index += 1) {
+    const value = args[index]?.value
+    if (value === '-delete') findings.push(...starts.map((start) => deleteFinding(start, args)))
+    else if (value !== undefined && WRITES_FILE.has(value)) findings.push(writes(command))
+    else if (value !== undefined && RUNS_COMMAND.has(value)) {
+      const end = args.findIndex(
+        (word, at) => at > index && (word.value === ';' || word.value === '+'),
+      )
+      const inner = args.slice(index + 1, end === -1 ? args.length : end)
+      findings.push(runFinding(command, inner, starts, context))
+      index = end === -1 ? args.length : end
+    }
+  }
+  const dynamic = args.find((word) => word.value === undefined)
+  if (dynamic !== undefined) {
+    findings.push({
+      verdict: 'ask',
+      rule: 'dynamic-argument',
+      reason: `${quoted(command)}: ${dynamic.text} is only known when it runs and could make find delete files or run a program; write it literally`,
+    })
+  }
+  if (findings.length > 0) return findings
+  return [{ verdict: 'allow', rule: 'read-only', reason: 'find only lists files' }]
+}
+
+/**
+ * `-delete` is `rm -r` of each starting point, except that a name or path test (`-name '*.o'`)
+ * narrows it inside the workspace; outside, even narrowed, it is never allowed.
+ */
+function deleteFinding(start: ShellWord, args: readonly ShellWord[]): CommandFinding {
+  const narrowed = args.some(
+    (word, index) =>
+      NAME_TESTS.has(word.value ?? '') && !/^\*?$/.test(args[index + 1]?.value ?? ''),
+  )
+  const danger = pathDanger(start)
+  switch (danger === 'workspace' && narrowed ? undefined : danger) {
+    case 'system':
+    case 'home':
+      return {
+        verdict: 'deny',
+        rule: 'system-delete',
+        reason: `find ${start.text} -delete would delete everything under ${start.text}, outside the workspace; this is never allowed: search paths inside the workspace`,
+      }
+    case 'workspace':
+      return {
+        verdict: 'ask',
+        rule: 'workspace-wipe',
+        reason: `find ${start.text} -delete can delete the whole workspace; a person must approve this, or narrow the search`,
+      }
+    case 'unknown':
+    case undefined:
+      return {
+        verdict: 'jail',
+        rule: 'confined',
+        reason: `find -delete deletes files under ${start.text}; it runs confined`,
+      }
+  }
+}
+
+function writes(command: ResolvedCommand): CommandFinding {
+  return {
+    verdict: 'jail',
+    rule: 'writes-file',
+    reason: `${quoted(command)} writes a file; it runs confined`,
+  }
+}
+
+function runFinding(
+  command: ResolvedCommand,
+  inner: readonly ShellWord[],
+  starts: readonly ShellWord[],
+  context: RuleContext,
+): CommandFinding {
+  const substituted = (replacement: (word: ShellWord) => ShellWord): ShellWord[] =>
+    inner.map((word) => ((word.value ?? '').includes('{}') ? replacement(word) : word))
+  const variants = [
+    substituted((word) => dynamicWord(word.text, (word.value ?? '').split('{}')[0])),
+    ...starts
+      .filter((start) => start.value !== undefined)
+      .map((start) =>
+        substituted((word) => literalWord((word.value ?? '').replaceAll('{}', start.value ?? ''))),
+      ),
+  ]
+  const findings = variants.map((words): CommandFinding => {
+    const resolution = resolveCommand({ ...command.source, assignments: [], words, redirects: [] })
+    if (resolution.type === 'unclear') return resolution.finding
+    if (resolution.type === 'none') return { verdict: 'jail', rule: 'confined', reason: '' }
+    return context.judgeCommand(resolution.command)
+  })
+  const worst = mostSevere(findings) ?? { verdict: 'jail', rule: 'confined', reason: '' }
+  const runs = inner.map((word) => word.text).join(' ')
+  if (worst.verdict === 'allow' || worst.verdict === 'jail') {
+    return {
+      verdict: 'jail',
+      rule: 'confined',
+      reason: `find runs ${runs} on what it finds; it runs confined`,
+    }
+  }
+  return { ...worst, reason: `find runs ${runs} on what it finds: ${worst.reason}` }
+}

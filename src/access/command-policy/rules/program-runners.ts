@@ -1,0 +1,99 @@
+/**
+ * @module access/command-policy/rules/program-runners
+ * Programs that run a command given to them as a string or as words: `watch '…'` (through
+ * `sh -c`, or `watch -x` as words), `script -c '…'`, `flock FILE -c '…'` and
+ * `flock FILE COMMAND…`. The command is judged as if written alone.
+ */
+import type { CommandFinding } from '../command-judgement.ts'
+import { resolveCommand, type ResolvedCommand } from '../resolve-command.ts'
+import { scanOptions, type OptionDefinition } from '../scan-options.ts'
+import type { ShellWord } from '../shell-syntax.ts'
+import { judged, unreadable } from './nested-code.ts'
+import type { CommandRuleCheck, RuleContext } from './rule.ts'
+
+const WATCH_OPTIONS: readonly OptionDefinition[] = [
+  { name: 'interval', short: 'n', long: 'interval', value: 'required' },
+  { name: 'differences', short: 'd', long: 'differences', value: 'attached' },
+  { name: 'exec', short: 'x', long: 'exec' },
+  ...['b', 'c', 'C', 'e', 'g', 'p', 'r', 't', 'w'].map((letter) => ({
+    name: letter,
+    short: letter,
+  })),
+  { name: 'equexit', short: 'q', long: 'equexit', value: 'required' },
+]
+
+export const checkProgramRunners: CommandRuleCheck = (command, context) => {
+  switch (command.name) {
+    case 'watch':
+      return watchFindings(command, context)
+    case 'script':
+      return scriptFindings(command, context)
+    case 'flock':
+      return flockFindings(command, context)
+    default:
+      return []
+  }
+}
+
+function watchFindings(command: ResolvedCommand, context: RuleContext): CommandFinding[] {
+  const scan = scanOptions(command.args, WATCH_OPTIONS, { stopAtOperand: true })
+  const words = command.args.slice(scan.end)
+  if (scan.options.some((option) => option.name === 'exec')) {
+    return judgeWords(command, words, context)
+  }
+  const dynamic = words.find((word: ShellWord) => word.value === undefined)
+  if (dynamic !== undefined) return [unreadable(command, dynamic.text)]
+  return words.length === 0 ? [] : judged(context, words.map((word) => word.value).join(' '))
+}
+
+/** `script -c '…'` runs its `-c` string with a shell. */
+function scriptFindings(command: ResolvedCommand, context: RuleContext): CommandFinding[] {
+  const definitions: OptionDefinition[] = [
+    { name: 'command', short: 'c', long: 'command', value: 'required' },
+    ...['E', 'T', 'B', 'I', 'O', 'o'].map((letter) => ({
+      name: letter,
+      short: letter,
+      value: 'required' as const,
+    })),
+  ]
+  const code = scanOptions(command.args, definitions).options.find(
+    (option) => option.name === 'command',
+  )?.value
+  if (code === undefined) return []
+  return code.value === undefined ? [unreadable(command, code.text)] : judged(context, code.value)
+}
+
+/** `flock [options] FILE -c '…'` or `flock [options] FILE COMMAND…`. */
+function flockFindings(command: ResolvedCommand, context: RuleContext): CommandFinding[] {
+  const definitions: OptionDefinition[] = [
+    ...['w', 'E'].map((letter) => ({ name: letter, short: letter, value: 'required' as const })),
+    ...['s', 'x', 'e', 'u', 'n', 'o', 'F'].map((letter) => ({ name: letter, short: letter })),
+  ]
+  const scan = scanOptions(command.args, definitions, { stopAtOperand: true })
+  const after = command.args.slice(scan.end + 1)
+  if (after[0]?.value === '-c' || after[0]?.value === '--command') {
+    const code = after[1]
+    if (code === undefined) return []
+    return code.value === undefined ? [unreadable(command, code.text)] : judged(context, code.value)
+  }
+  if (after.length === 0) return []
+  const resolution = resolveCommand({
+    ...command.source,
+    assignments: [],
+    words: after,
+    redirects: [],
+  })
+  if (resolution.type === 'unclear') return [resolution.finding]
+  return resolution.type === 'none' ? [] : [context.judgeCommand(resolution.command)]
+}
+
+/** Judges `words` as a command of their own. */
+function judgeWords(
+  command: ResolvedCommand,
+  words: readonly ShellWord[],
+  context: RuleContext,
+): CommandFinding[] {
+  const resolution = resolveCommand({ ...command.source, assignments: [], words, redirects: [] })
+  if (resolution.type === 'unclear') return [resolution.finding]
+  return resolution.type === 'none' ? [] : [context.judgeCommand(resolution.command)]
+}

@@ -1,0 +1,101 @@
+/**
+ * @module access/command-policy/rules/shell-code
+ * Shell code inside a command is parsed again and judged like the command itself:
+ * `bash -c '…'` (and sh, dash, zsh, …), a here-document or here-string fed to a shell,
+ * `eval …`, `trap '…' EXIT`, `alias x='…'`. Code the policy cannot read is `ask`
+ * (`bash -c "$X"`, `… | bash`), except `eval` or `source` of it, which is `deny`. Programs
+ * that run a command given as a string (`watch`, `script -c`, `flock -c`) are in
+ * program-runners.ts.
+ */
+import type { CommandFinding } from '../command-judgement.ts'
+import { SHELLS, STREAM_FILES } from '../programs.ts'
+import type { ResolvedCommand } from '../resolve-command.ts'
+import { readShellInvocation } from '../shell-invocation.ts'
+import { dynamicEval, judged, unreadable } from './nested-code.ts'
+import { quoted, type CommandRuleCheck, type RuleContext } from './rule.ts'
+
+export const checkShellCode: CommandRuleCheck = (command, context) => {
+  if (SHELLS.has(command.name)) return shellFindings(command, context)
+  switch (command.name) {
+    case 'eval':
+      return evalFindings(command, context)
+    case 'source':
+    case '.':
+      return sourceFindings(command)
+    case 'trap':
+      return trapFindings(command, context)
+    case 'alias':
+      return command.args.flatMap((word) => {
+        const equals = word.value?.indexOf('=') ?? -1
+        if (word.value === undefined) return [unreadable(command, word.text)]
+        return equals === -1 ? [] : judged(context, word.value.slice(equals + 1))
+      })
+    case 'hash':
+    case 'enable':
+      return command.args.some((word) => /^-[a-z]*[pf]/.test(word.value ?? '-p'))
+        ? [
+            {
+              verdict: 'ask',
+              rule: 'dynamic-command',
+              reason: `${quoted(command)} makes a name run another program, which the policy cannot follow; call the program by its own name`,
+            },
+          ]
+        : []
+    default:
+      return []
+  }
+}
+
+function shellFindings(command: ResolvedCommand, context: RuleContext): CommandFinding[] {
+  const invocation = readShellInvocation(command.args)
+  switch (invocation.type) {
+    case 'unclear':
+      return [unreadable(command, invocation.word.text)]
+    case 'string':
+      return invocation.script.value === undefined
+        ? [unreadable(command, invocation.script.text)]
+        : judged(context, invocation.script.value)
+    case 'file':
+      if (invocation.file.value === undefined) return [unreadable(command, invocation.file.text)]
+      if (!STREAM_FILES.test(invocation.file.value)) return []
+      return stdinFindings(command, context)
+    case 'stdin':
+      return stdinFindings(command, context)
+  }
+}
+
+/** A shell that reads its program from standard input: the input is the program. */
+function stdinFindings(command: ResolvedCommand, context: RuleContext): CommandFinding[] {
+  const stdin = command.source.stdin
+  if (stdin.type === 'document') {
+    return stdin.body.value === undefined
+      ? [unreadable(command, 'a here-document with expansions')]
+      : judged(context, stdin.body.value)
+  }
+  if (stdin.type === 'file' && stdin.target?.value === undefined)
+    return [unreadable(command, stdin.target?.text ?? 'its input')]
+  return stdin.type === 'pipe' ? [unreadable(command, 'the pipe before it')] : []
+}
+
+function evalFindings(command: ResolvedCommand, context: RuleContext): CommandFinding[] {
+  const dynamic = command.args.find((word) => word.value === undefined)
+  if (dynamic !== undefined) return [dynamicEval(command, dynamic.text)]
+  if (command.args.length === 0) return []
+  return judged(context, command.args.map((word) => word.value).join(' '))
+}
+
+function sourceFindings(command: ResolvedCommand): CommandFinding[] {
+  const file = command.args[0]
+  if (file === undefined) return []
+  if (file.value === undefined || file.glob || STREAM_FILES.test(file.value))
+    return [dynamicEval(command, file.text)]
+  return []
+}
+
+function trapFindings(command: ResolvedCommand, context: RuleContext): CommandFinding[] {
+  const first = command.args[0]?.value === '--' ? command.args[1] : command.args[0]
+  if (first === undefined) return []
+  if (first.value === undefined) return [unreadable(command, first.text)]
+  if (first.value.startsWith('-') || command.args.length < 2) return []
+  return judged(context, first.value)
+}

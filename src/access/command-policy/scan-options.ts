@@ -1,0 +1,154 @@
+/**
+ * @module access/command-policy/scan-options
+ * Reads a program's arguments the way GNU getopt does, so that `rm -fr`, `rm -r -f`,
+ * `rm --rec --force`, `rm / -rf` and `rm -rf -- /` all come out the same: short options
+ * bundled, long options by any unambiguous prefix, options after operands (unless `--` or
+ * `stopAtOperand`), values attached or in the next word.
+ */
+import { literalWord, type ShellWord } from './shell-syntax.ts'
+
+/** One option a program accepts. */
+export interface OptionDefinition {
+  /** The name the scan reports, usually the long name. */
+  readonly name: string
+  /** The one-letter spelling, without the dash. */
+  readonly short?: string
+  /** The long spelling, without the dashes. */
+  readonly long?: string
+  /** `required`: the value is attached or is the next word; `attached`: only `-xV`/`--x=V`. */
+  readonly value?: 'required' | 'attached'
+}
+
+/** What a scan found. */
+export interface OptionScan {
+  readonly options: readonly { readonly name: string; readonly value: ShellWord | undefined }[]
+  readonly operands: readonly ShellWord[]
+  /** Words only known at run time where an option could stand (they may be any option). */
+  readonly dynamic: readonly ShellWord[]
+  /** Options the definitions do not know, as written. */
+  readonly unknown: readonly string[]
+  /** With `stopAtOperand`: the index of the first operand (the command a wrapper runs). */
+  readonly end: number
+}
+
+/** How to scan. */
+export interface ScanSettings {
+  readonly start?: number
+  /** Stop at the first operand, as wrappers and POSIX programs do. */
+  readonly stopAtOperand?: boolean
+  /** Accept `-5` as an option (`nice -5`). */
+  readonly numericOptions?: boolean
+}
+
+/** Scans `words` from `settings.start` (see the module comment). */
+export function scanOptions(
+  words: readonly ShellWord[],
+  definitions: readonly OptionDefinition[],
+  settings: ScanSettings = {},
+): OptionScan {
+  const scan = { options: [], operands: [], dynamic: [], unknown: [] } as {
+    options: { name: string; value: ShellWord | undefined }[]
+    operands: ShellWord[]
+    dynamic: ShellWord[]
+    unknown: string[]
+  }
+  let index = settings.start ?? 0
+  let afterDoubleDash = false
+  for (; index < words.length; index += 1) {
+    const word = words[index] as ShellWord
+    const text = word.value
+    if (afterDoubleDash) {
+      scan.operands.push(word)
+      continue
+    }
+    if (text === undefined) {
+      scan.dynamic.push(word)
+      if (settings.stopAtOperand === true) break
+      scan.operands.push(word)
+      continue
+    }
+    if (text === '--') {
+      afterDoubleDash = true
+      if (settings.stopAtOperand === true) return { ...scan, end: index + 1 }
+      continue
+    }
+    if (!text.startsWith('-') || text === '-') {
+      if (settings.stopAtOperand === true) break
+      scan.operands.push(word)
+      continue
+    }
+    if (settings.numericOptions === true && /^-\d+$/.test(text)) {
+      scan.options.push({ name: text, value: undefined })
+      continue
+    }
+    const consumed = text.startsWith('--')
+      ? readLong(text.slice(2), words[index + 1], definitions, scan)
+      : readShort(text.slice(1), words[index + 1], definitions, scan)
+    index += consumed
+  }
+  return { ...scan, end: index }
+}
+
+type Found = { options: { name: string; value: ShellWord | undefined }[]; unknown: string[] }
+
+/** Reads `--name[=value]`; answers how many following words it consumed. */
+function readLong(
+  body: string,
+  next: ShellWord | undefined,
+  definitions: readonly OptionDefinition[],
+  found: Found,
+): number {
+  const equals = body.indexOf('=')
+  const name = equals === -1 ? body : body.slice(0, equals)
+  const exact = definitions.find((definition) => definition.long === name)
+  const prefixed = definitions.filter((definition) => definition.long?.startsWith(name) === true)
+  const definition = exact ?? (prefixed.length === 1 ? prefixed[0] : undefined)
+  if (definition === undefined || name === '') {
+    found.unknown.push(`--${body}`)
+    return 0
+  }
+  if (equals !== -1) {
+    found.options.push({ name: definition.name, value: literalWord(body.slice(equals + 1)) })
+    return 0
+  }
+  if (definition.value === 'required') {
+    found.options.push({ name: definition.name, value: next })
+    return next === undefined ? 0 : 1
+  }
+  found.options.push({ name: definition.name, value: undefined })
+  return 0
+}
+
+/** Reads a bundle of short options; answers how many following words it consumed. */
+function readShort(
+  bundle: string,
+  next: ShellWord | undefined,
+  definitions: readonly OptionDefinition[],
+  found: Found,
+): number {
+  for (let position = 0; position < bundle.length; position += 1) {
+    const letter = bundle[position] as string
+    const definition = definitions.find((candidate) => candidate.short === letter)
+    if (definition === undefined) {
+      found.unknown.push(`-${letter}`)
+      continue
+    }
+    const rest = bundle.slice(position + 1)
+    if (definition.value === undefined || (definition.value === 'attached' && rest === '')) {
+      found.options.push({ name: definition.name, value: undefined })
+      continue
+    }
+    if (rest !== '') {
+      found.options.push({ name: definition.name, value: literalWord(rest) })
+      return 0
+    }
+    found.options.push({ name: definition.name, value: next })
+    return next === undefined ? 0 : 1
+  }
+  return 0
+}
+
+/** True when the scan found the option `name`. */
+export function hasOption(scan: OptionScan, name: string): boolean {
+  return scan.options.some((option) => option.name === name)
+}

@@ -1,0 +1,94 @@
+/**
+ * @module access/command-policy/shell-syntax
+ * The shell as the policy sees it: plain data extracted from the parser's tree, with every word
+ * split into what is literal and what is only known when the command runs.
+ */
+
+/** One shell word (a command name, an argument, a redirection target, a here-document). */
+export interface ShellWord {
+  /** The word as written. */
+  readonly text: string
+  /**
+   * The word after quote removal, when it holds no expansion or substitution. A leading `~`,
+   * `$HOME` or `${HOME}` is kept as `~`, because the policy knows what it names.
+   */
+  readonly value: string | undefined
+  /** The literal text before the first expansion; equals `value` when the word is literal. */
+  readonly staticPrefix: string
+  /** True when an unquoted `*`, `?`, `[` or `{` lets the shell expand the word to other words. */
+  readonly glob: boolean
+  /** The literal word as a glob pattern: quoted glob characters escaped with a backslash. */
+  readonly pattern: string
+  /** Every simple command inside the word's substitutions (`$(…)`, backticks, `<(…)`). */
+  readonly substitutions: readonly SimpleCommand[]
+}
+
+/** `NAME=value`, before a command, on its own, or in `export`/`local`/`declare`. */
+export interface Assignment {
+  readonly name: string
+  readonly value: ShellWord | undefined
+}
+
+/** A redirection: `> file`, `2>&1`, `<<EOF`, `<<< text`. */
+export interface Redirect {
+  readonly text: string
+  /** The operator as written: `>`, `>>`, `&>`, `<`, `<<`, `<<<`, `>&`, …. */
+  readonly operator: string
+  /** The file descriptor written before the operator, if any. */
+  readonly descriptor: number | undefined
+  /** The file (or descriptor) the operator points at; undefined for here-documents. */
+  readonly target: ShellWord | undefined
+  /** The text fed to standard input by a here-document or here-string. */
+  readonly body: ShellWord | undefined
+}
+
+/** Where a simple command's standard input comes from. */
+export type StandardInput =
+  | { readonly type: 'inherited' }
+  | { readonly type: 'pipe'; readonly upstream: readonly SimpleCommand[] }
+  | { readonly type: 'document'; readonly body: ShellWord }
+  | { readonly type: 'file'; readonly target: ShellWord | undefined }
+
+/** A simple command: assignments, a name, arguments and redirections. */
+export interface SimpleCommand {
+  readonly text: string
+  readonly assignments: readonly Assignment[]
+  /** The name (first) and the arguments; empty for `FOO=1 >file` with no command. */
+  readonly words: readonly ShellWord[]
+  readonly redirects: readonly Redirect[]
+  readonly stdin: StandardInput
+}
+
+/** Something the policy judges on its own. */
+export type ShellUnit =
+  | { readonly type: 'command'; readonly command: SimpleCommand }
+  | {
+      readonly type: 'assignment'
+      readonly text: string
+      readonly assignments: readonly Assignment[]
+    }
+  | { readonly type: 'redirect'; readonly text: string; readonly redirects: readonly Redirect[] }
+  /** `[[ … ]]` tests and `unset`: they only touch the shell's own state. */
+  | { readonly type: 'construct'; readonly text: string }
+
+/** A parsed command: every unit in source order, substitutions before the command using them. */
+export type ParsedShell =
+  | { readonly type: 'parsed'; readonly units: readonly ShellUnit[] }
+  | { readonly type: 'error'; readonly message: string }
+
+/** A word made by the policy itself (arguments that `xargs` or `find` add at run time). */
+export function dynamicWord(text: string, staticPrefix = ''): ShellWord {
+  return { text, value: undefined, staticPrefix, glob: false, pattern: '', substitutions: [] }
+}
+
+/** A literal word made by the policy itself. */
+export function literalWord(value: string): ShellWord {
+  return {
+    text: value,
+    value,
+    staticPrefix: value,
+    glob: false,
+    pattern: value.replace(/[*?[\]{}()!+@\\]/g, '\\$&'),
+    substitutions: [],
+  }
+}

@@ -1,0 +1,109 @@
+/**
+ * @module jail/pinned-folder
+ * Work below a folder that a jailed program may change at the same moment (a mirror that a
+ * background job writes while the host syncs it). A plain path would follow a folder the
+ * program just replaced with a link, and the host (root, for a root caller) would write, read
+ * or delete outside. Node has no `openat`, so each folder on the way is opened with
+ * `O_NOFOLLOW` and the next name is looked up through `/proc/self/fd/N`: no link planted
+ * anywhere on the path is ever followed (jail-threats §6).
+ */
+import fs from 'node:fs'
+import path from 'node:path'
+import { EitriError } from '../errors/eitri-error.ts'
+
+const FOLDER_FLAGS = fs.constants.O_RDONLY | fs.constants.O_DIRECTORY | fs.constants.O_NOFOLLOW
+
+/** Errors that mean "something on the way is not a folder (any more)". */
+const NOT_A_FOLDER = new Set(['ELOOP', 'ENOTDIR', 'ENOENT'])
+
+/**
+ * Runs `work` with a path naming `relative` below `root` whose folders were all opened without
+ * following a link; only the last name is looked up by `work` itself, which must not follow
+ * it either (`lstat`, `unlink`, `mkdir`, `symlink`, `open` with `O_NOFOLLOW`).
+ *
+ * @throws EitriError `sandbox_violation` when a folder on the way is a link or not a folder.
+ */
+export function atPinned<T>(root: string, relative: string, work: (pinned: string) => T): T {
+  const parent = path.posix.dirname(relative)
+  let descriptor: number
+  try {
+    descriptor = openFolder(root, parent === '.' ? '' : parent)
+  } catch (error) {
+    if (!NOT_A_FOLDER.has((error as NodeJS.ErrnoException).code ?? '')) throw error
+    throw new EitriError(
+      'sandbox_violation',
+      `A folder on the way to ${relative} in the jail's copy of the workspace was replaced (by a link?) while the host synced it; nothing was followed. End background jobs with shell_kill and run again.`,
+      { cause: error },
+    )
+  }
+  try {
+    return work(`/proc/self/fd/${descriptor}/${path.posix.basename(relative)}`)
+  } finally {
+    fs.closeSync(descriptor)
+  }
+}
+
+/** The entries of the folder `relative` below `root`; none if it is gone or became a link. */
+export function listPinned(root: string, relative: string): fs.Dirent[] {
+  let descriptor: number
+  try {
+    descriptor = openFolder(root, relative)
+  } catch (error) {
+    if (NOT_A_FOLDER.has((error as NodeJS.ErrnoException).code ?? '')) return []
+    throw error
+  }
+  try {
+    return fs.readdirSync(`/proc/self/fd/${descriptor}`, { withFileTypes: true })
+  } finally {
+    fs.closeSync(descriptor)
+  }
+}
+
+/** Removes `relative` below `root` and all a folder holds; links are removed, never followed. */
+export function removePinned(root: string, relative: string): void {
+  try {
+    atPinned(root, relative, removeEntry)
+  } catch (error) {
+    // Nothing below a link or a missing folder is ours to remove.
+    if (!EitriError.isInstance(error)) throw error
+  }
+}
+
+function removeEntry(pinned: string): void {
+  const stat = fs.lstatSync(pinned, { throwIfNoEntry: false })
+  if (stat === undefined) return
+  if (!stat.isDirectory()) {
+    fs.unlinkSync(pinned)
+    return
+  }
+  const descriptor = fs.openSync(pinned, FOLDER_FLAGS)
+  try {
+    for (const name of fs.readdirSync(`/proc/self/fd/${descriptor}`)) {
+      removeEntry(`/proc/self/fd/${descriptor}/${name}`)
+    }
+  } finally {
+    fs.closeSync(descriptor)
+  }
+  fs.rmdirSync(pinned)
+}
+
+/** Opens `root`, then each folder of `relative` in turn, refusing links (ELOOP) on the way. */
+function openFolder(root: string, relative: string): number {
+  let descriptor = fs.openSync(root, FOLDER_FLAGS)
+  for (const name of relative === '' ? [] : relative.split('/')) {
+    try {
+      if (name === '' || name === '.' || name === '..') {
+        throw Object.assign(new Error(`unexpected path component in ${relative}`), {
+          code: 'ENOENT',
+        })
+      }
+      const next = fs.openSync(`/proc/self/fd/${descriptor}/${name}`, FOLDER_FLAGS)
+      fs.closeSync(descriptor)
+      descriptor = next
+    } catch (error) {
+      fs.closeSync(descriptor)
+      throw error
+    }
+  }
+  return descriptor
+}
