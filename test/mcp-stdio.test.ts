@@ -58,7 +58,16 @@ describe('eitri serve over stdio', () => {
     const { tools } = await client.listTools()
     assert.deepEqual(
       tools.map((tool) => tool.name),
-      ['read_file', 'write_file', 'edit_file', 'glob', 'grep', 'shell', 'shell_output', 'shell_kill'],
+      [
+        'read_file',
+        'write_file',
+        'edit_file',
+        'glob',
+        'grep',
+        'shell',
+        'shell_output',
+        'shell_kill',
+      ],
     )
     for (const tool of tools) assert.equal(tool.inputSchema.type, 'object')
   })
