@@ -67,6 +67,9 @@ describe('eitri serve over stdio', () => {
         'shell',
         'shell_output',
         'shell_kill',
+        'mode_get',
+        'mode_set',
+        'exit_plan_mode',
       ],
     )
     for (const tool of tools) assert.equal(tool.inputSchema.type, 'object')

@@ -33,6 +33,24 @@ export interface WorkspaceViewOptions {
   readonly line?: string
 }
 
+/**
+ * Writes the access layer may make after a person approved them: a protected path (named by an
+ * allow rule). Never handed to tools: the gated view keeps it to itself.
+ */
+export interface ExemptWrites {
+  writeProtected(
+    path: string,
+    data: string | Uint8Array,
+    options?: { mode?: number | undefined },
+  ): Promise<WriteReceipt>
+}
+
+/** The key under which a confined workspace carries its exempt writes. */
+export const EXEMPT_WRITES: unique symbol = Symbol('eitri.exemptWrites')
+
+/** A workspace view with the writes only the access layer may use. */
+export type ConfinedWorkspace = WorkspaceView & { readonly [EXEMPT_WRITES]: ExemptWrites }
+
 /** Folders `walk` never enters. */
 const SKIPPED_FOLDERS = new Set(['.git'])
 
@@ -43,7 +61,7 @@ const SKIPPED_FOLDERS = new Set(['.git'])
  * const view = createWorkspaceView({ tree: new DirectoryTree('/home/me/project') })
  * await view.readFile('README.md')
  */
-export function createWorkspaceView(options: WorkspaceViewOptions): WorkspaceView {
+export function createWorkspaceView(options: WorkspaceViewOptions): ConfinedWorkspace {
   const { tree } = options
   const hostRoots = unique([tree.root, ...(options.aliases ?? [])])
   const byLengthDescending = [...hostRoots].sort((a, b) => b.length - a.length)
@@ -111,7 +129,17 @@ export function createWorkspaceView(options: WorkspaceViewOptions): WorkspaceVie
     }
   }
 
+  const exemptWrites: ExemptWrites = {
+    async writeProtected(path, data, writeOptions = {}) {
+      // Resolved for reading: inside the workspace, links judged, protection not applied.
+      const resolved = await resolve(path, 'read')
+      const bytes = typeof data === 'string' ? Buffer.from(data, 'utf8') : data
+      const { created } = await tree.writeFileAtomic(resolved, bytes, { mode: writeOptions.mode })
+      return { path: resolved, bytes: bytes.byteLength, created }
+    },
+  }
   return {
+    [EXEMPT_WRITES]: exemptWrites,
     line: options.line ?? 'main',
     resolve,
     async readFile(path) {

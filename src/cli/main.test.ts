@@ -42,6 +42,14 @@ describe('eitri command line', () => {
     [['call', 'read_file', '{oops'], /not valid JSON/],
     [['serve', '--http', 'localhost:99999'], /\[HOST:\]PORT/],
     [['serve', '--tools', ','], /at least one tool/],
+    [
+      ['serve', '--access', 'root'],
+      /--access "root" is not one of: read-only, workspace-write, full-access/,
+    ],
+    [
+      ['serve', '--approval', 'sometimes'],
+      /--approval "sometimes" is not one of: untrusted, on-request, never/,
+    ],
   ] as const) {
     it(`answers ${JSON.stringify(argv)} with one line, usage and status 2`, async () => {
       const { status, stdout, stderr } = await run([...argv])
@@ -72,6 +80,9 @@ describe('eitri command line', () => {
         'shell',
         'shell_output',
         'shell_kill',
+        'mode_get',
+        'mode_set',
+        'exit_plan_mode',
       ],
     )
     const json = JSON.parse(
@@ -147,6 +158,29 @@ describe('eitri command line', () => {
     ])
     assert.equal(result.status, 1)
     assert.match(result.stderr, /^protected_path: .*secrets\/\*\*/)
+  })
+
+  it('an unknown --mode and an invalid mode in the configuration are clear errors', async () => {
+    await using scratch = await makeScratch()
+    const unknown = await run(['tools', ...scratch.flags, '--mode', 'yolo'])
+    assert.equal(unknown.status, 1)
+    assert.match(unknown.stderr, /unknown mode "yolo": available modes: default, plan/)
+    await fs.writeFile(
+      scratch.configPath,
+      JSON.stringify({
+        modes: [
+          { name: 'default', description: 'x' },
+          { name: 'ship', description: 'y', access: 'root' },
+        ],
+      }),
+    )
+    const invalid = await run(['tools', ...scratch.flags])
+    assert.equal(invalid.status, 1)
+    assert.match(invalid.stderr, /"default" is reserved/)
+    assert.match(
+      invalid.stderr,
+      /unknown access "root": one of read-only, workspace-write, full-access/,
+    )
   })
 
   it('a missing workspace folder is an error, not a crash', async () => {

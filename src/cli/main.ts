@@ -5,6 +5,7 @@
 import { EitriError } from '../errors/eitri-error.ts'
 import { packageInfo } from '../util/package-info.ts'
 import { EXIT_FAILURE, EXIT_OK, EXIT_USAGE, UsageError, type CliIo } from './cli-io.ts'
+import { approvalsCommand } from './commands/approvals-command.ts'
 import { callCommand } from './commands/call-command.ts'
 import { demoCommand } from './commands/demo-command.ts'
 import { execCommand } from './commands/exec-command.ts'
@@ -34,6 +35,8 @@ export async function main(
       return EXIT_OK
     }
     switch (line.command) {
+      case 'approvals':
+        return await approvalsCommand(line, io)
       case 'demo':
         return await demoCommand(io)
       case 'serve':

@@ -3,6 +3,8 @@
  * Turns argv into a command and its options, strictly: an unknown flag is an error.
  */
 import { parseArgs } from 'node:util'
+import { APPROVAL_POLICIES, type ApprovalPolicy } from '../access/approval.ts'
+import { ACCESS_LEVELS, type AccessLevel } from '../tool/access-context.ts'
 import { UsageError } from './cli-io.ts'
 
 /** The options every command accepts. */
@@ -16,6 +18,9 @@ export interface CommandLine {
   readonly json: boolean
   readonly stateDir: string | undefined
   readonly config: string | undefined
+  readonly access: AccessLevel | undefined
+  readonly approval: ApprovalPolicy | undefined
+  readonly mode: string | undefined
   readonly help: boolean
   readonly version: boolean
 }
@@ -28,6 +33,9 @@ const OPTIONS = {
   json: { type: 'boolean', default: false },
   'state-dir': { type: 'string' },
   config: { type: 'string' },
+  access: { type: 'string' },
+  approval: { type: 'string' },
+  mode: { type: 'string' },
   help: { type: 'boolean', short: 'h', default: false },
   version: { type: 'boolean', short: 'v', default: false },
 } as const
@@ -52,9 +60,22 @@ export function parseCommandLine(argv: readonly string[]): CommandLine {
     json: values.json,
     stateDir: values['state-dir'],
     config: values.config,
+    access: oneOf('--access', values.access, ACCESS_LEVELS),
+    approval: oneOf('--approval', values.approval, APPROVAL_POLICIES),
+    mode: values.mode,
     help: values.help,
     version: values.version,
   }
+}
+
+function oneOf<Value extends string>(
+  flag: string,
+  value: string | undefined,
+  choices: readonly Value[],
+): Value | undefined {
+  if (value === undefined) return undefined
+  if ((choices as readonly string[]).includes(value)) return value as Value
+  throw new UsageError(`${flag} ${JSON.stringify(value)} is not one of: ${choices.join(', ')}`)
 }
 
 function splitNames(list: string): string[] {

@@ -5,7 +5,7 @@
 
 /** One line for errors. */
 export const USAGE_LINE =
-  'Usage: eitri <demo|serve|tools|call|exec|mcp-config> [options]   (eitri --help for more)'
+  'Usage: eitri <demo|serve|tools|call|exec|approvals|mcp-config> [options]   (eitri --help for more)'
 
 /** The full help. */
 export const HELP = `eitri: a workshop for LLM agents: confined tools on a workspace, over MCP or as a library.
@@ -17,6 +17,7 @@ Usage:
   eitri call TOOL JSON [options]     run one tool call and print its result
   eitri exec [options] -- CMD ARGS   run one command in the jail; exits with its status
   eitri mcp-config [--workspace DIR] print MCP client settings (Claude Code, Codex, Cursor) for this copy
+  eitri approvals [--json]           every recorded decision on an action that needed a person
   eitri --help | --version
 
 Options:
@@ -24,6 +25,9 @@ Options:
   --http [HOST:]PORT      serve: streamable HTTP at /mcp instead of stdio (host default 127.0.0.1; port 0 picks one)
   --token TOKEN           serve: bearer token for HTTP (or EITRI_TOKEN); required beyond loopback
   --tools NAME,...        offer only these tools
+  --access LEVEL          read-only | workspace-write (default) | full-access (DANGEROUS: with approval, programs may run outside the jail)
+  --approval POLICY       untrusted | on-request (default) | never: when to ask a person
+  --mode NAME             start in a mode: default, plan (read-only), or one from the configuration
   --json                  machine-readable output
   --state-dir DIR         eitri's state folder (default: $EITRI_STATE_DIR, else $XDG_STATE_HOME/eitri)
   --config FILE           configuration file (default: $EITRI_CONFIG, else $XDG_CONFIG_HOME/eitri/config.json)

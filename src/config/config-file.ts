@@ -6,7 +6,47 @@
 import fs from 'node:fs/promises'
 import { z } from 'zod'
 import { EitriError } from '../errors/eitri-error.ts'
+import { ACCESS_LEVELS } from '../tool/access-context.ts'
 import { describeIssues } from '../tool/validate-input.ts'
+
+const accessLevel = z
+  .string()
+  .refine((value) => (ACCESS_LEVELS as readonly string[]).includes(value), {
+    error: (issue) =>
+      `unknown access ${JSON.stringify(issue.input)}: one of ${ACCESS_LEVELS.join(', ')}`,
+  })
+
+/** A mode users add: a name, what it is for, and an optional access cap. */
+const modeSchema = z.strictObject({
+  name: z
+    .string()
+    .regex(
+      /^[a-z][a-z0-9_-]{0,31}$/,
+      'a mode name is lower case letters, digits, - and _, at most 32 characters',
+    )
+    .refine((name) => name !== 'default', {
+      error: '"default" is reserved: it is the absence of a mode',
+    }),
+  description: z.string().min(1, 'needs a description: it tells the agent what the mode is for'),
+  access: accessLevel.optional(),
+})
+
+/** A permission rule such as `shell(npm run test:*)` or `write_file(src/**)`. */
+const ruleText = z
+  .string()
+  .regex(
+    /^[a-z][a-z0-9_]{0,63}(\(.*\S.*\))?$/s,
+    'a rule is TOOL or TOOL(SPECIFIER), such as shell(npm test *) or write_file(src/**)',
+  )
+
+const rulesSchema = z.strictObject({
+  allow: z
+    .array(
+      z.union([ruleText, z.strictObject({ rule: ruleText, approval: z.enum(['ask', 'none']) })]),
+    )
+    .default([]),
+  deny: z.array(ruleText).default([]),
+})
 
 /** The configuration file's schema. Later capabilities add their sections here. */
 export const configSchema = z.strictObject({
@@ -14,7 +54,24 @@ export const configSchema = z.strictObject({
     .array(z.string().min(1))
     .default([])
     .describe('Extra workspace paths (globs, anchored at the root) that tools may not write.'),
+  access: accessLevel.optional().describe('The session access setting; --access overrides it.'),
+  approval: z
+    .enum(['untrusted', 'on-request', 'never'])
+    .optional()
+    .describe('When to ask a person; --approval overrides it.'),
+  modes: z
+    .array(modeSchema)
+    .default([])
+    .refine((modes) => new Set(modes.map((mode) => mode.name)).size === modes.length, {
+      error: 'mode names must be unique',
+    }),
+  rules: rulesSchema.default({ allow: [], deny: [] }),
 })
+
+/** A mode as configured. */
+export type ConfiguredMode = z.output<typeof modeSchema>
+/** The rules as configured. */
+export type ConfiguredRules = z.output<typeof rulesSchema>
 
 /** A loaded, validated configuration. */
 export type EitriConfig = z.output<typeof configSchema>

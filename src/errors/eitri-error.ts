@@ -26,6 +26,9 @@
  * - `sandbox_violation`: a confined call wrote outside the paths it may write.
  * - `not_running`: a background job is unknown or already gone.
  * - `invalid_definition`: a tool was defined wrongly; thrown when it is defined, never at a call.
+ * - `store_unavailable`: the store cannot be opened or reached (bad URL, server down, not a
+ *   database, written by a newer eitri); the message says how to fix it.
+ * - `conflict`: the stored state forbids the change (a closed line, a finished Run, a duplicate id).
  */
 export type ErrorCode =
   | 'invalid_input'
@@ -49,7 +52,10 @@ export type ErrorCode =
   | 'timeout'
   | 'sandbox_violation'
   | 'not_running'
+  | 'read_only_access'
   | 'invalid_definition'
+  | 'store_unavailable'
+  | 'conflict'
 
 const MARKER = Symbol.for('eitri.error')
 

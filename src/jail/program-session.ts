@@ -11,11 +11,21 @@ import type {
   ProgramSession,
 } from '../tool/program-session.ts'
 import { DEFAULT_MAX_OUTPUT_CHARS, RollingOutput } from './bounded-output.ts'
-import type { Jail, JailJob, JailResult } from './jail.ts'
+import { DEFAULT_JAIL_TIMEOUT_MS, type Jail, type JailJob, type JailResult } from './jail.ts'
+import { runUnconfined } from './unconfined-run.ts'
+
+/** Where an approved run outside the jail happens. */
+export interface OutsideOptions {
+  /** The workspace's host folder. */
+  readonly cwd: string
+  /** The host environment it gets: a person approved full access for it. */
+  readonly environment: Readonly<Record<string, string | undefined>>
+}
 
 interface Job {
   readonly id: string
   readonly label: string
+  readonly access: ProgramRequest['access']
   readonly job: JailJob
   readonly stdout: RollingOutput
   readonly stderr: RollingOutput
@@ -28,11 +38,36 @@ export const MAX_JOBS_PER_SESSION = 16
 /** A {@link ProgramSession} backed by a jail. */
 export class JailProgramSession implements ProgramSession {
   readonly #jail: Jail
+  readonly #outside: OutsideOptions
   readonly #jobs = new Map<string, Job>()
   #nextId = 1
 
-  constructor(jail: Jail) {
+  /** `outside` says where and with what environment an approved unconfined run happens. */
+  constructor(jail: Jail, outside: OutsideOptions) {
     this.#jail = jail
+    this.#outside = outside
+  }
+
+  async runOutsideJail(request: Omit<ProgramRequest, 'access'>): Promise<ProgramRun> {
+    return runUnconfined({
+      command: request.command,
+      cwd: this.#outside.cwd,
+      environment: this.#outside.environment,
+      timeoutMs: request.timeoutMs ?? DEFAULT_JAIL_TIMEOUT_MS,
+      maxOutputChars: request.maxOutputChars,
+      signal: request.signal,
+    })
+  }
+
+  async stopJobsWiderThan(
+    level: 'read-only' | 'workspace-write' | 'full-access',
+  ): Promise<string[]> {
+    const order = ['read-only', 'workspace-write', 'full-access']
+    const wider = [...this.#jobs.values()].filter(
+      (job) => job.exit === undefined && order.indexOf(job.access) > order.indexOf(level),
+    )
+    await Promise.all(wider.map((job) => this.killJob(job.id)))
+    return wider.map((job) => job.id)
   }
 
   availability(): ReturnType<Jail['availability']> {
@@ -69,7 +104,15 @@ export class JailProgramSession implements ProgramSession {
       onOutput: (stream, chunk) => (stream === 'stdout' ? stdout : stderr).push(chunk),
     })
     const id = `job-${this.#nextId++}`
-    const entry: Job = { id, label: request.label, job, stdout, stderr, exit: undefined }
+    const entry: Job = {
+      id,
+      label: request.label,
+      access: request.access,
+      job,
+      stdout,
+      stderr,
+      exit: undefined,
+    }
     this.#jobs.set(id, entry)
     void job.finished.then((exit) => {
       entry.exit = exit

@@ -24,6 +24,8 @@ export interface McpServerOptions {
   readonly log?: (message: string) => void
   /** Called once when the connection closes (to end its background jobs). */
   readonly onClose?: () => Promise<void> | void
+  /** Called with the server once it exists (an approver elicits through it). */
+  readonly onCreated?: (server: Server) => void
 }
 
 /** Instructions sent to clients at initialization. */
@@ -44,12 +46,15 @@ export function createMcpServer(options: McpServerOptions): Server {
   )
   server.onerror = (error) => options.log?.(`MCP protocol error: ${error.message}`)
   server.onclose = () => void options.onClose?.()
-  server.setRequestHandler(ListToolsRequestSchema, () => ({
-    tools: options.toolset.offered().map((tool): McpTool => ({
-      name: tool.name,
-      description: tool.description,
-      inputSchema: tool.input_schema as McpTool['inputSchema'],
-    })),
+  options.onCreated?.(server)
+  server.setRequestHandler(ListToolsRequestSchema, async (_request, extra) => ({
+    tools: (await options.toolset.offeredIn(options.context({ signal: extra.signal }))).map(
+      (tool): McpTool => ({
+        name: tool.name,
+        description: tool.description,
+        inputSchema: tool.input_schema as McpTool['inputSchema'],
+      }),
+    ),
   }))
   server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
     const ctx = options.context({ signal: extra.signal })

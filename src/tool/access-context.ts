@@ -6,6 +6,13 @@
 /** The access ladder: each level allows everything the one before it does. */
 export type AccessLevel = 'read-only' | 'workspace-write' | 'full-access'
 
+/** The levels, narrowest first. */
+export const ACCESS_LEVELS: readonly AccessLevel[] = Object.freeze([
+  'read-only',
+  'workspace-write',
+  'full-access',
+])
+
 /** What the command policy decides about a shell command. */
 export type CommandVerdict = 'allow' | 'jail' | 'ask' | 'deny'
 
@@ -14,15 +21,94 @@ export interface CommandJudgement {
   readonly verdict: CommandVerdict
   readonly rule: string
   readonly reason: string
+  /** Each simple command found, judged on its own. */
+  readonly parts?: readonly { readonly command: string }[]
 }
 
-/** The access in force for a call. */
+/** Whether a command may run, and where. */
+export type CommandAuthorization =
+  | { readonly type: 'run'; readonly confined: true }
+  /** Approved by a person to run outside the jail (full access for this one call). */
+  | { readonly type: 'run'; readonly confined: false; readonly approvedBy: string }
+  | {
+      readonly type: 'refused'
+      readonly rule: string
+      readonly reason: string
+      readonly needsApproval: boolean
+    }
+
+/** A file operation to authorize. */
+export interface PathAction {
+  readonly tool: string
+  readonly operation: 'read' | 'write'
+  /** Workspace-relative for paths inside; absolute for a path outside. */
+  readonly path: string
+  /** Why the path policy refused it, when it did: the action needs more than the policy gives. */
+  readonly refusal?: {
+    readonly code: 'protected_path' | 'path_outside_workspace'
+    readonly reason: string
+  }
+  readonly signal?: AbortSignal
+}
+
+/** Whether a file operation may go ahead, and with which exemption. */
+export type PathAuthorization =
+  | { readonly type: 'allowed'; readonly exemption?: 'protected' | 'outside' }
+  | {
+      readonly type: 'refused'
+      readonly code:
+        'read_only_access' | 'permission_denied' | 'protected_path' | 'path_outside_workspace'
+      readonly reason: string
+    }
+
+/** The outcome of a mode switch: `refused` when a person did not approve it. */
+export interface ModeChange {
+  readonly changed: boolean
+  readonly refused: boolean
+  readonly message: string
+}
+
+/** The session's mode, as tools may inspect and change it. */
+export interface ModeControl {
+  /** The current mode, its cap, the session setting and the effective access. */
+  describe(): {
+    mode: string
+    cap: AccessLevel | undefined
+    setting: AccessLevel
+    effective: AccessLevel
+    modes: readonly { name: string; description: string; access?: AccessLevel }[]
+  }
+  /**
+   * Switches mode at the next call: narrowing at once; widening only with a person's approval
+   * (`ask` asks even when not widening, as leaving plan mode always does).
+   */
+  set(
+    mode: string,
+    options: { signal: AbortSignal; reason?: string; ask?: boolean },
+  ): Promise<ModeChange>
+}
+
+/** The access in force for a call, fixed when the call starts. */
 export interface AccessContext {
   /** The effective level: the minimum of every cap in force. */
   readonly level: AccessLevel
+  /** The mode in force (`default` when none). */
+  readonly mode: string
+  /** True when a cap below the session setting is in force (a mode's or a parent's). */
+  readonly capped: boolean
   /** Judges a shell command before it runs; never throws. */
   judgeCommand(
     command: string,
     options?: { readonly escalate?: boolean },
   ): Promise<CommandJudgement>
+  /** Decides, asking a person if policy says so, whether a shell command runs. */
+  authorizeCommand(request: {
+    readonly command: string
+    readonly escalate?: { readonly reason: string }
+    readonly signal: AbortSignal
+  }): Promise<CommandAuthorization>
+  /** Decides, asking a person if policy says so, whether a file operation goes ahead. */
+  authorizePath(action: PathAction): Promise<PathAuthorization>
+  /** The session's modes. */
+  readonly modes?: ModeControl
 }

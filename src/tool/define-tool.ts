@@ -27,6 +27,11 @@ export interface Tool<Parameters extends ToolParameters = ToolParameters> {
   readonly execute: (input: z.output<Parameters>, ctx: ToolContext) => Promise<ToolResult>
   /** Side effects, limits and sandbox of a confined tool (see `confine`); absent otherwise. */
   readonly governance?: ToolGovernance
+  /**
+   * Whether the tool can be offered in this context; a reason when it cannot. A tool that is
+   * unavailable is hidden from what is offered and refused with the reason.
+   */
+  readonly availability?: (ctx: ToolContext) => Promise<string | undefined>
 }
 
 /** What `defineTool` takes. */
@@ -37,6 +42,7 @@ export interface ToolDefinitionInput<Parameters extends ToolParameters> {
   readonly execute: (input: z.output<Parameters>, ctx: ToolContext) => Promise<ToolResult>
   /** Frozen with the tool. */
   readonly governance?: ToolGovernance | undefined
+  readonly availability?: ((ctx: ToolContext) => Promise<string | undefined>) | undefined
 }
 
 /**
@@ -56,7 +62,7 @@ export interface ToolDefinitionInput<Parameters extends ToolParameters> {
 export function defineTool<Parameters extends ToolParameters>(
   definition: ToolDefinitionInput<Parameters>,
 ): Tool<Parameters> {
-  const { name, description, parameters, execute, governance } = definition
+  const { name, description, parameters, execute, governance, availability } = definition
   if (typeof name !== 'string' || !TOOL_NAME_PATTERN.test(name)) {
     throw new TypeError(
       `Invalid tool name ${JSON.stringify(name)}: names must match ${TOOL_NAME_PATTERN.source} (lower snake case, at most 64 characters).`,
@@ -78,6 +84,7 @@ export function defineTool<Parameters extends ToolParameters>(
     inputSchema: inputJsonSchema(parameters),
     execute,
     ...(governance === undefined ? {} : { governance: freezeGovernance(governance) }),
+    ...(availability === undefined ? {} : { availability }),
   })
 }
 

@@ -60,6 +60,13 @@ export interface ProgramSession {
   readJob(id: string): JobRead | undefined
   /** Ends a job and everything it started; undefined for an unknown id. */
   killJob(id: string): Promise<JobRead | undefined>
+  /**
+   * Runs a program OUTSIDE the jail, as the host user in the workspace folder. Only for a call a
+   * person approved at full access; dangerous by definition.
+   */
+  runOutsideJail(request: Omit<ProgramRequest, 'access'>): Promise<ProgramRun>
+  /** Ends the jobs started with wider access than `level`; answers their ids. */
+  stopJobsWiderThan(level: 'read-only' | 'workspace-write' | 'full-access'): Promise<string[]>
   /** Ends every job of this session. */
   close(): Promise<void>
 }

@@ -91,6 +91,17 @@ export class Toolset {
     }))
   }
 
+  /** What is offered in `ctx`: the tools whose availability allows them there. */
+  async offeredIn(ctx: ToolContext): Promise<OfferedTool[]> {
+    const offered = this.offered()
+    const hidden = await Promise.all(
+      offered.map(
+        async (entry) => (await this.#allowed.get(entry.name)?.availability?.(ctx)) !== undefined,
+      ),
+    )
+    return offered.filter((_entry, index) => hidden[index] !== true)
+  }
+
   /** Runs one call through the whole contract. Never throws. */
   async run(call: ToolCall, ctx: ToolContext): Promise<ToolResult> {
     const tool = this.#allowed.get(call.name)
@@ -103,6 +114,9 @@ export class Toolset {
       }
       return toolError('unknown_tool', `Unknown tool: ${call.name}. ${this.#available()}`)
     }
+    const unavailable = await tool.availability?.(ctx)
+    if (unavailable !== undefined)
+      return toolError('not_available', unavailable, { tool: call.name })
     return runToolCall(tool, call.input, ctx)
   }
 

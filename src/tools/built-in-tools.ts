@@ -4,9 +4,10 @@
  */
 import type { Tool } from '../tool/define-tool.ts'
 import { fileTools } from './files/index.ts'
+import { modeTools } from './modes/mode-tools.ts'
 import { shellTools } from './shell/index.ts'
 
 /** The built-in tools. Each capability adds its own here. */
 export function builtInTools(): Tool[] {
-  return [...fileTools, ...shellTools]
+  return [...fileTools, ...shellTools, ...modeTools]
 }

@@ -5,22 +5,29 @@
  * each connection or caller works in a session of its own (its background jobs are its own).
  */
 import path from 'node:path'
+import { JsonLinesApprovalLog, type ApprovalRecorder } from '../access/approval-log.ts'
+import { nobodyToAsk, type ApprovalPolicy, type Approver } from '../access/approval.ts'
+import { gateWorkspace } from '../access/gated-workspace.ts'
+import { modeCatalog } from '../access/modes.ts'
+import { rulesFromConfig } from '../access/permission-rules.ts'
+import { SessionAccess } from '../access/session-access.ts'
 import { createWorkspaceView } from '../access/workspace-view.ts'
 import { loadConfig, type EitriConfig } from '../config/config-file.ts'
-import { readEnvironment, type EitriEnvironment } from '../config/environment.ts'
+import { parentEnvironment, readEnvironment, type EitriEnvironment } from '../config/environment.ts'
 import { workspaceStateDir } from '../config/state-dir.ts'
 import { EitriError } from '../errors/eitri-error.ts'
 import { Jail } from '../jail/jail.ts'
 import { JailProgramSession } from '../jail/program-session.ts'
 import { builtInTools } from '../tools/built-in-tools.ts'
 import type { Tool } from '../tool/define-tool.ts'
+import type { AccessLevel } from '../tool/access-context.ts'
 import type { ToolContext } from '../tool/tool-context.ts'
 import { ToolRegistry } from '../tool/tool-registry.ts'
 import type { ToolResult } from '../tool/tool-result.ts'
 import { Toolset } from '../tool/toolset.ts'
 import type { WorkspaceView } from '../tool/workspace-view.ts'
 import { DirectoryTree } from '../workspace/directory-tree.ts'
-import { createAccessContext } from './access-context.ts'
+import { lazyCommandJudge } from './command-judge.ts'
 
 /** How to open a workshop. Every field has a default from DESIGN.md. */
 export interface WorkshopOptions {
@@ -38,10 +45,30 @@ export interface WorkshopOptions {
   readonly environment?: EitriEnvironment
   /** The bubblewrap program. @default 'bwrap' */
   readonly bwrap?: string
+  /** The access setting of new sessions. @default the configuration's, else 'workspace-write' */
+  readonly access?: AccessLevel
+  /** The starting mode of new sessions. @default 'default' */
+  readonly mode?: string
+  /** When to ask a person. @default the configuration's, else 'on-request' */
+  readonly approval?: ApprovalPolicy
+  /** Who decides what policy leaves to a person. @default nobody: such actions are refused */
+  readonly approver?: Approver
 }
 
-/** The calls of one connection or caller, with its own background jobs. */
+/** What one session may set for itself (an MCP connection gets its own approver). */
+export interface SessionOptions {
+  readonly access?: AccessLevel
+  readonly mode?: string
+  readonly approval?: ApprovalPolicy
+  readonly approver?: Approver
+  /** Caps inherited from a parent: the session never gets wider access. */
+  readonly caps?: readonly AccessLevel[]
+}
+
+/** The calls of one connection or caller, with its own background jobs and access. */
 export interface WorkshopSession extends AsyncDisposable {
+  /** The session's access: setting, mode, approvals. */
+  readonly access: SessionAccess
   /** A context for one call of this session. */
   readonly context: (options?: { signal?: AbortSignal }) => ToolContext
   /** Ends the session's background jobs. Idempotent. */
@@ -51,6 +78,7 @@ export interface WorkshopSession extends AsyncDisposable {
 /** One workspace, its configuration and its tools. */
 export interface Workshop extends AsyncDisposable {
   readonly toolset: Toolset
+  /** The workspace behind the path policy only (before any session's access). */
   readonly workspace: WorkspaceView
   readonly jail: Jail
   readonly config: EitriConfig
@@ -58,7 +86,9 @@ export interface Workshop extends AsyncDisposable {
   readonly stateDir: string
   readonly configPath: string
   /** Opens a session: one per MCP connection. */
-  readonly openSession: () => WorkshopSession
+  readonly openSession: (options?: SessionOptions) => WorkshopSession
+  /** Where approval decisions are recorded. */
+  readonly approvals: ApprovalRecorder
   /** A context for one call of the workshop's own default session. */
   readonly context: (options?: { signal?: AbortSignal }) => ToolContext
   /**
@@ -110,20 +140,47 @@ export async function openWorkshop(options: WorkshopOptions = {}): Promise<Works
     privatePaths,
     ...(options.bwrap === undefined ? {} : { bwrap: options.bwrap }),
   })
-  const { access, close: closeAccess } = createAccessContext()
+  const commands = lazyCommandJudge()
+  const stateDir = workspaceStateDir(stateRoot, tree.root)
+  const recorder = new JsonLinesApprovalLog(stateDir)
+  const rules = rulesFromConfig(config.rules)
+  const modes = modeCatalog(config.modes)
   const sessions = new Set<WorkshopSession>()
   let closed = false
 
-  const openSession = (): WorkshopSession => {
+  const openSession = (sessionOptions: SessionOptions = {}): WorkshopSession => {
     if (closed) throw new EitriError('not_available', 'This workshop is closed; open a new one.')
-    const programs = new JailProgramSession(jail)
+    const programs = new JailProgramSession(jail, {
+      cwd: tree.root,
+      environment: parentEnvironment(),
+    })
+    const access = new SessionAccess({
+      setting:
+        sessionOptions.access ??
+        options.access ??
+        (config.access as AccessLevel | undefined) ??
+        'workspace-write',
+      mode: sessionOptions.mode ?? options.mode ?? 'default',
+      modes,
+      caps: sessionOptions.caps ?? [],
+      approval: sessionOptions.approval ?? options.approval ?? config.approval ?? 'on-request',
+      rules,
+      approver: sessionOptions.approver ?? options.approver ?? nobodyToAsk,
+      recorder,
+      judge: commands.judge,
+      onNarrow: (level) => programs.stopJobsWiderThan(level),
+    })
     const session: WorkshopSession = {
-      context: ({ signal } = {}) => ({
-        signal: signal ?? new AbortController().signal,
-        workspace,
-        access,
-        programs,
-      }),
+      access,
+      context: ({ signal } = {}) => {
+        const snapshot = access.snapshot()
+        return {
+          signal: signal ?? new AbortController().signal,
+          workspace: gateWorkspace(workspace, snapshot),
+          access: snapshot,
+          programs,
+        }
+      },
       close: async () => {
         sessions.delete(session)
         await programs.close()
@@ -139,14 +196,15 @@ export async function openWorkshop(options: WorkshopOptions = {}): Promise<Works
     closed = true
     await Promise.all([...sessions].map((session) => session.close()))
     await jail.close()
-    await closeAccess()
+    await commands.close()
   }
   return {
     toolset,
     workspace,
     jail,
     config,
-    stateDir: workspaceStateDir(stateRoot, tree.root),
+    stateDir,
+    approvals: recorder,
     configPath,
     openSession,
     context: defaultSession.context,

@@ -2,12 +2,24 @@
  * @module cli/commands/open-from-command-line
  * Opens the workshop a command line describes.
  */
+import type { Approver } from '../../access/approval.ts'
 import { openWorkshop, type Workshop } from '../../workshop/workshop.ts'
 import type { CommandLine } from '../parse-command-line.ts'
+import { terminalApprover } from '../terminal-approver.ts'
 
-/** The workshop for `--workspace`, `--state-dir`, `--config` and `--tools`. */
-export function openFromCommandLine(line: CommandLine): Promise<Workshop> {
+/**
+ * The workshop for `--workspace`, `--state-dir`, `--config`, `--tools`, `--access`,
+ * `--approval` and `--mode`. A person at the terminal approves (the default approver).
+ */
+export function openFromCommandLine(
+  line: CommandLine,
+  approver: Approver = terminalApprover(),
+): Promise<Workshop> {
   return openWorkshop({
+    approver,
+    ...(line.access === undefined ? {} : { access: line.access }),
+    ...(line.approval === undefined ? {} : { approval: line.approval }),
+    ...(line.mode === undefined ? {} : { mode: line.mode }),
     ...(line.workspace === undefined ? {} : { workspace: line.workspace }),
     ...(line.stateDir === undefined ? {} : { stateDir: line.stateDir }),
     ...(line.config === undefined ? {} : { configPath: line.config }),

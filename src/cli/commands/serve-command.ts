@@ -3,7 +3,9 @@
  * `eitri serve`: the MCP server, on stdio or streamable HTTP.
  */
 import { readEnvironment } from '../../config/environment.ts'
+import type { Server } from '@modelcontextprotocol/sdk/server/index.js'
 import { createMcpServer } from '../../mcp/create-mcp-server.ts'
+import { elicitationApprover } from '../../mcp/elicitation-approver.ts'
 import { serveHttp } from '../../mcp/serve-http.ts'
 import { serveStdio } from '../../mcp/serve-stdio.ts'
 import type { CliIo } from '../cli-io.ts'
@@ -20,12 +22,17 @@ export async function serveCommand(
   const address = line.http === undefined ? undefined : parseListenAddress(line.http)
   await using workshop = await openFromCommandLine(line)
   const log = (message: string): void => io.stderr(`eitri: ${message}\n`)
+  // Each connection has its own session, and its client's person approves (elicitation).
   const connection = () => {
-    const session = workshop.openSession()
+    let server: Server | undefined
+    const session = workshop.openSession({ approver: elicitationApprover(() => server) })
     return {
       toolset: workshop.toolset,
       context: session.context,
       onClose: () => session.close(),
+      onCreated: (created: Server) => {
+        server = created
+      },
       log,
     }
   }

@@ -7,13 +7,14 @@ import { EitriError } from '../../errors/eitri-error.ts'
 import { defineTool } from '../../tool/define-tool.ts'
 import type { JobRead } from '../../tool/program-session.ts'
 import { toolSuccess } from '../../tool/tool-result.ts'
-import { programsOf } from './shell-tool.ts'
+import { programsOf, shellAvailability } from './shell-tool.ts'
 
 /** Reads a background job's new output. */
 export const shellOutputTool = defineTool({
   name: 'shell_output',
   description:
     'Read what a background shell job printed since the last read, and whether it still runs.',
+  availability: shellAvailability,
   parameters: z.object({
     id: z.string().min(1).describe('The job id that shell returned, such as job-1.'),
   }),

@@ -1,14 +1,16 @@
 /**
  * @module tools/shell/shell-tool
- * `shell`: a bash command in the jail, at /workspace. The command policy decides whether it
- * runs; the jail decides what it can reach.
+ * `shell`: a bash command in the jail, at /workspace. The command policy and the access in
+ * force decide whether it runs (asking a person when they say so); the jail decides what it
+ * can reach. Only a person's approval at full access runs a command outside the jail.
  */
 import { z } from 'zod'
 import { EitriError } from '../../errors/eitri-error.ts'
+import type { AccessContext, CommandAuthorization } from '../../tool/access-context.ts'
 import { defineTool } from '../../tool/define-tool.ts'
+import type { ProgramSession } from '../../tool/program-session.ts'
 import type { ToolContext } from '../../tool/tool-context.ts'
 import { toolError, toolSuccess } from '../../tool/tool-result.ts'
-import type { ProgramSession } from '../../tool/program-session.ts'
 import { formatRun } from './format-run.ts'
 
 /** Default and longest wall-clock limits of a foreground command. */
@@ -21,7 +23,7 @@ export const EXIT_TIMEOUT = 124
 /** Runs a command in the jail. */
 export const shellTool = defineTool({
   name: 'shell',
-  description: `Run a bash command in a sandbox (bubblewrap jail) at /workspace, the workspace root: no network, no access outside the workspace, git works. Answers the exit code, stdout and stderr. Default timeout ${DEFAULT_SHELL_TIMEOUT_S} s. For servers and watchers use background: true, then shell_output and shell_kill.`,
+  description: `Run a bash command in a sandbox (bubblewrap jail) at /workspace, the workspace root: no network, no access outside the workspace, git works. Answers the exit code, stdout and stderr. Default timeout ${DEFAULT_SHELL_TIMEOUT_S} s. For servers and watchers use background: true, then shell_output and shell_kill. Only if a step truly cannot work in the sandbox, pass escalate with a reason: a person decides whether it runs outside (full access, dangerous).`,
   parameters: z.object({
     command: z.string().min(1).describe('The bash command line.'),
     timeout_s: z
@@ -34,32 +36,58 @@ export const shellTool = defineTool({
       .boolean()
       .optional()
       .describe('Start it in the background and return its job id at once.'),
+    escalate: z
+      .object({
+        reason: z
+          .string()
+          .min(1)
+          .describe('Why the sandbox is not enough, for the person who decides.'),
+      })
+      .optional()
+      .describe(
+        'Ask a person to run this command outside the sandbox (full access). Refused under a cap such as plan mode.',
+      ),
   }),
+  availability: shellAvailability,
   async execute(
-    { command, timeout_s: timeoutSeconds = DEFAULT_SHELL_TIMEOUT_S, background = false },
+    { command, timeout_s: timeoutSeconds = DEFAULT_SHELL_TIMEOUT_S, background = false, escalate },
     ctx,
   ) {
-    const refusal = await judge(ctx, command)
-    if (refusal !== undefined) return refusal
-    const programs = await programsOf(ctx)
+    const authorization = await authorize(ctx, command, escalate)
+    if (authorization.type === 'refused') {
+      return toolError(
+        'permission_denied',
+        `permit denied: ${authorization.reason} (exit ${EXIT_DENIED})`,
+        {
+          exitCode: EXIT_DENIED,
+          rule: authorization.rule,
+          ...(authorization.needsApproval ? { needsApproval: true } : {}),
+        },
+      )
+    }
+    const programs = authorization.confined ? await programsOf(ctx) : unconfinedPrograms(ctx)
     const access = ctx.access?.level === 'read-only' ? 'read-only' : 'workspace-write'
     const argv = ['/bin/bash', '-c', command]
-    if (background) {
+    if (background && authorization.confined) {
       const id = await programs.startJob({ command: argv, access, label: command })
       return toolSuccess(
         `Started ${id}: ${command}\nRead its output with shell_output {"id":"${id}"}; end it with shell_kill {"id":"${id}"}.`,
-        { id, background: true },
+        {
+          id,
+          background: true,
+        },
       )
     }
-    const run = await programs.run({
-      command: argv,
-      access,
-      timeoutMs: timeoutSeconds * 1000,
-      signal: ctx.signal,
-    })
+    const request = { command: argv, timeoutMs: timeoutSeconds * 1000, signal: ctx.signal }
+    const run = authorization.confined
+      ? await programs.run({ ...request, access })
+      : await programs.runOutsideJail(request)
     if (run.cancelled)
       return toolError('cancelled', `Command cancelled: ${command}`, { exitCode: null })
-    const content = formatRun(run)
+    const outside = authorization.confined
+      ? {}
+      : { confined: false, dangerous: true, approvedBy: authorization.approvedBy }
+    const content = `${authorization.confined ? '' : `[ran OUTSIDE the jail with full access, approved by ${authorization.approvedBy}]\n\n`}${formatRun(run)}`
     if (run.timedOut) {
       return toolError(
         'timeout',
@@ -68,6 +96,7 @@ export const shellTool = defineTool({
           exitCode: EXIT_TIMEOUT,
           timedOut: true,
           truncated: run.truncated,
+          ...outside,
         },
       )
     }
@@ -76,9 +105,22 @@ export const shellTool = defineTool({
       timedOut: false,
       truncated: run.truncated,
       durationMs: Math.round(run.durationMs),
+      ...outside,
     })
   },
 })
+
+/**
+ * Under a cap (plan mode, a parent's), the shell trio is offered only while the jail can run:
+ * what keeps a capped session read-only is the jail's read-only mount.
+ */
+export async function shellAvailability(ctx: ToolContext): Promise<string | undefined> {
+  if (ctx.access?.capped !== true || ctx.programs === undefined) return undefined
+  const availability = await ctx.programs.availability()
+  if (availability.available) return undefined
+  const where = ctx.access.mode === 'default' ? 'this session' : `${ctx.access.mode} mode`
+  return `tool "shell" is not available in ${where}: its ${ctx.access.level} cap needs the jail, which is unavailable: ${availability.reason}`
+}
 
 /** The session's programs, if the jail can run them; otherwise a `jail_unavailable` error. */
 export async function programsOf(ctx: ToolContext): Promise<ProgramSession> {
@@ -99,23 +141,32 @@ export async function programsOf(ctx: ToolContext): Promise<ProgramSession> {
   return programs
 }
 
-/** Asks the command policy; a refusal becomes the error result, anything that may run undefined. */
-async function judge(ctx: ToolContext, command: string) {
-  if (ctx.access === undefined) return undefined
-  const judgement = await ctx.access.judgeCommand(command)
-  if (judgement.verdict === 'deny') {
-    return toolError(
-      'permission_denied',
-      `permit denied: ${judgement.reason} (exit ${EXIT_DENIED})`,
-      { exitCode: EXIT_DENIED, rule: judgement.rule },
-    )
+function unconfinedPrograms(ctx: ToolContext): ProgramSession {
+  if (ctx.programs === undefined)
+    throw new EitriError('jail_unavailable', 'This session cannot run programs.')
+  return ctx.programs
+}
+
+/** Without an access context (a bare library call), every command runs confined. */
+async function authorize(
+  ctx: ToolContext,
+  command: string,
+  escalate: { reason: string } | undefined,
+): Promise<CommandAuthorization> {
+  const access: AccessContext | undefined = ctx.access
+  if (access === undefined) {
+    return escalate === undefined
+      ? { type: 'run', confined: true }
+      : {
+          type: 'refused',
+          rule: 'no-approver',
+          reason: 'escalation needs a person, and this session has no access policy',
+          needsApproval: true,
+        }
   }
-  if (judgement.verdict === 'ask') {
-    return toolError(
-      'permission_denied',
-      `permit denied: ${judgement.reason}. This command needs a person's approval, and no approver is available in this session (exit ${EXIT_DENIED})`,
-      { exitCode: EXIT_DENIED, rule: judgement.rule, needsApproval: true },
-    )
-  }
-  return undefined
+  return access.authorizeCommand({
+    command,
+    ...(escalate === undefined ? {} : { escalate }),
+    signal: ctx.signal,
+  })
 }

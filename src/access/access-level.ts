@@ -1,0 +1,36 @@
+/**
+ * @module access/access-level
+ * The access ladder: `read-only` < `workspace-write` < `full-access`. Every cap in force
+ * clamps; the effective access is the narrowest of them.
+ */
+import type { AccessLevel } from '../tool/access-context.ts'
+
+/** The levels, narrowest first. */
+export const ACCESS_LEVELS: readonly AccessLevel[] = Object.freeze([
+  'read-only',
+  'workspace-write',
+  'full-access',
+])
+
+/** True when `value` names a level. */
+export function isAccessLevel(value: unknown): value is AccessLevel {
+  return typeof value === 'string' && (ACCESS_LEVELS as readonly string[]).includes(value)
+}
+
+/** The narrowest of the levels given (absent ones impose nothing). */
+export function narrowest(...levels: readonly (AccessLevel | undefined)[]): AccessLevel {
+  let result: AccessLevel = 'full-access'
+  for (const level of levels) {
+    if (level !== undefined && rank(level) < rank(result)) result = level
+  }
+  return result
+}
+
+/** True when `level` allows more than `than`. */
+export function isWider(level: AccessLevel, than: AccessLevel): boolean {
+  return rank(level) > rank(than)
+}
+
+function rank(level: AccessLevel): number {
+  return ACCESS_LEVELS.indexOf(level)
+}

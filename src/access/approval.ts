@@ -1,0 +1,50 @@
+/**
+ * @module access/approval
+ * What policy leaves to a person. An approver decides; its answer is a result, never a throw.
+ */
+import type { AccessLevel } from '../tool/access-context.ts'
+
+/** When to ask, with Codex's names. */
+export type ApprovalPolicy = 'untrusted' | 'on-request' | 'never'
+
+/** The policies, for validation and help. */
+export const APPROVAL_POLICIES: readonly ApprovalPolicy[] = Object.freeze([
+  'untrusted',
+  'on-request',
+  'never',
+])
+
+/** What a person is asked to approve. */
+export interface ApprovalRequest {
+  readonly tool: string
+  readonly input: unknown
+  /** Why it needs a person, in words a person reads in a prompt. */
+  readonly reason: string
+  /** The access the action needs. */
+  readonly access: AccessLevel
+  /** One line a prompt can show, such as the command or the path. */
+  readonly summary: string
+  /** True for actions outside the jail or the workspace. */
+  readonly dangerous: boolean
+  /** The configuration rule that would allow this without asking, when one can. */
+  readonly rule?: string
+}
+
+/** A person's answer. `approved-for-session` also covers the exact same action later. */
+export type ApprovalDecision =
+  | { readonly type: 'approved'; readonly by?: string }
+  | { readonly type: 'approved-for-session'; readonly by?: string }
+  | { readonly type: 'denied'; readonly reason?: string; readonly by?: string }
+
+/** Decides approval requests. */
+export type Approver = (
+  request: ApprovalRequest,
+  options: { signal: AbortSignal },
+) => Promise<ApprovalDecision>
+
+/** An approver that asks no one: used where no person can be reached. */
+export const nobodyToAsk: Approver = async () => ({
+  type: 'denied',
+  reason: 'no person can be asked in this session',
+  by: 'eitri',
+})

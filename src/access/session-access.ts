@@ -1,0 +1,460 @@
+/**
+ * @module access/session-access
+ * The access of one session: a setting, a mode, the caps inherited from parents, an approval
+ * policy, rules and an approver. Every door asks it; each call gets a snapshot fixed when the
+ * call starts, so a mode switch takes effect at the next call.
+ */
+import { EitriError } from '../errors/eitri-error.ts'
+import type {
+  AccessContext,
+  AccessLevel,
+  CommandAuthorization,
+  CommandJudgement,
+  ModeChange,
+  ModeControl,
+  PathAction,
+  PathAuthorization,
+} from '../tool/access-context.ts'
+import { isWider, narrowest } from './access-level.ts'
+import { digestInput, type ApprovalRecorder } from './approval-log.ts'
+import {
+  nobodyToAsk,
+  type ApprovalPolicy,
+  type ApprovalRequest,
+  type Approver,
+} from './approval.ts'
+import { DEFAULT_MODE, modeCatalog, type ModeDefinition } from './modes.ts'
+import { PermissionRules } from './permission-rules.ts'
+
+/** What a session's access is made of. */
+export interface AccessOptions {
+  /** The session setting. @default 'workspace-write' */
+  readonly setting?: AccessLevel
+  /** The starting mode. @default 'default' */
+  readonly mode?: string
+  /** The modes a session may use. @default default and plan */
+  readonly modes?: readonly ModeDefinition[]
+  /** Caps inherited from parents: a child never gets wider access than its parent. */
+  readonly caps?: readonly AccessLevel[]
+  /** @default 'on-request' */
+  readonly approval?: ApprovalPolicy
+  readonly rules?: PermissionRules
+  /** Who decides what policy leaves to a person. @default nobody: such actions are refused */
+  readonly approver?: Approver
+  /** Where every decision is recorded. */
+  readonly recorder?: ApprovalRecorder
+  /** The command policy. @default every command runs confined */
+  readonly judge?: (command: string, options: { escalate?: boolean }) => Promise<CommandJudgement>
+  /** Called when access narrows, to stop background jobs started with wider access; answers their ids. */
+  readonly onNarrow?: (level: AccessLevel) => Promise<readonly string[]>
+}
+
+/** The access state of one session. */
+export class SessionAccess {
+  readonly #options: AccessOptions
+  readonly #modes: ReadonlyMap<string, ModeDefinition>
+  readonly #rules: PermissionRules
+  readonly #approver: Approver
+  /** Exact actions a person approved for the rest of the session. */
+  readonly #approvedForSession = new Set<string>()
+  #setting: AccessLevel
+  #mode: ModeDefinition
+  /** Who gave the most recent approval, for the record of an unconfined run. */
+  #lastApprover = 'a person'
+
+  /** @throws EitriError `config_invalid` for an unknown starting mode. */
+  constructor(options: AccessOptions = {}) {
+    this.#options = options
+    this.#modes = new Map((options.modes ?? modeCatalog()).map((mode) => [mode.name, mode]))
+    this.#rules = options.rules ?? new PermissionRules()
+    this.#approver = options.approver ?? nobodyToAsk
+    this.#setting = options.setting ?? 'workspace-write'
+    this.#mode = this.#modeNamed(options.mode ?? DEFAULT_MODE.name)
+  }
+
+  /** The session setting (never changed by a mode). */
+  get setting(): AccessLevel {
+    return this.#setting
+  }
+
+  get mode(): ModeDefinition {
+    return this.#mode
+  }
+
+  /** The effective access: the minimum of the setting, the mode's cap and inherited caps. */
+  get effective(): AccessLevel {
+    return narrowest(this.#setting, this.#mode.access, ...(this.#options.caps ?? []))
+  }
+
+  /** The name by which refusals refer to the state that caps access. */
+  get #capName(): string {
+    return this.#mode.access !== undefined ? `${this.#mode.name} mode` : 'this session'
+  }
+
+  /** True when a mode or a parent caps access below full access. */
+  get capped(): boolean {
+    return [this.#mode.access, ...(this.#options.caps ?? [])].some(
+      (cap) => cap !== undefined && cap !== 'full-access',
+    )
+  }
+
+  /**
+   * Changes the setting. Narrowing is immediate; widening needs a person.
+   * A mode's cap still applies on top: a setting changed during plan re-emerges when plan ends.
+   */
+  async changeSetting(
+    level: AccessLevel,
+    options: { signal: AbortSignal },
+  ): Promise<{ changed: boolean; message: string }> {
+    if (level === this.#setting)
+      return { changed: false, message: `The access setting is already ${level}.` }
+    if (isWider(level, this.#setting)) {
+      const decision = await this.#ask(
+        {
+          tool: 'access_set',
+          input: { access: level },
+          reason: `widen the session's access from ${this.#setting} to ${level}`,
+          access: level,
+          summary: `access ${this.#setting} → ${level}`,
+          dangerous: level === 'full-access',
+        },
+        options.signal,
+      )
+      if (decision !== undefined) return { changed: false, message: `Not changed: ${decision}` }
+    }
+    const before = this.effective
+    this.#setting = level
+    return {
+      changed: true,
+      message: `Access setting is now ${level}.${await this.#stopWiderJobs(before)}`,
+    }
+  }
+
+  /** A snapshot for one call. */
+  snapshot(): AccessContext {
+    const level = this.effective
+    const mode = this.#mode.name
+    const capped = this.capped
+    return {
+      level,
+      mode,
+      capped,
+      judgeCommand: (command, options = {}) => this.#judge(command, options),
+      authorizeCommand: (request) => this.#authorizeCommand(request, level, capped),
+      authorizePath: (action) => this.#authorizePath(action, level),
+      modes: this.#modeControl(),
+    }
+  }
+
+  #modeControl(): ModeControl {
+    return {
+      describe: () => ({
+        mode: this.#mode.name,
+        cap: this.#mode.access,
+        setting: this.#setting,
+        effective: this.effective,
+        modes: [...this.#modes.values()],
+      }),
+      set: (name, options) => this.setMode(name, options),
+    }
+  }
+
+  /**
+   * Switches mode at the next call. Narrowing is immediate; a switch to a wider cap (leaving
+   * plan) goes through the approver: a model alone can never lift its own cap.
+   */
+  async setMode(
+    name: string,
+    options: { signal: AbortSignal; reason?: string; ask?: boolean },
+  ): Promise<ModeChange> {
+    const next = this.#modes.get(name)
+    if (next === undefined) {
+      throw new EitriError(
+        'invalid_input',
+        `unknown mode "${name}": available modes: ${[...this.#modes.keys()].join(', ')}`,
+      )
+    }
+    if (next.name === this.#mode.name) {
+      return { changed: false, refused: false, message: `Already in ${name} mode.` }
+    }
+    const before = this.effective
+    const after = narrowest(this.#setting, next.access, ...(this.#options.caps ?? []))
+    if (isWider(after, before) || options.ask === true) {
+      const decision = await this.#ask(
+        {
+          tool: 'mode_set',
+          input: {
+            mode: name,
+            ...(options.reason === undefined ? {} : { reason: options.reason }),
+          },
+          reason:
+            options.reason ??
+            `switch from ${this.#mode.name} mode (${before}) to ${name} mode (${after})`,
+          access: after,
+          summary: `mode ${this.#mode.name} → ${name}`,
+          dangerous: after === 'full-access',
+        },
+        options.signal,
+      )
+      if (decision !== undefined) {
+        return {
+          changed: false,
+          refused: true,
+          message: `Still in ${this.#mode.name} mode: ${decision}`,
+        }
+      }
+    }
+    this.#mode = next
+    return {
+      changed: true,
+      refused: false,
+      message: `Switched to ${name} mode (access ${this.effective}); it applies from the next call.${await this.#stopWiderJobs(before)}`,
+    }
+  }
+
+  async #stopWiderJobs(before: AccessLevel): Promise<string> {
+    const after = this.effective
+    if (!isWider(before, after) || this.#options.onNarrow === undefined) return ''
+    const stopped = await this.#options.onNarrow(after)
+    return stopped.length === 0
+      ? ''
+      : ` Stopped background jobs started with wider access: ${stopped.join(', ')}.`
+  }
+
+  async #judge(command: string, options: { escalate?: boolean }): Promise<CommandJudgement> {
+    if (this.#options.judge === undefined)
+      return { verdict: 'jail', rule: 'default', reason: 'runs confined', parts: [{ command }] }
+    return this.#options.judge(command, options)
+  }
+
+  async #authorizeCommand(
+    request: {
+      readonly command: string
+      readonly escalate?: { readonly reason: string }
+      readonly signal: AbortSignal
+    },
+    level: AccessLevel,
+    capped: boolean,
+  ): Promise<CommandAuthorization> {
+    const judgement = await this.#judge(request.command, {
+      escalate: request.escalate !== undefined,
+    })
+    const parts = (judgement.parts ?? []).map((part) => part.command)
+    const subject = {
+      kind: 'command' as const,
+      parts: parts.length === 0 ? [request.command] : parts,
+    }
+    const denyRule = this.#rules.denied(subject)
+    if (denyRule !== undefined)
+      return refused(
+        'config-deny',
+        `denied by the rule ${denyRule.source} in eitri's configuration`,
+      )
+    if (judgement.verdict === 'deny') return refused(judgement.rule, judgement.reason)
+    const input = { command: request.command }
+    if (request.escalate !== undefined) {
+      if (capped) {
+        return refused(
+          'escalation-capped',
+          `escalation is not available in ${this.#capName} — put the wider step in the plan, or run the command without escalate`,
+        )
+      }
+      const decision = await this.#ask(
+        {
+          tool: 'shell',
+          input: { ...input, escalate: request.escalate },
+          reason: request.escalate.reason,
+          access: 'full-access',
+          summary: `run OUTSIDE the jail (dangerous): ${request.command}`,
+          dangerous: true,
+        },
+        request.signal,
+      )
+      if (decision !== undefined) return refused('escalation-denied', decision, true)
+      return { type: 'run', confined: false, approvedBy: this.#lastApprover }
+    }
+    const approvalPolicy = this.#options.approval ?? 'on-request'
+    const needsPerson =
+      judgement.verdict === 'ask' ||
+      (approvalPolicy === 'untrusted' && judgement.verdict !== 'allow')
+    if (!needsPerson) return { type: 'run', confined: true }
+    if (level === 'read-only' && judgement.verdict === 'ask') {
+      return refused(
+        judgement.rule,
+        `${judgement.reason}; it would change the workspace, which ${this.#capName} keeps read-only`,
+      )
+    }
+    if (this.#rules.allowed(subject) !== undefined) return { type: 'run', confined: true }
+    const decision = await this.#ask(
+      {
+        tool: 'shell',
+        input,
+        reason: judgement.reason,
+        access: level,
+        summary: request.command,
+        dangerous: false,
+        rule: `shell(${request.command})`,
+      },
+      request.signal,
+    )
+    if (decision !== undefined)
+      return refused(judgement.rule, `${judgement.reason}; ${decision}`, true)
+    return { type: 'run', confined: true }
+  }
+
+  async #authorizePath(action: PathAction, level: AccessLevel): Promise<PathAuthorization> {
+    const subject = { kind: 'path' as const, operation: action.operation, path: action.path }
+    const denyRule = this.#rules.denied(subject)
+    if (denyRule !== undefined) {
+      return {
+        type: 'refused',
+        code: 'permission_denied',
+        reason: `${action.path} is denied by the rule ${denyRule.source} in eitri's configuration`,
+      }
+    }
+    if (action.operation === 'read')
+      return action.refusal === undefined
+        ? { type: 'allowed' }
+        : { type: 'refused', ...action.refusal }
+    if (level === 'read-only') {
+      return {
+        type: 'refused',
+        code: 'read_only_access',
+        reason: `writing ${action.path} needs workspace-write access, and ${this.#capName} is read-only. ${this.#mode.access !== undefined ? `Leave ${this.#mode.name} mode with exit_plan_mode (a person approves it)` : 'Ask the user to widen the access setting'}, or only read`,
+      }
+    }
+    if (action.refusal?.code === 'path_outside_workspace') {
+      if (level !== 'full-access') return { type: 'refused', ...action.refusal }
+      const decision = await this.#ask(
+        {
+          tool: action.tool,
+          input: { path: action.path },
+          reason: `write outside the workspace: ${action.path}`,
+          access: 'full-access',
+          summary: `write OUTSIDE the workspace (dangerous): ${action.path}`,
+          dangerous: true,
+        },
+        action.signal ?? new AbortController().signal,
+      )
+      return decision === undefined
+        ? { type: 'allowed', exemption: 'outside' }
+        : { type: 'refused', code: 'permission_denied', reason: decision }
+    }
+    if (action.refusal?.code === 'protected_path') {
+      const allowRule = this.#rules.allowed(subject)
+      if (allowRule === undefined) return { type: 'refused', ...action.refusal }
+      if (allowRule.withoutApproval) return { type: 'allowed', exemption: 'protected' }
+      const decision = await this.#ask(
+        {
+          tool: action.tool,
+          input: { path: action.path },
+          reason: `write the protected path ${action.path} (allowed by the rule ${allowRule.source})`,
+          access: level,
+          summary: `write protected ${action.path}`,
+          dangerous: false,
+        },
+        action.signal ?? new AbortController().signal,
+      )
+      return decision === undefined
+        ? { type: 'allowed', exemption: 'protected' }
+        : { type: 'refused', code: 'protected_path', reason: decision }
+    }
+    if (
+      (this.#options.approval ?? 'on-request') === 'untrusted' &&
+      this.#rules.allowed(subject) === undefined
+    ) {
+      const decision = await this.#ask(
+        {
+          tool: action.tool,
+          input: { path: action.path },
+          reason: `write ${action.path} (the approval policy is untrusted)`,
+          access: level,
+          summary: `write ${action.path}`,
+          dangerous: false,
+          rule: `write_file(${action.path})`,
+        },
+        action.signal ?? new AbortController().signal,
+      )
+      if (decision !== undefined)
+        return { type: 'refused', code: 'permission_denied', reason: decision }
+    }
+    return { type: 'allowed' }
+  }
+
+  /**
+   * Asks a person unless the policy forbids asking or the same action was approved for the
+   * session. Records the decision. Answers undefined when approved, else why not.
+   */
+  async #ask(
+    request: ApprovalRequest & { rule?: string },
+    signal: AbortSignal,
+  ): Promise<string | undefined> {
+    const key = `${request.tool}\u0000${JSON.stringify(request.input)}`
+    if (this.#approvedForSession.has(key)) return undefined
+    const approvalPolicy = this.#options.approval ?? 'on-request'
+    if (approvalPolicy === 'never') {
+      const hint =
+        request.rule === undefined
+          ? ''
+          : `, or allow it with the rule ${request.rule} in eitri's configuration`
+      await this.#record(request, 'denied', 'policy', 'the approval policy is never')
+      return `it needs a person's approval and the approval policy is never: nobody is asked. Start the session with --approval on-request${hint}`
+    }
+    const decision = await this.#approver(request, { signal }).catch((error: unknown) => ({
+      type: 'denied' as const,
+      reason: `the approver failed: ${(error as Error).message}`,
+      by: 'eitri',
+    }))
+    const by = decision.by ?? 'approver'
+    await this.#record(
+      request,
+      decision.type,
+      by,
+      decision.type === 'denied' ? decision.reason : undefined,
+    )
+    if (decision.type === 'denied') {
+      const hint =
+        request.rule === undefined
+          ? ''
+          : ` To allow it without asking, add the rule ${request.rule} to rules.allow in eitri's configuration.`
+      return `a person did not approve it (${decision.reason ?? 'denied'}).${hint}`
+    }
+    if (decision.type === 'approved-for-session') this.#approvedForSession.add(key)
+    this.#lastApprover = by
+    return undefined
+  }
+
+  async #record(
+    request: ApprovalRequest,
+    decision: 'approved' | 'approved-for-session' | 'denied',
+    by: string,
+    reason?: string,
+  ): Promise<void> {
+    await this.#options.recorder?.record({
+      time: new Date().toISOString(),
+      tool: request.tool,
+      inputDigest: digestInput(request.input),
+      summary: request.summary,
+      decision,
+      by,
+      ...(reason === undefined ? {} : { reason }),
+      access: request.access,
+      dangerous: request.dangerous,
+    })
+  }
+
+  #modeNamed(name: string): ModeDefinition {
+    const mode = this.#modes.get(name)
+    if (mode === undefined) {
+      throw new EitriError(
+        'config_invalid',
+        `unknown mode "${name}": available modes: ${[...this.#modes.keys()].join(', ')}`,
+      )
+    }
+    return mode
+  }
+}
+
+function refused(rule: string, reason: string, needsApproval = false): CommandAuthorization {
+  return { type: 'refused', rule, reason, needsApproval }
+}

@@ -1,0 +1,65 @@
+/**
+ * @module mcp/elicitation-approver
+ * Approval through the MCP client: an elicitation shows the person what is asked and takes
+ * their answer. A client that cannot elicit gets a refusal naming the rule or flag that would
+ * allow the action.
+ */
+import type { Server } from '@modelcontextprotocol/sdk/server/index.js'
+import type { ApprovalDecision, ApprovalRequest, Approver } from '../access/approval.ts'
+
+/** The answers a person can give. */
+const CHOICES = ['approve', 'approve-for-session', 'deny'] as const
+
+/** An approver asking the person behind `server()`'s client. */
+export function elicitationApprover(server: () => Server | undefined): Approver {
+  return async (request, { signal }): Promise<ApprovalDecision> => {
+    const connected = server()
+    const client = connected?.getClientVersion()?.name ?? 'the MCP client'
+    if (connected === undefined || connected.getClientCapabilities()?.elicitation === undefined) {
+      return {
+        type: 'denied',
+        by: 'eitri',
+        reason: `${client} cannot show approval prompts (it does not support MCP elicitation)${howToAllow(request)}`,
+      }
+    }
+    const result = await connected.elicitInput(
+      {
+        message: prompt(request),
+        requestedSchema: {
+          type: 'object',
+          properties: {
+            decision: {
+              type: 'string',
+              title: 'Decision',
+              enum: [...CHOICES],
+              enumNames: ['Approve once', 'Approve for this session', 'Deny'],
+              description:
+                'Approve once, approve this exact action for the rest of the session, or deny.',
+            },
+          },
+          required: ['decision'],
+        },
+      },
+      { signal },
+    )
+    const decision = result.action === 'accept' ? result.content?.['decision'] : undefined
+    if (decision === 'approve') return { type: 'approved', by: client }
+    if (decision === 'approve-for-session') return { type: 'approved-for-session', by: client }
+    return {
+      type: 'denied',
+      by: client,
+      reason: result.action === 'accept' ? 'denied' : `the person chose ${result.action}`,
+    }
+  }
+}
+
+function prompt(request: ApprovalRequest): string {
+  const danger = request.dangerous ? 'DANGEROUS: this runs without eitri’s confinement.\n' : ''
+  return `${danger}eitri asks your approval (${request.access} access) for ${request.tool}:\n${request.summary}\n\nWhy: ${request.reason}`
+}
+
+function howToAllow(request: ApprovalRequest): string {
+  if (request.rule !== undefined)
+    return `; to allow it without asking, add the rule ${request.rule} to rules.allow in eitri's configuration`
+  return '; connect with a client that supports elicitation, or run the step yourself'
+}
