@@ -97,3 +97,14 @@ export type {
   ProgramRun,
   ProgramSession,
 } from './tool/program-session.ts'
+export { createAccess, type CreateAccessOptions } from './access/create-access.ts'
+export { SessionAccess, type AccessOptions } from './access/session-access.ts'
+export type {
+  ApprovalDecision,
+  ApprovalPolicy,
+  ApprovalRequest,
+  Approver,
+} from './access/approval.ts'
+export type { ApprovalRecord, ApprovalRecorder } from './access/approval-log.ts'
+export { DEFAULT_MODE, PLAN_MODE, type ModeDefinition } from './access/modes.ts'
+export { exitPlanModeTool, modeGetTool, modeSetTool } from './tools/modes/mode-tools.ts'
