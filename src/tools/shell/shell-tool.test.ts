@@ -150,6 +150,23 @@ describe('shell', () => {
     assert.equal(gone.type === 'error' && gone.code, 'not_running')
   })
 
+  it('stops background jobs started with wider access when the mode narrows, and says so', async () => {
+    await using fixture = await workshopOn()
+    const started = await fixture.workshop.call('shell', {
+      command: 'sleep 1000',
+      background: true,
+    })
+    const id = started.metadata['id'] as string
+    const narrowed = await fixture.workshop.call('mode_set', { mode: 'plan' })
+    assert.equal(narrowed.type, 'success')
+    assert.match(
+      narrowed.content,
+      new RegExp(`Stopped background jobs started with wider access: ${id}`),
+    )
+    const gone = await fixture.workshop.call('shell_output', { id })
+    assert.equal(gone.type === 'error' && gone.code, 'not_running')
+  })
+
   it('ends background jobs, and everything they started, when the session closes', async () => {
     await using fixture = await workshopOn()
     const session = fixture.workshop.openSession()
