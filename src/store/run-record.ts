@@ -1,0 +1,111 @@
+/**
+ * @module store/run-record
+ * The durable record of one Run (seed-semantics §H item 59) and what writes it.
+ */
+
+/** A Run's status. `running` after a crash means unfinished, not live. */
+export type RunStatus = 'running' | 'waiting' | 'completed' | 'failed' | 'cancelled'
+
+/** The statuses `finishRun` writes. `waiting` is not terminal and has no `endedAt`. */
+export type RunFinishStatus = Exclude<RunStatus, 'running'>
+
+/** What happens to a Run's forked effects; a separate axis from status. */
+export type SettlementStatus = 'open' | 'merged' | 'review' | 'discarded'
+
+/** Every status, and the terminal ones (which can never change again). */
+export const RUN_STATUSES: readonly RunStatus[] = [
+  'running',
+  'waiting',
+  'completed',
+  'failed',
+  'cancelled',
+]
+export const TERMINAL_RUN_STATUSES: readonly RunStatus[] = ['completed', 'failed', 'cancelled']
+
+/** Where a Run came from: fixed at admission, never overwritten by later writes. */
+export interface RunProvenance {
+  readonly roster?: string | undefined
+  readonly agentId?: string | undefined
+  readonly agentVersion?: number | undefined
+  readonly programKind?: string | undefined
+  readonly interpreterVersion?: number | undefined
+  readonly agentDefHash?: string | undefined
+  readonly chatId?: string | undefined
+  /** The workspace line the Run works in (its fork). */
+  readonly world?: string | undefined
+  readonly isolation?: string | undefined
+  readonly settlementPolicy?: string | undefined
+}
+
+/** What `admitRun` takes. */
+export interface RunAdmission extends RunProvenance {
+  readonly id: string
+  /** `agent-task` for a hire, `agent-turn` for a chat turn. @default 'agent-task' */
+  readonly kind?: string | undefined
+  /** The structural parent Run. */
+  readonly parentId?: string | undefined
+  /** Runs whose results this one consumed. */
+  readonly causedBy?: readonly string[] | undefined
+  readonly actor?: string | undefined
+  /** The trigger (the task given), as JSON-compatible data. */
+  readonly trigger?: unknown
+  /** @default the store's clock */
+  readonly createdAt?: string | undefined
+}
+
+/** One durable Run row. */
+export interface RunRecord extends RunProvenance {
+  readonly id: string
+  readonly kind: string
+  readonly parentId: string | null
+  readonly causedBy: readonly string[]
+  readonly actor: string | null
+  readonly trigger: unknown
+  readonly status: RunStatus
+  readonly reason: string | null
+  readonly error: unknown
+  /** The result value of a completed Run. */
+  readonly value: unknown
+  readonly output: string | null
+  readonly settlementStatus: SettlementStatus
+  readonly settlementReason: string | null
+  readonly createdAt: string
+  readonly startedAt: string
+  readonly updatedAt: string
+  /** Set for completed, failed and cancelled only. */
+  readonly endedAt: string | null
+}
+
+/** What `finishRun` takes. */
+export interface RunFinish {
+  readonly status: RunFinishStatus
+  readonly reason?: string | undefined
+  readonly error?: unknown
+  readonly value?: unknown
+  readonly output?: string | undefined
+}
+
+/** What `settleRun` takes. */
+export interface RunSettlement {
+  readonly status: Exclude<SettlementStatus, 'open'>
+  readonly reason: string
+}
+
+/** One entry of a Run's journal (an intent before a call, its result after, activity). */
+export interface RunEvent {
+  readonly runId: string
+  /** Position in the Run's journal, from 1. */
+  readonly sequence: number
+  /** Noun-verb, such as `tool-call-start`. */
+  readonly type: string
+  readonly data: unknown
+  readonly time: string
+}
+
+/** Filters of `listRuns`. */
+export interface RunFilter {
+  readonly status?: RunStatus | undefined
+  readonly parentId?: string | undefined
+  /** @default 100 */
+  readonly limit?: number | undefined
+}

@@ -1,0 +1,48 @@
+/**
+ * @module store/sql/sql-driver
+ * What the store's SQL needs from a database: transactions, statements with `?` parameters,
+ * and a counter. SQLite and PostgreSQL each implement it; the store's logic is written once
+ * against it, so both backends behave the same.
+ */
+import type { StoreBackend } from '../store.ts'
+
+/** A value a statement takes or gives. Booleans are stored as 0 and 1. */
+export type SqlValue = string | number | null
+
+/** A row as read. */
+export type SqlRow = Record<string, SqlValue>
+
+/** Statements inside one transaction. */
+export interface SqlTransaction {
+  readonly dialect: StoreBackend
+  all<Row extends SqlRow = SqlRow>(sql: string, parameters?: readonly SqlValue[]): Promise<Row[]>
+  get<Row extends SqlRow = SqlRow>(
+    sql: string,
+    parameters?: readonly SqlValue[],
+  ): Promise<Row | undefined>
+  /** Runs a statement; answers how many rows it changed. */
+  run(sql: string, parameters?: readonly SqlValue[]): Promise<number>
+  /** `count` fresh, increasing values of the store-wide sequence. */
+  nextSequences(count: number): Promise<number[]>
+}
+
+/** How a transaction will use the database. */
+export type TransactionMode = 'read' | 'write'
+
+/** A connection (or pool) to one database. */
+export interface SqlDriver {
+  readonly dialect: StoreBackend
+  /** Where it is, safe to print. */
+  readonly location: string
+  /**
+   * Runs `work` in a transaction and commits it durably, or rolls back if it throws. Retried
+   * from the start when the database reports contention (busy, serialization, deadlock), so
+   * `work` must have no effect outside the transaction.
+   */
+  transaction<T>(
+    mode: TransactionMode,
+    work: (transaction: SqlTransaction) => Promise<T>,
+    options?: { readonly signal?: AbortSignal | undefined },
+  ): Promise<T>
+  close(): Promise<void>
+}

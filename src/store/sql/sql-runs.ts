@@ -1,0 +1,323 @@
+/**
+ * @module store/sql/sql-runs
+ * Run rows and their journals. Every write is one transaction, committed before its promise
+ * resolves: a Run's row exists before it starts, and its end is durable before anyone hears.
+ */
+import { EitriError } from '../../errors/eitri-error.ts'
+import {
+  TERMINAL_RUN_STATUSES,
+  type RunAdmission,
+  type RunEvent,
+  type RunFilter,
+  type RunFinish,
+  type RunRecord,
+  type RunSettlement,
+  type RunFinishStatus,
+} from '../run-record.ts'
+import type { StoreDependencies } from '../store-dependencies.ts'
+import { fromJsonColumn, toJsonColumn } from './json-column.ts'
+import { runFromRow } from './run-rows.ts'
+import type { SqlDriver, SqlTransaction, SqlValue } from './sql-driver.ts'
+
+type CallOptions = { readonly signal?: AbortSignal | undefined }
+
+const FINISH_STATUSES: readonly RunFinishStatus[] = ['waiting', 'completed', 'failed', 'cancelled']
+
+const ADMISSION_COLUMNS = [
+  'id',
+  'kind',
+  'parent_id',
+  'caused_by',
+  'actor',
+  'trigger_data',
+  'status',
+  'roster',
+  'agent_id',
+  'agent_version',
+  'program_kind',
+  'interpreter_version',
+  'agent_def_hash',
+  'chat_id',
+  'world',
+  'isolation',
+  'settlement_policy',
+  'settlement_status',
+  'created_at',
+  'started_at',
+  'updated_at',
+] as const
+
+/** Writes a new Run as running. */
+export async function admitRun(
+  driver: SqlDriver,
+  dependencies: StoreDependencies,
+  admission: RunAdmission,
+  options: CallOptions = {},
+): Promise<RunRecord> {
+  if (typeof admission.id !== 'string' || admission.id.trim() === '') {
+    throw new EitriError('invalid_input', 'A Run needs an id.')
+  }
+  return driver.transaction(
+    'write',
+    async (transaction) => {
+      if ((await runRow(transaction, admission.id)) !== undefined) {
+        throw new EitriError('conflict', `A Run with id ${admission.id} exists already.`)
+      }
+      const now = dependencies.now().toISOString()
+      const values: SqlValue[] = [
+        admission.id,
+        admission.kind ?? 'agent-task',
+        admission.parentId ?? null,
+        JSON.stringify(admission.causedBy ?? []),
+        admission.actor ?? null,
+        toJsonColumn(admission.trigger),
+        'running',
+        admission.roster ?? null,
+        admission.agentId ?? null,
+        admission.agentVersion ?? null,
+        admission.programKind ?? null,
+        admission.interpreterVersion ?? null,
+        admission.agentDefHash ?? null,
+        admission.chatId ?? null,
+        admission.world ?? null,
+        admission.isolation ?? null,
+        admission.settlementPolicy ?? null,
+        'open',
+        admission.createdAt ?? now,
+        now,
+        now,
+      ]
+      try {
+        await transaction.run(
+          `INSERT INTO runs (${ADMISSION_COLUMNS.join(', ')}) VALUES (${values.map(() => '?').join(', ')})`,
+          values,
+        )
+      } catch (error) {
+        if (isUniqueViolation(error)) {
+          throw new EitriError('conflict', `A Run with id ${admission.id} exists already.`, {
+            cause: error,
+          })
+        }
+        throw error
+      }
+      return runFromRow((await runRow(transaction, admission.id)) as Record<string, SqlValue>)
+    },
+    options,
+  )
+}
+
+/** Writes a Run's finish status. */
+export async function finishRun(
+  driver: SqlDriver,
+  dependencies: StoreDependencies,
+  id: string,
+  finish: RunFinish,
+  options: CallOptions = {},
+): Promise<RunRecord> {
+  if (!FINISH_STATUSES.includes(finish.status)) {
+    throw new EitriError(
+      'invalid_input',
+      `A Run finishes as waiting, completed, failed or cancelled (got ${JSON.stringify(finish.status)}).`,
+    )
+  }
+  return driver.transaction(
+    'write',
+    async (transaction) => {
+      const current = await requireRun(transaction, id, { lock: true })
+      if (TERMINAL_RUN_STATUSES.includes(current.status)) {
+        throw new EitriError(
+          'conflict',
+          `Run ${id} already ended as ${current.status}; a finished Run never changes status.`,
+        )
+      }
+      const now = dependencies.now().toISOString()
+      await transaction.run(
+        `UPDATE runs SET status = ?, reason = ?, error = ?, value = ?, output = ?, updated_at = ?, ended_at = ?
+          WHERE id = ?`,
+        [
+          finish.status,
+          finish.reason ?? null,
+          toJsonColumn(finish.error),
+          toJsonColumn(finish.value),
+          finish.output ?? null,
+          now,
+          finish.status === 'waiting' ? null : now,
+          id,
+        ],
+      )
+      return requireRun(transaction, id)
+    },
+    options,
+  )
+}
+
+/** Records a Run's settlement. */
+export async function settleRun(
+  driver: SqlDriver,
+  dependencies: StoreDependencies,
+  id: string,
+  settlement: RunSettlement,
+  options: CallOptions = {},
+): Promise<RunRecord> {
+  if (!['merged', 'review', 'discarded'].includes(settlement.status)) {
+    throw new EitriError(
+      'invalid_input',
+      `A settlement is merged, review or discarded (got ${JSON.stringify(settlement.status)}).`,
+    )
+  }
+  return driver.transaction(
+    'write',
+    async (transaction) => {
+      const current = await requireRun(transaction, id, { lock: true })
+      if (current.settlementStatus === 'merged' || current.settlementStatus === 'discarded') {
+        throw new EitriError(
+          'conflict',
+          `Run ${id} is already settled as ${current.settlementStatus}.`,
+        )
+      }
+      await transaction.run(
+        'UPDATE runs SET settlement_status = ?, settlement_reason = ?, updated_at = ? WHERE id = ?',
+        [settlement.status, settlement.reason, dependencies.now().toISOString(), id],
+      )
+      return requireRun(transaction, id)
+    },
+    options,
+  )
+}
+
+/** One Run, or undefined. */
+export function getRun(
+  driver: SqlDriver,
+  id: string,
+  options: CallOptions = {},
+): Promise<RunRecord | undefined> {
+  return driver.transaction(
+    'read',
+    async (transaction) => {
+      const row = await runRow(transaction, id)
+      return row === undefined ? undefined : runFromRow(row)
+    },
+    options,
+  )
+}
+
+/** Runs, newest first. */
+export function listRuns(
+  driver: SqlDriver,
+  filter: RunFilter = {},
+  options: CallOptions = {},
+): Promise<RunRecord[]> {
+  const where: string[] = []
+  const parameters: SqlValue[] = []
+  if (filter.status !== undefined) {
+    where.push('status = ?')
+    parameters.push(filter.status)
+  }
+  if (filter.parentId !== undefined) {
+    where.push('parent_id = ?')
+    parameters.push(filter.parentId)
+  }
+  const clause = where.length === 0 ? '' : ` WHERE ${where.join(' AND ')}`
+  return driver.transaction(
+    'read',
+    async (transaction) =>
+      (
+        await transaction.all(
+          `SELECT * FROM runs${clause} ORDER BY created_at DESC, id DESC LIMIT ?`,
+          [...parameters, filter.limit ?? 100],
+        )
+      ).map(runFromRow),
+    options,
+  )
+}
+
+/** Appends events to a Run's journal. */
+export async function appendRunEvents(
+  driver: SqlDriver,
+  dependencies: StoreDependencies,
+  runId: string,
+  events: readonly { readonly type: string; readonly data?: unknown }[],
+  options: CallOptions = {},
+): Promise<RunEvent[]> {
+  for (const event of events) {
+    if (typeof event.type !== 'string' || event.type === '') {
+      throw new EitriError(
+        'invalid_input',
+        'Every Run event needs a type, such as tool-call-start.',
+      )
+    }
+  }
+  return driver.transaction(
+    'write',
+    async (transaction) => {
+      await requireRun(transaction, runId, { lock: true })
+      const last = await transaction.get<{ last: number | null }>(
+        'SELECT MAX(sequence) AS last FROM run_events WHERE run_id = ?',
+        [runId],
+      )
+      const time = dependencies.now().toISOString()
+      const stored: RunEvent[] = []
+      let sequence = Number(last?.last ?? 0)
+      for (const event of events) {
+        sequence += 1
+        await transaction.run(
+          'INSERT INTO run_events (run_id, sequence, type, data, time) VALUES (?, ?, ?, ?, ?)',
+          [runId, sequence, event.type, toJsonColumn(event.data), time],
+        )
+        stored.push({ runId, sequence, type: event.type, data: event.data ?? null, time })
+      }
+      return stored
+    },
+    options,
+  )
+}
+
+/** A Run's journal. */
+export function listRunEvents(
+  driver: SqlDriver,
+  runId: string,
+  filter: { readonly after?: number | undefined } = {},
+  options: CallOptions = {},
+): Promise<RunEvent[]> {
+  return driver.transaction(
+    'read',
+    async (transaction) => {
+      const rows = await transaction.all(
+        'SELECT * FROM run_events WHERE run_id = ? AND sequence > ? ORDER BY sequence',
+        [runId, filter.after ?? 0],
+      )
+      return rows.map((row) => ({
+        runId: row['run_id'] as string,
+        sequence: Number(row['sequence']),
+        type: row['type'] as string,
+        data: fromJsonColumn(row['data']),
+        time: row['time'] as string,
+      }))
+    },
+    options,
+  )
+}
+
+async function runRow(
+  transaction: SqlTransaction,
+  id: string,
+  options: { readonly lock?: boolean } = {},
+): Promise<Record<string, SqlValue> | undefined> {
+  const lock = options.lock === true && transaction.dialect === 'postgres' ? ' FOR UPDATE' : ''
+  return transaction.get(`SELECT * FROM runs WHERE id = ?${lock}`, [id])
+}
+
+async function requireRun(
+  transaction: SqlTransaction,
+  id: string,
+  options: { readonly lock?: boolean } = {},
+): Promise<RunRecord> {
+  const row = await runRow(transaction, id, options)
+  if (row === undefined) throw new EitriError('not_found', `No Run with id ${id}.`)
+  return runFromRow(row)
+}
+
+function isUniqueViolation(error: unknown): boolean {
+  const { code, errcode } = error as { code?: unknown; errcode?: unknown }
+  return code === '23505' || (typeof errcode === 'number' && (errcode & 0xff) === 19)
+}

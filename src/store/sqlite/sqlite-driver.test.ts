@@ -1,0 +1,94 @@
+import assert from 'node:assert/strict'
+import fs from 'node:fs/promises'
+import os from 'node:os'
+import path from 'node:path'
+import { DatabaseSync } from 'node:sqlite'
+import { describe, it, type TestContext } from 'node:test'
+import { EitriError } from '../../errors/eitri-error.ts'
+import { openStore } from '../open-store.ts'
+
+async function tempFolder(t: TestContext): Promise<string> {
+  const folder = await fs.mkdtemp(path.join(os.tmpdir(), 'eitri-sqlite-'))
+  t.after(() => fs.rm(folder, { recursive: true, force: true }))
+  return folder
+}
+
+async function openError(url: string): Promise<EitriError> {
+  try {
+    await (await openStore(url)).close()
+  } catch (error) {
+    assert.ok(EitriError.isInstance(error), String(error))
+    return error
+  }
+  assert.fail('the store opened')
+}
+
+describe('the SQLite store', () => {
+  it('creates its folder and a database in WAL mode', async (t) => {
+    const file = path.join(await tempFolder(t), 'deep', 'er', 'store.sqlite')
+    await (await openStore(`sqlite:${file}`)).close()
+    const database = new DatabaseSync(file, { readOnly: true })
+    try {
+      assert.deepEqual(
+        { ...database.prepare('PRAGMA journal_mode').get() },
+        { journal_mode: 'wal' },
+      )
+    } finally {
+      database.close()
+    }
+  })
+
+  it('refuses a file that is not a database, saying what to do, and leaves it alone', async (t) => {
+    const file = path.join(await tempFolder(t), 'notes.txt')
+    await fs.writeFile(file, 'these are my notes, not a database\n'.repeat(200))
+    const error = await openError(`sqlite:${file}`)
+    assert.equal(error.code, 'store_unavailable')
+    assert.match(error.message, /is not an SQLite database/)
+    assert.match(error.message, /--store sqlite:PATH/)
+    assert.equal(
+      await fs.readFile(file, 'utf8'),
+      'these are my notes, not a database\n'.repeat(200),
+    )
+  })
+
+  it('refuses a path it cannot create, saying what to do', async (t) => {
+    const blocker = path.join(await tempFolder(t), 'file')
+    await fs.writeFile(blocker, '')
+    const error = await openError(`sqlite:${blocker}/store.sqlite`)
+    assert.equal(error.code, 'store_unavailable')
+    assert.match(error.message, /Cannot open the store file/)
+  })
+
+  it('forks in O(1): a fork of a line with many rows writes one row', async (t) => {
+    const file = path.join(await tempFolder(t), 'store.sqlite')
+    await using store = await openStore(`sqlite:${file}`)
+    await store
+      .tasks('main')
+      .createMany(Array.from({ length: 500 }, (_, i) => ({ title: `t${i}` })))
+    await store
+      .knowledge('main')
+      .addMany(Array.from({ length: 200 }, (_, i) => ({ title: `k${i}`, body: `[[k${i + 1}]]` })))
+    const counts = () => {
+      const database = new DatabaseSync(file, { readOnly: true })
+      try {
+        return ['task_versions', 'knowledge_versions', 'knowledge_links', 'lines'].map(
+          (table) =>
+            (database.prepare(`SELECT count(*) AS n FROM ${table}`).get() as { n: number }).n,
+        )
+      } finally {
+        database.close()
+      }
+    }
+    const before = counts()
+    await store.forkLine('main', 'run-1')
+    assert.deepEqual(counts(), [before[0], before[1], before[2], (before[3] as number) + 1])
+    assert.equal((await store.tasks('run-1').list()).length, 500)
+  })
+
+  it('opens in memory', async () => {
+    await using store = await openStore('sqlite::memory:')
+    await store.tasks('main').create({ title: 'x' })
+    assert.equal(store.location, 'sqlite::memory:')
+    assert.equal((await store.tasks('main').list()).length, 1)
+  })
+})

@@ -1,0 +1,171 @@
+/**
+ * @module store/sqlite/sqlite-driver
+ * The SQL driver on `node:sqlite`: one connection, WAL, `synchronous=FULL` (a commit is on
+ * disk before it returns), write transactions begun IMMEDIATE so two processes queue on the
+ * write lock instead of deadlocking, and retries while another process holds it.
+ */
+import fs from 'node:fs'
+import path from 'node:path'
+import { DatabaseSync, type StatementSync } from 'node:sqlite'
+import { EitriError } from '../../errors/eitri-error.ts'
+import { retryOnContention } from '../sql/contention.ts'
+import type {
+  SqlDriver,
+  SqlRow,
+  SqlTransaction,
+  SqlValue,
+  TransactionMode,
+} from '../sql/sql-driver.ts'
+
+/** How long SQLite itself waits on a lock before our retry loop takes over (it blocks). */
+const BUSY_TIMEOUT_MS = 20
+const SQLITE_BUSY = 5
+const SQLITE_LOCKED = 6
+const SQLITE_NOTADB = 26
+const SQLITE_CANTOPEN = 14
+const SQLITE_CORRUPT = 11
+
+/** The primary result code of a node:sqlite error, if it is one. */
+export function sqliteCode(error: unknown): number | undefined {
+  const code = (error as { errcode?: unknown } | null)?.errcode
+  return typeof code === 'number' ? code & 0xff : undefined
+}
+
+const isContention = (error: unknown): boolean => {
+  const code = sqliteCode(error)
+  return code === SQLITE_BUSY || code === SQLITE_LOCKED
+}
+
+/**
+ * Opens (creating if needed) the database file at `file`, or `:memory:`.
+ *
+ * @throws EitriError `store_unavailable` naming what is wrong and how to fix it.
+ */
+export function openSqliteDriver(file: string): SqliteDriver {
+  const location = file === ':memory:' ? 'sqlite::memory:' : `sqlite:${file}`
+  let database: DatabaseSync | undefined
+  try {
+    if (file !== ':memory:') fs.mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 })
+    database = new DatabaseSync(file, { timeout: BUSY_TIMEOUT_MS })
+    // Reading the schema is the first touch of the file: a file that is not SQLite fails here.
+    database.exec('SELECT count(*) FROM sqlite_schema')
+    if (file !== ':memory:') database.exec('PRAGMA journal_mode = WAL')
+    database.exec('PRAGMA synchronous = FULL')
+    database.exec('PRAGMA foreign_keys = ON')
+  } catch (error) {
+    database?.close()
+    throw openFailure(file, error)
+  }
+  return new SqliteDriver(database, location)
+}
+
+function openFailure(file: string, error: unknown): EitriError {
+  const code = sqliteCode(error)
+  const detail = (error as Error).message
+  if (code === SQLITE_NOTADB || code === SQLITE_CORRUPT) {
+    return new EitriError(
+      'store_unavailable',
+      `${file} is not an SQLite database (${detail}). Move it aside, or choose another file with --store sqlite:PATH or EITRI_STORE.`,
+      { cause: error },
+    )
+  }
+  if (code === SQLITE_CANTOPEN || (error as NodeJS.ErrnoException).code !== undefined) {
+    return new EitriError(
+      'store_unavailable',
+      `Cannot open the store file ${file} (${detail}). Check that its folder exists and is writable, or choose another file with --store sqlite:PATH.`,
+      { cause: error },
+    )
+  }
+  return new EitriError('store_unavailable', `Cannot open the store file ${file}: ${detail}`, {
+    cause: error,
+  })
+}
+
+/** A `node:sqlite` connection as a SqlDriver. */
+export class SqliteDriver implements SqlDriver {
+  readonly dialect = 'sqlite' as const
+  readonly location: string
+  readonly #database: DatabaseSync
+  readonly #statements = new Map<string, StatementSync>()
+  /** One transaction at a time on this connection: later ones wait their turn. */
+  #queue: Promise<unknown> = Promise.resolve()
+  #closed = false
+
+  constructor(database: DatabaseSync, location: string) {
+    this.#database = database
+    this.location = location
+  }
+
+  transaction<T>(
+    mode: TransactionMode,
+    work: (transaction: SqlTransaction) => Promise<T>,
+    options: { readonly signal?: AbortSignal | undefined } = {},
+  ): Promise<T> {
+    const run = async (): Promise<T> => {
+      this.#assertOpen()
+      return retryOnContention(() => this.#attempt(mode, work), isContention, {
+        signal: options.signal,
+        location: this.location,
+      })
+    }
+    const result = this.#queue.then(run, run)
+    this.#queue = result.catch(() => undefined)
+    return result
+  }
+
+  async #attempt<T>(
+    mode: TransactionMode,
+    work: (transaction: SqlTransaction) => Promise<T>,
+  ): Promise<T> {
+    this.#database.exec(mode === 'write' ? 'BEGIN IMMEDIATE' : 'BEGIN DEFERRED')
+    try {
+      const result = await work(this.#transaction())
+      this.#database.exec('COMMIT')
+      return result
+    } catch (error) {
+      if (this.#database.isTransaction) this.#database.exec('ROLLBACK')
+      throw error
+    }
+  }
+
+  #transaction(): SqlTransaction {
+    return {
+      dialect: 'sqlite',
+      all: async <Row extends SqlRow>(sql: string, parameters: readonly SqlValue[] = []) =>
+        this.#statement(sql).all(...parameters) as Row[],
+      get: async <Row extends SqlRow>(sql: string, parameters: readonly SqlValue[] = []) =>
+        this.#statement(sql).get(...parameters) as Row | undefined,
+      run: async (sql: string, parameters: readonly SqlValue[] = []) =>
+        Number(this.#statement(sql).run(...parameters).changes),
+      nextSequences: async (count: number) => {
+        const row = this.#statement(
+          'UPDATE store_clock SET value = value + ? WHERE id = 1 RETURNING value',
+        ).get(count) as { value: number }
+        return Array.from({ length: count }, (_, index) => row.value - count + 1 + index)
+      },
+    }
+  }
+
+  #statement(sql: string): StatementSync {
+    let statement = this.#statements.get(sql)
+    if (statement === undefined) {
+      statement = this.#database.prepare(sql)
+      this.#statements.set(sql, statement)
+    }
+    return statement
+  }
+
+  #assertOpen(): void {
+    if (this.#closed) {
+      throw new EitriError('not_available', `The store at ${this.location} is closed.`)
+    }
+  }
+
+  async close(): Promise<void> {
+    if (this.#closed) return
+    this.#closed = true
+    await this.#queue
+    this.#statements.clear()
+    this.#database.close()
+  }
+}

@@ -1,0 +1,112 @@
+/**
+ * @module store/store
+ * The durable store: runs and their journals, approvals and receipts, and the tasks and
+ * knowledge of each workspace line. One interface, two backends (SQLite embedded, PostgreSQL
+ * for many machines), one contract suite (`store-contract.ts`) run against both.
+ */
+import type { KnowledgeBase } from '../tool/knowledge-base.ts'
+import type { TaskBoard } from '../tool/task-board.ts'
+import type {
+  ApprovalEntry,
+  ApprovalRecord,
+  AuditFilter,
+  ReceiptEntry,
+  ReceiptRecord,
+} from './audit-records.ts'
+import type { LineRecord, MergeOptions, MergeReport } from './line-record.ts'
+import type {
+  RunAdmission,
+  RunEvent,
+  RunFilter,
+  RunFinish,
+  RunRecord,
+  RunSettlement,
+} from './run-record.ts'
+
+/** Options every store operation accepts. */
+export interface StoreCallOptions {
+  readonly signal?: AbortSignal
+}
+
+/** Which backend a store runs on. */
+export type StoreBackend = 'sqlite' | 'postgres'
+
+/**
+ * Durable state. Every write is committed (and, for SQLite, synced) before its promise
+ * resolves, so an acknowledged write survives `kill -9` of the process.
+ *
+ * Tasks and knowledge belong to a workspace line: a fork sees its parent's rows as of the
+ * fork plus its own, a merge makes its rows the parent's, a discard drops them.
+ *
+ * @example
+ * await using store = await openStore('sqlite:/tmp/eitri.sqlite')
+ * await store.tasks('main').create({ title: 'Ship it' })
+ */
+export interface Store extends AsyncDisposable {
+  readonly backend: StoreBackend
+  /** Where it is, safe to print (a PostgreSQL password is masked). */
+  readonly location: string
+
+  /** The tasks of an open line. Operations throw `conflict` once the line is closed. */
+  tasks(line: string): TaskBoard
+  /** The knowledge of an open line. */
+  knowledge(line: string): KnowledgeBase
+
+  /**
+   * Forks `child` from the open line `parent` in O(1): nothing is copied.
+   * @throws EitriError `conflict` when `child` exists or `parent` is closed; `not_found`.
+   */
+  forkLine(parent: string, child: string, options?: StoreCallOptions): Promise<LineRecord>
+  /**
+   * Makes the child's rows its parent's and closes the child.
+   * @throws EitriError `conflict` when the child has open forks, or has conflicts and
+   *   `conflicts: 'refuse'`; `not_found`.
+   */
+  mergeLine(child: string, options?: MergeOptions): Promise<MergeReport>
+  /** Drops the rows of `child` and of every open fork below it, and closes them. */
+  discardLine(child: string, options?: StoreCallOptions): Promise<LineRecord[]>
+  getLine(name: string, options?: StoreCallOptions): Promise<LineRecord | undefined>
+  listLines(options?: StoreCallOptions): Promise<LineRecord[]>
+
+  /**
+   * Writes a new Run row as `running`, durably, before the Run starts.
+   * @throws EitriError `conflict` when a Run with that id exists.
+   */
+  admitRun(admission: RunAdmission, options?: StoreCallOptions): Promise<RunRecord>
+  /**
+   * Writes the Run's new status; resolves only once it is durable, so nobody is told a Run
+   * finished before its row says so.
+   * @throws EitriError `not_found`; `conflict` when it already ended.
+   */
+  finishRun(id: string, finish: RunFinish, options?: StoreCallOptions): Promise<RunRecord>
+  /** Records what happened to a Run's effects. @throws `not_found`; `conflict` once settled. */
+  settleRun(id: string, settlement: RunSettlement, options?: StoreCallOptions): Promise<RunRecord>
+  getRun(id: string, options?: StoreCallOptions): Promise<RunRecord | undefined>
+  /** Runs, newest first. */
+  listRuns(filter?: RunFilter, options?: StoreCallOptions): Promise<RunRecord[]>
+  /** Appends to a Run's journal in one transaction; returns the stored events. */
+  appendRunEvents(
+    runId: string,
+    events: readonly { readonly type: string; readonly data?: unknown }[],
+    options?: StoreCallOptions,
+  ): Promise<RunEvent[]>
+  /** A Run's journal in order, optionally after a sequence number. */
+  listRunEvents(
+    runId: string,
+    filter?: { readonly after?: number | undefined },
+    options?: StoreCallOptions,
+  ): Promise<RunEvent[]>
+
+  /** Appends a decision to the approval log. */
+  recordApproval(entry: ApprovalEntry, options?: StoreCallOptions): Promise<ApprovalRecord>
+  /** Decisions in the order recorded. */
+  listApprovals(filter?: AuditFilter, options?: StoreCallOptions): Promise<ApprovalRecord[]>
+  /** Appends a receipt of an effect. */
+  recordReceipt(entry: ReceiptEntry, options?: StoreCallOptions): Promise<ReceiptRecord>
+  listReceipts(filter?: AuditFilter, options?: StoreCallOptions): Promise<ReceiptRecord[]>
+
+  /** The schema version in force (the number of migrations applied). */
+  schemaVersion(options?: StoreCallOptions): Promise<number>
+  /** Closes the database or the pool. Idempotent; later calls throw `not_available`. */
+  close(): Promise<void>
+}
