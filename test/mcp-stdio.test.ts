@@ -70,6 +70,12 @@ describe('eitri serve over stdio', () => {
         'mode_get',
         'mode_set',
         'exit_plan_mode',
+        'task_create',
+        'task_list',
+        'task_update',
+        'knowledge_add',
+        'knowledge_search',
+        'knowledge_links',
       ],
     )
     for (const tool of tools) assert.equal(tool.inputSchema.type, 'object')

@@ -83,6 +83,12 @@ describe('eitri command line', () => {
         'mode_get',
         'mode_set',
         'exit_plan_mode',
+        'task_create',
+        'task_list',
+        'task_update',
+        'knowledge_add',
+        'knowledge_search',
+        'knowledge_links',
       ],
     )
     const json = JSON.parse(

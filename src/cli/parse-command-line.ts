@@ -18,6 +18,7 @@ export interface CommandLine {
   readonly json: boolean
   readonly stateDir: string | undefined
   readonly config: string | undefined
+  readonly store: string | undefined
   readonly access: AccessLevel | undefined
   readonly approval: ApprovalPolicy | undefined
   readonly mode: string | undefined
@@ -33,6 +34,7 @@ const OPTIONS = {
   json: { type: 'boolean', default: false },
   'state-dir': { type: 'string' },
   config: { type: 'string' },
+  store: { type: 'string' },
   access: { type: 'string' },
   approval: { type: 'string' },
   mode: { type: 'string' },
@@ -60,6 +62,7 @@ export function parseCommandLine(argv: readonly string[]): CommandLine {
     json: values.json,
     stateDir: values['state-dir'],
     config: values.config,
+    store: values.store,
     access: oneOf('--access', values.access, ACCESS_LEVELS),
     approval: oneOf('--approval', values.approval, APPROVAL_POLICIES),
     mode: values.mode,

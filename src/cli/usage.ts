@@ -31,6 +31,7 @@ Options:
   --json                  machine-readable output
   --state-dir DIR         eitri's state folder (default: $EITRI_STATE_DIR, else $XDG_STATE_HOME/eitri)
   --config FILE           configuration file (default: $EITRI_CONFIG, else $XDG_CONFIG_HOME/eitri/config.json)
+  --store URL             sqlite:PATH or postgres://USER@HOST/DB (default: $EITRI_STORE, else a SQLite file in the state folder)
 
 Exit status: 0 success, 1 a tool answered an error, 2 a wrong command line.
 `

@@ -40,6 +40,11 @@ describe('readEnvironment', () => {
       '/h/.local/state/eitri',
     )
     assert.equal(readEnvironment({ HOME: '/h', EITRI_TOKEN: '' }).token, undefined)
+    assert.equal(readEnvironment({ HOME: '/h', EITRI_STORE: '' }).store, undefined)
+    assert.equal(
+      readEnvironment({ HOME: '/h', EITRI_STORE: 'postgres://db/eitri' }).store,
+      'postgres://db/eitri',
+    )
   })
 })
 

@@ -13,6 +13,8 @@ export interface EitriEnvironment {
   readonly configPath: string
   /** `$EITRI_TOKEN`: the bearer token the HTTP server requires. */
   readonly token: string | undefined
+  /** `$EITRI_STORE`: the store's URL (`sqlite:PATH` or `postgres://…`); absent when unset. */
+  readonly store?: string | undefined
 }
 
 /** Reads the environment. Pass a record to read another one (tests). */
@@ -28,6 +30,7 @@ export function readEnvironment(
       nonEmpty(env['EITRI_CONFIG']) ?? path.join(configHome, 'eitri', 'config.json'),
     ),
     token: nonEmpty(env['EITRI_TOKEN']),
+    ...(nonEmpty(env['EITRI_STORE']) === undefined ? {} : { store: nonEmpty(env['EITRI_STORE']) }),
   }
 }
 

@@ -4,22 +4,17 @@
  * implements it; rows written on a fork stay there until the fork merges.
  */
 
-/** A task's state. */
-export type TaskStatus = 'pending' | 'in-progress' | 'completed' | 'blocked'
-
-/** A task's priority. */
-export type TaskPriority = 'low' | 'medium' | 'high'
-
 /** Every status, in the order a task usually moves through them. */
-export const TASK_STATUSES: readonly TaskStatus[] = [
-  'pending',
-  'in-progress',
-  'completed',
-  'blocked',
-]
+export const TASK_STATUSES = ['pending', 'in-progress', 'completed', 'blocked'] as const
 
 /** Every priority, lowest first. */
-export const TASK_PRIORITIES: readonly TaskPriority[] = ['low', 'medium', 'high']
+export const TASK_PRIORITIES = ['low', 'medium', 'high'] as const
+
+/** A task's state. */
+export type TaskStatus = (typeof TASK_STATUSES)[number]
+
+/** A task's priority. */
+export type TaskPriority = (typeof TASK_PRIORITIES)[number]
 
 /** One task as stored. Times are ISO-8601 strings (UTC). */
 export interface Task {

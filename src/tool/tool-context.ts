@@ -3,7 +3,9 @@
  * What one tool call receives besides its input.
  */
 import type { AccessContext } from './access-context.ts'
+import type { KnowledgeBase } from './knowledge-base.ts'
 import type { ProgramSession } from './program-session.ts'
+import type { TaskBoard } from './task-board.ts'
 import type { WorkspaceView } from './workspace-view.ts'
 
 /**
@@ -19,4 +21,8 @@ export interface ToolContext {
   readonly access?: AccessContext
   /** Where programs run, confined; absent when this caller may not run programs. */
   readonly programs?: ProgramSession
+  /** The tasks of the workspace's line, kept in the store; absent when there is no store. */
+  readonly tasks?: TaskBoard
+  /** The knowledge of the workspace's line, kept in the store; absent when there is no store. */
+  readonly knowledge?: KnowledgeBase
 }

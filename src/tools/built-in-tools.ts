@@ -4,10 +4,12 @@
  */
 import type { Tool } from '../tool/define-tool.ts'
 import { fileTools } from './files/index.ts'
+import { knowledgeTools } from './knowledge/index.ts'
 import { modeTools } from './modes/mode-tools.ts'
 import { shellTools } from './shell/index.ts'
+import { taskTools } from './tasks/index.ts'
 
 /** The built-in tools. Each capability adds its own here. */
 export function builtInTools(): Tool[] {
-  return [...fileTools, ...shellTools, ...modeTools]
+  return [...fileTools, ...shellTools, ...modeTools, ...taskTools, ...knowledgeTools]
 }

@@ -5,7 +5,7 @@
  * each connection or caller works in a session of its own (its background jobs are its own).
  */
 import path from 'node:path'
-import { JsonLinesApprovalLog, type ApprovalRecorder } from '../access/approval-log.ts'
+import type { ApprovalRecorder } from '../access/approval-log.ts'
 import { nobodyToAsk, type ApprovalPolicy, type Approver } from '../access/approval.ts'
 import { gateWorkspace } from '../access/gated-workspace.ts'
 import { modeCatalog } from '../access/modes.ts'
@@ -16,6 +16,9 @@ import { loadConfig, type EitriConfig } from '../config/config-file.ts'
 import { parentEnvironment, readEnvironment, type EitriEnvironment } from '../config/environment.ts'
 import { workspaceStateDir } from '../config/state-dir.ts'
 import { EitriError } from '../errors/eitri-error.ts'
+import { openStore } from '../store/open-store.ts'
+import type { Store } from '../store/store.ts'
+import { DEFAULT_STORE_FILE } from '../store/store-url.ts'
 import { Jail } from '../jail/jail.ts'
 import { JailProgramSession } from '../jail/program-session.ts'
 import { builtInTools } from '../tools/built-in-tools.ts'
@@ -28,6 +31,7 @@ import { Toolset } from '../tool/toolset.ts'
 import type { WorkspaceView } from '../tool/workspace-view.ts'
 import { DirectoryTree } from '../workspace/directory-tree.ts'
 import { lazyCommandJudge } from './command-judge.ts'
+import { storeApprovalRecorder } from './store-approval-recorder.ts'
 
 /** How to open a workshop. Every field has a default from DESIGN.md. */
 export interface WorkshopOptions {
@@ -53,6 +57,11 @@ export interface WorkshopOptions {
   readonly approval?: ApprovalPolicy
   /** Who decides what policy leaves to a person. @default nobody: such actions are refused */
   readonly approver?: Approver
+  /**
+   * The store: a URL (`sqlite:PATH`, `postgres://…`), or an open Store the caller keeps and
+   * closes. @default `$EITRI_STORE`, else `store.sqlite` in the workspace's state folder
+   */
+  readonly store?: string | Store
 }
 
 /** What one session may set for itself (an MCP connection gets its own approver). */
@@ -87,8 +96,10 @@ export interface Workshop extends AsyncDisposable {
   readonly configPath: string
   /** Opens a session: one per MCP connection. */
   readonly openSession: (options?: SessionOptions) => WorkshopSession
-  /** Where approval decisions are recorded. */
+  /** Where approval decisions are recorded (in the store). */
   readonly approvals: ApprovalRecorder
+  /** Durable state: tasks, knowledge, runs, approvals. */
+  readonly store: Store
   /** A context for one call of the workshop's own default session. */
   readonly context: (options?: { signal?: AbortSignal }) => ToolContext
   /**
@@ -106,7 +117,8 @@ export interface Workshop extends AsyncDisposable {
  * Opens a workshop on a folder.
  *
  * @throws EitriError `not_found` when the folder does not exist, `config_invalid` when the
- *   configuration is wrong, `unknown_tool` when `tools` names an unknown tool.
+ *   configuration is wrong, `unknown_tool` when `tools` names an unknown tool,
+ *   `store_unavailable` when the store cannot be opened.
  * @example
  * await using workshop = await openWorkshop({ workspace: '.' })
  * console.log((await workshop.call('glob', { pattern: '**\/*.md' })).content)
@@ -125,6 +137,15 @@ export async function openWorkshop(options: WorkshopOptions = {}): Promise<Works
   const config = await loadConfig(configPath)
   const registry = new ToolRegistry([...builtInTools(), ...(options.extraTools ?? [])])
   const toolset = new Toolset(registry, options.tools ?? registry.names())
+  const ownsStore = typeof options.store !== 'object'
+  const store =
+    typeof options.store === 'object'
+      ? options.store
+      : await openStore(
+          options.store ??
+            environment.store ??
+            `sqlite:${path.join(workspaceStateDir(stateRoot, tree.root), DEFAULT_STORE_FILE)}`,
+        )
   // State or configuration inside the workspace stays usable by eitri but hidden from tools.
   const privatePaths = [path.resolve(stateRoot), path.resolve(configPath)]
   const workspace = createWorkspaceView({
@@ -142,7 +163,7 @@ export async function openWorkshop(options: WorkshopOptions = {}): Promise<Works
   })
   const commands = lazyCommandJudge()
   const stateDir = workspaceStateDir(stateRoot, tree.root)
-  const recorder = new JsonLinesApprovalLog(stateDir)
+  const recorder = storeApprovalRecorder(store)
   const rules = rulesFromConfig(config.rules)
   const modes = modeCatalog(config.modes)
   const sessions = new Set<WorkshopSession>()
@@ -179,6 +200,8 @@ export async function openWorkshop(options: WorkshopOptions = {}): Promise<Works
           workspace: gateWorkspace(workspace, snapshot),
           access: snapshot,
           programs,
+          tasks: store.tasks(workspace.line),
+          knowledge: store.knowledge(workspace.line),
         }
       },
       close: async () => {
@@ -197,6 +220,7 @@ export async function openWorkshop(options: WorkshopOptions = {}): Promise<Works
     await Promise.all([...sessions].map((session) => session.close()))
     await jail.close()
     await commands.close()
+    if (ownsStore) await store.close()
   }
   return {
     toolset,
@@ -205,6 +229,7 @@ export async function openWorkshop(options: WorkshopOptions = {}): Promise<Works
     config,
     stateDir,
     approvals: recorder,
+    store,
     configPath,
     openSession,
     context: defaultSession.context,

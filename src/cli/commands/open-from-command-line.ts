@@ -8,7 +8,7 @@ import type { CommandLine } from '../parse-command-line.ts'
 import { terminalApprover } from '../terminal-approver.ts'
 
 /**
- * The workshop for `--workspace`, `--state-dir`, `--config`, `--tools`, `--access`,
+ * The workshop for `--workspace`, `--state-dir`, `--config`, `--store`, `--tools`, `--access`,
  * `--approval` and `--mode`. A person at the terminal approves (the default approver).
  */
 export function openFromCommandLine(
@@ -23,6 +23,7 @@ export function openFromCommandLine(
     ...(line.workspace === undefined ? {} : { workspace: line.workspace }),
     ...(line.stateDir === undefined ? {} : { stateDir: line.stateDir }),
     ...(line.config === undefined ? {} : { configPath: line.config }),
+    ...(line.store === undefined ? {} : { store: line.store }),
     ...(line.tools === undefined ? {} : { tools: line.tools }),
   })
 }
