@@ -108,3 +108,57 @@ export type {
 export type { ApprovalRecord, ApprovalRecorder } from './access/approval-log.ts'
 export { DEFAULT_MODE, PLAN_MODE, type ModeDefinition } from './access/modes.ts'
 export { exitPlanModeTool, modeGetTool, modeSetTool } from './tools/modes/mode-tools.ts'
+export { openStore, type OpenStoreOptions } from './store/open-store.ts'
+export type { Store, StoreBackend, StoreCallOptions } from './store/store.ts'
+export type { StoreDependencies } from './store/store-dependencies.ts'
+export {
+  MAIN_LINE,
+  type LineRecord,
+  type LineState,
+  type MergeConflict,
+  type MergeOptions,
+  type MergeReport,
+} from './store/line-record.ts'
+export type {
+  RunAdmission,
+  RunEvent,
+  RunFilter,
+  RunFinish,
+  RunFinishStatus,
+  RunProvenance,
+  RunRecord,
+  RunSettlement,
+  RunStatus,
+  SettlementStatus,
+} from './store/run-record.ts'
+export type {
+  ApprovalEntry,
+  ApprovalRecord as StoredApproval,
+  AuditFilter,
+  ReceiptEntry,
+  ReceiptRecord,
+} from './store/audit-records.ts'
+export {
+  TASK_PRIORITIES,
+  TASK_STATUSES,
+  type NewTask,
+  type Task,
+  type TaskBoard,
+  type TaskChanges,
+  type TaskPriority,
+  type TaskStatus,
+} from './tool/task-board.ts'
+export type {
+  KnowledgeBase,
+  KnowledgeEntry,
+  KnowledgeHit,
+  KnowledgeLinks,
+  KnowledgeWrite,
+} from './tool/knowledge-base.ts'
+export { taskCreateTool, taskListTool, taskTools, taskUpdateTool } from './tools/tasks/index.ts'
+export {
+  knowledgeAddTool,
+  knowledgeLinksTool,
+  knowledgeSearchTool,
+  knowledgeTools,
+} from './tools/knowledge/index.ts'
