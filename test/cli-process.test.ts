@@ -28,6 +28,31 @@ describe('bin/eitri.js', () => {
     assert.match(result.stderr, /^path_outside_workspace: /)
   })
 
+  it('exec runs one command in the jail, streams its output and exits with its status', async () => {
+    await using scratch = await makeScratch({ 'in.txt': 'input\n' })
+    const result = await runEitri([
+      'exec',
+      ...scratch.flags,
+      '--',
+      'bash',
+      '-c',
+      'cat in.txt; pwd; id -u; echo made > out.txt; echo warn >&2; exit 3',
+    ])
+    assert.equal(result.status, 3)
+    const [content, where, uid] = result.stdout.trim().split('\n')
+    assert.deepEqual([content, where], ['input', '/workspace'])
+    assert.notEqual(uid, '0')
+    assert.match(result.stderr, /warn/)
+    const { readFile } = await import('node:fs/promises')
+    assert.equal(await readFile(`${scratch.workspace}/out.txt`, 'utf8'), 'made\n')
+  })
+
+  it('exec without a command is a usage error', async () => {
+    const result = await runEitri(['exec'])
+    assert.equal(result.status, 2)
+    assert.match(result.stderr, /exec needs a command after --/)
+  })
+
   it('serve on stdio exits when its input closes', async () => {
     await using scratch = await makeScratch()
     const result = await runEitri(['serve', ...scratch.flags])
