@@ -67,6 +67,7 @@ describe('eitri serve over stdio', () => {
         'shell',
         'shell_output',
         'shell_kill',
+        'js_eval',
         'mode_get',
         'mode_set',
         'exit_plan_mode',

@@ -80,6 +80,7 @@ describe('eitri command line', () => {
         'shell',
         'shell_output',
         'shell_kill',
+        'js_eval',
         'mode_get',
         'mode_set',
         'exit_plan_mode',

@@ -48,12 +48,61 @@ const rulesSchema = z.strictObject({
   deny: z.array(ruleText).default([]),
 })
 
+/** A host name as the HTTP allowlist takes it: `api.github.com`, or `*.example.com`. */
+const hostPattern = z
+  .string()
+  .transform((host) => host.toLowerCase())
+  .pipe(
+    z
+      .string()
+      .regex(
+        /^(\*\.)?[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*$/,
+        'a host name such as api.github.com, or *.example.com for its subdomains',
+      ),
+  )
+
+const environmentName = z
+  .string()
+  .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'an environment variable name such as GITHUB_TOKEN')
+
+const secretBinding = z.strictObject({
+  domain: hostPattern.refine((host) => !host.startsWith('*.'), {
+    error: 'a secret is bound to one exact host, not a pattern',
+  }),
+  header: z
+    .string()
+    .transform((header) => header.toLowerCase())
+    .pipe(z.string().regex(/^[a-z0-9!#$%&'*+.^_`|~-]+$/, 'a header name such as authorization')),
+})
+
+const httpSchema = z
+  .strictObject({
+    allow: z.array(hostPattern).default([]),
+    maxResponseBytes: z
+      .number()
+      .int()
+      .positive()
+      .max(1024 * 1024 * 1024)
+      .default(5 * 1024 * 1024),
+    timeoutMs: z.number().int().positive().max(600_000).default(30_000),
+  })
+  .default({ allow: [], maxResponseBytes: 5 * 1024 * 1024, timeoutMs: 30_000 })
+
 /** The configuration file's schema. Later capabilities add their sections here. */
 export const configSchema = z.strictObject({
   protectedPaths: z
     .array(z.string().min(1))
     .default([])
     .describe('Extra workspace paths (globs, anchored at the root) that tools may not write.'),
+  http: httpSchema.describe("What js_eval's http.fetch may reach."),
+  env: z
+    .array(environmentName)
+    .default([])
+    .describe("Environment variables js_eval's env.get may read."),
+  secrets: z
+    .record(environmentName, secretBinding)
+    .default({})
+    .describe('Secrets (read from the environment) and the one host and header each may be sent to.'),
   access: accessLevel.optional().describe('The session access setting; --access overrides it.'),
   approval: z
     .enum(['untrusted', 'on-request', 'never'])

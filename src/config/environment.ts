@@ -49,3 +49,15 @@ export function parentEnvironment(): Record<string, string> {
   }
   return copy
 }
+
+/**
+ * One variable of this process's environment, read at the moment it is needed: a name the
+ * configuration grants to `env.get`, or a secret's value, which only the host ever holds (it is
+ * put into a request to the secret's own host and never sent into a sandbox).
+ */
+export function environmentValue(
+  name: string,
+  env: Readonly<Record<string, string | undefined>> = process.env,
+): string | undefined {
+  return Object.hasOwn(env, name) ? env[name] : undefined
+}

@@ -26,6 +26,10 @@
  * - `sandbox_violation`: a confined call wrote outside the paths it may write.
  * - `not_running`: a background job is unknown or already gone.
  * - `invalid_definition`: a tool was defined wrongly; thrown when it is defined, never at a call.
+ * - `eval_error`: code run by `js_eval` threw; the message and stack are the guest's own.
+ * - `memory_limit`: an eval went over its session's memory limit; that session was reset.
+ * - `sandbox_reset`: the code sandbox restarted or the session ended; definitions are gone.
+ * - `limit_exceeded`: a budget or size limit was reached (tool calls per eval, response size).
  * - `store_unavailable`: the store cannot be opened or reached (bad URL, server down, not a
  *   database, written by a newer eitri); the message says how to fix it.
  * - `conflict`: the stored state forbids the change (a closed line, a finished Run, a duplicate id).
@@ -54,6 +58,10 @@ export type ErrorCode =
   | 'not_running'
   | 'read_only_access'
   | 'invalid_definition'
+  | 'eval_error'
+  | 'memory_limit'
+  | 'sandbox_reset'
+  | 'limit_exceeded'
   | 'store_unavailable'
   | 'conflict'
 

@@ -3,6 +3,7 @@
  * What one tool call receives besides its input.
  */
 import type { AccessContext } from './access-context.ts'
+import type { CodeEvaluator } from './code-evaluator.ts'
 import type { KnowledgeBase } from './knowledge-base.ts'
 import type { ProgramSession } from './program-session.ts'
 import type { TaskBoard } from './task-board.ts'
@@ -21,6 +22,8 @@ export interface ToolContext {
   readonly access?: AccessContext
   /** Where programs run, confined; absent when this caller may not run programs. */
   readonly programs?: ProgramSession
+  /** Where model-written code runs (the caller's own eval sessions); absent when it may not. */
+  readonly evaluator?: CodeEvaluator<ToolContext>
   /** The tasks of the workspace's line, kept in the store; absent when there is no store. */
   readonly tasks?: TaskBoard
   /** The knowledge of the workspace's line, kept in the store; absent when there is no store. */

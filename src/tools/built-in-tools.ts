@@ -3,6 +3,7 @@
  * Every tool eitri ships, in the order they are offered.
  */
 import type { Tool } from '../tool/define-tool.ts'
+import { evalTools } from './eval/index.ts'
 import { fileTools } from './files/index.ts'
 import { knowledgeTools } from './knowledge/index.ts'
 import { modeTools } from './modes/mode-tools.ts'
@@ -11,5 +12,5 @@ import { taskTools } from './tasks/index.ts'
 
 /** The built-in tools. Each capability adds its own here. */
 export function builtInTools(): Tool[] {
-  return [...fileTools, ...shellTools, ...modeTools, ...taskTools, ...knowledgeTools]
+  return [...fileTools, ...shellTools, ...evalTools, ...modeTools, ...taskTools, ...knowledgeTools]
 }

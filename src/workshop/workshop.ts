@@ -30,6 +30,7 @@ import type { ToolResult } from '../tool/tool-result.ts'
 import { Toolset } from '../tool/toolset.ts'
 import type { WorkspaceView } from '../tool/workspace-view.ts'
 import { DirectoryTree } from '../workspace/directory-tree.ts'
+import { createEvalSandbox, type EvaluationOptions } from './eval-sandbox.ts'
 import { lazyCommandJudge } from './command-judge.ts'
 import { storeApprovalRecorder } from './store-approval-recorder.ts'
 
@@ -49,6 +50,8 @@ export interface WorkshopOptions {
   readonly environment?: EitriEnvironment
   /** The bubblewrap program. @default 'bwrap' */
   readonly bwrap?: string
+  /** The code sandbox of js_eval: limits, engine, test-only options. */
+  readonly evaluation?: EvaluationOptions
   /** The access setting of new sessions. @default the configuration's, else 'workspace-write' */
   readonly access?: AccessLevel
   /** The starting mode of new sessions. @default 'default' */
@@ -137,6 +140,7 @@ export async function openWorkshop(options: WorkshopOptions = {}): Promise<Works
   const config = await loadConfig(configPath)
   const registry = new ToolRegistry([...builtInTools(), ...(options.extraTools ?? [])])
   const toolset = new Toolset(registry, options.tools ?? registry.names())
+  const evaluation = createEvalSandbox(config, toolset, options.evaluation)
   const ownsStore = typeof options.store !== 'object'
   const store =
     typeof options.store === 'object'
@@ -175,6 +179,7 @@ export async function openWorkshop(options: WorkshopOptions = {}): Promise<Works
       cwd: tree.root,
       environment: parentEnvironment(),
     })
+    const evaluator = evaluation.owner()
     const access = new SessionAccess({
       setting:
         sessionOptions.access ??
@@ -200,6 +205,7 @@ export async function openWorkshop(options: WorkshopOptions = {}): Promise<Works
           workspace: gateWorkspace(workspace, snapshot),
           access: snapshot,
           programs,
+          evaluator,
           tasks: store.tasks(workspace.line),
           knowledge: store.knowledge(workspace.line),
         }
@@ -207,6 +213,7 @@ export async function openWorkshop(options: WorkshopOptions = {}): Promise<Works
       close: async () => {
         sessions.delete(session)
         await programs.close()
+        await evaluator.close()
       },
       [Symbol.asyncDispose]: () => session.close(),
     }
@@ -218,6 +225,7 @@ export async function openWorkshop(options: WorkshopOptions = {}): Promise<Works
     if (closed) return
     closed = true
     await Promise.all([...sessions].map((session) => session.close()))
+    await evaluation.close()
     await jail.close()
     await commands.close()
     if (ownsStore) await store.close()

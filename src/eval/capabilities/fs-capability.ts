@@ -1,0 +1,155 @@
+/**
+ * @module eval/capabilities/fs-capability
+ * `fs`: the workspace's files, through the same path policy and access as the file tools.
+ * Paths are workspace-relative; nothing outside the workspace, in eitri's state or (for
+ * writes) under a protected path is reachable, and read-only access refuses every write.
+ */
+import picomatch from 'picomatch'
+import { z } from 'zod'
+import { EitriError } from '../../errors/eitri-error.ts'
+import type { ToolContext } from '../../tool/tool-context.ts'
+import { capabilityFunction, type Capability } from '../capability.ts'
+
+/** Most paths `fs.glob` answers. */
+export const MAX_GLOB_PATHS = 10_000
+/** Most entries `fs.list` answers. */
+export const MAX_LIST_ENTRIES = 10_000
+
+const encoding = z.strictObject({ encoding: z.enum(['utf8', 'base64']).optional() }).optional()
+
+/** Refuses a write under read-only access, naming the access in force. */
+function checkWritable(ctx: ToolContext, what: string): void {
+  if (ctx.access?.level === 'read-only') {
+    throw new EitriError(
+      'read_only_access',
+      `${what} refused: the access in force is read-only, so nothing may be written. Read instead, or ask the person to grant workspace-write access.`,
+    )
+  }
+}
+
+function decode(bytes: Uint8Array, path: string, as: 'utf8' | 'base64'): string {
+  if (as === 'base64') return Buffer.from(bytes).toString('base64')
+  try {
+    return new TextDecoder('utf-8', { fatal: true }).decode(bytes)
+  } catch {
+    throw new EitriError(
+      'binary_file',
+      `${path} is not UTF-8 text; read it with fs.readFile(path, { encoding: 'base64' }).`,
+    )
+  }
+}
+
+/** The `fs` capability. */
+export const fsCapability: Capability = {
+  name: 'fs',
+  purpose: 'Read and write the files of the workspace (paths relative to its root).',
+  example:
+    "const text = await fs.readFile('README.md')\nawait fs.writeFile('notes/summary.md', text.slice(0, 200))",
+  functions: [
+    capabilityFunction({
+      name: 'readFile',
+      signature:
+        "readFile(path: string, options?: { encoding?: 'utf8' | 'base64' }): Promise<string>",
+      description: 'The whole file as text (UTF-8), or as base64 for binary files.',
+      parameters: z.tuple([z.string().min(1), encoding]),
+      run: async ([path, options], { ctx }) =>
+        decode(
+          await ctx.workspace.readFile(path, { signal: ctx.signal }),
+          path,
+          options?.encoding ?? 'utf8',
+        ),
+    }),
+    capabilityFunction({
+      name: 'writeFile',
+      signature:
+        "writeFile(path: string, content: string, options?: { encoding?: 'utf8' | 'base64' }): Promise<{ path, bytes, created }>",
+      description:
+        'Creates or replaces a file atomically, creating folders; an existing file keeps its mode.',
+      parameters: z.tuple([z.string().min(1), z.string(), encoding]),
+      run: async ([path, content, options], { ctx }) => {
+        checkWritable(ctx, `fs.writeFile(${JSON.stringify(path)})`)
+        const data = options?.encoding === 'base64' ? Buffer.from(content, 'base64') : content
+        const receipt = await ctx.workspace.writeFile(path, data, { signal: ctx.signal })
+        return { path: receipt.path, bytes: receipt.bytes, created: receipt.created }
+      },
+    }),
+    capabilityFunction({
+      name: 'list',
+      signature: 'list(path?: string): Promise<{ name, path, type }[]>',
+      description:
+        "The entries of one folder (default: the root), sorted; type is 'file', 'directory', 'symlink' or 'other'.",
+      parameters: z.tuple([z.string().optional()]),
+      run: async ([path = ''], { ctx }) => {
+        const base = await ctx.workspace.resolve(path, 'read')
+        const depth = base === '' ? 1 : base.split('/').length + 1
+        const entries: { name: string; path: string; type: string }[] = []
+        for await (const entry of ctx.workspace.walk(base, {
+          signal: ctx.signal,
+          prune: (candidate) => candidate.path.split('/').length > depth,
+        })) {
+          if (entries.length >= MAX_LIST_ENTRIES) break
+          entries.push({
+            name: entry.path.split('/').at(-1) ?? entry.path,
+            path: entry.path,
+            type: entry.type,
+          })
+        }
+        return entries
+      },
+    }),
+    capabilityFunction({
+      name: 'glob',
+      signature: 'glob(pattern: string, options?: { path?: string }): Promise<string[]>',
+      description: `Workspace-relative paths of files matching a glob (** across folders), sorted, at most ${MAX_GLOB_PATHS}; .git is skipped.`,
+      parameters: z.tuple([
+        z.string().min(1),
+        z.strictObject({ path: z.string().optional() }).optional(),
+      ]),
+      run: async ([pattern, options], { ctx }) => {
+        const base = await ctx.workspace.resolve(options?.path ?? '', 'read')
+        const matches = picomatch(pattern, { dot: true })
+        const prefix = base === '' ? '' : `${base}/`
+        const found: string[] = []
+        for await (const entry of ctx.workspace.walk(base, { signal: ctx.signal })) {
+          if (entry.type !== 'directory' && matches(entry.path.slice(prefix.length)))
+            found.push(entry.path)
+        }
+        return found.sort().slice(0, MAX_GLOB_PATHS)
+      },
+    }),
+    capabilityFunction({
+      name: 'stat',
+      signature: 'stat(path: string): Promise<{ type, size, mode, modifiedMs } | null>',
+      description:
+        'What a path is, without following a final symbolic link; null when it does not exist.',
+      parameters: z.tuple([z.string()]),
+      run: async ([path], { ctx }) => {
+        const stat = await ctx.workspace.stat(path, { signal: ctx.signal })
+        return stat === undefined
+          ? null
+          : { type: stat.type, size: stat.size, mode: stat.mode, modifiedMs: stat.modifiedMs }
+      },
+    }),
+    capabilityFunction({
+      name: 'exists',
+      signature: 'exists(path: string): Promise<boolean>',
+      description: 'Whether a path exists (a path the policy refuses throws instead).',
+      parameters: z.tuple([z.string()]),
+      run: async ([path], { ctx }) =>
+        (await ctx.workspace.stat(path, { signal: ctx.signal })) !== undefined,
+    }),
+    capabilityFunction({
+      name: 'remove',
+      signature: 'remove(path: string): Promise<{ path }>',
+      description:
+        'Removes a file, a symbolic link (never its target) or an empty folder; missing is not an error.',
+      parameters: z.tuple([z.string().min(1)]),
+      run: async ([path], { ctx }) => {
+        checkWritable(ctx, `fs.remove(${JSON.stringify(path)})`)
+        const resolved = await ctx.workspace.resolve(path, 'write')
+        await ctx.workspace.remove(resolved, { signal: ctx.signal })
+        return { path: resolved }
+      },
+    }),
+  ],
+}

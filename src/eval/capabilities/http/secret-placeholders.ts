@@ -1,0 +1,91 @@
+/**
+ * @module eval/capabilities/http/secret-placeholders
+ * Secrets travel as placeholders (`${secret:NAME}`): `env.get` hands them out, and only the host
+ * replaces one with its value, only in a request to the host the secret is bound to and only
+ * in the header it is bound to. A placeholder anywhere else (the URL, the body, another header,
+ * another host) refuses the whole request. Whatever comes back has every secret value masked
+ * with its placeholder again.
+ */
+import { EitriError } from '../../../errors/eitri-error.ts'
+import type { CapabilitySettings } from '../../capability-settings.ts'
+import { canonicalHost } from './host-allowlist.ts'
+
+const PLACEHOLDER = /\$\{secret:([A-Za-z_][A-Za-z0-9_]*)\}/g
+
+/** The placeholder that stands for secret `name`. */
+export function placeholder(name: string): string {
+  return `\${secret:${name}}`
+}
+
+/** The secret names `text` mentions. */
+export function placeholdersIn(text: string): string[] {
+  return [...text.matchAll(PLACEHOLDER)].map((match) => match[1] as string)
+}
+
+/** A request as the guest wrote it. */
+export interface OutgoingRequest {
+  readonly url: URL
+  readonly headers: Readonly<Record<string, string>>
+  readonly body: string | undefined
+}
+
+/**
+ * Checks every placeholder of `request` and answers its headers with the values filled in.
+ *
+ * @throws EitriError `permission_denied` for a placeholder out of place or of an unknown secret.
+ */
+export function substituteSecrets(
+  request: OutgoingRequest,
+  settings: Pick<CapabilitySettings, 'secrets' | 'readVariable'>,
+): Record<string, string> {
+  const refuse = (where: string, names: string[]): never => {
+    throw new EitriError(
+      'permission_denied',
+      `http.fetch refused: secret ${names.join(', ')} may not be sent in ${where}. A secret is only sent to the host it is bound to, in the header it is bound to.`,
+    )
+  }
+  const inUrl = placeholdersIn(request.url.href.replaceAll('%7B', '{').replaceAll('%7D', '}'))
+  if (inUrl.length > 0) refuse('the URL', inUrl)
+  const inBody = placeholdersIn(request.body ?? '')
+  if (inBody.length > 0) refuse('the body', inBody)
+  const host = canonicalHost(request.url.hostname)
+  const headers: Record<string, string> = {}
+  for (const [name, value] of Object.entries(request.headers)) {
+    const header = name.toLowerCase()
+    const inName = placeholdersIn(name)
+    if (inName.length > 0) refuse('a header name', inName)
+    const names = placeholdersIn(value)
+    let filled = value
+    for (const secret of new Set(names)) {
+      const binding = settings.secrets[secret]
+      if (binding === undefined) refuse(`header ${header} (no such secret is configured)`, [secret])
+      if (binding?.header !== header)
+        refuse(`header ${header} (it is bound to ${binding?.header})`, [secret])
+      if (binding?.domain !== host)
+        refuse(`a request to ${host} (it is bound to ${binding?.domain})`, [secret])
+      const secretValue = settings.readVariable(secret)
+      if (secretValue === undefined || secretValue === '') {
+        throw new EitriError(
+          'not_found',
+          `http.fetch: secret ${secret} has no value: set the environment variable ${secret} where the server runs.`,
+        )
+      }
+      filled = filled.replaceAll(placeholder(secret), secretValue)
+    }
+    headers[header] = filled
+  }
+  return headers
+}
+
+/** Masks every configured secret's value in `text` with its placeholder. */
+export function maskSecrets(
+  text: string,
+  settings: Pick<CapabilitySettings, 'secrets' | 'readVariable'>,
+): string {
+  let masked = text
+  for (const name of Object.keys(settings.secrets)) {
+    const value = settings.readVariable(name)
+    if (value !== undefined && value !== '') masked = masked.replaceAll(value, placeholder(name))
+  }
+  return masked
+}

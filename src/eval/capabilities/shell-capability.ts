@@ -1,0 +1,72 @@
+/**
+ * @module eval/capabilities/shell-capability
+ * `shell`: a bash command in the jail, judged first by the command policy, exactly as the
+ * `shell` tool runs it. A refused command throws `permission_denied` with the policy's reason.
+ */
+import { z } from 'zod'
+import { EitriError } from '../../errors/eitri-error.ts'
+import { capabilityFunction, type Capability } from '../capability.ts'
+
+/** Default and longest limits of one command. */
+export const DEFAULT_RUN_TIMEOUT_S = 60
+export const MAX_RUN_TIMEOUT_S = 600
+
+/** The `shell` capability. */
+export const shellCapability: Capability = {
+  name: 'shell',
+  purpose:
+    'Run a bash command in the jail at /workspace (no network, nothing outside the workspace).',
+  example: "const { exitCode, stdout } = await shell.run('git log --oneline -5')",
+  functions: [
+    capabilityFunction({
+      name: 'run',
+      signature:
+        'run(command: string, options?: { timeout_s?: number }): Promise<{ exitCode, stdout, stderr, timedOut }>',
+      description: `Runs the command and answers how it ended (default timeout ${DEFAULT_RUN_TIMEOUT_S} s). A command the policy refuses throws.`,
+      parameters: z.tuple([
+        z.string().min(1),
+        z
+          .strictObject({ timeout_s: z.number().positive().max(MAX_RUN_TIMEOUT_S).optional() })
+          .optional(),
+      ]),
+      run: async ([command, options], { ctx }) => {
+        if (ctx.access !== undefined) {
+          const judgement = await ctx.access.judgeCommand(command)
+          if (judgement.verdict === 'deny' || judgement.verdict === 'ask') {
+            throw new EitriError(
+              'permission_denied',
+              `permit denied: ${judgement.reason}${judgement.verdict === 'ask' ? ". This command needs a person's approval, which an eval cannot ask for: call the shell tool instead" : ''}`,
+            )
+          }
+        }
+        const programs = ctx.programs
+        if (programs === undefined) {
+          throw new EitriError(
+            'jail_unavailable',
+            'This session cannot run programs: no jail is attached to it.',
+          )
+        }
+        const availability = await programs.availability()
+        if (!availability.available) {
+          throw new EitriError(
+            'jail_unavailable',
+            `The jail is unavailable, so nothing ran: ${availability.reason}. To fix: ${availability.fix}.`,
+          )
+        }
+        const run = await programs.run({
+          command: ['/bin/bash', '-c', command],
+          access: ctx.access?.level === 'read-only' ? 'read-only' : 'workspace-write',
+          timeoutMs: (options?.timeout_s ?? DEFAULT_RUN_TIMEOUT_S) * 1000,
+          signal: ctx.signal,
+        })
+        if (run.cancelled) throw new EitriError('cancelled', `Command cancelled: ${command}`)
+        return {
+          exitCode: run.exitCode,
+          stdout: run.stdout,
+          stderr: run.stderr,
+          timedOut: run.timedOut,
+        }
+      },
+    }),
+  ],
+}

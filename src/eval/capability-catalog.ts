@@ -1,0 +1,97 @@
+/**
+ * @module eval/capability-catalog
+ * The capabilities a sandbox offers, and the one door every guest call goes through: the
+ * function must exist, its arguments must match its schema (checked here, on the host), and a
+ * failure reaches the guest as a code and a message with the workspace's host path redacted,
+ * never a stack.
+ */
+import { z } from 'zod'
+import { EitriError } from '../errors/eitri-error.ts'
+import { describeIssues } from '../tool/validate-input.ts'
+import type { Capability, CapabilityFunction, CapabilityScope } from './capability.ts'
+import type { CapabilityHandler, NamespaceList } from './eval-engine.ts'
+
+/** The capabilities of a sandbox, by namespace. */
+export class CapabilityCatalog {
+  readonly #capabilities: ReadonlyMap<string, Capability>
+
+  constructor(capabilities: Iterable<Capability>) {
+    this.#capabilities = new Map(
+      [...capabilities].map((capability) => [capability.name, capability]),
+    )
+  }
+
+  /** Every capability, in order. */
+  list(): Capability[] {
+    return [...this.#capabilities.values()]
+  }
+
+  /** One capability by name. */
+  get(name: string): Capability | undefined {
+    return this.#capabilities.get(name)
+  }
+
+  /** Namespace → function names, for the guest's globals. */
+  namespaces(): NamespaceList {
+    return Object.fromEntries(
+      this.list().map((capability) => [capability.name, capability.functions.map((fn) => fn.name)]),
+    )
+  }
+
+  /** Serves one eval's calls with `scope`; each call's context carries that call's signal. */
+  handler(scope: CapabilityScope): CapabilityHandler {
+    return async (namespace, name, args, signal) => {
+      const fn = this.#capabilities
+        .get(namespace)
+        ?.functions.find((candidate) => candidate.name === name)
+      if (fn === undefined) {
+        throw new EitriError(
+          'unknown_tool',
+          `${namespace}.${name} is not a capability; see sandbox.overview().`,
+        )
+      }
+      try {
+        const callScope = { ...scope, ctx: { ...scope.ctx, signal } }
+        return await fn.run(checkArguments(namespace, fn, args) as never, callScope)
+      } catch (error) {
+        if (EitriError.isInstance(error)) {
+          throw new EitriError(error.code, scope.ctx.workspace.redact(error.message))
+        }
+        throw new EitriError(
+          'tool_failed',
+          `${namespace}.${name} failed: ${scope.ctx.workspace.redact(error instanceof Error ? error.message : String(error))}`,
+        )
+      }
+    }
+  }
+}
+
+function checkArguments(
+  namespace: string,
+  fn: CapabilityFunction,
+  args: readonly unknown[],
+): unknown[] {
+  // JSON has no undefined: an argument left out in the middle arrives as null.
+  const trimmed = [...args]
+  while (trimmed.length > 0 && trimmed.at(-1) === null) trimmed.pop()
+  const parsed = fn.parameters.safeParse(trimmed)
+  if (!parsed.success) {
+    throw new EitriError(
+      'invalid_input',
+      `Invalid arguments for ${namespace}.${fn.signature}:\n${describeIssues(renumber(parsed.error))}`,
+    )
+  }
+  return parsed.data as unknown[]
+}
+
+/** Names arguments `argument 1`, `argument 2.path` instead of `[0]`, `[1].path`. */
+function renumber(error: z.ZodError): z.ZodError {
+  return new z.ZodError(
+    error.issues.map((issue) => {
+      const [first, ...rest] = issue.path
+      return typeof first === 'number'
+        ? { ...issue, path: [`argument ${first + 1}`, ...rest] }
+        : issue
+    }),
+  )
+}

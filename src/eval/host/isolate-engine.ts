@@ -1,0 +1,368 @@
+/**
+ * @module eval/host/isolate-engine
+ * The isolated-vm engine, seen from the server: sessions are isolates in one sandbox process,
+ * started at the first session and started again if it dies (its sessions then answer
+ * `sandbox_reset`). The server never loads isolated-vm itself.
+ *
+ * Besides the sandbox's own deadline, the server keeps an outer fence: an eval that has not
+ * answered a second after its timeout (or after a cancel) is answered for, and its session
+ * given up; a sandbox that stops answering altogether is killed and replaced.
+ */
+import { EitriError } from '../../errors/eitri-error.ts'
+import type {
+  CapabilityHandler,
+  CreateSessionOptions,
+  EngineSession,
+  EvalEngine,
+  EvalEngineCapabilities,
+  EvalOptions,
+  SessionLoss,
+} from '../eval-engine.ts'
+import { CANCEL_GRACE_MS, MAX_ANSWER_CHARS, TIMEOUT_GRACE_MS } from '../eval-limits.ts'
+import type { EvalFailure, EvalOutcome } from '../eval-outcome.ts'
+import { parsePlainJson } from '../plain-json.ts'
+import type { SandboxMessage } from '../sandbox-protocol.ts'
+import { SandboxProcess } from './sandbox-process.ts'
+
+/** How long a new session may take. */
+const CREATE_TIMEOUT_MS = 10_000
+
+interface PendingEval {
+  readonly session: IsolateEngineSession
+  readonly resolve: (outcome: EvalOutcome) => void
+  readonly capabilities: CapabilityHandler | undefined
+  /** Aborts the eval's capability calls when it ends. */
+  readonly calls: AbortController
+}
+
+/** Options of {@link IsolateEngine}. */
+export interface IsolateEngineOptions {
+  /** The Node that runs the sandbox. @default the server's own */
+  readonly nodePath?: string
+}
+
+/** The isolated-vm engine. */
+export class IsolateEngine implements EvalEngine {
+  readonly name = 'isolated-vm'
+  readonly capabilities: EvalEngineCapabilities = {
+    keepsStateOnTimeout: true,
+    keepsStateOnCancel: false,
+    enforcesMemoryLimit: true,
+    acceptsTypeScript: true,
+  }
+  readonly #options: IsolateEngineOptions
+  #process: Promise<SandboxProcess> | undefined
+  readonly #sessions = new Map<string, IsolateEngineSession>()
+  readonly #creating = new Map<string, (error: string | undefined) => void>()
+  readonly #evals = new Map<number, PendingEval>()
+  readonly #stats = new Map<number, (stats: { rss: number; sessions: number }) => void>()
+  #nextId = 1
+  #closed = false
+
+  constructor(options: IsolateEngineOptions = {}) {
+    this.#options = options
+  }
+
+  async createSession(options: CreateSessionOptions): Promise<EngineSession> {
+    const sandbox = await this.#sandbox()
+    const id = `s${this.#nextId++}`
+    const created = new Promise<string | undefined>((resolve) => {
+      this.#creating.set(id, resolve)
+      setTimeout(() => resolve('it took too long'), CREATE_TIMEOUT_MS).unref()
+    })
+    sandbox.send({
+      type: 'create',
+      session: id,
+      memoryLimitMb: options.memoryLimitMb,
+      namespaces: options.namespaces,
+    })
+    const error = await created
+    this.#creating.delete(id)
+    if (error !== undefined) {
+      sandbox.send({ type: 'dispose', session: id })
+      throw new EitriError('sandbox_reset', `The code sandbox could not create a session: ${error}`)
+    }
+    const session = new IsolateEngineSession(id, this)
+    this.#sessions.set(id, session)
+    return session
+  }
+
+  /** The sandbox process's resident memory and session count (for measurements). */
+  async stats(): Promise<{ rss: number; sessions: number; pid: number | undefined }> {
+    const sandbox = await this.#sandbox()
+    const requestId = this.#nextId++
+    const answer = await new Promise<{ rss: number; sessions: number }>((resolve) => {
+      this.#stats.set(requestId, resolve)
+      sandbox.send({ type: 'stats', requestId })
+    })
+    return { ...answer, pid: sandbox.pid }
+  }
+
+  async close(): Promise<void> {
+    if (this.#closed) return
+    this.#closed = true
+    this.#loseAll('The code sandbox was closed.', 'closed')
+    const sandbox = this.#process
+    this.#process = undefined
+    await (await sandbox?.catch(() => undefined))?.close()
+  }
+
+  [Symbol.asyncDispose](): Promise<void> {
+    return this.close()
+  }
+
+  /** @internal Runs one eval of `session`. */
+  async evaluate(
+    session: IsolateEngineSession,
+    code: string,
+    options: EvalOptions,
+  ): Promise<EvalOutcome> {
+    if (session.lost !== undefined)
+      return failure('sandbox_reset', 'This session was reset.', false)
+    if (options.signal?.aborted === true)
+      return failure('cancelled', 'The eval was cancelled before it started.', true)
+    let sandbox: SandboxProcess
+    try {
+      sandbox = await this.#sandbox()
+    } catch (error) {
+      return failure('sandbox_reset', (error as Error).message, false)
+    }
+    const evalId = this.#nextId++
+    const calls = new AbortController()
+    let fence: NodeJS.Timeout | undefined
+    const onAbort = (): void => {
+      sandbox.send({ type: 'cancel', evalId })
+      clearTimeout(fence)
+      fence = setTimeout(
+        () => this.#giveUp(evalId, 'cancelled', 'The eval was cancelled.'),
+        CANCEL_GRACE_MS,
+      )
+    }
+    try {
+      const outcome = new Promise<EvalOutcome>((resolve) => {
+        this.#evals.set(evalId, { session, resolve, capabilities: options.capabilities, calls })
+      })
+      sandbox.send({
+        type: 'eval',
+        session: session.id,
+        evalId,
+        code,
+        timeoutMs: options.timeoutMs,
+      })
+      fence = setTimeout(
+        () => this.#giveUp(evalId, 'timeout', 'The eval ran past its time limit and did not stop.'),
+        options.timeoutMs + TIMEOUT_GRACE_MS,
+      )
+      options.signal?.addEventListener('abort', onAbort, { once: true })
+      const answer = await outcome
+      if (answer.type === 'error' && !answer.stateKept) {
+        session.markLost(lossOf(answer.code))
+        sandbox.send({ type: 'dispose', session: session.id })
+      }
+      return answer
+    } finally {
+      clearTimeout(fence)
+      options.signal?.removeEventListener('abort', onAbort)
+      calls.abort()
+      this.#evals.delete(evalId)
+    }
+  }
+
+  /** @internal Forgets a session, and frees it in the sandbox unless it is already gone there. */
+  release(session: IsolateEngineSession, free: boolean): void {
+    this.#sessions.delete(session.id)
+    if (!free) return
+    void this.#process?.then(
+      (sandbox) => sandbox.send({ type: 'dispose', session: session.id }),
+      () => undefined,
+    )
+  }
+
+  /** The outer fence: answers for an eval the sandbox did not answer in time. */
+  #giveUp(evalId: number, code: 'timeout' | 'cancelled', message: string): void {
+    const pending = this.#evals.get(evalId)
+    if (pending === undefined) return
+    pending.resolve(failure(code, `${message} The session was reset.`, false))
+    void this.#checkHealth()
+  }
+
+  /** Kills a sandbox that does not answer a ping within a second. */
+  async #checkHealth(): Promise<void> {
+    const sandbox = await this.#process?.catch(() => undefined)
+    if (sandbox === undefined) return
+    const requestId = this.#nextId++
+    const answered = await Promise.race([
+      new Promise<boolean>((resolve) => {
+        this.#stats.set(requestId, () => resolve(true))
+        sandbox.send({ type: 'stats', requestId })
+      }),
+      new Promise<boolean>((resolve) => setTimeout(() => resolve(false), 1_000).unref()),
+    ])
+    this.#stats.delete(requestId)
+    if (!answered)
+      await sandbox.close().then(() => this.#onExit(sandbox, 'the sandbox stopped answering'))
+  }
+
+  #sandbox(): Promise<SandboxProcess> {
+    if (this.#closed)
+      return Promise.reject(new EitriError('sandbox_reset', 'The code sandbox is closed.'))
+    if (this.#process === undefined) {
+      const starting: Promise<SandboxProcess> = SandboxProcess.start(
+        {
+          message: (message) => this.#receive(message),
+          exit: (reason) => void starting.then((sandbox) => this.#onExit(sandbox, reason)),
+        },
+        this.#options.nodePath,
+      )
+      this.#process = starting
+      starting.catch(() => {
+        if (this.#process === starting) this.#process = undefined
+      })
+    }
+    return this.#process
+  }
+
+  #onExit(sandbox: SandboxProcess, reason: string): void {
+    void this.#process?.then(
+      (current) => {
+        if (current !== sandbox) return
+        this.#process = undefined
+        this.#loseAll(
+          `The code sandbox restarted (${reason}); the session's definitions are gone.`,
+          'sandbox_reset',
+        )
+        // Start the next one now, so the next eval does not wait for it.
+        if (!this.#closed) this.#sandbox().catch(() => undefined)
+      },
+      () => undefined,
+    )
+  }
+
+  #loseAll(message: string, loss: SessionLoss): void {
+    for (const session of this.#sessions.values()) session.markLost(loss)
+    this.#sessions.clear()
+    for (const pending of this.#evals.values())
+      pending.resolve(failure('sandbox_reset', message, false))
+    for (const resolve of this.#creating.values()) resolve(message)
+  }
+
+  #receive(message: SandboxMessage): void {
+    switch (message.type) {
+      case 'ready':
+        return
+      case 'created':
+        this.#creating.get(message.session)?.(message.error)
+        return
+      case 'result':
+        this.#evals.get(message.evalId)?.resolve(message.outcome)
+        return
+      case 'stats':
+        this.#stats.get(message.requestId)?.({ rss: message.rss, sessions: message.sessions })
+        this.#stats.delete(message.requestId)
+        return
+      case 'call':
+        void this.#serveCall(message)
+        return
+    }
+  }
+
+  async #serveCall(message: Extract<SandboxMessage, { type: 'call' }>): Promise<void> {
+    const pending = this.#evals.get(message.evalId)
+    if (pending === undefined) return
+    const reply = (answer: { value?: string; error?: { code: string; message: string } }): void => {
+      if (!this.#evals.has(message.evalId)) return
+      void this.#process?.then((sandbox) =>
+        sandbox.send({ type: 'reply', evalId: message.evalId, callId: message.callId, ...answer }),
+      )
+    }
+    const name = `${message.namespace}.${message.name}`
+    const parsed = parsePlainJson(message.args)
+    if (!parsed.ok || !Array.isArray(parsed.value)) {
+      reply({
+        error: {
+          code: 'invalid_input',
+          message: `Invalid arguments for ${name}: ${parsed.ok ? 'not a list' : parsed.message}.`,
+        },
+      })
+      return
+    }
+    if (pending.capabilities === undefined) {
+      reply({
+        error: {
+          code: 'not_available',
+          message: `${name} is not available: this eval has no capabilities.`,
+        },
+      })
+      return
+    }
+    try {
+      const value = await pending.capabilities(
+        message.namespace,
+        message.name,
+        parsed.value,
+        pending.calls.signal,
+      )
+      const json = value === undefined ? '' : JSON.stringify(value)
+      if (json.length > MAX_ANSWER_CHARS) {
+        reply({
+          error: {
+            code: 'limit_exceeded',
+            message: `The answer of ${name} is over ${MAX_ANSWER_CHARS} characters.`,
+          },
+        })
+        return
+      }
+      reply({ value: json })
+    } catch (error) {
+      reply({
+        error: EitriError.isInstance(error)
+          ? { code: error.code, message: error.message }
+          : { code: 'tool_failed', message: `${name} failed.` },
+      })
+    }
+  }
+}
+
+/** A session of the isolated-vm engine. */
+export class IsolateEngineSession implements EngineSession {
+  readonly id: string
+  readonly #engine: IsolateEngine
+  #lost: SessionLoss | undefined
+
+  constructor(id: string, engine: IsolateEngine) {
+    this.id = id
+    this.#engine = engine
+  }
+
+  get lost(): SessionLoss | undefined {
+    return this.#lost
+  }
+
+  /** @internal */
+  markLost(loss: SessionLoss): void {
+    this.#lost ??= loss
+  }
+
+  eval(code: string, options: EvalOptions): Promise<EvalOutcome> {
+    return this.#engine.evaluate(this, code, options)
+  }
+
+  async dispose(): Promise<void> {
+    if (this.#lost === 'closed') return
+    const wasLost = this.#lost !== undefined
+    this.#lost = 'closed'
+    this.#engine.release(this, !wasLost)
+  }
+
+  [Symbol.asyncDispose](): Promise<void> {
+    return this.dispose()
+  }
+}
+
+function failure(code: EvalFailure['code'], message: string, stateKept: boolean): EvalFailure {
+  return { type: 'error', code, message, output: '', stateKept }
+}
+
+function lossOf(code: EvalFailure['code']): SessionLoss {
+  return code === 'eval_error' ? 'sandbox_reset' : code
+}
