@@ -8,6 +8,8 @@
 export interface Anchor {
   readonly generated: number
   readonly original: number
+  /** Text the rewrite put here: every position in it maps to `original` itself. */
+  readonly inserted?: boolean
 }
 
 /** Maps positions of a rewritten text back to the text it was made from. */
@@ -34,7 +36,10 @@ export class PositionMap {
       anchor = candidate
     }
     if (anchor === undefined) return undefined
-    const original = anchor.original + Math.max(0, offset - anchor.generated)
+    const original =
+      anchor.inserted === true
+        ? anchor.original
+        : anchor.original + Math.max(0, offset - anchor.generated)
     let originalLine = 0
     while (
       originalLine + 1 < this.#originalLines.length &&

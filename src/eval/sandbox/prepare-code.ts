@@ -3,7 +3,8 @@
  * Turns one eval's JavaScript or TypeScript into code whose top-level definitions persist in
  * the session: each top-level `let`, `const`, `var`, `class` and `function` becomes a global of
  * the isolate (so a later eval may declare the same name again), the body runs in an async
- * function (so top-level `await` works), and the last expression statement is returned. Lines are kept
+ * function (so top-level `await` works), and the value of the last expression statement (as a
+ * script's completion value would be) is returned. Lines are kept
  * where they were, so the guest's stack traces point at its own code.
  *
  * The input is parsed as JavaScript first; only if that fails are TypeScript types stripped
@@ -82,11 +83,7 @@ function rewrite(source: string, program: Program): PreparedCode {
       edits.push({ at: statement.end, end: statement.end, text: ';' })
     }
   }
-  const last = body.at(-1)
-  if (last?.type === 'ExpressionStatement' && !isDirective(last)) {
-    edits.push({ at: last.expression.start, end: last.expression.start, text: 'return (' })
-    edits.push({ at: last.expression.end, end: last.expression.end, text: ')' })
-  }
+  markCompletion(body as Statement[], edits)
   // Function declarations stay where they are (hoisted inside the eval) and are copied to the
   // global object as the body starts (after a directive prologue, which must come first).
   const copies = functions.map((name) => `this.${name} = ${name};`).join('')
@@ -99,11 +96,14 @@ function rewrite(source: string, program: Program): PreparedCode {
   }
   const prefix = `return $0($1, ${JSON.stringify([...names])}, async function ($0, $1) {${hasPrologue ? '' : copies}`
   const { text, anchors } = applyEdits(source, edits, prefix.length)
-  const script = `${prefix}${text}\n})`
+  const script = `${prefix}${text}\n;return $1})`
   return { ok: true, script, positions: new PositionMap(source, script, anchors) }
 }
 
-/** `const a = 1, {b} = o` → `(a = 1, {b} = o);` and `let c` → `(c = undefined);`. */
+/**
+ * `const a = 1, {b} = o;` → `(a = (1), {b} = (o));` and `let c` → `(c = undefined);`, editing
+ * only the glue so the names and initializers keep their places.
+ */
 function declarationEdits(
   source: string,
   declaration: Extract<Statement, { type: 'VariableDeclaration' }>,
@@ -112,21 +112,31 @@ function declarationEdits(
   if (declaration.kind !== 'var' && declaration.kind !== 'let' && declaration.kind !== 'const') {
     return [] // `using` declarations stay local to the eval: they end with it.
   }
-  const parts: string[] = []
+  const first = declaration.declarations[0]
+  const last = declaration.declarations.at(-1)
+  if (first === undefined || last === undefined) return []
+  const keyword = source.slice(declaration.start, first.start)
+  const edits: Edit[] = [
+    { at: declaration.start, end: first.start, text: `(${'\n'.repeat(countNewlines(keyword))}` },
+  ]
   for (const declarator of declaration.declarations) {
     for (const name of boundNames(declarator.id)) names.add(name)
-    const target = source.slice(declarator.id.start, declarator.id.end)
-    if (declarator.init !== null && declarator.init !== undefined) {
-      parts.push(`${target} = (${source.slice(declarator.init.start, declarator.init.end)})`)
+    const init = declarator.init
+    if (init !== null && init !== undefined) {
+      edits.push({ at: init.start, end: init.start, text: '(' })
+      edits.push({ at: init.end, end: init.end, text: ')' })
     } else if (declaration.kind !== 'var') {
-      parts.push(`${target} = undefined`)
+      edits.push({ at: declarator.id.end, end: declarator.id.end, text: ' = undefined' })
+    } else {
+      // `var a` keeps a's value: `(a)` only reads it (the prelude has declared it).
     }
   }
-  // Keep the declaration's own lines: pad with newlines to its original line count.
-  const original = source.slice(declaration.start, declaration.end)
-  const text = parts.length === 0 ? ';' : `(${parts.join(', ')});`
-  const padding = '\n'.repeat(countNewlines(original) - countNewlines(text))
-  return [{ at: declaration.start, end: declaration.end, text: text + padding }]
+  edits.push({
+    at: last.end,
+    end: last.end,
+    text: source[declaration.end - 1] === ';' ? ')' : ');',
+  })
+  return edits
 }
 
 function countNewlines(text: string): number {
@@ -156,8 +166,55 @@ function boundNames(pattern: Pattern): string[] {
   }
 }
 
+/** A `'use strict'` directive (other lone strings are values, as in a REPL). */
 function isDirective(statement: Node): boolean {
-  return statement.type === 'ExpressionStatement' && 'directive' in statement
+  return (
+    statement.type === 'ExpressionStatement' &&
+    (statement as { directive?: string }).directive === 'use strict'
+  )
+}
+
+/**
+ * Marks the statements whose value is the eval's value, as a script's completion value would
+ * be: the last statement that is not a declaration, and inside an `if`, `try` or block, the
+ * last such statement of each branch. Each stores its value in `$1` (the eval function's own
+ * second parameter), which the function returns at its end.
+ */
+function markCompletion(statements: readonly Statement[], edits: Edit[]): void {
+  const last = statements.findLast(
+    (statement) =>
+      statement.type !== 'FunctionDeclaration' &&
+      statement.type !== 'ClassDeclaration' &&
+      statement.type !== 'VariableDeclaration' &&
+      statement.type !== 'EmptyStatement' &&
+      !isDirective(statement),
+  )
+  switch (last?.type) {
+    case 'ExpressionStatement':
+      edits.push({ at: last.expression.start, end: last.expression.start, text: '$1 = (' })
+      edits.push({ at: last.expression.end, end: last.expression.end, text: ')' })
+      return
+    case 'BlockStatement':
+      markCompletion(last.body, edits)
+      return
+    case 'IfStatement':
+      markCompletion([last.consequent], edits)
+      if (last.alternate !== null && last.alternate !== undefined) {
+        markCompletion([last.alternate], edits)
+      }
+      return
+    case 'TryStatement':
+      markCompletion(last.block.body, edits)
+      if (last.handler !== null && last.handler !== undefined) {
+        markCompletion(last.handler.body.body, edits)
+      }
+      return
+    case 'LabeledStatement':
+      markCompletion([last.body], edits)
+      return
+    default:
+      return
+  }
 }
 
 /** Applies edits after a prefix of `offset` characters, noting where the texts line up. */
@@ -172,7 +229,7 @@ function applyEdits(
   let position = 0
   for (const edit of sorted) {
     result += source.slice(position, edit.at)
-    anchors.push({ generated: offset + result.length, original: edit.at })
+    anchors.push({ generated: offset + result.length, original: edit.at, inserted: true })
     result += edit.text
     position = Math.max(position, edit.end)
     anchors.push({ generated: offset + result.length, original: position })
