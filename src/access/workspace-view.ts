@@ -11,7 +11,7 @@ import type {
   WorkspaceView,
   WriteReceipt,
 } from '../tool/workspace-view.ts'
-import type { DirectoryTree } from '../workspace/directory-tree.ts'
+import type { WorkspaceTree } from '../workspace/workspace-tree.ts'
 import {
   decidePath,
   WORKSPACE_MOUNT,
@@ -22,7 +22,7 @@ import { protectedPathMatcher } from './protected-paths.ts'
 
 /** What a confined view of a folder needs. */
 export interface WorkspaceViewOptions {
-  readonly tree: DirectoryTree
+  readonly tree: WorkspaceTree
   /** Host paths that name the root besides its real path (such as the path the user gave). */
   readonly aliases?: readonly string[]
   /** Extra protected patterns from the configuration, anchored at the workspace root. */
@@ -63,7 +63,7 @@ const SKIPPED_FOLDERS = new Set(['.git'])
  */
 export function createWorkspaceView(options: WorkspaceViewOptions): ConfinedWorkspace {
   const { tree } = options
-  const hostRoots = unique([tree.root, ...(options.aliases ?? [])])
+  const hostRoots = unique([...(tree.root === undefined ? [] : [tree.root]), ...(options.aliases ?? [])])
   const byLengthDescending = [...hostRoots].sort((a, b) => b.length - a.length)
   const hidden = (options.privatePaths ?? []).flatMap((hostPath) => insideRoot(hostPath, hostRoots))
   const policy: PathPolicyOptions = {

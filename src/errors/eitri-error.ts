@@ -57,6 +57,8 @@ export type ErrorCode =
   | 'sandbox_violation'
   | 'not_running'
   | 'read_only_access'
+  | 'quota_exceeded'
+  | 'merge_conflict'
   | 'invalid_definition'
   | 'eval_error'
   | 'memory_limit'

@@ -22,6 +22,7 @@ import path from 'node:path'
 import { promisify } from 'node:util'
 import { EitriError } from '../errors/eitri-error.ts'
 import type { EntryStat, EntryType } from '../tool/workspace-view.ts'
+import type { WorkspaceTree } from './workspace-tree.ts'
 
 /** Files up to this size are read with synchronous calls; larger ones asynchronously. */
 const SYNC_READ_MAX_BYTES = 1024 * 1024
@@ -36,7 +37,7 @@ export interface DirectoryEntry {
  * Raw access to one folder. Paths are relative, already resolved, `/`-separated; `''` is the
  * root. Everything here assumes the caller asked the path policy first.
  */
-export class DirectoryTree {
+export class DirectoryTree implements WorkspaceTree {
   /** The folder's real host path. Never shown to a model. */
   readonly root: string
 

@@ -1,0 +1,96 @@
+/**
+ * @module workspace/git/run-git
+ * The git program, run on eitri's own history repository: never the user's configuration,
+ * hooks or repository.
+ */
+import { spawn } from 'node:child_process'
+import { EitriError } from '../../errors/eitri-error.ts'
+
+/** Where git looks and what it reads besides. */
+export interface GitTarget {
+  /** eitri's history repository (bare). */
+  readonly gitDir: string
+  /** A folder git treats as the work tree (for snapshots of main). */
+  readonly workTree?: string
+  /** An index file of our own (one per line). */
+  readonly indexFile?: string
+}
+
+/** A finished git command. */
+export interface GitOutput {
+  readonly status: number
+  readonly stdout: Buffer
+  readonly stderr: string
+}
+
+/** The identity and isolation every git command of eitri runs with. */
+export function gitEnvironment(target: GitTarget): Record<string, string> {
+  return {
+    PATH: '/usr/local/bin:/usr/bin:/bin',
+    LC_ALL: 'C',
+    GIT_DIR: target.gitDir,
+    ...(target.workTree === undefined ? {} : { GIT_WORK_TREE: target.workTree }),
+    ...(target.indexFile === undefined ? {} : { GIT_INDEX_FILE: target.indexFile }),
+    // None of the user's or the system's configuration, and never a hook.
+    GIT_CONFIG_NOSYSTEM: '1',
+    GIT_CONFIG_GLOBAL: '/dev/null',
+    GIT_CONFIG_COUNT: '2',
+    GIT_CONFIG_KEY_0: 'core.hooksPath',
+    GIT_CONFIG_VALUE_0: '/dev/null',
+    GIT_CONFIG_KEY_1: 'safe.directory',
+    GIT_CONFIG_VALUE_1: '*',
+    GIT_AUTHOR_NAME: 'eitri',
+    GIT_AUTHOR_EMAIL: 'eitri@eitri.invalid',
+    GIT_COMMITTER_NAME: 'eitri',
+    GIT_COMMITTER_EMAIL: 'eitri@eitri.invalid',
+    GIT_TERMINAL_PROMPT: '0',
+  }
+}
+
+/**
+ * Runs git with `args`. Resolves with its status and output; `check` turns a nonzero status
+ * into an error.
+ *
+ * @throws EitriError `tool_failed` when git is missing or `check` fails.
+ */
+export function runGit(
+  target: GitTarget,
+  args: readonly string[],
+  options: { input?: string | Buffer; check?: boolean; allowStatus?: readonly number[] } = {},
+): Promise<GitOutput> {
+  return new Promise((resolve, reject) => {
+    const child = spawn('git', [...args], {
+      env: gitEnvironment(target),
+      stdio: ['pipe', 'pipe', 'pipe'],
+      ...(target.workTree === undefined ? {} : { cwd: target.workTree }),
+    })
+    const stdout: Buffer[] = []
+    let stderr = ''
+    child.stdout.on('data', (chunk: Buffer) => stdout.push(chunk))
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()))
+    child.once('error', (error) =>
+      reject(
+        new EitriError(
+          'tool_failed',
+          `git could not be started (${error.message}); install it: apt-get install git`,
+        ),
+      ),
+    )
+    child.once('close', (status) => {
+      const output = { status: status ?? -1, stdout: Buffer.concat(stdout), stderr }
+      const allowed = options.allowStatus ?? [0]
+      if (options.check !== false && !allowed.includes(output.status)) {
+        reject(
+          new EitriError(
+            'tool_failed',
+            `git ${args[0] ?? ''} failed (${output.status}): ${stderr.trim().slice(0, 500)}`,
+          ),
+        )
+      } else {
+        resolve(output)
+      }
+    })
+    child.stdin.on('error', () => undefined)
+    child.stdin.end(options.input ?? '')
+  })
+}

@@ -1,0 +1,144 @@
+/**
+ * @module workspace/history
+ * eitri's own history of a workspace: a bare git repository in eitri's state folder (never the
+ * user's `.git`), readable with plain git. Main's snapshots form one line of commits; each fork
+ * is a reference to its own line.
+ */
+import fs from 'node:fs'
+import path from 'node:path'
+import { encodeCommit, treeOfCommit } from './git/git-objects.ts'
+import { ObjectStore } from './git/object-store.ts'
+import { runGit, type GitTarget } from './git/run-git.ts'
+
+/** The reference of main's snapshots. */
+export const MAIN_REF = 'refs/eitri/main'
+
+/** A commit and its tree. */
+export interface Snapshot {
+  readonly commit: string
+  readonly tree: string
+}
+
+/** The history repository of one workspace. */
+export class WorkspaceHistory {
+  readonly gitDir: string
+  readonly store: ObjectStore
+  readonly #workTree: string
+  readonly #mainIndex: string
+
+  private constructor(gitDir: string, workTree: string) {
+    this.gitDir = gitDir
+    this.#workTree = workTree
+    this.#mainIndex = path.join(path.dirname(gitDir), 'main.index')
+    this.store = new ObjectStore(gitDir)
+  }
+
+  /**
+   * Opens (creating if needed) the history of the workspace at `workTree`, kept in
+   * `stateDir/history.git`. `excluded` are workspace-relative paths never snapshotted
+   * (eitri's own state, if it lies inside).
+   */
+  static async open(options: {
+    stateDir: string
+    workTree: string
+    excluded?: readonly string[]
+  }): Promise<WorkspaceHistory> {
+    const gitDir = path.join(options.stateDir, 'history.git')
+    if (!fs.existsSync(path.join(gitDir, 'HEAD'))) {
+      fs.mkdirSync(gitDir, { recursive: true, mode: 0o700 })
+      await runGit({ gitDir }, ['init', '--quiet', '--bare'])
+    }
+    const history = new WorkspaceHistory(gitDir, options.workTree)
+    const exclude = path.join(gitDir, 'info', 'exclude')
+    fs.mkdirSync(path.dirname(exclude), { recursive: true })
+    fs.writeFileSync(exclude, (options.excluded ?? []).map((relative) => `/${relative}\n`).join(''))
+    return history
+  }
+
+  /** Git settings for commands on main's work tree. */
+  get mainTarget(): GitTarget {
+    return { gitDir: this.gitDir, workTree: this.#workTree, indexFile: this.#mainIndex }
+  }
+
+  /** The commit a reference names, or undefined. */
+  async readRef(ref: string): Promise<string | undefined> {
+    const output = await runGit(
+      { gitDir: this.gitDir },
+      ['rev-parse', '--verify', '--quiet', `${ref}^{commit}`],
+      { check: false },
+    )
+    return output.status === 0 ? output.stdout.toString().trim() : undefined
+  }
+
+  /** Points `ref` at `commit`, only if it still names `expected` (undefined: must not exist). */
+  async updateRef(ref: string, commit: string, expected?: string): Promise<void> {
+    await runGit({ gitDir: this.gitDir }, ['update-ref', ref, commit, expected ?? ''])
+  }
+
+  async deleteRef(ref: string): Promise<void> {
+    await runGit({ gitDir: this.gitDir }, ['update-ref', '-d', ref], { check: false })
+  }
+
+  /** The tree of a commit. */
+  async treeOf(commit: string): Promise<string> {
+    return treeOfCommit((await this.store.require(commit)).content)
+  }
+
+  /** Writes a commit object. */
+  commit(tree: string, parents: readonly string[], message: string): string {
+    return this.store.write('commit', encodeCommit({ tree, parents, message }))
+  }
+
+  /**
+   * Records main as it is now: git's index of main (its stat cache) takes what changed, or only
+   * `paths` when a watcher knows them; a new commit only when the tree changed.
+   */
+  async snapshotMain(
+    options: { paths?: readonly string[]; message?: string } = {},
+  ): Promise<Snapshot> {
+    const previous = await this.readRef(MAIN_REF)
+    const folders =
+      options.paths === undefined || previous === undefined || !fs.existsSync(this.#mainIndex)
+        ? ['.']
+        : this.#foldersOf(options.paths)
+    if (folders.length > 0) {
+      // Folders, not files: a pathspec that names a file gone again would stop git.
+      await runGit(this.mainTarget, [
+        'add',
+        '--all',
+        '--',
+        ...folders.map((folder) => `:(literal)${folder}`),
+      ])
+    }
+    const tree = (await runGit(this.mainTarget, ['write-tree'])).stdout.toString().trim()
+    if (previous !== undefined && (await this.treeOf(previous)) === tree)
+      return { commit: previous, tree }
+    const commit = this.commit(
+      tree,
+      previous === undefined ? [] : [previous],
+      options.message ?? 'snapshot of main',
+    )
+    await this.updateRef(MAIN_REF, commit, previous)
+    return { commit, tree }
+  }
+
+  /** The nearest existing folder of each changed path, without nesting. */
+  #foldersOf(paths: readonly string[]): string[] {
+    const folders = new Set<string>()
+    for (const changed of paths) {
+      let folder = path.posix.dirname(changed)
+      while (folder !== '.' && !fs.existsSync(path.join(this.#workTree, folder)))
+        folder = path.posix.dirname(folder)
+      folders.add(folder)
+    }
+    if (folders.has('.')) return ['.']
+    const sorted = [...folders].sort()
+    return sorted.filter(
+      (folder) => !sorted.some((other) => other !== folder && folder.startsWith(`${other}/`)),
+    )
+  }
+
+  close(): void {
+    this.store.close()
+  }
+}

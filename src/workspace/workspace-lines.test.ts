@@ -1,0 +1,237 @@
+import assert from 'node:assert/strict'
+import { writeFileSync } from 'node:fs'
+import fs from 'node:fs/promises'
+import path from 'node:path'
+import { describe, it } from 'node:test'
+import { linesFixture } from './test-lines.ts'
+
+const text = async (tree: { readFile(path: string): Promise<Uint8Array> }, name: string) =>
+  Buffer.from(await tree.readFile(name)).toString('utf8')
+
+describe('WorkspaceLines', () => {
+  it('forks main exactly as it is, and writes in the fork never reach main until merged', async (t) => {
+    const { lines, live, workspace } = await linesFixture(t, {
+      'a.txt': 'one\n',
+      'src/b.ts': 'export {}\n',
+    })
+    const fork = await lines.fork({ name: 'try' })
+    await fs.writeFile(path.join(workspace, 'a.txt'), 'changed on main after the fork\n')
+    const tree = await lines.tree('try')
+    assert.equal(await text(tree, 'a.txt'), 'one\n', 'the fork captured main at fork time')
+    await tree.writeFileAtomic('new.txt', Buffer.from('from the fork\n'))
+    await tree.writeFileAtomic('src/b.ts', Buffer.from('export const b = 1\n'))
+    assert.equal(await live('new.txt'), undefined)
+    assert.equal(await live('src/b.ts'), 'export {}\n')
+    const changes = await lines.diff(fork.id)
+    assert.deepEqual(
+      changes.map((change) => [change.path, change.status]),
+      [
+        ['new.txt', 'added'],
+        ['src/b.ts', 'modified'],
+      ],
+    )
+    assert.match(changes[1]?.diff ?? '', /^-export \{\}$/m)
+    const outcome = await lines.merge('try')
+    assert.equal(outcome.type, 'merged')
+    assert.equal(await live('new.txt'), 'from the fork\n')
+    assert.equal(await live('src/b.ts'), 'export const b = 1\n')
+    assert.equal(
+      await live('a.txt'),
+      'changed on main after the fork\n',
+      'main’s own change survives',
+    )
+  })
+
+  it('merges non-overlapping edits to one file line by line', async (t) => {
+    const { lines, live, workspace } = await linesFixture(t, { 'f.txt': 'a\nb\nc\nd\ne\n' })
+    await lines.fork({ name: 'x' })
+    await (await lines.tree('x')).writeFileAtomic('f.txt', Buffer.from('A\nb\nc\nd\ne\n'))
+    await fs.writeFile(path.join(workspace, 'f.txt'), 'a\nb\nc\nd\nE\n')
+    assert.equal((await lines.merge('x')).type, 'merged')
+    assert.equal(await live('f.txt'), 'A\nb\nc\nd\nE\n')
+  })
+
+  it('reports overlapping edits as a conflict with both sides and changes nothing', async (t) => {
+    const { lines, live, workspace } = await linesFixture(t, {
+      'f.txt': 'a\nb\n',
+      'other.txt': 'o\n',
+    })
+    await lines.fork({ name: 'x' })
+    const tree = await lines.tree('x')
+    await tree.writeFileAtomic('f.txt', Buffer.from('fork\nb\n'))
+    await tree.writeFileAtomic('other.txt', Buffer.from('fork other\n'))
+    await fs.writeFile(path.join(workspace, 'f.txt'), 'main\nb\n')
+    const review = await lines.review('x')
+    assert.equal(review.tier, 'conflict')
+    const outcome = await lines.merge('x')
+    assert.equal(outcome.type, 'conflict')
+    assert.deepEqual(outcome.type === 'conflict' ? outcome.conflicts : [], [
+      { path: 'f.txt', ours: 'main\nb\n', theirs: 'fork\nb\n' },
+    ])
+    assert.equal(await live('f.txt'), 'main\nb\n')
+    assert.equal(await live('other.txt'), 'o\n', 'nothing else was merged either')
+  })
+
+  it('reports delete against edit as a conflict', async (t) => {
+    const { lines, live, workspace } = await linesFixture(t, { 'f.txt': 'a\n' })
+    await lines.fork({ name: 'x' })
+    await (await lines.tree('x')).remove('f.txt')
+    await fs.writeFile(path.join(workspace, 'f.txt'), 'edited\n')
+    const outcome = await lines.merge('x')
+    assert.equal(outcome.type, 'conflict')
+    assert.deepEqual(outcome.type === 'conflict' ? outcome.conflicts[0] : undefined, {
+      path: 'f.txt',
+      ours: 'edited\n',
+      theirs: undefined,
+    })
+    assert.equal(await live('f.txt'), 'edited\n')
+  })
+
+  it('merges binary files and deletions', async (t) => {
+    const { lines, workspace } = await linesFixture(t, { 'gone.txt': 'x', 'dir/only.txt': 'y' })
+    await lines.fork({ name: 'x' })
+    const tree = await lines.tree('x')
+    const binary = Buffer.from([0, 1, 2, 255, 0, 7])
+    await tree.writeFileAtomic('image.bin', binary)
+    await tree.remove('gone.txt')
+    await tree.remove('dir/only.txt')
+    const diff = await lines.diff('x')
+    assert.deepEqual(
+      diff.find((change) => change.path === 'image.bin'),
+      { path: 'image.bin', status: 'added', binary: true },
+    )
+    assert.equal((await lines.merge('x')).type, 'merged')
+    assert.deepEqual(await fs.readFile(path.join(workspace, 'image.bin')), binary)
+    await assert.rejects(fs.access(path.join(workspace, 'gone.txt')))
+    await assert.rejects(fs.access(path.join(workspace, 'dir')), 'an emptied folder goes too')
+  })
+
+  it('refuses, with the list, to merge over a file that changed on disk since the merge started', async (t) => {
+    const { lines, live, workspace } = await linesFixture(t, { 'f.txt': 'a\n' })
+    await lines.fork({ name: 'x' })
+    await (await lines.tree('x')).writeFileAtomic('f.txt', Buffer.from('fork\n'))
+    const outcome = await lines.merge('x', {
+      onStep: () => undefined,
+    })
+    assert.equal(outcome.type, 'merged')
+    await lines.fork({ name: 'y' })
+    await (await lines.tree('y')).writeFileAtomic('f.txt', Buffer.from('fork y\n'))
+    const raced = await lines.merge('y', {
+      onStep: (step) => {
+        if (step === 'planned')
+          writeFileSync(path.join(workspace, 'f.txt'), 'typed by the user meanwhile\n')
+      },
+    })
+    assert.deepEqual(raced, { type: 'changed-on-disk', into: 'main', paths: ['f.txt'] })
+    assert.equal(await live('f.txt'), 'typed by the user meanwhile\n')
+  })
+
+  it('undoes the last merge, unless its files changed since', async (t) => {
+    const { lines, live, workspace } = await linesFixture(t, { 'f.txt': 'before\n' })
+    await lines.fork({ name: 'x' })
+    await (await lines.tree('x')).writeFileAtomic('f.txt', Buffer.from('after\n'))
+    await (await lines.tree('x')).writeFileAtomic('added.txt', Buffer.from('new\n'))
+    await lines.merge('x')
+    assert.deepEqual(await lines.undoMerge(), { type: 'undone', paths: ['added.txt', 'f.txt'] })
+    assert.equal(await live('f.txt'), 'before\n')
+    assert.equal(await live('added.txt'), undefined)
+    assert.deepEqual(await lines.undoMerge(), { type: 'nothing' })
+    await lines.fork({ name: 'y' })
+    await (await lines.tree('y')).writeFileAtomic('f.txt', Buffer.from('again\n'))
+    await lines.merge('y')
+    await fs.writeFile(path.join(workspace, 'f.txt'), 'edited since\n')
+    assert.deepEqual(await lines.undoMerge(), { type: 'changed-on-disk', paths: ['f.txt'] })
+    assert.equal(await live('f.txt'), 'edited since\n')
+  })
+
+  it('forks of forks merge into their parent fork, not main', async (t) => {
+    const { lines, live } = await linesFixture(t, { 'f.txt': 'a\n' })
+    await lines.fork({ name: 'outer' })
+    await (await lines.tree('outer')).writeFileAtomic('outer.txt', Buffer.from('o\n'))
+    const inner = await lines.fork({ from: 'outer', name: 'inner' })
+    assert.equal(inner.parent, (lines.find('outer') as { id: string }).id)
+    assert.equal(
+      await text(await lines.tree('inner'), 'outer.txt'),
+      'o\n',
+      'a fork of a fork sees its parent’s writes',
+    )
+    await (await lines.tree('inner')).writeFileAtomic('inner.txt', Buffer.from('i\n'))
+    const outcome = await lines.merge('inner')
+    assert.equal(outcome.type === 'merged' && outcome.into, inner.parent)
+    assert.equal(await text(await lines.tree('outer'), 'inner.txt'), 'i\n')
+    assert.equal(await live('inner.txt'), undefined)
+    await assert.rejects(lines.discard('outer'), /has forks of its own/)
+    await lines.discard('inner')
+    await lines.discard('outer')
+    assert.deepEqual(lines.forks(), [])
+  })
+
+  it('keeps history readable with plain git', async (t) => {
+    const { lines } = await linesFixture(t, { 'f.txt': 'a\n' })
+    await lines.fork({ name: 'x' })
+    await (await lines.tree('x')).writeFileAtomic('f.txt', Buffer.from('b\n'))
+    await lines.merge('x')
+    const log = await lines.log('main')
+    assert.match(log[0]?.message ?? '', /^merge x into main$/)
+    const { execFileSync } = await import('node:child_process')
+    const plain = execFileSync(
+      'git',
+      ['--git-dir', lines.history.gitDir, 'log', '--format=%s', 'refs/eitri/main'],
+      { encoding: 'utf8' },
+    )
+    assert.match(plain, /merge x into main/)
+  })
+
+  it('honours the user’s .gitignore: ignored files are not in history', async (t) => {
+    const { lines } = await linesFixture(t, {
+      '.gitignore': 'node_modules/\n',
+      'node_modules/big/index.js': 'x',
+      'src/a.ts': 'a',
+    })
+    await lines.fork({ name: 'x' })
+    const tree = await lines.tree('x')
+    assert.equal(await tree.stat('node_modules'), undefined)
+    assert.equal((await tree.stat('src/a.ts'))?.type, 'file')
+  })
+
+  it('never touches the user’s own .git', async (t) => {
+    const { lines, workspace } = await linesFixture(t, { 'a.txt': 'a' })
+    const { execFileSync } = await import('node:child_process')
+    execFileSync('git', ['init', '-q', workspace])
+    const before = execFileSync(
+      'find',
+      [path.join(workspace, '.git'), '-newer', path.join(workspace, 'a.txt')],
+      { encoding: 'utf8' },
+    )
+    await lines.fork({ name: 'x' })
+    await (await lines.tree('x')).writeFileAtomic('b.txt', Buffer.from('b'))
+    await lines.merge('x')
+    assert.equal(
+      await (await lines.tree('x')).stat('.git'),
+      undefined,
+      'the user’s .git is not part of a fork',
+    )
+    const status = execFileSync('git', ['-C', workspace, 'status', '--porcelain'], {
+      encoding: 'utf8',
+    })
+    assert.match(
+      status,
+      /\?\? b\.txt/,
+      'the user’s repository sees the merged file as untracked, nothing staged',
+    )
+    void before
+  })
+
+  it('enforces the write quota and read-only forks', async (t) => {
+    const { lines } = await linesFixture(t)
+    await lines.fork({ name: 'small', quotaBytes: 10 })
+    const small = await lines.tree('small')
+    await small.writeFileAtomic('a', Buffer.from('12345'))
+    await assert.rejects(small.writeFileAtomic('b', Buffer.from('123456')), /quota/)
+    await lines.fork({ name: 'frozen', readOnly: true })
+    await assert.rejects(
+      (await lines.tree('frozen')).writeFileAtomic('a', Buffer.from('x')),
+      /read-only/,
+    )
+  })
+})

@@ -1,0 +1,524 @@
+/**
+ * @module workspace/workspace-lines
+ * The lines of work of one workspace: `main` (the user's live folder) and its forks. Forking
+ * copies nothing; each fork is a line in eitri's history plus what was written since. Merges
+ * are three-way; into main they go through a journal, so main is never left half merged.
+ */
+import { randomBytes } from 'node:crypto'
+import fs from 'node:fs'
+import path from 'node:path'
+import { EitriError } from '../errors/eitri-error.ts'
+import type { DirectoryTree } from './directory-tree.ts'
+import { ForkTree } from './fork-tree.ts'
+import { runGit } from './git/run-git.ts'
+import { MAIN_REF, WorkspaceHistory } from './history.ts'
+import { MainWatcher } from './main-watcher.ts'
+import {
+  applyEntries,
+  changedSince,
+  writeDurably,
+  type JournalEntry,
+  type MergeJournal,
+  type MergeStep,
+} from './merge-journal.ts'
+import {
+  diffTrees,
+  mergeCommits,
+  unifiedDiffs,
+  type MergeConflict,
+  type TreeChange,
+} from './tree-merge.ts'
+import type { WorkspaceTree } from './workspace-tree.ts'
+
+/** The name of the user's live line. */
+export const MAIN = 'main'
+
+/** A fork as listed. */
+export interface ForkInfo {
+  readonly id: string
+  readonly name?: string
+  /** The line it was forked from and merges into. */
+  readonly parent: string
+  /** The commit it was forked at (the base of its merges). */
+  readonly forkPoint: string
+  readonly created: string
+  readonly readOnly: boolean
+  readonly quotaBytes: number
+}
+
+/** A changed path with its unified diff (none for binary files). */
+export interface LineChange {
+  readonly path: string
+  readonly status: TreeChange['status']
+  readonly binary: boolean
+  readonly diff?: string
+}
+
+/** A conflict with both sides' text, for a person to read. */
+export interface ConflictReport {
+  readonly path: string
+  readonly ours: string | undefined
+  readonly theirs: string | undefined
+}
+
+/** What a merge did. */
+export type MergeOutcome =
+  | {
+      readonly type: 'merged'
+      readonly into: string
+      readonly changes: readonly TreeChange[]
+      readonly commit: string
+    }
+  | { readonly type: 'nothing'; readonly into: string }
+  | {
+      readonly type: 'conflict'
+      readonly into: string
+      readonly conflicts: readonly ConflictReport[]
+    }
+  | { readonly type: 'changed-on-disk'; readonly into: string; readonly paths: readonly string[] }
+
+/** Hooks for what follows the lines (the store's rows). */
+export interface LineHooks {
+  readonly forked?: (parent: string, child: string) => Promise<void>
+  readonly merged?: (child: string, parent: string) => Promise<void>
+  readonly discarded?: (child: string) => Promise<void>
+}
+
+/** Options of `WorkspaceLines.open`. */
+export interface LinesOptions {
+  readonly main: DirectoryTree
+  readonly stateDir: string
+  /** Workspace-relative paths never in history (eitri's own state inside the workspace). */
+  readonly excluded?: readonly string[]
+  /** Watch main for changes (a server): forks then cost what changed. @default false */
+  readonly watch?: boolean
+  readonly hooks?: LineHooks
+}
+
+/** The lines of one workspace. */
+export class WorkspaceLines implements AsyncDisposable {
+  readonly main: DirectoryTree
+  readonly history: WorkspaceHistory
+  readonly #stateDir: string
+  readonly #hooks: LineHooks
+  readonly #watcher: MainWatcher | undefined
+  readonly #trees = new Map<string, ForkTree>()
+  #serial: Promise<unknown> = Promise.resolve()
+
+  private constructor(options: LinesOptions, history: WorkspaceHistory) {
+    this.main = options.main
+    this.history = history
+    this.#stateDir = options.stateDir
+    this.#hooks = options.hooks ?? {}
+    const excluded = options.excluded ?? []
+    this.#watcher =
+      options.watch === true
+        ? new MainWatcher(options.main.root, (relative) =>
+            excluded.some((hidden) => relative === hidden || relative.startsWith(`${hidden}/`)),
+          )
+        : undefined
+  }
+
+  /** Opens the lines of a workspace, finishing a merge a crash interrupted. */
+  static async open(options: LinesOptions): Promise<WorkspaceLines> {
+    fs.mkdirSync(path.join(options.stateDir, 'forks'), { recursive: true, mode: 0o700 })
+    const history = await WorkspaceHistory.open({
+      stateDir: options.stateDir,
+      workTree: options.main.root,
+      ...(options.excluded === undefined ? {} : { excluded: options.excluded }),
+    })
+    const lines = new WorkspaceLines(options, history)
+    await lines.#recover()
+    return lines
+  }
+
+  /** Every fork, oldest first. */
+  forks(): ForkInfo[] {
+    const folder = path.join(this.#stateDir, 'forks')
+    return fs
+      .readdirSync(folder)
+      .flatMap((id) => {
+        try {
+          return [
+            JSON.parse(fs.readFileSync(path.join(folder, id, 'fork.json'), 'utf8')) as ForkInfo,
+          ]
+        } catch {
+          return []
+        }
+      })
+      .sort((a, b) => a.created.localeCompare(b.created))
+  }
+
+  /** The line named by id or name; `main` for main. @throws EitriError `not_found` */
+  find(idOrName: string): ForkInfo | typeof MAIN {
+    if (idOrName === MAIN) return MAIN
+    const fork = this.forks().find(
+      (candidate) => candidate.id === idOrName || candidate.name === idOrName,
+    )
+    if (fork === undefined) {
+      throw new EitriError(
+        'not_found',
+        `No fork named ${idOrName}. Forks: ${
+          this.forks()
+            .map((candidate) => candidate.name ?? candidate.id)
+            .join(', ') || '(none)'
+        }.`,
+      )
+    }
+    return fork
+  }
+
+  /** The files of a line. */
+  async tree(line: string): Promise<WorkspaceTree> {
+    const found = this.find(line)
+    if (found === MAIN) return this.main
+    return this.#forkTree(found)
+  }
+
+  /** Marks a path of main changed (eitri's own writes to main). */
+  touchMain(relativePath: string): void {
+    this.#watcher?.touch(relativePath)
+  }
+
+  /** Creates a fork of `from` exactly as it is now. Copies nothing. */
+  async fork(
+    options: { from?: string; name?: string; readOnly?: boolean; quotaBytes?: number } = {},
+  ): Promise<ForkInfo> {
+    return this.#serialize(async () => {
+      const from = options.from ?? MAIN
+      if (options.name !== undefined) {
+        if (!/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/.test(options.name) || options.name === MAIN) {
+          throw new EitriError(
+            'invalid_input',
+            `name must be letters, digits, ., _ and - (at most 64), and not "main" (got ${JSON.stringify(options.name)})`,
+          )
+        }
+        if (this.forks().some((fork) => fork.name === options.name))
+          throw new EitriError(
+            'invalid_input',
+            `A fork is already named ${options.name}; choose another name.`,
+          )
+      }
+      const forkPoint = await this.#head(from)
+      const id = `f-${randomBytes(4).toString('hex')}`
+      const info: ForkInfo = {
+        id,
+        ...(options.name === undefined ? {} : { name: options.name }),
+        parent: from === MAIN ? MAIN : (this.find(from) as ForkInfo).id,
+        forkPoint,
+        created: new Date().toISOString(),
+        readOnly: options.readOnly === true,
+        quotaBytes: options.quotaBytes ?? 1024 ** 3,
+      }
+      await this.history.updateRef(forkRef(id), forkPoint)
+      writeDurably(path.join(this.#stateDir, 'forks', id, 'fork.json'), info)
+      await this.#hooks.forked?.(info.parent, id)
+      return info
+    })
+  }
+
+  /** Snapshots a line: main's live files, or a fork's writes since its last commit. */
+  async commit(line: string, message = 'snapshot'): Promise<string> {
+    return this.#serialize(() => this.#head(line, message))
+  }
+
+  /** What a fork changed since it was forked: added, modified and deleted files with diffs. */
+  async diff(fork: string): Promise<LineChange[]> {
+    const info = this.#fork(fork)
+    const head = await this.#serialize(() => this.#head(info.id))
+    const changes = await diffTrees(this.history.gitDir, info.forkPoint, head)
+    const texts = await unifiedDiffs(this.history.gitDir, info.forkPoint, head)
+    return changes.map((change) => {
+      const text = texts.get(change.path)
+      const binary = text !== undefined && /^Binary files /m.test(text)
+      return {
+        path: change.path,
+        status: change.status,
+        binary,
+        ...(text === undefined || binary ? {} : { diff: text }),
+      }
+    })
+  }
+
+  /** How much review a fork needs: nothing changed, changes, or changes that conflict. */
+  async review(fork: string): Promise<{
+    tier: 'trivial' | 'reviewable' | 'conflict'
+    changes: LineChange[]
+    conflicts: ConflictReport[]
+  }> {
+    const changes = await this.diff(fork)
+    if (changes.length === 0) return { tier: 'trivial', changes, conflicts: [] }
+    const info = this.#fork(fork)
+    const result = await this.#serialize(async () =>
+      mergeCommits(this.history.gitDir, await this.#head(info.parent), await this.#head(info.id)),
+    )
+    if (result.type === 'clean') return { tier: 'reviewable', changes, conflicts: [] }
+    return { tier: 'conflict', changes, conflicts: await this.#reports(result.conflicts) }
+  }
+
+  /**
+   * Merges a fork into its parent. Into main, the live files change through the journal, and
+   * the merge is refused, with the list, if a file it would write changed on disk meanwhile.
+   * Conflicts change nothing. Approval is the caller's business (a person merges into main).
+   */
+  async merge(
+    fork: string,
+    options: { onStep?: (step: MergeStep) => void } = {},
+  ): Promise<MergeOutcome> {
+    const info = this.#fork(fork)
+    return this.#serialize(async () => {
+      const theirs = await this.#head(info.id)
+      if (info.parent !== MAIN) return this.#mergeIntoFork(info, theirs)
+      const ours = await this.#head(MAIN)
+      const result = await mergeCommits(this.history.gitDir, ours, theirs)
+      if (result.type === 'conflict')
+        return { type: 'conflict', into: MAIN, conflicts: await this.#reports(result.conflicts) }
+      const changes = await diffTrees(this.history.gitDir, ours, result.tree)
+      if (changes.length === 0) return { type: 'nothing', into: MAIN }
+      const entries = changes.map((change) => entryOf(change))
+      options.onStep?.('planned')
+      const changed = await changedSince(this.main, entries)
+      if (changed.length > 0) return { type: 'changed-on-disk', into: MAIN, paths: changed }
+      const commit = this.history.commit(
+        result.tree,
+        [ours, theirs],
+        `merge ${info.name ?? info.id} into main`,
+      )
+      await this.#runJournal(
+        {
+          id: randomBytes(6).toString('hex'),
+          kind: 'merge',
+          fork: info.id,
+          commit,
+          previous: ours,
+          entries,
+        },
+        options.onStep,
+      )
+      await this.#hooks.merged?.(info.id, MAIN)
+      return { type: 'merged', into: MAIN, changes, commit }
+    })
+  }
+
+  /** Undoes the last merge into main; refused, with the list, if those files changed since. */
+  async undoMerge(
+    options: { onStep?: (step: MergeStep) => void } = {},
+  ): Promise<
+    | { type: 'undone'; paths: string[] }
+    | { type: 'changed-on-disk'; paths: string[] }
+    | { type: 'nothing' }
+  > {
+    return this.#serialize(async () => {
+      const file = path.join(this.#stateDir, 'last-merge.json')
+      if (!fs.existsSync(file)) return { type: 'nothing' as const }
+      const last = JSON.parse(fs.readFileSync(file, 'utf8')) as MergeJournal
+      const reversed = last.entries.map((entry) => ({
+        path: entry.path,
+        ...(entry.after === undefined ? {} : { before: entry.after }),
+        ...(entry.before === undefined ? {} : { after: entry.before }),
+      }))
+      const changed = await changedSince(this.main, reversed)
+      if (changed.length > 0) return { type: 'changed-on-disk' as const, paths: changed }
+      const current = await this.#head(MAIN)
+      await this.#runJournal(
+        {
+          id: randomBytes(6).toString('hex'),
+          kind: 'undo',
+          commit: '',
+          previous: current,
+          entries: reversed,
+        },
+        options.onStep,
+      )
+      fs.rmSync(file, { force: true })
+      return { type: 'undone' as const, paths: reversed.map((entry) => entry.path) }
+    })
+  }
+
+  /** Throws a fork away, with its history line. Refused while it has forks of its own. */
+  async discard(fork: string): Promise<void> {
+    const info = this.#fork(fork)
+    await this.#serialize(async () => {
+      const children = this.forks().filter((candidate) => candidate.parent === info.id)
+      if (children.length > 0) {
+        throw new EitriError(
+          'invalid_input',
+          `Fork ${info.name ?? info.id} has forks of its own (${children.map((child) => child.name ?? child.id).join(', ')}); discard them first.`,
+        )
+      }
+      await this.history.deleteRef(forkRef(info.id))
+      this.#trees.delete(info.id)
+      fs.rmSync(path.join(this.#stateDir, 'forks', info.id), { recursive: true, force: true })
+      await this.#hooks.discarded?.(info.id)
+    })
+  }
+
+  /** The commits of a line, newest first. */
+  async log(
+    line: string = MAIN,
+    limit = 50,
+  ): Promise<{ commit: string; message: string; time: string }[]> {
+    const ref = line === MAIN ? MAIN_REF : forkRef(this.#fork(line).id)
+    if ((await this.history.readRef(ref)) === undefined) return []
+    const output = await runGit({ gitDir: this.history.gitDir }, [
+      'log',
+      `--max-count=${limit}`,
+      '--format=%H%x00%cI%x00%s',
+      ref,
+    ])
+    return output.stdout
+      .toString('utf8')
+      .split('\n')
+      .filter((line) => line !== '')
+      .map((line) => {
+        const [commit = '', time = '', message = ''] = line.split('\0')
+        return { commit, time, message }
+      })
+  }
+
+  async close(): Promise<void> {
+    await this.#serial.catch(() => undefined)
+    this.#watcher?.close()
+    this.history.close()
+  }
+
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.close()
+  }
+
+  async #mergeIntoFork(info: ForkInfo, theirs: string): Promise<MergeOutcome> {
+    const parent = this.#fork(info.parent)
+    const ours = await this.#head(parent.id)
+    const result = await mergeCommits(this.history.gitDir, ours, theirs)
+    if (result.type === 'conflict')
+      return { type: 'conflict', into: parent.id, conflicts: await this.#reports(result.conflicts) }
+    const changes = await diffTrees(this.history.gitDir, ours, result.tree)
+    if (changes.length === 0) return { type: 'nothing', into: parent.id }
+    const commit = this.history.commit(
+      result.tree,
+      [ours, theirs],
+      `merge ${info.name ?? info.id} into ${parent.name ?? parent.id}`,
+    )
+    await this.history.updateRef(forkRef(parent.id), commit, ours)
+    ;(await this.#forkTree(parent)).rebase(result.tree)
+    await this.#hooks.merged?.(info.id, parent.id)
+    return { type: 'merged', into: parent.id, changes, commit }
+  }
+
+  /** The journal's steps: durable plan, files, main's reference, record for undo. */
+  async #runJournal(journal: MergeJournal, onStep?: (step: MergeStep) => void): Promise<void> {
+    const file = path.join(this.#stateDir, 'merge-journal.json')
+    writeDurably(file, journal)
+    onStep?.('journal-written')
+    await this.#finishJournal(journal, onStep)
+  }
+
+  async #finishJournal(journal: MergeJournal, onStep?: (step: MergeStep) => void): Promise<void> {
+    await applyEntries(this.main, this.history.store, journal.entries, onStep)
+    for (const entry of journal.entries) this.#watcher?.touch(entry.path)
+    onStep?.('files-written')
+    if (journal.kind === 'merge') {
+      await runGit({ gitDir: this.history.gitDir }, ['update-ref', MAIN_REF, journal.commit])
+      // main's index still describes the old files: refresh it for the paths merged
+      await this.history.snapshotMain({ paths: journal.entries.map((entry) => entry.path) })
+      writeDurably(path.join(this.#stateDir, 'last-merge.json'), journal)
+    } else {
+      await this.history.snapshotMain({
+        paths: journal.entries.map((entry) => entry.path),
+        message: 'undo the last merge',
+      })
+    }
+    onStep?.('ref-moved')
+    fs.rmSync(path.join(this.#stateDir, 'merge-journal.json'), { force: true })
+  }
+
+  /** A journal left by a crash is finished: main ends wholly after the merge. */
+  async #recover(): Promise<void> {
+    const file = path.join(this.#stateDir, 'merge-journal.json')
+    if (!fs.existsSync(file)) return
+    const journal = JSON.parse(fs.readFileSync(file, 'utf8')) as MergeJournal
+    await this.#finishJournal(journal)
+  }
+
+  /** The head commit of a line, snapshotting main or committing a fork's writes first. */
+  async #head(line: string, message = 'snapshot'): Promise<string> {
+    if (line === MAIN) {
+      const paths = await this.#watcher?.take()
+      return (
+        await this.history.snapshotMain({ ...(paths === undefined ? {} : { paths }), message })
+      ).commit
+    }
+    const info = this.#fork(line)
+    const ref = forkRef(info.id)
+    const head = (await this.history.readRef(ref)) ?? info.forkPoint
+    const tree = await this.#forkTree(info)
+    if (tree.clean) return head
+    const written = await tree.writeTree()
+    if (written === (await this.history.treeOf(head))) {
+      tree.rebase(written)
+      return head
+    }
+    const commit = this.history.commit(written, [head], message)
+    await this.history.updateRef(ref, commit, head)
+    tree.rebase(written)
+    return commit
+  }
+
+  #fork(line: string): ForkInfo {
+    const found = this.find(line)
+    if (found === MAIN) throw new EitriError('invalid_input', 'main is not a fork: name a fork.')
+    return found
+  }
+
+  async #forkTree(info: ForkInfo): Promise<ForkTree> {
+    const cached = this.#trees.get(info.id)
+    if (cached !== undefined) return cached
+    const head = (await this.history.readRef(forkRef(info.id))) ?? info.forkPoint
+    const tree = new ForkTree({
+      store: this.history.store,
+      baseTree: await this.history.treeOf(head),
+      logFile: path.join(this.#stateDir, 'forks', info.id, 'writes.jsonl'),
+      readOnly: info.readOnly,
+      quotaBytes: info.quotaBytes,
+      baseTime: Date.parse(info.created),
+    })
+    this.#trees.set(info.id, tree)
+    return tree
+  }
+
+  async #reports(conflicts: readonly MergeConflict[]): Promise<ConflictReport[]> {
+    const text = async (oid: string | undefined): Promise<string | undefined> => {
+      if (oid === undefined) return undefined
+      const content = (await this.history.store.require(oid)).content
+      return content.includes(0)
+        ? `[binary, ${content.byteLength} bytes]`
+        : content.toString('utf8')
+    }
+    return Promise.all(
+      conflicts.map(async (conflict) => ({
+        path: conflict.path,
+        ours: await text(conflict.ours?.oid),
+        theirs: await text(conflict.theirs?.oid),
+      })),
+    )
+  }
+
+  #serialize<T>(work: () => Promise<T>): Promise<T> {
+    const next = this.#serial.then(work, work)
+    this.#serial = next.catch(() => undefined)
+    return next
+  }
+}
+
+/** The reference of a fork's line. */
+export function forkRef(id: string): string {
+  return `refs/eitri/forks/${id}`
+}
+
+function entryOf(change: TreeChange): JournalEntry {
+  return {
+    path: change.path,
+    ...(change.before === undefined ? {} : { before: change.before }),
+    ...(change.after === undefined ? {} : { after: change.after }),
+  }
+}

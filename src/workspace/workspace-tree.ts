@@ -1,0 +1,27 @@
+/**
+ * @module workspace/workspace-tree
+ * A line's files as the path policy and the workspace view operate on them: a real folder
+ * (main) or a fork's tree kept in the history. Paths are relative, already resolved by the
+ * policy, `/`-separated; `''` is the root.
+ */
+import type { EntryStat } from '../tool/workspace-view.ts'
+import type { DirectoryEntry } from './directory-tree.ts'
+
+/** The raw operations a line offers. */
+export interface WorkspaceTree {
+  /** The host folder behind the tree, when it is a real folder; a fork has none. */
+  readonly root: string | undefined
+  kind(relativePath: string): Promise<'symlink' | 'directory' | 'other' | undefined>
+  readlink(relativePath: string): Promise<string>
+  stat(relativePath: string): Promise<EntryStat | undefined>
+  readFile(relativePath: string): Promise<Uint8Array>
+  list(relativePath: string): Promise<DirectoryEntry[]>
+  writeFileAtomic(
+    relativePath: string,
+    data: Uint8Array,
+    options?: { mode?: number | undefined },
+  ): Promise<{ created: boolean }>
+  makeFolder(relativePath: string): Promise<void>
+  remove(relativePath: string): Promise<void>
+  createSymlink(relativePath: string, target: string): Promise<void>
+}
