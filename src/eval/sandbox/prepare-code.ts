@@ -189,31 +189,24 @@ function markCompletion(statements: readonly Statement[], edits: Edit[]): void {
       statement.type !== 'EmptyStatement' &&
       !isDirective(statement),
   )
-  switch (last?.type) {
-    case 'ExpressionStatement':
-      edits.push({ at: last.expression.start, end: last.expression.start, text: '$1 = (' })
-      edits.push({ at: last.expression.end, end: last.expression.end, text: ')' })
-      return
-    case 'BlockStatement':
-      markCompletion(last.body, edits)
-      return
-    case 'IfStatement':
-      markCompletion([last.consequent], edits)
-      if (last.alternate !== null && last.alternate !== undefined) {
-        markCompletion([last.alternate], edits)
-      }
-      return
-    case 'TryStatement':
-      markCompletion(last.block.body, edits)
-      if (last.handler !== null && last.handler !== undefined) {
-        markCompletion(last.handler.body.body, edits)
-      }
-      return
-    case 'LabeledStatement':
-      markCompletion([last.body], edits)
-      return
-    default:
-      return
+  if (last === undefined) return
+  if (last.type === 'ExpressionStatement') {
+    edits.push({ at: last.expression.start, end: last.expression.start, text: '$1 = (' })
+    edits.push({ at: last.expression.end, end: last.expression.end, text: ')' })
+  } else if (last.type === 'BlockStatement') {
+    markCompletion(last.body, edits)
+  } else if (last.type === 'IfStatement') {
+    markCompletion([last.consequent], edits)
+    if (last.alternate !== null && last.alternate !== undefined) {
+      markCompletion([last.alternate], edits)
+    }
+  } else if (last.type === 'TryStatement') {
+    markCompletion(last.block.body, edits)
+    if (last.handler !== null && last.handler !== undefined) {
+      markCompletion(last.handler.body.body, edits)
+    }
+  } else if (last.type === 'LabeledStatement') {
+    markCompletion([last.body], edits)
   }
 }
 

@@ -1,0 +1,64 @@
+/**
+ * @module eval/capabilities/test-eval-workshop
+ * A workshop over a scratch workspace for the capability tests, with a configuration file of
+ * the test's choosing; `run` calls js_eval through the whole tool contract.
+ */
+import assert from 'node:assert/strict'
+import fs from 'node:fs/promises'
+import { makeScratch, type Scratch } from '../../../test/helpers/scratch.ts'
+import type { ErrorCode } from '../../errors/eitri-error.ts'
+import type { ToolResult } from '../../tool/tool-result.ts'
+import { openWorkshop, type Workshop, type WorkshopOptions } from '../../workshop/workshop.ts'
+
+/** A workshop, its scratch folders, and a js_eval shortcut. */
+export interface EvalWorkshop extends AsyncDisposable {
+  readonly scratch: Scratch
+  readonly workshop: Workshop
+  /** Runs `code` with js_eval in the workshop's default session. */
+  run(code: string, extra?: Record<string, unknown>): Promise<ToolResult>
+}
+
+/** Opens a workshop on `files` with configuration `config`. */
+export async function evalWorkshop(
+  options: {
+    readonly files?: Record<string, string>
+    readonly config?: Record<string, unknown>
+    readonly workshop?: Partial<WorkshopOptions>
+  } = {},
+): Promise<EvalWorkshop> {
+  const scratch = await makeScratch(options.files ?? {})
+  if (options.config !== undefined) {
+    await fs.writeFile(scratch.configPath, JSON.stringify(options.config))
+  }
+  const workshop = await openWorkshop({
+    workspace: scratch.workspace,
+    stateDir: scratch.stateDir,
+    configPath: scratch.configPath,
+    ...options.workshop,
+  })
+  return {
+    scratch,
+    workshop,
+    run: (code, extra = {}) => workshop.call('js_eval', { code, ...extra }),
+    [Symbol.asyncDispose]: async () => {
+      await workshop.close()
+      await scratch.cleanup()
+    },
+  }
+}
+
+/** The content of a success. */
+export function evalValue(result: ToolResult): string {
+  assert.equal(result.type, 'success', result.content)
+  return result.content
+}
+
+/** The content of an error with `code`. */
+export function evalError(result: ToolResult, code: ErrorCode): string {
+  assert.equal(
+    result.type === 'error' ? result.code : `success: ${result.content}`,
+    code,
+    result.content,
+  )
+  return result.content
+}
