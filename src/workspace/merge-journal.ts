@@ -140,3 +140,29 @@ async function removeEmptyFolders(
       await tree.remove(folder)
   }
 }
+
+/**
+ * Removes the temporary files a killed write left beside the journal's paths
+ * (`.NAME.eitri-XXXX.tmp`), so a crash leaves nothing of itself in the user's folder.
+ */
+export async function removeStaleTemporaries(
+  tree: DirectoryTree,
+  entries: readonly JournalEntry[],
+): Promise<void> {
+  const byFolder = new Map<string, Set<string>>()
+  for (const entry of entries) {
+    const folder = path.posix.dirname(entry.path) === '.' ? '' : path.posix.dirname(entry.path)
+    const names = byFolder.get(folder) ?? new Set<string>()
+    names.add(path.posix.basename(entry.path))
+    byFolder.set(folder, names)
+  }
+  for (const [folder, names] of byFolder) {
+    if (tree.statNow(folder)?.type !== 'directory') continue
+    for (const entry of await tree.list(folder)) {
+      const match = /^\.(.+)\.eitri-[0-9a-f]{12}\.tmp$/.exec(entry.name)
+      if (match?.[1] !== undefined && names.has(match[1]) && entry.type === 'file') {
+        await tree.remove(folder === '' ? entry.name : `${folder}/${entry.name}`)
+      }
+    }
+  }
+}

@@ -16,6 +16,7 @@ import { MainWatcher } from './main-watcher.ts'
 import {
   applyEntries,
   changedSince,
+  removeStaleTemporaries,
   writeDurably,
   type JournalEntry,
   type MergeJournal,
@@ -437,6 +438,7 @@ export class WorkspaceLines implements AsyncDisposable {
     const file = path.join(this.#stateDir, 'merge-journal.json')
     if (!fs.existsSync(file)) return
     const journal = JSON.parse(fs.readFileSync(file, 'utf8')) as MergeJournal
+    await removeStaleTemporaries(this.main, journal.entries)
     await this.#finishJournal(journal)
   }
 
