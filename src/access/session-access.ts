@@ -143,6 +143,18 @@ export class SessionAccess {
       authorizeCommand: (request) => this.#authorizeCommand(request, level, capped),
       authorizePath: (action) => this.#authorizePath(action, level),
       modes: this.#modeControl(),
+      approve: (request) =>
+        this.#ask(
+          {
+            tool: request.tool,
+            input: request.input,
+            reason: request.reason,
+            access: level,
+            summary: request.summary,
+            dangerous: false,
+          },
+          request.signal,
+        ),
     }
   }
 

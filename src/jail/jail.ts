@@ -9,7 +9,7 @@ import os from 'node:os'
 import path from 'node:path'
 import { EitriError } from '../errors/eitri-error.ts'
 import type { WorkspaceView } from '../tool/workspace-view.ts'
-import type { DirectoryTree } from '../workspace/directory-tree.ts'
+import type { WorkspaceTree } from '../workspace/workspace-tree.ts'
 import { DEFAULT_MAX_OUTPUT_CHARS } from './bounded-output.ts'
 import { buildBwrapArgs } from './bwrap-args.ts'
 import { closeInheritedDescriptors } from './fd-hygiene.ts'
@@ -36,7 +36,7 @@ export const WARM_IDLE_MS = 15_000
 /** What a jail is built on. */
 export interface JailOptions {
   /** The workspace folder. */
-  readonly tree: DirectoryTree
+  readonly tree: WorkspaceTree
   /** The same folder behind the path policy: what a mirror writes back goes through it. */
   readonly view: WorkspaceView
   /** Extra protected patterns from the configuration. */
@@ -289,7 +289,7 @@ export class Jail implements AsyncDisposable {
       'bwrap' | 'args' | 'identity'
     >,
   ): JailedProcess {
-    const root = mirror?.root ?? this.#options.tree.root
+    const root = mirror?.root ?? this.#ensureMirror().root
     const plan = planProtectedMounts({
       root,
       placeholders: this.#ensureSupport().placeholders,
@@ -409,6 +409,7 @@ export class Jail implements AsyncDisposable {
 
   #privateRelativePaths(): string[] {
     const root = this.#options.tree.root
+    if (root === undefined) return []
     return (this.#options.privatePaths ?? [])
       .map((hostPath) => path.relative(root, hostPath))
       .filter(

@@ -12,7 +12,7 @@
 import fs from 'node:fs'
 import { EitriError } from '../errors/eitri-error.ts'
 import type { EntryType, WorkspaceView } from '../tool/workspace-view.ts'
-import type { DirectoryTree } from '../workspace/directory-tree.ts'
+import type { WorkspaceTree } from '../workspace/workspace-tree.ts'
 import type { HostIdentity } from './jail-identity.ts'
 import { atPinned, listPinned, removePinned } from './pinned-folder.ts'
 
@@ -37,7 +37,7 @@ interface Known {
 /** Keeps one mirror folder in step with one workspace. */
 export class WorkspaceMirror {
   readonly root: string
-  readonly #tree: DirectoryTree
+  readonly #tree: WorkspaceTree
   readonly #view: WorkspaceView
   readonly #owner: HostIdentity
   readonly #isPrivate: (relativePath: string) => boolean
@@ -45,7 +45,7 @@ export class WorkspaceMirror {
 
   constructor(options: {
     root: string
-    tree: DirectoryTree
+    tree: WorkspaceTree
     view: WorkspaceView
     owner: HostIdentity
     isPrivate: (relativePath: string) => boolean
@@ -60,15 +60,10 @@ export class WorkspaceMirror {
   /** Brings what changed on the host since the last sync into the mirror. */
   async syncIn(): Promise<void> {
     const seen = new Set<string>()
-    for (const [relative, type] of walkHost(this.#tree, this.#isPrivate)) {
+    for await (const [relative, type] of walkHost(this.#tree, this.#isPrivate)) {
       seen.add(relative)
-      const stat = this.#tree.statNow(relative)
-      if (stat === undefined) continue
-      const hostSignature = signature(
-        type,
-        stat,
-        type === 'symlink' ? await this.#tree.readlink(relative) : '',
-      )
+      const hostSignature = await this.#hostSignature(relative)
+      if (hostSignature === 'missing') continue
       const known = this.#known.get(relative)
       if (known !== undefined && known.type === type && known.host === hostSignature) continue
       await this.#copyIn(relative, type)
@@ -107,14 +102,14 @@ export class WorkspaceMirror {
       }
       this.#known.set(relative, {
         type,
-        host: this.#hostSignature(relative),
+        host: await this.#hostSignature(relative),
         mirror: this.#mirrorSignature(relative),
       })
     }
     for (const relative of [...this.#known.keys()].sort().reverse()) {
       if (seen.has(relative)) continue
       const known = this.#known.get(relative) as Known
-      if (this.#hostSignature(relative) !== known.host) {
+      if ((await this.#hostSignature(relative)) !== known.host) {
         // Changed on the host meanwhile: keep the host's version, bring it back next time.
         this.#known.delete(relative)
         continue
@@ -138,7 +133,7 @@ export class WorkspaceMirror {
     if (existing !== undefined && (type !== 'directory' || !existing.isDirectory())) {
       removePinned(this.root, relative)
     }
-    const stat = this.#tree.statNow(relative)
+    const stat = await this.#tree.stat(relative)
     if (stat === undefined || type === 'other') return
     const data = type === 'file' ? await this.#tree.readFile(relative) : undefined
     const linkTarget = type === 'symlink' ? await this.#tree.readlink(relative) : undefined
@@ -202,7 +197,7 @@ export class WorkspaceMirror {
   /** Puts the host's version of a path back into the mirror after a refused change. */
   async #restore(relative: string): Promise<void> {
     removePinned(this.root, relative)
-    const stat = this.#tree.statNow(relative)
+    const stat = await this.#tree.stat(relative)
     if (stat === undefined || this.#isPrivate(relative)) {
       this.#known.delete(relative)
       return
@@ -210,7 +205,7 @@ export class WorkspaceMirror {
     await this.#copyIn(relative, stat.type)
     this.#known.set(relative, {
       type: stat.type,
-      host: this.#hostSignature(relative),
+      host: await this.#hostSignature(relative),
       mirror: this.#mirrorSignature(relative),
     })
   }
@@ -240,10 +235,13 @@ export class WorkspaceMirror {
     }
   }
 
-  #hostSignature(relative: string): string {
-    const stat = this.#tree.statNow(relative)
+  /** What the line holds at a path: a content id where the tree has one, else size and time. */
+  async #hostSignature(relative: string): Promise<string> {
+    const known = await this.#tree.signature?.(relative)
+    if (known !== undefined) return known
+    const stat = await this.#tree.stat(relative)
     if (stat === undefined) return 'missing'
-    const target = stat.type === 'symlink' ? fs.readlinkSync(this.#tree.hostPath(relative)) : ''
+    const target = stat.type === 'symlink' ? await this.#tree.readlink(relative) : ''
     return signature(stat.type, stat, target)
   }
 }
@@ -264,27 +262,19 @@ function signature(
     : `${type}:${stat.size}:${stat.modifiedMs}:${stat.mode}:${target}`
 }
 
-/** Every entry of the host workspace, parents before children, `.git` included. */
-function* walkHost(
-  tree: DirectoryTree,
+/** Every entry of the line, parents before children, `.git` included. */
+async function* walkHost(
+  tree: WorkspaceTree,
   isPrivate: (relative: string) => boolean,
-): Generator<[string, EntryType]> {
+): AsyncGenerator<[string, EntryType]> {
   const folders = ['']
   while (folders.length > 0) {
     const folder = folders.pop() as string
-    for (const entry of fs.readdirSync(tree.hostPath(folder), { withFileTypes: true })) {
+    for (const entry of await tree.list(folder)) {
       const relative = folder === '' ? entry.name : `${folder}/${entry.name}`
-      if (isPrivate(relative)) continue
-      const type: EntryType = entry.isSymbolicLink()
-        ? 'symlink'
-        : entry.isDirectory()
-          ? 'directory'
-          : entry.isFile()
-            ? 'file'
-            : 'other'
-      if (type === 'other') continue
-      yield [relative, type]
-      if (type === 'directory') folders.push(relative)
+      if (isPrivate(relative) || entry.type === 'other') continue
+      yield [relative, entry.type]
+      if (entry.type === 'directory') folders.push(relative)
     }
   }
 }

@@ -22,7 +22,7 @@ export interface HttpServeOptions {
   /** Required when `host` is not a loopback address. */
   readonly token?: string | undefined
   /** Makes the server of one new MCP session. */
-  readonly createServer: () => Server
+  readonly createServer: () => Server | Promise<Server>
   readonly log?: (message: string) => void
 }
 
@@ -115,7 +115,7 @@ export async function serveHttp(options: HttpServeOptions): Promise<HttpServing>
         'Bad request: no session; send an initialize request first',
       )
     }
-    const server = options.createServer()
+    const server = await options.createServer()
     const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
       sessionIdGenerator: () => randomUUID(),
       onsessioninitialized: (id) => void sessions.set(id, { transport, server }),

@@ -111,4 +111,15 @@ export interface AccessContext {
   authorizePath(action: PathAction): Promise<PathAuthorization>
   /** The session's modes. */
   readonly modes?: ModeControl
+  /**
+   * Asks a person (as the approval policy allows) to approve an action only a person may take,
+   * such as merging into the user's folder. Answers undefined when approved, else why not.
+   */
+  readonly approve?: (request: {
+    readonly tool: string
+    readonly input: unknown
+    readonly reason: string
+    readonly summary: string
+    readonly signal: AbortSignal
+  }) => Promise<string | undefined>
 }

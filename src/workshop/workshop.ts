@@ -6,21 +6,18 @@
  */
 import path from 'node:path'
 import type { ApprovalRecorder } from '../access/approval-log.ts'
-import { nobodyToAsk, type ApprovalPolicy, type Approver } from '../access/approval.ts'
-import { gateWorkspace } from '../access/gated-workspace.ts'
+import type { ApprovalPolicy, Approver } from '../access/approval.ts'
 import { modeCatalog } from '../access/modes.ts'
 import { rulesFromConfig } from '../access/permission-rules.ts'
-import { SessionAccess } from '../access/session-access.ts'
 import { createWorkspaceView } from '../access/workspace-view.ts'
 import { loadConfig, type EitriConfig } from '../config/config-file.ts'
-import { parentEnvironment, readEnvironment, type EitriEnvironment } from '../config/environment.ts'
+import { readEnvironment, type EitriEnvironment } from '../config/environment.ts'
 import { workspaceStateDir } from '../config/state-dir.ts'
 import { EitriError } from '../errors/eitri-error.ts'
 import { openStore } from '../store/open-store.ts'
 import type { Store } from '../store/store.ts'
 import { DEFAULT_STORE_FILE } from '../store/store-url.ts'
 import { Jail } from '../jail/jail.ts'
-import { JailProgramSession } from '../jail/program-session.ts'
 import { builtInTools } from '../tools/built-in-tools.ts'
 import type { Tool } from '../tool/define-tool.ts'
 import type { AccessLevel } from '../tool/access-context.ts'
@@ -30,6 +27,9 @@ import type { ToolResult } from '../tool/tool-result.ts'
 import { Toolset } from '../tool/toolset.ts'
 import type { WorkspaceView } from '../tool/workspace-view.ts'
 import { DirectoryTree } from '../workspace/directory-tree.ts'
+import { WorkspaceLines } from '../workspace/workspace-lines.ts'
+import { LineSurfaces } from './line-surfaces.ts'
+import { createSession, type SessionOptions, type WorkshopSession } from './workshop-session.ts'
 import { createEvalSandbox, type EvaluationOptions } from './eval-sandbox.ts'
 import { lazyCommandJudge } from './command-judge.ts'
 import { storeApprovalRecorder } from './store-approval-recorder.ts'
@@ -65,27 +65,13 @@ export interface WorkshopOptions {
    * closes. @default `$EITRI_STORE`, else `store.sqlite` in the workspace's state folder
    */
   readonly store?: string | Store
+  /** Start every session on a fresh fork of main (`eitri serve --isolate`). @default false */
+  readonly isolate?: boolean
+  /** Watch main for changes, so forks cost what changed (a long-running server). @default false */
+  readonly watch?: boolean
 }
 
-/** What one session may set for itself (an MCP connection gets its own approver). */
-export interface SessionOptions {
-  readonly access?: AccessLevel
-  readonly mode?: string
-  readonly approval?: ApprovalPolicy
-  readonly approver?: Approver
-  /** Caps inherited from a parent: the session never gets wider access. */
-  readonly caps?: readonly AccessLevel[]
-}
-
-/** The calls of one connection or caller, with its own background jobs and access. */
-export interface WorkshopSession extends AsyncDisposable {
-  /** The session's access: setting, mode, approvals. */
-  readonly access: SessionAccess
-  /** A context for one call of this session. */
-  readonly context: (options?: { signal?: AbortSignal }) => ToolContext
-  /** Ends the session's background jobs. Idempotent. */
-  close(): Promise<void>
-}
+export type { SessionOptions, WorkshopSession }
 
 /** One workspace, its configuration and its tools. */
 export interface Workshop extends AsyncDisposable {
@@ -98,7 +84,9 @@ export interface Workshop extends AsyncDisposable {
   readonly stateDir: string
   readonly configPath: string
   /** Opens a session: one per MCP connection. */
-  readonly openSession: (options?: SessionOptions) => WorkshopSession
+  readonly openSession: (options?: SessionOptions) => Promise<WorkshopSession>
+  /** The lines of work: main and its forks, with their history. */
+  readonly lines: WorkspaceLines
   /** Where approval decisions are recorded (in the store). */
   readonly approvals: ApprovalRecorder
   /** Durable state: tasks, knowledge, runs, approvals. */
@@ -168,65 +156,69 @@ export async function openWorkshop(options: WorkshopOptions = {}): Promise<Works
   const commands = lazyCommandJudge()
   const stateDir = workspaceStateDir(stateRoot, tree.root)
   const recorder = storeApprovalRecorder(store)
-  const rules = rulesFromConfig(config.rules)
-  const modes = modeCatalog(config.modes)
+  const privateRelative = privatePaths
+    .map((hostPath) => path.relative(tree.root, hostPath))
+    .filter(
+      (relative) => relative !== '' && !relative.startsWith('..') && !path.isAbsolute(relative),
+    )
+  const lines = await WorkspaceLines.open({
+    main: tree,
+    stateDir,
+    excluded: privateRelative,
+    watch: options.watch === true,
+    hooks: {
+      forked: async (parent, child) => void (await store.forkLine(parent, child)),
+      merged: async (child) => void (await store.mergeLine(child)),
+      discarded: async (child) => void (await store.discardLine(child)),
+    },
+  })
+  const main = { line: 'main', view: workspace, jail }
+  const surfaces = new LineSurfaces({
+    lines,
+    main,
+    jail: {
+      protectedPaths: config.protectedPaths,
+      ...(options.bwrap === undefined ? {} : { bwrap: options.bwrap }),
+    },
+    protectedPaths: config.protectedPaths,
+  })
   const sessions = new Set<WorkshopSession>()
   let closed = false
-
-  const openSession = (sessionOptions: SessionOptions = {}): WorkshopSession => {
+  const parts = {
+    lines,
+    surfaces,
+    main,
+    store,
+    evaluation,
+    judge: commands.judge,
+    rules: rulesFromConfig(config.rules),
+    modes: modeCatalog(config.modes),
+    recorder,
+    config,
+    mainRoot: tree.root,
+    defaults: {
+      ...(options.access === undefined ? {} : { access: options.access }),
+      ...(options.mode === undefined ? {} : { mode: options.mode }),
+      ...(options.approval === undefined ? {} : { approval: options.approval }),
+      ...(options.approver === undefined ? {} : { approver: options.approver }),
+      ...(options.isolate === undefined ? {} : { isolate: options.isolate }),
+    },
+  }
+  const openSession = async (sessionOptions: SessionOptions = {}): Promise<WorkshopSession> => {
     if (closed) throw new EitriError('not_available', 'This workshop is closed; open a new one.')
-    const programs = new JailProgramSession(jail, {
-      cwd: tree.root,
-      environment: parentEnvironment(),
-    })
-    const evaluator = evaluation.owner()
-    const access = new SessionAccess({
-      setting:
-        sessionOptions.access ??
-        options.access ??
-        (config.access as AccessLevel | undefined) ??
-        'workspace-write',
-      mode: sessionOptions.mode ?? options.mode ?? 'default',
-      modes,
-      caps: sessionOptions.caps ?? [],
-      approval: sessionOptions.approval ?? options.approval ?? config.approval ?? 'on-request',
-      rules,
-      approver: sessionOptions.approver ?? options.approver ?? nobodyToAsk,
-      recorder,
-      judge: commands.judge,
-      onNarrow: (level) => programs.stopJobsWiderThan(level),
-    })
-    const session: WorkshopSession = {
-      access,
-      context: ({ signal } = {}) => {
-        const snapshot = access.snapshot()
-        return {
-          signal: signal ?? new AbortController().signal,
-          workspace: gateWorkspace(workspace, snapshot),
-          access: snapshot,
-          programs,
-          evaluator,
-          tasks: store.tasks(workspace.line),
-          knowledge: store.knowledge(workspace.line),
-        }
-      },
-      close: async () => {
-        sessions.delete(session)
-        await programs.close()
-        await evaluator.close()
-      },
-      [Symbol.asyncDispose]: () => session.close(),
-    }
+    const session = await createSession(parts, sessionOptions, (ended) => sessions.delete(ended))
     sessions.add(session)
     return session
   }
-  const defaultSession = openSession()
+  const defaultSession = await openSession()
   const close = async (): Promise<void> => {
     if (closed) return
     closed = true
     await Promise.all([...sessions].map((session) => session.close()))
     await evaluation.close()
+    await surfaces.close()
     await jail.close()
+    await lines.close()
     await commands.close()
     if (ownsStore) await store.close()
   }
@@ -240,6 +232,7 @@ export async function openWorkshop(options: WorkshopOptions = {}): Promise<Works
     store,
     configPath,
     openSession,
+    lines,
     context: defaultSession.context,
     async call(name, input, callOptions = {}) {
       if (closed) throw new EitriError('not_available', 'This workshop is closed; open a new one.')

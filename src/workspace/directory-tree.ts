@@ -22,16 +22,13 @@ import path from 'node:path'
 import { promisify } from 'node:util'
 import { EitriError } from '../errors/eitri-error.ts'
 import type { EntryStat, EntryType } from '../tool/workspace-view.ts'
-import type { WorkspaceTree } from './workspace-tree.ts'
+import type { DirectoryEntry, WorkspaceTree } from './workspace-tree.ts'
+
+export type { DirectoryEntry }
 
 /** Files up to this size are read with synchronous calls; larger ones asynchronously. */
 const SYNC_READ_MAX_BYTES = 1024 * 1024
 
-/** A folder entry as `list` reports it. */
-export interface DirectoryEntry {
-  readonly name: string
-  readonly type: EntryType
-}
 
 /**
  * Raw access to one folder. Paths are relative, already resolved, `/`-separated; `''` is the

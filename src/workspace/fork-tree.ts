@@ -117,6 +117,12 @@ export class ForkTree implements WorkspaceTree {
     }
   }
 
+  async signature(relativePath: string): Promise<string | undefined> {
+    const entry = await this.#entry(relativePath)
+    if (entry === undefined) return 'missing'
+    return entry.kind === 'directory' ? 'd:493' : `${entry.kind}:${entry.oid ?? ''}`
+  }
+
   async readFile(relativePath: string): Promise<Uint8Array> {
     const entry = await this.#entry(relativePath)
     if (entry === undefined) throw new EitriError('not_found', `File not found: ${relativePath}`)

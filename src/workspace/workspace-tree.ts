@@ -4,8 +4,13 @@
  * (main) or a fork's tree kept in the history. Paths are relative, already resolved by the
  * policy, `/`-separated; `''` is the root.
  */
-import type { EntryStat } from '../tool/workspace-view.ts'
-import type { DirectoryEntry } from './directory-tree.ts'
+import type { EntryStat, EntryType } from '../tool/workspace-view.ts'
+
+/** A folder entry as `list` reports it. */
+export interface DirectoryEntry {
+  readonly name: string
+  readonly type: EntryType
+}
 
 /** The raw operations a line offers. */
 export interface WorkspaceTree {
@@ -24,4 +29,9 @@ export interface WorkspaceTree {
   makeFolder(relativePath: string): Promise<void>
   remove(relativePath: string): Promise<void>
   createSymlink(relativePath: string, target: string): Promise<void>
+  /**
+   * A cheap identity of what is at a path (a content id) when the tree keeps one; a mirror
+   * compares it to know what changed. Undefined: compare size and time instead.
+   */
+  signature?(relativePath: string): Promise<string | undefined>
 }

@@ -23,9 +23,9 @@ export async function serveCommand(
   await using workshop = await openFromCommandLine(line)
   const log = (message: string): void => io.stderr(`eitri: ${message}\n`)
   // Each connection has its own session, and its client's person approves (elicitation).
-  const connection = () => {
+  const connection = async () => {
     let server: Server | undefined
-    const session = workshop.openSession({ approver: elicitationApprover(() => server) })
+    const session = await workshop.openSession({ approver: elicitationApprover(() => server) })
     return {
       toolset: workshop.toolset,
       context: session.context,
@@ -37,13 +37,13 @@ export async function serveCommand(
     }
   }
   if (address === undefined) {
-    await Promise.race([serveStdio(connection()), aborted(signal)])
+    await Promise.race([serveStdio(await connection()), aborted(signal)])
     return EXIT_OK
   }
   await using serving = await serveHttp({
     ...address,
     token: line.token ?? readEnvironment().token,
-    createServer: () => createMcpServer(connection()),
+    createServer: async () => createMcpServer(await connection()),
     log,
   })
   io.stderr(`eitri: MCP server listening on ${serving.url}\n`)

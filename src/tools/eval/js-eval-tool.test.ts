@@ -29,7 +29,7 @@ describe('js_eval', () => {
     await fixture.run('const where = "scratchpad"', { session: 'scratchpad' })
     assert.equal(evalValue(await fixture.run('where')), 'default')
     assert.equal(evalValue(await fixture.run('where', { session: 'scratchpad' })), 'scratchpad')
-    await using connection = fixture.workshop.openSession()
+    await using connection = await fixture.workshop.openSession()
     const other = await fixture.workshop.toolset.run(
       { name: 'js_eval', input: { code: 'typeof where', session: 'scratchpad' } },
       connection.context(),

@@ -169,7 +169,7 @@ describe('shell', () => {
 
   it('ends background jobs, and everything they started, when the session closes', async () => {
     await using fixture = await workshopOn()
-    const session = fixture.workshop.openSession()
+    const session = await fixture.workshop.openSession()
     const marker = `eitri-marker-${process.pid}-${Date.now()}`
     const result = await fixture.workshop.toolset.run(
       {

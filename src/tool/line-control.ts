@@ -1,0 +1,68 @@
+/**
+ * @module tool/line-control
+ * The lines of work a session can see and switch between: `main` and its forks. The
+ * workspace layer implements it; the workspace tools and the room operations use it.
+ */
+import type { WorkspaceView } from './workspace-view.ts'
+
+/** A fork as tools see it. */
+export interface LineInfo {
+  readonly id: string
+  readonly name?: string
+  readonly parent: string
+  readonly created: string
+  readonly readOnly: boolean
+}
+
+/** A changed path of a fork. */
+export interface LineChangeInfo {
+  readonly path: string
+  readonly status: 'added' | 'modified' | 'deleted'
+  readonly binary: boolean
+  readonly diff?: string
+}
+
+/** A conflicting path with both sides. */
+export interface LineConflictInfo {
+  readonly path: string
+  readonly ours: string | undefined
+  readonly theirs: string | undefined
+}
+
+/** What a merge did, as tools report it. */
+export type LineMergeInfo =
+  | { readonly type: 'merged'; readonly into: string; readonly paths: readonly string[] }
+  | { readonly type: 'nothing'; readonly into: string }
+  | {
+      readonly type: 'conflict'
+      readonly into: string
+      readonly conflicts: readonly LineConflictInfo[]
+    }
+  | { readonly type: 'changed-on-disk'; readonly into: string; readonly paths: readonly string[] }
+  | { readonly type: 'refused'; readonly into: string; readonly reason: string }
+
+/** The lines of the session's workspace. */
+export interface LineControl {
+  /** The line this session's tools act on (`main` or a fork id). */
+  readonly current: string
+  list(): readonly LineInfo[]
+  /** Finds a line by id or name; `main` answers `main`. Throws `not_found`. */
+  resolve(idOrName: string): string
+  fork(options: { name?: string; from?: string }): Promise<LineInfo>
+  /** Binds the session's tools to a line from the next call on. */
+  use(line: string): Promise<void>
+  diff(fork: string): Promise<readonly LineChangeInfo[]>
+  review(fork: string): Promise<{
+    tier: 'trivial' | 'reviewable' | 'conflict'
+    changes: readonly LineChangeInfo[]
+    conflicts: readonly LineConflictInfo[]
+  }>
+  /** Merges into the fork's parent; into main only with a person's approval. */
+  merge(fork: string, options: { signal: AbortSignal }): Promise<LineMergeInfo>
+  discard(fork: string): Promise<void>
+  log(line: string): Promise<readonly { commit: string; message: string; time: string }[]>
+  /** Commits a line's writes with a message (room_write). */
+  commit(line: string, message: string): Promise<string>
+  /** The files of a line as this session's tools see them (policy and access applied). */
+  workspace(line: string): Promise<WorkspaceView>
+}

@@ -1,0 +1,67 @@
+/**
+ * @module workshop/line-surfaces
+ * What each line of work offers tools: its files behind the path policy and its jail. Main's
+ * surface is the live folder; a fork's is its tree in the history, with a jail of its own
+ * whose mirror is synced from that tree.
+ */
+import { createWorkspaceView, type ConfinedWorkspace } from '../access/workspace-view.ts'
+import { Jail, type JailOptions } from '../jail/jail.ts'
+import { MAIN, type WorkspaceLines } from '../workspace/workspace-lines.ts'
+
+/** One line's view and jail. */
+export interface LineSurface {
+  readonly line: string
+  readonly view: ConfinedWorkspace
+  readonly jail: Jail
+}
+
+/** The surfaces of a workspace's lines, made on first use and kept. */
+export class LineSurfaces {
+  readonly #lines: WorkspaceLines
+  readonly #main: LineSurface
+  readonly #jailOptions: Omit<JailOptions, 'tree' | 'view'>
+  readonly #protectedPaths: readonly string[]
+  readonly #surfaces = new Map<string, Promise<LineSurface>>()
+
+  constructor(options: {
+    lines: WorkspaceLines
+    main: LineSurface
+    jail: Omit<JailOptions, 'tree' | 'view'>
+    protectedPaths: readonly string[]
+  }) {
+    this.#lines = options.lines
+    this.#main = options.main
+    this.#jailOptions = options.jail
+    this.#protectedPaths = options.protectedPaths
+  }
+
+  /** The surface of a line (by id; `main` for main). */
+  surface(line: string): Promise<LineSurface> {
+    if (line === MAIN) return Promise.resolve(this.#main)
+    let surface = this.#surfaces.get(line)
+    if (surface === undefined) {
+      surface = (async () => {
+        const tree = await this.#lines.tree(line)
+        const view = createWorkspaceView({ tree, line, protectedPaths: this.#protectedPaths })
+        return {
+          line,
+          view,
+          jail: new Jail({ ...this.#jailOptions, tree, view, privatePaths: [] }),
+        }
+      })()
+      this.#surfaces.set(line, surface)
+    }
+    return surface
+  }
+
+  /** Forgets a discarded line's surface, closing its jail. */
+  async drop(line: string): Promise<void> {
+    const surface = this.#surfaces.get(line)
+    this.#surfaces.delete(line)
+    await (await surface)?.jail.close()
+  }
+
+  async close(): Promise<void> {
+    for (const line of [...this.#surfaces.keys()]) await this.drop(line)
+  }
+}

@@ -1,0 +1,134 @@
+/**
+ * @module workshop/workshop-session
+ * One session of a workshop: its access, its programs, its eval sessions, and the line of work
+ * its tools act on (main, or a fork it switched to or was isolated in).
+ */
+import type { ApprovalRecorder } from '../access/approval-log.ts'
+import { nobodyToAsk, type ApprovalPolicy, type Approver } from '../access/approval.ts'
+import { gateWorkspace } from '../access/gated-workspace.ts'
+import type { ModeDefinition } from '../access/modes.ts'
+import type { PermissionRules } from '../access/permission-rules.ts'
+import { SessionAccess } from '../access/session-access.ts'
+import type { EitriConfig } from '../config/config-file.ts'
+import { parentEnvironment } from '../config/environment.ts'
+import { JailProgramSession } from '../jail/program-session.ts'
+import type { Store } from '../store/store.ts'
+import type { AccessLevel, CommandJudgement } from '../tool/access-context.ts'
+import type { LineControl } from '../tool/line-control.ts'
+import type { ToolContext } from '../tool/tool-context.ts'
+import { MAIN, type WorkspaceLines } from '../workspace/workspace-lines.ts'
+import type { EvalPool } from '../eval/eval-pool.ts'
+import type { LineSurface, LineSurfaces } from './line-surfaces.ts'
+import { sessionLineControl } from './session-lines.ts'
+
+/** What one session may set for itself (an MCP connection gets its own approver). */
+export interface SessionOptions {
+  readonly access?: AccessLevel
+  readonly mode?: string
+  readonly approval?: ApprovalPolicy
+  readonly approver?: Approver
+  /** Caps inherited from a parent: the session never gets wider access. */
+  readonly caps?: readonly AccessLevel[]
+  /** Start on a fresh fork of main, so nothing reaches the folder until a person merges it. */
+  readonly isolate?: boolean
+}
+
+/** The calls of one connection or caller, with its own background jobs, access and line. */
+export interface WorkshopSession extends AsyncDisposable {
+  /** The session's access: setting, mode, approvals. */
+  readonly access: SessionAccess
+  /** The lines of work and the one this session's tools act on. */
+  readonly lines: LineControl
+  /** A context for one call of this session. */
+  readonly context: (options?: { signal?: AbortSignal }) => ToolContext
+  /** Ends the session's background jobs and eval sessions. Idempotent. */
+  close(): Promise<void>
+}
+
+/** What a session is made from: the workshop's shared parts. */
+export interface SessionParts {
+  readonly lines: WorkspaceLines
+  readonly surfaces: LineSurfaces
+  readonly main: LineSurface
+  readonly store: Store
+  readonly evaluation: EvalPool
+  readonly judge: (command: string, options: { escalate?: boolean }) => Promise<CommandJudgement>
+  readonly rules: PermissionRules
+  readonly modes: readonly ModeDefinition[]
+  readonly recorder: ApprovalRecorder
+  readonly config: EitriConfig
+  readonly defaults: SessionOptions
+  /** The host folder of main, where an approved run outside the jail happens. */
+  readonly mainRoot: string
+}
+
+/** Opens a session. */
+export async function createSession(
+  parts: SessionParts,
+  sessionOptions: SessionOptions,
+  onClose: (session: WorkshopSession) => void,
+): Promise<WorkshopSession> {
+  const options = { ...parts.defaults, ...sessionOptions }
+  let surface: LineSurface = parts.main
+  let programs = new JailProgramSession(surface.jail, {
+    cwd: parts.mainRoot,
+    environment: parentEnvironment(),
+  })
+  const evaluator = parts.evaluation.owner()
+  const access = new SessionAccess({
+    setting:
+      options.access ?? (parts.config.access as AccessLevel | undefined) ?? 'workspace-write',
+    mode: options.mode ?? 'default',
+    modes: parts.modes,
+    caps: options.caps ?? [],
+    approval: options.approval ?? parts.config.approval ?? 'on-request',
+    rules: parts.rules,
+    approver: options.approver ?? nobodyToAsk,
+    recorder: parts.recorder,
+    judge: parts.judge,
+    onNarrow: (level) => programs.stopJobsWiderThan(level),
+  })
+  const switchTo = async (line: string): Promise<void> => {
+    if (line === surface.line) return
+    const next = await parts.surfaces.surface(line)
+    await programs.close()
+    surface = next
+    programs = new JailProgramSession(surface.jail, {
+      cwd: parts.mainRoot,
+      environment: parentEnvironment(),
+    })
+  }
+  let current = access.snapshot()
+  const lines = sessionLineControl({
+    lines: parts.lines,
+    surfaces: parts.surfaces,
+    current: () => surface.line,
+    switchTo,
+    access: () => current,
+  })
+  if (options.isolate === true) await switchTo((await parts.lines.fork({ from: MAIN })).id)
+  const session: WorkshopSession = {
+    access,
+    lines,
+    context: ({ signal } = {}) => {
+      current = access.snapshot()
+      return {
+        signal: signal ?? new AbortController().signal,
+        workspace: gateWorkspace(surface.view, current),
+        access: current,
+        lines,
+        programs,
+        evaluator,
+        tasks: parts.store.tasks(surface.line),
+        knowledge: parts.store.knowledge(surface.line),
+      }
+    },
+    close: async () => {
+      onClose(session)
+      await programs.close()
+      await evaluator.close()
+    },
+    [Symbol.asyncDispose]: () => session.close(),
+  }
+  return session
+}
