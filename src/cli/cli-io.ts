@@ -8,6 +8,8 @@ import { EitriError } from '../errors/eitri-error.ts'
 export interface CliIo {
   readonly stdout: (text: string) => void
   readonly stderr: (text: string) => void
+  /** Where interactive input comes from (`eitri repl`). @default none: commands read no input */
+  readonly stdin?: NodeJS.ReadableStream & { readonly isTTY?: boolean }
 }
 
 /** A command line that cannot be run as written: exit status 2 with a one-line reason and usage. */

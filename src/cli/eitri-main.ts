@@ -18,6 +18,7 @@ const status = await main(
   {
     stdout: (text) => void process.stdout.write(text),
     stderr: (text) => void process.stderr.write(text),
+    stdin: process.stdin,
   },
   controller.signal,
 )

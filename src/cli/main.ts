@@ -8,8 +8,10 @@ import { EXIT_FAILURE, EXIT_OK, EXIT_USAGE, UsageError, type CliIo } from './cli
 import { approvalsCommand } from './commands/approvals-command.ts'
 import { callCommand } from './commands/call-command.ts'
 import { demoCommand } from './commands/demo-command.ts'
+import { evalCommand } from './commands/eval-command.ts'
 import { execCommand } from './commands/exec-command.ts'
 import { mcpConfigCommand } from './commands/mcp-config-command.ts'
+import { replCommand } from './commands/repl-command.ts'
 import { serveCommand } from './commands/serve-command.ts'
 import { toolsCommand } from './commands/tools-command.ts'
 import { parseCommandLine } from './parse-command-line.ts'
@@ -47,6 +49,10 @@ export async function main(
         return await mcpConfigCommand(line, io)
       case 'tools':
         return await toolsCommand(line, io)
+      case 'eval':
+        return await evalCommand(line, io, signal)
+      case 'repl':
+        return await replCommand(line, io, signal)
       case 'call':
         return await callCommand(line, io, signal)
       case undefined:

@@ -5,7 +5,7 @@
 
 /** One line for errors. */
 export const USAGE_LINE =
-  'Usage: eitri <demo|serve|tools|call|exec|approvals|mcp-config> [options]   (eitri --help for more)'
+  'Usage: eitri <demo|serve|tools|call|eval|repl|exec|approvals|mcp-config> [options]   (eitri --help for more)'
 
 /** The full help. */
 export const HELP = `eitri: a workshop for LLM agents: confined tools on a workspace, over MCP or as a library.
@@ -15,6 +15,8 @@ Usage:
   eitri serve [options]              serve the tools over MCP (stdio by default)
   eitri tools [--json]               list the tools offered (with --json, their schemas)
   eitri call TOOL JSON [options]     run one tool call and print its result
+  eitri eval CODE [options]          run JavaScript or TypeScript once in the code sandbox (js_eval)
+  eitri repl [options]               a terminal REPL over one js_eval session
   eitri exec [options] -- CMD ARGS   run one command in the jail; exits with its status
   eitri mcp-config [--workspace DIR] print MCP client settings (Claude Code, Codex, Cursor) for this copy
   eitri approvals [--json]           every recorded decision on an action that needed a person
