@@ -89,6 +89,36 @@ export { JailProgramSession } from './jail/program-session.ts'
 export { CommandPolicy } from './access/command-policy/command-policy.ts'
 export type { CommandJudgement } from './access/command-policy/command-judgement.ts'
 export { shellKillTool, shellOutputTool, shellTool, shellTools } from './tools/shell/index.ts'
+export { evalTools, jsEvalTool } from './tools/eval/index.ts'
+export type {
+  CodeEvaluator,
+  EvalAnswer,
+  EvalFailure,
+  EvalFailureCode,
+  EvalOutcome,
+  EvalRequest,
+  EvalValue,
+} from './tool/code-evaluator.ts'
+export type {
+  CapabilityHandler,
+  CreateSessionOptions,
+  EngineSession,
+  EvalEngine,
+  EvalEngineCapabilities,
+  EvalOptions,
+  NamespaceList,
+  SessionLoss,
+} from './eval/eval-engine.ts'
+export { IsolateEngine, type IsolateEngineOptions } from './eval/host/isolate-engine.ts'
+export { EvalPool, EvalOwner, type EvalPoolOptions } from './eval/eval-pool.ts'
+export {
+  capabilityFunction,
+  type Capability,
+  type CapabilityFunction,
+  type CapabilityScope,
+} from './eval/capability.ts'
+export type { CapabilitySettings, SecretBinding } from './eval/capability-settings.ts'
+export type { EvaluationOptions } from './workshop/eval-sandbox.ts'
 export type { AccessContext, AccessLevel, CommandVerdict } from './tool/access-context.ts'
 export type {
   JobRead,
