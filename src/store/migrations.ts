@@ -39,7 +39,7 @@ const COMMON_TABLES = (bigint: string): string[] => [
     completed_at TEXT,
     created_sequence ${bigint} NOT NULL
   )`,
-  `CREATE INDEX task_versions_id ON task_versions (id, sequence)`,
+  `CREATE INDEX task_versions_id ON task_versions (id, line, sequence)`,
   `CREATE INDEX task_versions_line ON task_versions (line, sequence)`,
   `CREATE TABLE knowledge_links (
     version_sequence ${bigint} NOT NULL,
@@ -134,7 +134,7 @@ export const MIGRATIONS: readonly Migration[] = [
       `INSERT INTO store_clock (id, value) VALUES (1, 0)`,
       ...COMMON_TABLES('INTEGER'),
       `CREATE TABLE knowledge_versions (sequence INTEGER PRIMARY KEY,${KNOWLEDGE_VERSION_COLUMNS})`,
-      `CREATE INDEX knowledge_versions_key ON knowledge_versions (key, sequence)`,
+      `CREATE INDEX knowledge_versions_key ON knowledge_versions (key, line, sequence)`,
       `CREATE INDEX knowledge_versions_line ON knowledge_versions (line, sequence)`,
       // An external-content FTS5 index over the versions; triggers keep it in step.
       `CREATE VIRTUAL TABLE knowledge_search USING fts5(
@@ -159,7 +159,7 @@ export const MIGRATIONS: readonly Migration[] = [
           setweight(to_tsvector('english', title), 'A') || setweight(to_tsvector('english', body), 'B')
         ) STORED
       )`,
-      `CREATE INDEX knowledge_versions_key ON knowledge_versions (key, sequence)`,
+      `CREATE INDEX knowledge_versions_key ON knowledge_versions (key, line, sequence)`,
       `CREATE INDEX knowledge_versions_line ON knowledge_versions (line, sequence)`,
       `CREATE INDEX knowledge_versions_search ON knowledge_versions USING GIN (search)`,
       `CREATE TABLE approvals (sequence BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,${AUDIT_COLUMNS.approvals})`,

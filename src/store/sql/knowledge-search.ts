@@ -20,18 +20,33 @@ export async function searchKnowledge(
 ): Promise<KnowledgeHit[]> {
   const seen = visible('knowledge_versions', 'v', 'key', chain)
   if (transaction.dialect === 'sqlite') {
-    const rows = await transaction.all<{ title: string; snippet: string; rank: number }>(
-      `SELECT v.title AS title,
-          snippet(knowledge_search, -1, '«', '»', '…', 16) AS snippet,
-          bm25(knowledge_search, ${TITLE_WEIGHT}, 1.0) AS rank
-        FROM knowledge_search
-        JOIN knowledge_versions v ON v.sequence = knowledge_search.rowid
-        WHERE knowledge_search MATCH ? AND ${seen.sql}
-        ORDER BY rank, v.title
-        LIMIT ?`,
-      [terms.map((term) => `"${term}"`).join(' OR '), ...seen.parameters, limit],
+    // FTS5 must drive: the matches are ranked once (MATERIALIZED) and each is then looked up
+    // by its sequence (CROSS JOIN fixes that order), rather than the planner scanning the
+    // line's versions and querying the index for each.
+    const match = terms.map((term) => `"${term}"`).join(' OR ')
+    const rows = await transaction.all<{ sequence: number; title: string; rank: number }>(
+      `WITH matches AS MATERIALIZED (
+          SELECT rowid AS sequence, bm25(knowledge_search, ${TITLE_WEIGHT}, 1.0) AS rank
+            FROM knowledge_search WHERE knowledge_search MATCH ?
+        )
+        SELECT v.sequence AS sequence, v.title AS title, m.rank AS rank
+          FROM matches m CROSS JOIN knowledge_versions v ON v.sequence = m.sequence
+          WHERE ${seen.sql}
+          ORDER BY m.rank, v.title
+          LIMIT ?`,
+      [match, ...seen.parameters, limit],
     )
-    return rows.map((row) => ({ title: row.title, snippet: row.snippet, score: -row.rank }))
+    const hits: KnowledgeHit[] = []
+    for (const row of rows) {
+      // The snippet is costly, so it is made only for the rows that made the cut.
+      const extract = await transaction.get<{ snippet: string }>(
+        `SELECT snippet(knowledge_search, -1, '«', '»', '…', 16) AS snippet
+          FROM knowledge_search WHERE knowledge_search MATCH ? AND rowid = ?`,
+        [match, row.sequence],
+      )
+      hits.push({ title: row.title, snippet: extract?.snippet ?? '', score: -row.rank })
+    }
+    return hits
   }
   // The headline is costly, so it is made only for the rows that made the cut.
   const rows = await transaction.all<{ title: string; snippet: string; score: number }>(

@@ -91,3 +91,39 @@ export function visible(
     parameters: [...own.parameters, ...newer.parameters],
   }
 }
+
+/**
+ * SQL for the rows the chain sees of `table`, one per key: each key's newest eligible
+ * version, picked by a window over the eligible versions (`where` narrows them first, such as
+ * to some keys). Outer filters go on the `latest` alias. Cheaper than an anti-join when a key
+ * has many versions, and the same plan shape on both backends.
+ */
+export function latestVersions(
+  table: string,
+  key: string,
+  chain: LineChain,
+  where: { readonly sql: string; readonly parameters: readonly SqlValue[] } = {
+    sql: '1 = 1',
+    parameters: [],
+  },
+): { sql: string; parameters: SqlValue[] } {
+  const own = eligible('v', chain)
+  return {
+    sql: `(SELECT v.*, ROW_NUMBER() OVER (PARTITION BY v.${key} ORDER BY v.sequence DESC) AS version_rank
+      FROM ${table} v WHERE ${own.sql} AND ${where.sql}) latest`,
+    parameters: [...own.parameters, ...where.parameters],
+  }
+}
+
+/** SQL for the one version of `keyValue` the chain sees, newest eligible first. */
+export function latestVersion(
+  table: string,
+  key: string,
+  chain: LineChain,
+): { sql: string; parameters: SqlValue[] } {
+  const own = eligible('v', chain)
+  return {
+    sql: `SELECT v.* FROM ${table} v WHERE v.${key} = ? AND ${own.sql} ORDER BY v.sequence DESC LIMIT 1`,
+    parameters: own.parameters,
+  }
+}

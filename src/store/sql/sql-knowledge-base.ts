@@ -19,7 +19,7 @@ import {
   titleKey,
 } from '../knowledge-text.ts'
 import type { StoreDependencies } from '../store-dependencies.ts'
-import { readLineChain, visible, type LineChain } from './line-chain.ts'
+import { latestVersions, readLineChain, visible, type LineChain } from './line-chain.ts'
 import { insertKnowledgeVersions, type KnowledgeVersion } from './knowledge-rows.ts'
 import { searchKnowledge } from './knowledge-search.ts'
 import type { SqlDriver, SqlRow, SqlTransaction } from './sql-driver.ts'
@@ -151,11 +151,15 @@ async function visibleEntries(
   const unique = [...new Set(keys)]
   for (let start = 0; start < unique.length; start += KEYS_PER_QUERY) {
     const batch = unique.slice(start, start + KEYS_PER_QUERY)
-    const seen = visible('knowledge_versions', 'v', 'key', chain)
+    const latest = latestVersions('knowledge_versions', 'key', chain, {
+      sql: `v.key IN (${batch.map(() => '?').join(', ')})`,
+      parameters: batch,
+    })
     const rows = await transaction.all(
-      `SELECT v.sequence, v.line, v.key, v.title, v.body, v.created_at, v.updated_at
-        FROM knowledge_versions v WHERE v.key IN (${batch.map(() => '?').join(', ')}) AND ${seen.sql}`,
-      [...batch, ...seen.parameters],
+      `SELECT latest.sequence, latest.line, latest.key, latest.title, latest.body,
+          latest.created_at, latest.updated_at
+        FROM ${latest.sql} WHERE latest.version_rank = 1`,
+      latest.parameters,
     )
     const links = await linksOf(
       transaction,

@@ -15,7 +15,7 @@ import {
   type TaskStatus,
 } from '../../tool/task-board.ts'
 import type { StoreDependencies } from '../store-dependencies.ts'
-import { readLineChain, visible, type LineChain } from './line-chain.ts'
+import { latestVersion, latestVersions, readLineChain, type LineChain } from './line-chain.ts'
 import type { SqlDriver, SqlRow, SqlTransaction, SqlValue } from './sql-driver.ts'
 
 const TASK_COLUMNS =
@@ -80,11 +80,12 @@ export function sqlTaskBoard(
         'read',
         async (transaction) => {
           const chain = await readLineChain(transaction, line)
-          const seen = visible('task_versions', 'v', 'id', chain)
-          const status = filter.status === undefined ? '' : ' AND v.status = ?'
+          const latest = latestVersions('task_versions', 'id', chain)
+          const status = filter.status === undefined ? '' : ' AND latest.status = ?'
           const rows = await transaction.all(
-            `SELECT ${prefixed('v')} FROM task_versions v WHERE ${seen.sql}${status} ORDER BY v.created_sequence, v.id`,
-            [...seen.parameters, ...(filter.status === undefined ? [] : [filter.status])],
+            `SELECT ${prefixed('latest')} FROM ${latest.sql} WHERE latest.version_rank = 1${status}
+              ORDER BY latest.created_sequence, latest.id`,
+            [...latest.parameters, ...(filter.status === undefined ? [] : [filter.status])],
           )
           return rows.map((row) => publicTask(taskFromRow(row)))
         },
@@ -146,11 +147,8 @@ async function visibleTask(
   chain: LineChain,
   id: string,
 ): Promise<TaskVersion | undefined> {
-  const seen = visible('task_versions', 'v', 'id', chain)
-  const row = await transaction.get(
-    `SELECT ${prefixed('v')} FROM task_versions v WHERE v.id = ? AND ${seen.sql}`,
-    [id, ...seen.parameters],
-  )
+  const latest = latestVersion('task_versions', 'id', chain)
+  const row = await transaction.get(latest.sql, [id, ...latest.parameters])
   return row === undefined ? undefined : taskFromRow(row)
 }
 
