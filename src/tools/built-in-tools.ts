@@ -9,8 +9,17 @@ import { knowledgeTools } from './knowledge/index.ts'
 import { modeTools } from './modes/mode-tools.ts'
 import { shellTools } from './shell/index.ts'
 import { taskTools } from './tasks/index.ts'
+import { workspaceTools } from './workspace/index.ts'
 
 /** The built-in tools. Each capability adds its own here. */
 export function builtInTools(): Tool[] {
-  return [...fileTools, ...shellTools, ...evalTools, ...modeTools, ...taskTools, ...knowledgeTools]
+  return [
+    ...fileTools,
+    ...shellTools,
+    ...evalTools,
+    ...modeTools,
+    ...taskTools,
+    ...knowledgeTools,
+    ...workspaceTools,
+  ]
 }

@@ -1,0 +1,85 @@
+/**
+ * @module tools/workspace/room-tools
+ * The workspace's files by line, without switching the session: list, read, and write several
+ * files in one commit, through the same gates as the file tools.
+ */
+import { z } from 'zod'
+import { defineTool } from '../../tool/define-tool.ts'
+import { toolSuccess } from '../../tool/tool-result.ts'
+import { decodeText } from '../files/text.ts'
+import { linesOf } from './lines-of.ts'
+
+const forkOption = z
+  .string()
+  .min(1)
+  .optional()
+  .describe('A fork by id or name, or "main". Default: the line this session works on.')
+
+/** Lists the files of a line. */
+export const roomFilesTool = defineTool({
+  name: 'room_files',
+  description: 'List every file of a workspace line (workspace-relative paths, sorted).',
+  parameters: z.object({ fork: forkOption }),
+  async execute({ fork }, ctx) {
+    const lines = linesOf(ctx)
+    const workspace = await lines.workspace(fork ?? lines.current)
+    const files: string[] = []
+    for await (const entry of workspace.walk('', { signal: ctx.signal }))
+      if (entry.type !== 'directory') files.push(entry.path)
+    files.sort()
+    return toolSuccess(files.length === 0 ? '(no files)' : files.join('\n'), {
+      count: files.length,
+      line: lines.resolve(fork ?? lines.current),
+    })
+  },
+})
+
+/** Reads a file of a line. */
+export const roomReadTool = defineTool({
+  name: 'room_read',
+  description: 'Read a text file of a workspace line.',
+  parameters: z.object({
+    path: z.string().min(1).describe('Workspace-relative path.'),
+    fork: forkOption,
+  }),
+  async execute({ path, fork }, ctx) {
+    const lines = linesOf(ctx)
+    const workspace = await lines.workspace(fork ?? lines.current)
+    const resolved = await workspace.resolve(path, 'read')
+    return toolSuccess(
+      decodeText(await workspace.readFile(resolved, { signal: ctx.signal }), resolved),
+      { path: resolved },
+    )
+  },
+})
+
+/** Writes several files of a line as one commit. */
+export const roomWriteTool = defineTool({
+  name: 'room_write',
+  description:
+    'Write several files of a workspace line and record them as one commit, through the same checks as write_file.',
+  parameters: z.object({
+    files: z
+      .array(z.object({ path: z.string().min(1), content: z.string() }))
+      .min(1)
+      .max(500)
+      .describe('The files to write.'),
+    fork: forkOption,
+    message: z.string().min(1).optional().describe('The commit message.'),
+  }),
+  async execute({ files, fork, message }, ctx) {
+    const lines = linesOf(ctx)
+    const line = lines.resolve(fork ?? lines.current)
+    const workspace = await lines.workspace(line)
+    const written: string[] = []
+    for (const file of files)
+      written.push(
+        (await workspace.writeFile(file.path, file.content, { signal: ctx.signal })).path,
+      )
+    const commit = await lines.commit(line, message ?? `write ${written.length} file(s)`)
+    return toolSuccess(
+      `Wrote ${written.length} file(s) to ${line} in commit ${commit.slice(0, 10)}: ${written.join(', ')}`,
+      { line, commit, paths: written },
+    )
+  },
+})

@@ -1,0 +1,166 @@
+/**
+ * @module tools/workspace/workspace-tools
+ * Forks of the workspace as tools: fork, list, use, diff, review, merge, discard, log.
+ */
+import { z } from 'zod'
+import { defineTool } from '../../tool/define-tool.ts'
+import { toolError, toolSuccess } from '../../tool/tool-result.ts'
+import { describeChanges, describeConflicts, linesOf } from './lines-of.ts'
+
+const forkName = z.string().min(1).describe('A fork, by id or name.')
+
+/** Forks the session's current line. */
+export const workspaceForkTool = defineTool({
+  name: 'workspace_fork',
+  description:
+    'Fork the workspace line this session works on (main, or the fork in use): a new line of work where anything can be tried. Copies nothing. Switch to it with workspace_use.',
+  parameters: z.object({
+    name: z.string().min(1).optional().describe('A name for the fork (letters, digits, . _ -).'),
+  }),
+  async execute({ name }, ctx) {
+    const fork = await linesOf(ctx).fork(name === undefined ? {} : { name })
+    return toolSuccess(
+      `Forked ${fork.parent} as ${fork.name ?? fork.id} (id ${fork.id}). Use it with workspace_use {"fork":"${fork.name ?? fork.id}"}.`,
+      { fork: fork.id, parent: fork.parent },
+    )
+  },
+})
+
+/** Lists the forks. */
+export const workspaceListTool = defineTool({
+  name: 'workspace_list',
+  description: 'List the forks of the workspace and which line this session works on.',
+  parameters: z.object({}),
+  async execute(_input, ctx) {
+    const lines = linesOf(ctx)
+    const forks = lines.list()
+    const rows = forks.map(
+      (fork) =>
+        `${fork.id === lines.current ? '*' : ' '} ${fork.id}${fork.name === undefined ? '' : ` (${fork.name})`} from ${fork.parent}${fork.readOnly ? ', read-only' : ''}, created ${fork.created}`,
+    )
+    return toolSuccess(
+      `${lines.current === 'main' ? '*' : ' '} main (the live folder)\n${rows.join('\n')}`.trimEnd(),
+      { current: lines.current, forks },
+    )
+  },
+})
+
+/** Binds the session's tools to a line. */
+export const workspaceUseTool = defineTool({
+  name: 'workspace_use',
+  description:
+    'Make this session’s tools (files, shell, js_eval) act on a fork, or back on main. Takes effect at the next call.',
+  parameters: z.object({ fork: z.string().min(1).describe('A fork by id or name, or "main".') }),
+  async execute({ fork }, ctx) {
+    const lines = linesOf(ctx)
+    await lines.use(fork)
+    return toolSuccess(`This session now works on ${lines.current}.`, { line: lines.current })
+  },
+})
+
+/** What a fork changed. */
+export const workspaceDiffTool = defineTool({
+  name: 'workspace_diff',
+  description:
+    'Show what a fork changed since it was forked: added, modified and deleted files with unified diffs (binary files named).',
+  parameters: z.object({ fork: forkName }),
+  async execute({ fork }, ctx) {
+    const changes = await linesOf(ctx).diff(fork)
+    return toolSuccess(describeChanges(changes, true), {
+      changes: changes.map(({ path, status, binary }) => ({ path, status, binary })),
+    })
+  },
+})
+
+/** How much review a fork needs. */
+export const workspaceReviewTool = defineTool({
+  name: 'workspace_review',
+  description:
+    'Review a fork before merging: tier trivial (nothing changed), reviewable, or conflict (its changes overlap its parent’s), with the changes and conflicts.',
+  parameters: z.object({ fork: forkName }),
+  async execute({ fork }, ctx) {
+    const review = await linesOf(ctx).review(fork)
+    const body =
+      review.tier === 'conflict'
+        ? `${describeChanges(review.changes, false)}\n\n${describeConflicts(review.conflicts)}`
+        : describeChanges(review.changes, true)
+    return toolSuccess(`Tier: ${review.tier}\n\n${body}`, {
+      tier: review.tier,
+      changes: review.changes.length,
+      conflicts: review.conflicts.map((conflict) => conflict.path),
+    })
+  },
+})
+
+/** Merges a fork into its parent. */
+export const workspaceMergeTool = defineTool({
+  name: 'workspace_merge',
+  description:
+    'Merge a fork into its parent line (three-way). Into main, the user’s live folder, only with a person’s approval. Overlapping changes are reported as conflicts and nothing changes.',
+  parameters: z.object({ fork: forkName }),
+  async execute({ fork }, ctx) {
+    const outcome = await linesOf(ctx).merge(fork, { signal: ctx.signal })
+    switch (outcome.type) {
+      case 'merged':
+        return toolSuccess(
+          `Merged ${fork} into ${outcome.into}: ${outcome.paths.length} file(s): ${outcome.paths.join(', ')}`,
+          { into: outcome.into, paths: outcome.paths },
+        )
+      case 'nothing':
+        return toolSuccess(`Nothing to merge: ${fork} changes nothing in ${outcome.into}.`, {
+          into: outcome.into,
+          paths: [],
+        })
+      case 'conflict':
+        return toolError(
+          'merge_conflict',
+          `Not merged: ${outcome.conflicts.length} conflict(s); nothing changed. Resolve them in the fork (make its side agree), then merge again.\n\n${describeConflicts(outcome.conflicts)}`,
+          { into: outcome.into, conflicts: outcome.conflicts.map((conflict) => conflict.path) },
+        )
+      case 'changed-on-disk':
+        return toolError(
+          'merge_conflict',
+          `Not merged: these files changed on disk while merging: ${outcome.paths.join(', ')}. Nothing changed; merge again.`,
+          { into: outcome.into, changed: outcome.paths },
+        )
+      case 'refused':
+        return toolError(
+          'permission_denied',
+          `Not merged into ${outcome.into}: ${outcome.reason}`,
+          { into: outcome.into },
+        )
+    }
+  },
+})
+
+/** Throws a fork away. */
+export const workspaceDiscardTool = defineTool({
+  name: 'workspace_discard',
+  description:
+    'Discard a fork and everything written in it (files, tasks, knowledge). Cannot be undone.',
+  parameters: z.object({ fork: forkName }),
+  async execute({ fork }, ctx) {
+    await linesOf(ctx).discard(fork)
+    return toolSuccess(`Discarded ${fork}.`, { fork })
+  },
+})
+
+/** The history of a line. */
+export const workspaceLogTool = defineTool({
+  name: 'workspace_log',
+  description: 'The commits of a line (main by default), newest first.',
+  parameters: z.object({
+    fork: z.string().min(1).optional().describe('A fork by id or name; default main.'),
+  }),
+  async execute({ fork }, ctx) {
+    const log = await linesOf(ctx).log(fork ?? 'main')
+    return toolSuccess(
+      log.length === 0
+        ? 'No commits yet.'
+        : log
+            .map((entry) => `${entry.commit.slice(0, 10)} ${entry.time} ${entry.message}`)
+            .join('\n'),
+      { commits: log },
+    )
+  },
+})
