@@ -58,7 +58,10 @@ try {
     ITERATIONS,
   )
   const toolEval = await medianMicros(() => evaluate('1+1'), ITERATIONS)
-  const vmEval = await medianMicros(async () => vm.runInContext('1+1', context), ITERATIONS)
+  const vmEval = await medianMicros(
+    async () => vm.runInContext('1+1', context) as unknown,
+    ITERATIONS,
+  )
   const quickWarm = await medianMicros(async () => quickEval('1+1'), ITERATIONS)
   report('warm eval of 1+1 (engine session)', engineEval, vmEval, 'node:vm')
   report('the same', engineEval, quickWarm, 'quickjs-emscripten')
