@@ -53,6 +53,55 @@ describe('bin/eitri.js', () => {
     assert.match(result.stderr, /exec needs a command after --/)
   })
 
+  it('fork, call --fork, exec --fork, diff, merge, log and undo-merge work from the terminal', async () => {
+    await using scratch = await makeScratch({ 'a.txt': 'v1\n' })
+    const { readFile } = await import('node:fs/promises')
+    const forked = await runEitri(['fork', 'exp', ...scratch.flags])
+    assert.equal(forked.status, 0, forked.stderr)
+    assert.match(forked.stdout, /^f-[0-9a-f]{8} \(exp\)\n$/)
+    assert.equal(
+      (
+        await runEitri([
+          'call',
+          'write_file',
+          '{"path":"a.txt","content":"v2\\n"}',
+          '--fork',
+          'exp',
+          ...scratch.flags,
+        ])
+      ).status,
+      0,
+    )
+    assert.equal(
+      (
+        await runEitri([
+          'exec',
+          '--fork',
+          'exp',
+          ...scratch.flags,
+          '--',
+          'bash',
+          '-c',
+          'echo e > e.txt',
+        ])
+      ).status,
+      0,
+    )
+    assert.equal(await readFile(`${scratch.workspace}/a.txt`, 'utf8'), 'v1\n')
+    const diff = await runEitri(['diff', 'exp', ...scratch.flags])
+    assert.match(diff.stdout, /^-v1$/m)
+    assert.match(diff.stdout, /^\+e$/m)
+    const merged = await runEitri(['merge', 'exp', ...scratch.flags])
+    assert.equal(merged.status, 0, merged.stderr)
+    assert.equal(await readFile(`${scratch.workspace}/a.txt`, 'utf8'), 'v2\n')
+    assert.match((await runEitri(['log', ...scratch.flags])).stdout, /merge exp into main/)
+    assert.equal((await runEitri(['undo-merge', ...scratch.flags])).status, 0)
+    assert.equal(await readFile(`${scratch.workspace}/a.txt`, 'utf8'), 'v1\n')
+    assert.match((await runEitri(['forks', ...scratch.flags])).stdout, /exp/)
+    assert.equal((await runEitri(['discard', 'exp', ...scratch.flags])).status, 0)
+    assert.equal((await runEitri(['forks', ...scratch.flags])).stdout, 'No forks.\n')
+  })
+
   it('serve on stdio exits when its input closes', async () => {
     await using scratch = await makeScratch()
     const result = await runEitri(['serve', ...scratch.flags])

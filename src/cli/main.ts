@@ -10,6 +10,7 @@ import { callCommand } from './commands/call-command.ts'
 import { demoCommand } from './commands/demo-command.ts'
 import { evalCommand } from './commands/eval-command.ts'
 import { execCommand } from './commands/exec-command.ts'
+import { forkCommand } from './commands/fork-commands.ts'
 import { mcpConfigCommand } from './commands/mcp-config-command.ts'
 import { replCommand } from './commands/repl-command.ts'
 import { serveCommand } from './commands/serve-command.ts'
@@ -37,6 +38,14 @@ export async function main(
       return EXIT_OK
     }
     switch (line.command) {
+      case 'fork':
+      case 'forks':
+      case 'diff':
+      case 'merge':
+      case 'undo-merge':
+      case 'discard':
+      case 'log':
+        return await forkCommand(line, io)
       case 'approvals':
         return await approvalsCommand(line, io)
       case 'demo':

@@ -22,6 +22,10 @@ export interface CommandLine {
   readonly access: AccessLevel | undefined
   readonly approval: ApprovalPolicy | undefined
   readonly mode: string | undefined
+  /** `--fork F`: the line a command acts on. */
+  readonly fork: string | undefined
+  /** `--isolate`: every session on a fresh fork of main. */
+  readonly isolate: boolean
   readonly help: boolean
   readonly version: boolean
 }
@@ -38,6 +42,8 @@ const OPTIONS = {
   access: { type: 'string' },
   approval: { type: 'string' },
   mode: { type: 'string' },
+  fork: { type: 'string' },
+  isolate: { type: 'boolean', default: false },
   help: { type: 'boolean', short: 'h', default: false },
   version: { type: 'boolean', short: 'v', default: false },
 } as const
@@ -66,6 +72,8 @@ export function parseCommandLine(argv: readonly string[]): CommandLine {
     access: oneOf('--access', values.access, ACCESS_LEVELS),
     approval: oneOf('--approval', values.approval, APPROVAL_POLICIES),
     mode: values.mode,
+    fork: values.fork,
+    isolate: values.isolate,
     help: values.help,
     version: values.version,
   }

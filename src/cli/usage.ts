@@ -20,6 +20,11 @@ Usage:
   eitri exec [options] -- CMD ARGS   run one command in the jail; exits with its status
   eitri mcp-config [--workspace DIR] print MCP client settings (Claude Code, Codex, Cursor) for this copy
   eitri approvals [--json]           every recorded decision on an action that needed a person
+  eitri fork [NAME] [--fork FROM]    a new fork of main (or of FROM); copies nothing
+  eitri forks | log [FORK]           the forks; the history of main or a fork
+  eitri diff FORK                    what a fork changed, as unified diffs
+  eitri merge FORK | undo-merge      merge a fork into its parent (you approve by running it); undo the last merge into main
+  eitri discard FORK                 throw a fork away
   eitri --help | --version
 
 Options:
@@ -30,6 +35,8 @@ Options:
   --access LEVEL          read-only | workspace-write (default) | full-access (DANGEROUS: with approval, programs may run outside the jail)
   --approval POLICY       untrusted | on-request (default) | never: when to ask a person
   --mode NAME             start in a mode: default, plan (read-only), or one from the configuration
+  --fork FORK             call, exec: act on a fork instead of main
+  --isolate               serve: every connection starts on a fresh fork of main; nothing reaches the folder until merged
   --json                  machine-readable output
   --state-dir DIR         eitri's state folder (default: $EITRI_STATE_DIR, else $XDG_STATE_HOME/eitri)
   --config FILE           configuration file (default: $EITRI_CONFIG, else $XDG_CONFIG_HOME/eitri/config.json)

@@ -87,6 +87,8 @@ export interface Workshop extends AsyncDisposable {
   readonly openSession: (options?: SessionOptions) => Promise<WorkshopSession>
   /** The lines of work: main and its forks, with their history. */
   readonly lines: WorkspaceLines
+  /** The jail of a line (main's, or a fork's whose mirror holds the fork's files). */
+  readonly jailOf: (line: string) => Promise<Jail>
   /** Where approval decisions are recorded (in the store). */
   readonly approvals: ApprovalRecorder
   /** Durable state: tasks, knowledge, runs, approvals. */
@@ -169,7 +171,10 @@ export async function openWorkshop(options: WorkshopOptions = {}): Promise<Works
     hooks: {
       forked: async (parent, child) => void (await store.forkLine(parent, child)),
       merged: async (child) => void (await store.mergeLine(child)),
-      discarded: async (child) => void (await store.discardLine(child)),
+      // A merged fork's rows already belong to its parent: nothing of it is left to discard.
+      discarded: async (child) => {
+        if ((await store.getLine(child))?.state === 'open') await store.discardLine(child)
+      },
     },
   })
   const main = { line: 'main', view: workspace, jail }
@@ -233,6 +238,10 @@ export async function openWorkshop(options: WorkshopOptions = {}): Promise<Works
     configPath,
     openSession,
     lines,
+    jailOf: async (line) => {
+      const found = lines.find(line)
+      return (await surfaces.surface(found === 'main' ? 'main' : found.id)).jail
+    },
     context: defaultSession.context,
     async call(name, input, callOptions = {}) {
       if (closed) throw new EitriError('not_available', 'This workshop is closed; open a new one.')

@@ -29,7 +29,6 @@ export type { DirectoryEntry }
 /** Files up to this size are read with synchronous calls; larger ones asynchronously. */
 const SYNC_READ_MAX_BYTES = 1024 * 1024
 
-
 /**
  * Raw access to one folder. Paths are relative, already resolved, `/`-separated; `''` is the
  * root. Everything here assumes the caller asked the path policy first.

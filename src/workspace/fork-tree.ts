@@ -67,6 +67,7 @@ export class ForkTree implements WorkspaceTree {
   readonly #liveBelow = new Map<string, number>()
   #baseTree: string
   #usedBytes: number
+  #frozen: string | undefined
 
   constructor(options: ForkTreeOptions) {
     this.#options = options
@@ -331,7 +332,14 @@ export class ForkTree implements WorkspaceTree {
     }
   }
 
+  /** Makes the fork read-only from now on (it was merged), saying why in refusals. */
+  freeze(reason: string): void {
+    this.#frozen = reason
+  }
+
   #assertWritable(bytes: number): void {
+    if (this.#frozen !== undefined)
+      throw new EitriError('read_only_access', `Refused: ${this.#frozen}`)
     if (this.#options.readOnly === true) {
       throw new EitriError(
         'read_only_access',

@@ -45,6 +45,8 @@ export interface ForkInfo {
   readonly created: string
   readonly readOnly: boolean
   readonly quotaBytes: number
+  /** Set once merged: a merged fork is read-only; fork again to go on. */
+  readonly merged?: { readonly into: string; readonly at: string }
 }
 
 /** A changed path with its unified diff (none for binary files). */
@@ -296,7 +298,7 @@ export class WorkspaceLines implements AsyncDisposable {
         },
         options.onStep,
       )
-      await this.#hooks.merged?.(info.id, MAIN)
+      await this.#markMerged(info, MAIN)
       return { type: 'merged', into: MAIN, changes, commit }
     })
   }
@@ -402,8 +404,18 @@ export class WorkspaceLines implements AsyncDisposable {
     )
     await this.history.updateRef(forkRef(parent.id), commit, ours)
     ;(await this.#forkTree(parent)).rebase(result.tree)
-    await this.#hooks.merged?.(info.id, parent.id)
+    await this.#markMerged(info, parent.id)
     return { type: 'merged', into: parent.id, changes, commit }
+  }
+
+  /** A merged fork becomes read-only, and what follows the lines (the store's rows) merges too. */
+  async #markMerged(info: ForkInfo, into: string): Promise<void> {
+    const merged = { ...info, merged: { into, at: new Date().toISOString() } }
+    writeDurably(path.join(this.#stateDir, 'forks', info.id, 'fork.json'), merged)
+    ;(await this.#forkTree(info)).freeze(
+      `fork ${info.name ?? info.id} was merged into ${into} and is read-only now; fork again to go on.`,
+    )
+    await this.#hooks.merged?.(info.id, into)
   }
 
   /** The journal's steps: durable plan, files, main's reference, record for undo. */
@@ -460,7 +472,11 @@ export class WorkspaceLines implements AsyncDisposable {
       tree.rebase(written)
       return head
     }
-    const commit = this.history.commit(written, [head], message)
+    const commit = this.history.commit(
+      written,
+      [head],
+      message === 'snapshot' ? `writes in ${info.name ?? info.id}` : message,
+    )
     await this.history.updateRef(ref, commit, head)
     tree.rebase(written)
     return commit
@@ -484,6 +500,10 @@ export class WorkspaceLines implements AsyncDisposable {
       quotaBytes: info.quotaBytes,
       baseTime: Date.parse(info.created),
     })
+    if (info.merged !== undefined)
+      tree.freeze(
+        `fork ${info.name ?? info.id} was merged into ${info.merged.into} and is read-only now; fork again to go on.`,
+      )
     this.#trees.set(info.id, tree)
     return tree
   }

@@ -31,7 +31,14 @@ export async function callCommand(
     }
   }
   await using workshop = await openFromCommandLine(line)
-  const result = await workshop.call(name, input, { signal })
+  let result
+  if (line.fork === undefined) {
+    result = await workshop.call(name, input, { signal })
+  } else {
+    await using session = await workshop.openSession()
+    await session.lines.use(line.fork)
+    result = await workshop.toolset.run({ name, input }, session.context({ signal }))
+  }
   if (line.json) io.stdout(`${JSON.stringify(result, null, 2)}\n`)
   else if (result.type === 'success') io.stdout(withNewline(result.content))
   else io.stderr(withNewline(`${result.code}: ${result.content}`))

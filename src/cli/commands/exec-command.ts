@@ -21,7 +21,8 @@ export async function execCommand(
     throw new UsageError('exec needs a command after --, such as: eitri exec -- ls -la')
   }
   await using workshop = await openFromCommandLine(line)
-  const job = await workshop.jail.start({
+  const jail = line.fork === undefined ? workshop.jail : await workshop.jailOf(line.fork)
+  const job = await jail.start({
     command: line.positionals,
     access: 'workspace-write',
     maxOutputChars: 0,

@@ -20,6 +20,7 @@ export function openFromCommandLine(
     ...(line.access === undefined ? {} : { access: line.access }),
     ...(line.approval === undefined ? {} : { approval: line.approval }),
     ...(line.mode === undefined ? {} : { mode: line.mode }),
+    ...(line.isolate ? { isolate: true } : {}),
     ...(line.workspace === undefined ? {} : { workspace: line.workspace }),
     ...(line.stateDir === undefined ? {} : { stateDir: line.stateDir }),
     ...(line.config === undefined ? {} : { configPath: line.config }),

@@ -1,0 +1,104 @@
+/**
+ * End to end through `eitri serve`: fork, write in the fork, main unchanged, merge with the
+ * person's yes (elicitation), main changed; a conflict reported with nothing lost; --isolate.
+ */
+import assert from 'node:assert/strict'
+import fs from 'node:fs/promises'
+import path from 'node:path'
+import { describe, it } from 'node:test'
+import { Client } from '@modelcontextprotocol/sdk/client/index.js'
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
+import { ElicitRequestSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js'
+import { EITRI_BIN } from './helpers/eitri-process.ts'
+import { makeScratch, type Scratch } from './helpers/scratch.ts'
+
+async function connect(scratch: Scratch, args: string[] = []) {
+  const prompts: string[] = []
+  const client = new Client(
+    { name: 'workspace-test', version: '1' },
+    { capabilities: { elicitation: {} } },
+  )
+  client.setRequestHandler(ElicitRequestSchema, async (request) => {
+    prompts.push(request.params.message)
+    return { action: 'accept', content: { decision: 'approve' } }
+  })
+  await client.connect(
+    new StdioClientTransport({
+      command: process.execPath,
+      args: [EITRI_BIN, 'serve', ...scratch.flags, ...args],
+      stderr: 'pipe',
+    }),
+  )
+  const call = async (name: string, input: Record<string, unknown>) => {
+    const result = (await client.callTool({ name, arguments: input })) as CallToolResult
+    return {
+      isError: result.isError === true,
+      text: result.content[0]?.type === 'text' ? result.content[0].text : '',
+      structured: result.structuredContent as { code?: string; metadata: Record<string, unknown> },
+    }
+  }
+  return { client, call, prompts }
+}
+
+const live = (scratch: Scratch, name: string) =>
+  fs.readFile(path.join(scratch.workspace, name), 'utf8').catch(() => undefined)
+
+describe('forks through eitri serve', () => {
+  it('fork, write in the fork, main unchanged; merge with approval, main changed', async () => {
+    await using scratch = await makeScratch({ 'a.txt': 'v1\n' })
+    const { client, call, prompts } = await connect(scratch)
+    try {
+      const forked = await call('workspace_fork', { name: 'feature' })
+      assert.equal(forked.isError, false, forked.text)
+      assert.match(String(forked.structured.metadata['fork']), /^f-[0-9a-f]{8}$/)
+      assert.equal((await call('workspace_use', { fork: 'feature' })).isError, false)
+      assert.equal((await call('write_file', { path: 'a.txt', content: 'v2\n' })).isError, false)
+      assert.equal((await call('shell', { command: 'echo from-shell > b.txt' })).isError, false)
+      assert.equal(await live(scratch, 'a.txt'), 'v1\n')
+      assert.equal(await live(scratch, 'b.txt'), undefined)
+      const diff = await call('workspace_diff', { fork: 'feature' })
+      assert.match(diff.text, /modified a\.txt/)
+      assert.match(diff.text, /added\s+b\.txt/)
+      const merged = await call('workspace_merge', { fork: 'feature' })
+      assert.equal(merged.isError, false, merged.text)
+      assert.match(prompts[0] ?? '', /merge feature into main \(your live folder\): 2 files/)
+      assert.equal(await live(scratch, 'a.txt'), 'v2\n')
+      assert.equal(await live(scratch, 'b.txt'), 'from-shell\n')
+    } finally {
+      await client.close()
+    }
+  })
+
+  it('reports a conflict with both sides, and nothing is lost on either side', async () => {
+    await using scratch = await makeScratch({ 'a.txt': 'base\n' })
+    const { client, call } = await connect(scratch)
+    try {
+      await call('workspace_fork', { name: 'c' })
+      await call('room_write', { fork: 'c', files: [{ path: 'a.txt', content: 'fork side\n' }] })
+      await fs.writeFile(path.join(scratch.workspace, 'a.txt'), 'main side\n')
+      const conflict = await call('workspace_merge', { fork: 'c' })
+      assert.equal(conflict.isError, true)
+      assert.equal(conflict.structured.code, 'merge_conflict')
+      assert.match(conflict.text, /main side/)
+      assert.match(conflict.text, /fork side/)
+      assert.equal(await live(scratch, 'a.txt'), 'main side\n')
+      assert.equal((await call('room_read', { path: 'a.txt', fork: 'c' })).text, 'fork side\n')
+    } finally {
+      await client.close()
+    }
+  })
+
+  it('--isolate starts the connection on a fork: nothing reaches the folder until merged', async () => {
+    await using scratch = await makeScratch({ 'a.txt': 'v1\n' })
+    const { client, call } = await connect(scratch, ['--isolate'])
+    try {
+      const list = await call('workspace_list', {})
+      assert.match(list.text, /^\s+main/m, 'main is not the current line')
+      assert.match(list.text, /^\* f-/m)
+      await call('write_file', { path: 'a.txt', content: 'agent\n' })
+      assert.equal(await live(scratch, 'a.txt'), 'v1\n')
+    } finally {
+      await client.close()
+    }
+  })
+})
