@@ -77,6 +77,17 @@ describe('eitri serve over stdio', () => {
         'knowledge_add',
         'knowledge_search',
         'knowledge_links',
+        'workspace_fork',
+        'workspace_list',
+        'workspace_use',
+        'workspace_diff',
+        'workspace_review',
+        'workspace_merge',
+        'workspace_discard',
+        'workspace_log',
+        'room_files',
+        'room_read',
+        'room_write',
       ],
     )
     for (const tool of tools) assert.equal(tool.inputSchema.type, 'object')

@@ -5,18 +5,10 @@
 import { EitriError } from '../errors/eitri-error.ts'
 import { packageInfo } from '../util/package-info.ts'
 import { EXIT_FAILURE, EXIT_OK, EXIT_USAGE, UsageError, type CliIo } from './cli-io.ts'
-import { approvalsCommand } from './commands/approvals-command.ts'
-import { callCommand } from './commands/call-command.ts'
-import { demoCommand } from './commands/demo-command.ts'
-import { evalCommand } from './commands/eval-command.ts'
-import { execCommand } from './commands/exec-command.ts'
-import { forkCommand } from './commands/fork-commands.ts'
-import { mcpConfigCommand } from './commands/mcp-config-command.ts'
-import { replCommand } from './commands/repl-command.ts'
-import { serveCommand } from './commands/serve-command.ts'
-import { toolsCommand } from './commands/tools-command.ts'
 import { parseCommandLine } from './parse-command-line.ts'
 import { HELP, USAGE_LINE } from './usage.ts'
+
+// Each command's module is imported when it runs, so `eitri --help` loads almost nothing.
 
 /**
  * Runs `eitri` with `argv` (without the node and script paths) and returns the exit status.
@@ -45,25 +37,25 @@ export async function main(
       case 'undo-merge':
       case 'discard':
       case 'log':
-        return await forkCommand(line, io)
+        return await (await import('./commands/fork-commands.ts')).forkCommand(line, io)
       case 'approvals':
-        return await approvalsCommand(line, io)
+        return await (await import('./commands/approvals-command.ts')).approvalsCommand(line, io)
       case 'demo':
-        return await demoCommand(io)
+        return await (await import('./commands/demo-command.ts')).demoCommand(io)
       case 'serve':
-        return await serveCommand(line, io, signal)
+        return await (await import('./commands/serve-command.ts')).serveCommand(line, io, signal)
       case 'exec':
-        return await execCommand(line, io, signal)
+        return await (await import('./commands/exec-command.ts')).execCommand(line, io, signal)
       case 'mcp-config':
-        return await mcpConfigCommand(line, io)
+        return await (await import('./commands/mcp-config-command.ts')).mcpConfigCommand(line, io)
       case 'tools':
-        return await toolsCommand(line, io)
+        return await (await import('./commands/tools-command.ts')).toolsCommand(line, io)
       case 'eval':
-        return await evalCommand(line, io, signal)
+        return await (await import('./commands/eval-command.ts')).evalCommand(line, io, signal)
       case 'repl':
-        return await replCommand(line, io, signal)
+        return await (await import('./commands/repl-command.ts')).replCommand(line, io, signal)
       case 'call':
-        return await callCommand(line, io, signal)
+        return await (await import('./commands/call-command.ts')).callCommand(line, io, signal)
       case undefined:
         throw new UsageError('no command given')
       default:
