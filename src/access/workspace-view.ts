@@ -63,7 +63,10 @@ const SKIPPED_FOLDERS = new Set(['.git'])
  */
 export function createWorkspaceView(options: WorkspaceViewOptions): ConfinedWorkspace {
   const { tree } = options
-  const hostRoots = unique([...(tree.root === undefined ? [] : [tree.root]), ...(options.aliases ?? [])])
+  const hostRoots = unique([
+    ...(tree.root === undefined ? [] : [tree.root]),
+    ...(options.aliases ?? []),
+  ])
   const byLengthDescending = [...hostRoots].sort((a, b) => b.length - a.length)
   const hidden = (options.privatePaths ?? []).flatMap((hostPath) => insideRoot(hostPath, hostRoots))
   const policy: PathPolicyOptions = {
