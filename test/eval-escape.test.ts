@@ -261,6 +261,15 @@ const attacks: Attack[] = [
     },
   },
   {
+    name: 'host-error-details',
+    control: true,
+    body: "try { await probe.fail() } catch (e) { const text = e.message + ' ' + String(e.stack); return text.includes('/srv/eitri') ? 'ESCAPED host path: ' + text : 'contained ' + text }",
+    check: (result) => {
+      contained(result)
+      assert.doesNotMatch(result.content, /\/srv\/eitri|host\.js|node:internal/)
+    },
+  },
+  {
     name: 'arguments-callee-caller',
     control: true,
     body: "let leaked; await probe.each([1], function () { leaked = arguments.callee.caller }); return escaped(leaked && leaked.constructor('return process')())",

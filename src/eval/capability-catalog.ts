@@ -57,9 +57,12 @@ export class CapabilityCatalog {
         if (EitriError.isInstance(error)) {
           throw new EitriError(error.code, scope.ctx.workspace.redact(error.message))
         }
+        // An unexpected failure's message may name host paths or internals: only its errno
+        // code (EACCES, ENOSPC, …) crosses.
+        const errno = (error as NodeJS.ErrnoException | undefined)?.code
         throw new EitriError(
           'tool_failed',
-          `${namespace}.${name} failed: ${scope.ctx.workspace.redact(error instanceof Error ? error.message : String(error))}`,
+          `${namespace}.${name} failed unexpectedly${typeof errno === 'string' && /^E[A-Z]+$/.test(errno) ? ` (${errno})` : ''}: a fault of the capability, not of your code.`,
         )
       }
     }
