@@ -199,3 +199,31 @@ describe('isolate', () => {
     )
   })
 })
+
+describe('the blob drive', () => {
+  it('js_eval writes it through `drive`, and programs read it at /drive, read-only', async () => {
+    await using scratch = await makeScratch()
+    await using workshop = await open(scratch)
+    const wrote = await workshop.call('js_eval', {
+      code: "const a = await drive.write('notes/today.md', '# Today'); const b = await drive.write('copy.md', '# Today'); [a.id === b.id, (await drive.list('')).map((e) => e.type + ':' + e.name)]",
+    })
+    assert.equal(wrote.type, 'success', wrote.content)
+    assert.match(wrote.content, /true/)
+    assert.match(wrote.content, /folder:notes.*file:copy\.md/s)
+    const read = await workshop.call('shell', {
+      command: 'cat /drive/notes/today.md; echo x > /drive/new.txt',
+    })
+    assert.match(read.content, /^# Today\n/)
+    assert.match(read.content, /Read-only file system/)
+    const listed = await workshop.call('js_eval', { code: "(await drive.list('')).length" })
+    assert.match(listed.content, /2/)
+  })
+
+  it('refuses drive changes under read-only access', async () => {
+    await using scratch = await makeScratch()
+    await using workshop = await open(scratch, { mode: 'plan' })
+    const refused = await workshop.call('js_eval', { code: "await drive.write('x.txt', 'x')" })
+    assert.equal(refused.type, 'error')
+    assert.match(refused.content, /read-only/)
+  })
+})

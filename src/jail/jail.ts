@@ -47,6 +47,8 @@ export interface JailOptions {
   readonly bwrap?: string
   /** Where the jail keeps placeholders and the mirror. @default os.tmpdir() */
   readonly temporaryRoot?: string
+  /** Binds every program gets (the blob drive, read-only at /drive). */
+  readonly mounts?: readonly JailBind[]
 }
 
 /** One program to run. */
@@ -305,7 +307,7 @@ export class Jail implements AsyncDisposable {
       workspaceAccess: writable ? 'read-write' : 'read-only',
       overlays: plan.overlays,
       hiddenFolders: plan.hiddenFolders,
-      binds: request.binds ?? [],
+      binds: [...(this.#options.mounts ?? []), ...(request.binds ?? [])],
       environment: jailEnvironment(request.environment),
       limits: { ...DEFAULT_JAIL_LIMITS, ...request.limits },
       ...(request.cwd === undefined ? {} : { cwd: request.cwd }),

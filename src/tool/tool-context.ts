@@ -3,6 +3,7 @@
  * What one tool call receives besides its input.
  */
 import type { AccessContext } from './access-context.ts'
+import type { DriveAccess } from './drive-access.ts'
 import type { LineControl } from './line-control.ts'
 import type { CodeEvaluator } from './code-evaluator.ts'
 import type { KnowledgeBase } from './knowledge-base.ts'
@@ -21,6 +22,8 @@ export interface ToolContext {
   readonly workspace: WorkspaceView
   /** The access in force; absent means the default, `workspace-write`, with no command policy. */
   readonly access?: AccessContext
+  /** The workspace's blob drive; absent without versioning. */
+  readonly drive?: DriveAccess
   /** The lines of work (main and forks) this session can use; absent without versioning. */
   readonly lines?: LineControl
   /** Where programs run, confined; absent when this caller may not run programs. */

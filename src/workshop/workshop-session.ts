@@ -14,6 +14,7 @@ import { parentEnvironment } from '../config/environment.ts'
 import { JailProgramSession } from '../jail/program-session.ts'
 import type { Store } from '../store/store.ts'
 import type { AccessLevel, CommandJudgement } from '../tool/access-context.ts'
+import type { DriveAccess } from '../tool/drive-access.ts'
 import type { LineControl } from '../tool/line-control.ts'
 import type { ToolContext } from '../tool/tool-context.ts'
 import { MAIN, type WorkspaceLines } from '../workspace/workspace-lines.ts'
@@ -51,6 +52,7 @@ export interface SessionParts {
   readonly surfaces: LineSurfaces
   readonly main: LineSurface
   readonly store: Store
+  readonly drive: DriveAccess
   readonly evaluation: EvalPool
   readonly judge: (command: string, options: { escalate?: boolean }) => Promise<CommandJudgement>
   readonly rules: PermissionRules
@@ -117,6 +119,7 @@ export async function createSession(
         workspace: gateWorkspace(surface.view, current),
         access: current,
         lines,
+        drive: parts.drive,
         programs,
         evaluator,
         tasks: parts.store.tasks(surface.line),

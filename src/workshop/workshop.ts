@@ -27,7 +27,9 @@ import type { ToolResult } from '../tool/tool-result.ts'
 import { Toolset } from '../tool/toolset.ts'
 import type { WorkspaceView } from '../tool/workspace-view.ts'
 import { DirectoryTree } from '../workspace/directory-tree.ts'
+import { BlobDrive } from '../workspace/blob-drive.ts'
 import { WorkspaceLines } from '../workspace/workspace-lines.ts'
+import { materializedDrive } from './materialized-drive.ts'
 import { LineSurfaces } from './line-surfaces.ts'
 import { createSession, type SessionOptions, type WorkshopSession } from './workshop-session.ts'
 import { createEvalSandbox, type EvaluationOptions } from './eval-sandbox.ts'
@@ -148,13 +150,6 @@ export async function openWorkshop(options: WorkshopOptions = {}): Promise<Works
     protectedPaths: config.protectedPaths,
     privatePaths,
   })
-  const jail = new Jail({
-    tree,
-    view: workspace,
-    protectedPaths: config.protectedPaths,
-    privatePaths,
-    ...(options.bwrap === undefined ? {} : { bwrap: options.bwrap }),
-  })
   const commands = lazyCommandJudge()
   const stateDir = workspaceStateDir(stateRoot, tree.root)
   const recorder = storeApprovalRecorder(store)
@@ -177,12 +172,24 @@ export async function openWorkshop(options: WorkshopOptions = {}): Promise<Works
       },
     },
   })
+  const drive = new BlobDrive(lines.history, stateDir)
+  const driveCopy = await materializedDrive(drive)
+  const driveMount = { source: driveCopy.folder, target: '/drive', writable: false }
+  const jail = new Jail({
+    tree,
+    view: workspace,
+    protectedPaths: config.protectedPaths,
+    privatePaths,
+    ...(options.bwrap === undefined ? {} : { bwrap: options.bwrap }),
+    mounts: [driveMount],
+  })
   const main = { line: 'main', view: workspace, jail }
   const surfaces = new LineSurfaces({
     lines,
     main,
     jail: {
       protectedPaths: config.protectedPaths,
+      mounts: [driveMount],
       ...(options.bwrap === undefined ? {} : { bwrap: options.bwrap }),
     },
     protectedPaths: config.protectedPaths,
@@ -194,6 +201,7 @@ export async function openWorkshop(options: WorkshopOptions = {}): Promise<Works
     surfaces,
     main,
     store,
+    drive,
     evaluation,
     judge: commands.judge,
     rules: rulesFromConfig(config.rules),
@@ -224,6 +232,7 @@ export async function openWorkshop(options: WorkshopOptions = {}): Promise<Works
     await surfaces.close()
     await jail.close()
     await lines.close()
+    driveCopy.close()
     await commands.close()
     if (ownsStore) await store.close()
   }

@@ -5,6 +5,7 @@
  */
 import type { Capability } from '../capability.ts'
 import { CapabilityCatalog } from '../capability-catalog.ts'
+import { driveCapability } from './drive-capability.ts'
 import { envCapability } from './env-capability.ts'
 import { fsCapability } from './fs-capability.ts'
 import { httpCapability } from './http/http-capability.ts'
@@ -12,7 +13,7 @@ import { sandboxCapability } from './sandbox-capability.ts'
 import { shellCapability } from './shell-capability.ts'
 import { toolsCapability } from './tools-capability.ts'
 
-/** The default catalog: fs, tools, shell, http, env and sandbox, plus `extra`. */
+/** The default catalog: fs, tools, shell, http, env, drive and sandbox, plus `extra`. */
 export function defaultCatalog(extra: readonly Capability[] = []): CapabilityCatalog {
   const capabilities: Capability[] = [
     fsCapability,
@@ -20,6 +21,7 @@ export function defaultCatalog(extra: readonly Capability[] = []): CapabilityCat
     shellCapability,
     httpCapability,
     envCapability,
+    driveCapability,
     ...extra,
   ]
   capabilities.push(sandboxCapability(() => capabilities))

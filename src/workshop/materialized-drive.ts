@@ -1,0 +1,29 @@
+/**
+ * @module workshop/materialized-drive
+ * The blob drive as a folder programs can read at /drive: a copy kept in step with the drive,
+ * readable by the jail's user.
+ */
+import fs from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
+import type { BlobDrive } from '../workspace/blob-drive.ts'
+
+/** A folder holding the drive's current files, refreshed after every change. */
+export async function materializedDrive(
+  drive: BlobDrive,
+): Promise<{ folder: string; close(): void }> {
+  const folder = fs.mkdtempSync(path.join(os.tmpdir(), 'eitri-drive-'))
+  fs.chmodSync(folder, 0o755)
+  let refreshing: Promise<void> = drive.materialize(folder)
+  await refreshing
+  const stop = drive.onChange(() => {
+    refreshing = refreshing.then(() => drive.materialize(folder)).catch(() => undefined)
+  })
+  return {
+    folder,
+    close() {
+      stop()
+      fs.rmSync(folder, { recursive: true, force: true })
+    },
+  }
+}
