@@ -52,6 +52,8 @@ export class IsolateEngine implements EvalEngine {
   }
   readonly #options: IsolateEngineOptions
   #process: Promise<SandboxProcess> | undefined
+  /** The started process, for the hot path (no promise to await). */
+  #ready: SandboxProcess | undefined
   readonly #sessions = new Map<string, IsolateEngineSession>()
   readonly #creating = new Map<string, (error: string | undefined) => void>()
   readonly #evals = new Map<number, PendingEval>()
@@ -104,6 +106,7 @@ export class IsolateEngine implements EvalEngine {
     this.#loseAll('The code sandbox was closed.', 'closed')
     const sandbox = this.#process
     this.#process = undefined
+    this.#ready = undefined
     await (await sandbox?.catch(() => undefined))?.close()
   }
 
@@ -123,7 +126,7 @@ export class IsolateEngine implements EvalEngine {
       return failure('cancelled', 'The eval was cancelled before it started.', true)
     let sandbox: SandboxProcess
     try {
-      sandbox = await this.#sandbox()
+      sandbox = this.#ready?.alive === true ? this.#ready : await this.#sandbox()
     } catch (error) {
       return failure('sandbox_reset', (error as Error).message, false)
     }
@@ -215,9 +218,14 @@ export class IsolateEngine implements EvalEngine {
         this.#options.nodePath,
       )
       this.#process = starting
-      starting.catch(() => {
-        if (this.#process === starting) this.#process = undefined
-      })
+      starting.then(
+        (sandbox) => {
+          if (this.#process === starting) this.#ready = sandbox
+        },
+        () => {
+          if (this.#process === starting) this.#process = undefined
+        },
+      )
     }
     return this.#process
   }
@@ -227,6 +235,7 @@ export class IsolateEngine implements EvalEngine {
       (current) => {
         if (current !== sandbox) return
         this.#process = undefined
+        this.#ready = undefined
         this.#loseAll(
           `The code sandbox restarted (${reason}); the session's definitions are gone.`,
           'sandbox_reset',

@@ -15,18 +15,25 @@ export interface Anchor {
 /** Maps positions of a rewritten text back to the text it was made from. */
 export class PositionMap {
   readonly #anchors: readonly Anchor[]
-  readonly #generatedLines: readonly number[]
-  readonly #originalLines: readonly number[]
+  readonly #original: string
+  readonly #generated: string
+  // Computed at the first lookup: most evals never throw.
+  #generatedLines: readonly number[] | undefined
+  #originalLines: readonly number[] = []
 
   /** `anchors` sorted by `generated`. */
   constructor(original: string, generated: string, anchors: readonly Anchor[]) {
     this.#anchors = anchors
-    this.#generatedLines = lineStarts(generated)
-    this.#originalLines = lineStarts(original)
+    this.#original = original
+    this.#generated = generated
   }
 
   /** The original 1-based line and column of a generated one, or undefined past the code. */
   original(line: number, column: number): { line: number; column: number } | undefined {
+    if (this.#generatedLines === undefined) {
+      this.#generatedLines = lineStarts(this.#generated)
+      this.#originalLines = lineStarts(this.#original)
+    }
     const start = this.#generatedLines[line - 1]
     if (start === undefined) return undefined
     const offset = start + column - 1
