@@ -116,15 +116,34 @@ try {
   await new Promise((resolve) => setTimeout(resolve, 500))
   const after = (await crowd.stats()).rss
   const perSession = (after - before) / SESSIONS
-  const vmBefore = process.memoryUsage().rss
-  const contexts = Array.from({ length: SESSIONS }, () => vm.createContext({}))
-  const vmPer = (process.memoryUsage().rss - vmBefore) / SESSIONS
-  const quickBefore = process.memoryUsage().rss
-  const quickContexts = Array.from({ length: SESSIONS }, () => runtime.newContext())
-  const quickPer = (process.memoryUsage().rss - quickBefore) / SESSIONS
+  // node:vm contexts live in this process's V8 heap; QuickJS contexts in its WebAssembly heap.
+  const heapUsed = () => {
+    globalThis.gc?.()
+    return process.memoryUsage().heapUsed
+  }
+  const vmBefore = heapUsed()
+  const contexts = Array.from({ length: SESSIONS }, () => {
+    const created = vm.createContext({})
+    vm.runInContext('const x = 1', created)
+    return created
+  })
+  const vmPer = (heapUsed() - vmBefore) / SESSIONS
+  const quickUsed = () => {
+    const handle = runtime.computeMemoryUsage()
+    const usage = quick.dump(handle) as { memory_used_size: number }
+    handle.dispose()
+    return usage.memory_used_size
+  }
+  const quickBefore = quickUsed()
+  const quickContexts = Array.from({ length: SESSIONS }, () => {
+    const created = runtime.newContext()
+    created.unwrapResult(created.evalCode('const x = 1')).dispose()
+    return created
+  })
+  const quickPer = (quickUsed() - quickBefore) / SESSIONS
   const mib = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(2)} MiB`
   process.stdout.write(
-    `idle session, resident (${SESSIONS} open)          ${mib(perSession).padStart(10)}   vs node:vm context ${mib(vmPer)}, quickjs context ${mib(quickPer)}\n`,
+    `idle session, resident (${SESSIONS} open)          ${mib(perSession).padStart(10)}   vs node:vm context ${mib(vmPer)} (V8 heap), quickjs context ${mib(quickPer)} (its heap)\n`,
   )
   for (const opened of sessions) await opened.dispose()
   for (const quickContext of quickContexts) quickContext.dispose()
