@@ -102,7 +102,9 @@ export const configSchema = z.strictObject({
   secrets: z
     .record(environmentName, secretBinding)
     .default({})
-    .describe('Secrets (read from the environment) and the one host and header each may be sent to.'),
+    .describe(
+      'Secrets (read from the environment) and the one host and header each may be sent to.',
+    ),
   access: accessLevel.optional().describe('The session access setting; --access overrides it.'),
   approval: z
     .enum(['untrusted', 'on-request', 'never'])
