@@ -5,10 +5,37 @@
  */
 import assert from 'node:assert/strict'
 import fs from 'node:fs/promises'
-import { makeScratch, type Scratch } from '../../../test/helpers/scratch.ts'
+import os from 'node:os'
+import path from 'node:path'
 import type { ErrorCode } from '../../errors/eitri-error.ts'
 import type { ToolResult } from '../../tool/tool-result.ts'
 import { openWorkshop, type Workshop, type WorkshopOptions } from '../../workshop/workshop.ts'
+
+/** The folders of one test. */
+export interface Scratch {
+  readonly root: string
+  readonly workspace: string
+  readonly stateDir: string
+  readonly configPath: string
+  cleanup(): Promise<void>
+}
+
+async function makeScratch(files: Record<string, string>): Promise<Scratch> {
+  const root = await fs.realpath(await fs.mkdtemp(path.join(os.tmpdir(), 'eitri-eval-')))
+  const workspace = path.join(root, 'workspace')
+  await fs.mkdir(workspace)
+  for (const [name, content] of Object.entries(files)) {
+    await fs.mkdir(path.dirname(path.join(workspace, name)), { recursive: true })
+    await fs.writeFile(path.join(workspace, name), content)
+  }
+  return {
+    root,
+    workspace,
+    stateDir: path.join(root, 'state'),
+    configPath: path.join(root, 'config.json'),
+    cleanup: () => fs.rm(root, { recursive: true, force: true }),
+  }
+}
 
 /** A workshop, its scratch folders, and a js_eval shortcut. */
 export interface EvalWorkshop extends AsyncDisposable {
