@@ -94,6 +94,18 @@ describe('EvalPool', () => {
     assert.equal(await value(staying.evaluate({ code: 'here' }, ctx)), '1')
   })
 
+  it('restarts a sandbox that died; an idle session says so at its next eval', async () => {
+    await using sessions = pool()
+    const owner = sessions.owner()
+    await owner.evaluate({ code: 'const gone = 1' }, ctx)
+    const { pid } = await (sessions.engine() as IsolateEngine).stats()
+    process.kill(pid ?? 0, 'SIGKILL')
+    await delay(300)
+    const next = await owner.evaluate({ code: 'typeof gone' }, ctx)
+    assert.match(next.sessionReset ?? '', /sandbox restarted/)
+    assert.equal(next.outcome.type === 'value' && next.outcome.value, 'undefined')
+  })
+
   it('tells a session that lost its state to a memory limit, at the next eval', async () => {
     await using sessions = pool({ memoryLimitMb: 32 })
     const owner = sessions.owner()
