@@ -29,7 +29,7 @@ function median(samples: number[]): number {
   return sorted[Math.floor(sorted.length / 2)] as number
 }
 
-async function time(run: () => Promise<unknown> | unknown, times: number): Promise<number> {
+async function time(run: () => unknown, times: number): Promise<number> {
   const samples: number[] = []
   for (let index = 0; index < times; index++) {
     const start = performance.now()

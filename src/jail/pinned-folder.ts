@@ -107,3 +107,59 @@ function openFolder(root: string, relative: string): number {
   }
   return descriptor
 }
+
+/** An entry met by {@link walkPinned}, with what its signature needs. */
+export interface PinnedEntry {
+  readonly relative: string
+  readonly stat: fs.Stats
+  /** The target, for a symbolic link. */
+  readonly target: string
+}
+
+/**
+ * Every entry below `root`, parents before children, each folder opened once (without
+ * following a link) and its entries looked at through that open folder: a link planted in the
+ * mirror is never followed, and a large tree costs one open per folder, not per file.
+ */
+export function walkPinned(
+  root: string,
+  skip: ReadonlySet<string>,
+  visit: (entry: PinnedEntry) => void,
+): void {
+  const walkFolder = (descriptor: number, relative: string): void => {
+    const folderPath = `/proc/self/fd/${descriptor}`
+    let names: string[]
+    try {
+      names = fs.readdirSync(folderPath)
+    } catch {
+      return
+    }
+    for (const name of names) {
+      const childRelative = relative === '' ? name : `${relative}/${name}`
+      if (skip.has(childRelative)) continue
+      const childPath = `${folderPath}/${name}`
+      const stat = fs.lstatSync(childPath, { throwIfNoEntry: false })
+      if (stat === undefined) continue
+      const target = stat.isSymbolicLink() ? fs.readlinkSync(childPath) : ''
+      visit({ relative: childRelative, stat, target })
+      if (!stat.isDirectory()) continue
+      let child: number
+      try {
+        child = fs.openSync(childPath, FOLDER_FLAGS)
+      } catch {
+        continue // replaced by something else meanwhile: nothing below it is the mirror's
+      }
+      try {
+        walkFolder(child, childRelative)
+      } finally {
+        fs.closeSync(child)
+      }
+    }
+  }
+  const top = fs.openSync(root, FOLDER_FLAGS)
+  try {
+    walkFolder(top, '')
+  } finally {
+    fs.closeSync(top)
+  }
+}

@@ -10,14 +10,18 @@
  * through pinned folders (pinned-folder.ts): no link the program plants is ever followed.
  */
 import fs from 'node:fs'
+import path from 'node:path'
 import { EitriError } from '../errors/eitri-error.ts'
 import type { EntryType, WorkspaceView } from '../tool/workspace-view.ts'
 import type { WorkspaceTree } from '../workspace/workspace-tree.ts'
 import type { HostIdentity } from './jail-identity.ts'
-import { atPinned, listPinned, removePinned } from './pinned-folder.ts'
+import { atPinned, removePinned, walkPinned } from './pinned-folder.ts'
 
 /** A folder of the mirror opened without following a final link. */
 const FOLDER_FLAGS = fs.constants.O_RDONLY | fs.constants.O_DIRECTORY | fs.constants.O_NOFOLLOW
+
+/** Files copied into the mirror at once: their contents are read concurrently. */
+const PARALLEL_COPIES = 64
 
 /** What a sync back to the host did. */
 export interface SyncReport {
@@ -42,6 +46,8 @@ export class WorkspaceMirror {
   readonly #owner: HostIdentity
   readonly #isPrivate: (relativePath: string) => boolean
   readonly #known = new Map<string, Known>()
+  /** False until the first sync filled the mirror. */
+  #populated = false
 
   constructor(options: {
     root: string
@@ -60,24 +66,83 @@ export class WorkspaceMirror {
   /** Brings what changed on the host since the last sync into the mirror. */
   async syncIn(): Promise<void> {
     const seen = new Set<string>()
+    const files: [string, EntryType, string][] = []
+    const copy = async (
+      relative: string,
+      type: EntryType,
+      hostSignature: string,
+    ): Promise<void> => {
+      if (this.#populated) await this.#copyIn(relative, type)
+      else await this.#copyInFresh(relative, type)
+      this.#known.set(relative, {
+        type,
+        host: hostSignature,
+        mirror: this.#populated ? this.#mirrorSignature(relative) : this.#freshSignature(relative),
+      })
+    }
     for await (const [relative, type] of walkHost(this.#tree, this.#isPrivate)) {
       seen.add(relative)
       const hostSignature = await this.#hostSignature(relative)
       if (hostSignature === 'missing') continue
       const known = this.#known.get(relative)
       if (known !== undefined && known.type === type && known.host === hostSignature) continue
-      await this.#copyIn(relative, type)
-      this.#known.set(relative, {
-        type,
-        host: hostSignature,
-        mirror: this.#mirrorSignature(relative),
-      })
+      // Folders and links in walk order (parents first); file contents are fetched in parallel.
+      if (type === 'file') files.push([relative, type, hostSignature])
+      else await copy(relative, type, hostSignature)
+    }
+    for (let index = 0; index < files.length; index += PARALLEL_COPIES) {
+      await Promise.all(
+        files
+          .slice(index, index + PARALLEL_COPIES)
+          .map(([relative, type, hostSignature]) => copy(relative, type, hostSignature)),
+      )
     }
     for (const relative of [...this.#known.keys()].sort().reverse()) {
       if (seen.has(relative)) continue
       removePinned(this.root, relative)
       this.#known.delete(relative)
     }
+    this.#populated = true
+  }
+
+  /**
+   * The first copy into a new mirror: no program has run in it yet, so nothing in it can be a
+   * planted link, and plain paths are safe (and much faster than pinned folders).
+   */
+  async #copyInFresh(relative: string, type: EntryType): Promise<void> {
+    const stat = await this.#tree.stat(relative)
+    if (stat === undefined || type === 'other') return
+    const target = path.join(this.root, relative)
+    const { uid, gid } = this.#owner
+    if (type === 'directory') {
+      fs.mkdirSync(target, { recursive: true })
+      fs.chmodSync(target, stat.mode | 0o700)
+      fs.chownSync(target, uid, gid)
+    } else if (type === 'symlink') {
+      fs.symlinkSync(await this.#tree.readlink(relative), target)
+      fs.lchownSync(target, uid, gid)
+    } else {
+      fs.writeFileSync(target, await this.#tree.readFile(relative), { mode: 0o600 })
+      fs.chmodSync(target, stat.mode | 0o600)
+      fs.utimesSync(target, stat.modifiedMs / 1000, stat.modifiedMs / 1000)
+      fs.chownSync(target, uid, gid)
+    }
+  }
+
+  #freshSignature(relative: string): string {
+    const stat = fs.lstatSync(path.join(this.root, relative))
+    const type: EntryType = stat.isSymbolicLink()
+      ? 'symlink'
+      : stat.isDirectory()
+        ? 'directory'
+        : stat.isFile()
+          ? 'file'
+          : 'other'
+    return signature(
+      type,
+      { size: stat.size, modifiedMs: stat.mtimeMs, mode: stat.mode & 0o7777 },
+      type === 'symlink' ? fs.readlinkSync(path.join(this.root, relative)) : '',
+    )
   }
 
   /**
@@ -87,9 +152,28 @@ export class WorkspaceMirror {
   async syncOut(mountPoints: ReadonlySet<string> = new Set()): Promise<SyncReport> {
     const report: SyncReport = { written: [], deleted: [], refused: [] }
     const seen = new Set<string>()
-    for (const [relative, type] of walkMirror(this.root, mountPoints)) {
+    const entries: [string, EntryType, string][] = []
+    walkPinned(this.root, mountPoints, ({ relative, stat, target }) => {
+      const type: EntryType = stat.isSymbolicLink()
+        ? 'symlink'
+        : stat.isDirectory()
+          ? 'directory'
+          : stat.isFile()
+            ? 'file'
+            : 'other'
+      if (type === 'other') return
+      entries.push([
+        relative,
+        type,
+        signature(
+          type,
+          { size: stat.size, modifiedMs: stat.mtimeMs, mode: stat.mode & 0o7777 },
+          target,
+        ),
+      ])
+    })
+    for (const [relative, type, mirrorSignature] of entries) {
       seen.add(relative)
-      const mirrorSignature = this.#mirrorSignature(relative)
       const known = this.#known.get(relative)
       if (known !== undefined && known.type === type && known.mirror === mirrorSignature) continue
       try {
@@ -275,29 +359,6 @@ async function* walkHost(
       if (isPrivate(relative) || entry.type === 'other') continue
       yield [relative, entry.type]
       if (entry.type === 'directory') folders.push(relative)
-    }
-  }
-}
-
-/** Every entry of the mirror but the skipped ones, parents before children. */
-function* walkMirror(root: string, skip: ReadonlySet<string>): Generator<[string, EntryType]> {
-  const folders = ['']
-  while (folders.length > 0) {
-    const folder = folders.pop() as string
-    // Gone, or replaced by a link, while we walked: nothing below it is the mirror's.
-    for (const entry of listPinned(root, folder)) {
-      const relative = folder === '' ? entry.name : `${folder}/${entry.name}`
-      if (skip.has(relative)) continue
-      const type: EntryType = entry.isSymbolicLink()
-        ? 'symlink'
-        : entry.isDirectory()
-          ? 'directory'
-          : entry.isFile()
-            ? 'file'
-            : 'other'
-      if (type === 'other') continue
-      yield [relative, type]
-      if (type === 'directory') folders.push(relative)
     }
   }
 }

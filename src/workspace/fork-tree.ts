@@ -67,6 +67,8 @@ export class ForkTree implements WorkspaceTree {
   readonly #liveBelow = new Map<string, number>()
   #baseTree: string
   #usedBytes: number
+  /** Tree objects parsed once: immutable, so never stale. */
+  readonly #parsed = new Map<string, Map<string, TreeEntry>>()
   #frozen: string | undefined
 
   constructor(options: ForkTreeOptions) {
@@ -136,7 +138,7 @@ export class ForkTree implements WorkspaceTree {
     const names = new Map<string, EntryType>()
     const base = await this.#baseEntry(relativePath)
     if (base?.kind === 'directory' && !this.#shadowed(relativePath) && !this.#fresh(relativePath)) {
-      for (const child of parseTree((await this.#options.store.require(base.oid)).content)) {
+      for (const child of (await this.#treeChildren(base.oid)).values()) {
         names.set(child.name, typeOf(child.kind))
       }
     }
@@ -232,7 +234,31 @@ export class ForkTree implements WorkspaceTree {
     return [...this.#overlay.keys()].sort()
   }
 
+  /** The entries of a tree object, by name. */
+  async #treeChildren(treeOid: string): Promise<Map<string, TreeEntry>> {
+    let children = this.#parsed.get(treeOid)
+    if (children === undefined) {
+      children = new Map(
+        parseTree((await this.#options.store.require(treeOid)).content).map((entry) => [
+          entry.name,
+          entry,
+        ]),
+      )
+      this.#parsed.set(treeOid, children)
+    }
+    return children
+  }
+
   async #writeFolder(relativePath: string): Promise<string> {
+    // A folder nothing was written in since the last commit is its base tree, unchanged.
+    if (
+      !this.#children.has(relativePath) &&
+      !this.#overlay.has(relativePath) &&
+      !this.#shadowed(relativePath)
+    ) {
+      const base = await this.#baseEntry(relativePath)
+      if (base?.kind === 'directory') return base.oid
+    }
     const entries: TreeEntry[] = []
     for (const child of await this.list(relativePath)) {
       const path = relativePath === '' ? child.name : `${relativePath}/${child.name}`
@@ -310,9 +336,7 @@ export class ForkTree implements WorkspaceTree {
     for (const name of relativePath.split('/')) {
       if (found?.kind !== 'directory') return undefined
       tree = found.oid
-      found = parseTree((await this.#options.store.require(tree)).content).find(
-        (entry) => entry.name === name,
-      )
+      found = (await this.#treeChildren(tree)).get(name)
     }
     return found
   }

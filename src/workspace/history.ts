@@ -25,6 +25,7 @@ export class WorkspaceHistory {
   readonly store: ObjectStore
   readonly #workTree: string
   readonly #mainIndex: string
+  #lastMain: Snapshot | undefined
 
   private constructor(gitDir: string, workTree: string) {
     this.gitDir = gitDir
@@ -62,6 +63,13 @@ export class WorkspaceHistory {
 
   /** The commit a reference names, or undefined. */
   async readRef(ref: string): Promise<string | undefined> {
+    // eitri's references are loose files (nothing here packs them): read one without a process.
+    try {
+      const loose = fs.readFileSync(path.join(this.gitDir, ref), 'utf8').trim()
+      if (/^[0-9a-f]{40}$/.test(loose)) return loose
+    } catch {
+      // not loose: ask git
+    }
     const output = await runGit(
       { gitDir: this.gitDir },
       ['rev-parse', '--verify', '--quiet', `${ref}^{commit}`],
@@ -97,6 +105,14 @@ export class WorkspaceHistory {
     options: { paths?: readonly string[]; message?: string } = {},
   ): Promise<Snapshot> {
     const previous = await this.readRef(MAIN_REF)
+    // A watcher that saw nothing change: main is its last snapshot, and git need not look.
+    if (
+      options.paths?.length === 0 &&
+      this.#lastMain !== undefined &&
+      this.#lastMain.commit === previous
+    ) {
+      return this.#lastMain
+    }
     const folders =
       options.paths === undefined || previous === undefined || !fs.existsSync(this.#mainIndex)
         ? ['.']
@@ -111,15 +127,18 @@ export class WorkspaceHistory {
       ])
     }
     const tree = (await runGit(this.mainTarget, ['write-tree'])).stdout.toString().trim()
-    if (previous !== undefined && (await this.treeOf(previous)) === tree)
-      return { commit: previous, tree }
+    if (previous !== undefined && (await this.treeOf(previous)) === tree) {
+      this.#lastMain = { commit: previous, tree }
+      return this.#lastMain
+    }
     const commit = this.commit(
       tree,
       previous === undefined ? [] : [previous],
       options.message ?? 'snapshot of main',
     )
     await this.updateRef(MAIN_REF, commit, previous)
-    return { commit, tree }
+    this.#lastMain = { commit, tree }
+    return this.#lastMain
   }
 
   /** The nearest existing folder of each changed path, without nesting. */
