@@ -127,6 +127,38 @@ for (const mode of ['default', 'plan'] as const) {
       })
     }
 
+    it(`js_eval's fs and room_write ${mode === 'default' ? 'write' : 'refuse'} like write_file`, async () => {
+      await using scratch = await scratchWithTargets()
+      await using workshop = await workshopIn(scratch, { mode })
+      const viaEval = await workshop.call('js_eval', {
+        code: "await fs.writeFile('by-eval.txt', 'e'); await fs.writeFile('.envrc', 'x').catch((e) => 'refused')",
+      })
+      assert.equal(viaEval.type, mode === 'default' ? 'success' : 'error', viaEval.content)
+      assert.equal(
+        await contentOf(path.join(scratch.workspace, 'by-eval.txt')),
+        mode === 'default' ? 'e' : undefined,
+      )
+      assert.equal(
+        await exists(path.join(scratch.workspace, '.envrc')),
+        false,
+        'a protected path stays closed to the sandbox too',
+      )
+      const viaRoom = await workshop.call('room_write', {
+        files: [{ path: 'by-room.txt', content: 'r' }],
+      })
+      assert.equal(viaRoom.type, mode === 'default' ? 'success' : 'error', viaRoom.content)
+      if (mode === 'plan')
+        assert.equal(viaRoom.type === 'error' && viaRoom.code, 'read_only_access')
+      assert.equal(
+        await contentOf(path.join(scratch.workspace, 'by-room.txt')),
+        mode === 'default' ? 'r' : undefined,
+      )
+      const protectedRoom = await workshop.call('room_write', {
+        files: [{ path: '.git/hooks/pre-commit', content: 'x' }],
+      })
+      assert.equal(protectedRoom.type, 'error')
+    })
+
     it(`a command that creates a file ${mode === 'default' ? 'creates it' : 'cannot create it'}`, async () => {
       await using scratch = await scratchWithTargets()
       await using workshop = await workshopIn(scratch, { mode })

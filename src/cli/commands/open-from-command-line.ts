@@ -14,9 +14,11 @@ import { terminalApprover } from '../terminal-approver.ts'
 export function openFromCommandLine(
   line: CommandLine,
   approver: Approver = terminalApprover(),
+  extra: { watch?: boolean } = {},
 ): Promise<Workshop> {
   return openWorkshop({
     approver,
+    ...(extra.watch === true ? { watch: true } : {}),
     ...(line.access === undefined ? {} : { access: line.access }),
     ...(line.approval === undefined ? {} : { approval: line.approval }),
     ...(line.mode === undefined ? {} : { mode: line.mode }),

@@ -11,6 +11,7 @@ import { serveStdio } from '../../mcp/serve-stdio.ts'
 import type { CliIo } from '../cli-io.ts'
 import { EXIT_OK } from '../cli-io.ts'
 import { parseListenAddress, type CommandLine } from '../parse-command-line.ts'
+import { terminalApprover } from '../terminal-approver.ts'
 import { openFromCommandLine } from './open-from-command-line.ts'
 
 /** Serves until stdin closes (stdio) or `signal` aborts (both). */
@@ -20,7 +21,8 @@ export async function serveCommand(
   signal: AbortSignal,
 ): Promise<number> {
   const address = line.http === undefined ? undefined : parseListenAddress(line.http)
-  await using workshop = await openFromCommandLine(line)
+  // A server lives long: it watches main, so a fork costs what changed since the last one.
+  await using workshop = await openFromCommandLine(line, terminalApprover(), { watch: true })
   const log = (message: string): void => io.stderr(`eitri: ${message}\n`)
   // Each connection has its own session, and its client's person approves (elicitation).
   const connection = async () => {
