@@ -13,6 +13,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { CallToolResultSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js'
 import { EITRI_BIN } from './helpers/eitri-process.ts'
 import { makeScratch, type Scratch } from './helpers/scratch.ts'
+import { BUILT_IN_TOOL_NAMES } from './helpers/tool-names.ts'
 
 const SLOW_SERVER = fileURLToPath(new URL('./fixtures/slow-tool-server.ts', import.meta.url))
 
@@ -58,37 +59,7 @@ describe('eitri serve over stdio', () => {
     const { tools } = await client.listTools()
     assert.deepEqual(
       tools.map((tool) => tool.name),
-      [
-        'read_file',
-        'write_file',
-        'edit_file',
-        'glob',
-        'grep',
-        'shell',
-        'shell_output',
-        'shell_kill',
-        'js_eval',
-        'mode_get',
-        'mode_set',
-        'exit_plan_mode',
-        'task_create',
-        'task_list',
-        'task_update',
-        'knowledge_add',
-        'knowledge_search',
-        'knowledge_links',
-        'workspace_fork',
-        'workspace_list',
-        'workspace_use',
-        'workspace_diff',
-        'workspace_review',
-        'workspace_merge',
-        'workspace_discard',
-        'workspace_log',
-        'room_files',
-        'room_read',
-        'room_write',
-      ],
+      [...BUILT_IN_TOOL_NAMES],
     )
     for (const tool of tools) assert.equal(tool.inputSchema.type, 'object')
   })

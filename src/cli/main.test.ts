@@ -5,6 +5,7 @@ import { describe, it } from 'node:test'
 import { makeScratch } from '../../test/helpers/scratch.ts'
 import { packageInfo } from '../util/package-info.ts'
 import { main } from './main.ts'
+import { BUILT_IN_TOOL_NAMES } from '../../test/helpers/tool-names.ts'
 
 async function run(argv: string[]): Promise<{ status: number; stdout: string; stderr: string }> {
   let stdout = ''
@@ -71,37 +72,7 @@ describe('eitri command line', () => {
         .trim()
         .split('\n')
         .map((line) => line.split(/\s+/)[0]),
-      [
-        'read_file',
-        'write_file',
-        'edit_file',
-        'glob',
-        'grep',
-        'shell',
-        'shell_output',
-        'shell_kill',
-        'js_eval',
-        'mode_get',
-        'mode_set',
-        'exit_plan_mode',
-        'task_create',
-        'task_list',
-        'task_update',
-        'knowledge_add',
-        'knowledge_search',
-        'knowledge_links',
-        'workspace_fork',
-        'workspace_list',
-        'workspace_use',
-        'workspace_diff',
-        'workspace_review',
-        'workspace_merge',
-        'workspace_discard',
-        'workspace_log',
-        'room_files',
-        'room_read',
-        'room_write',
-      ],
+      [...BUILT_IN_TOOL_NAMES],
     )
     const json = JSON.parse(
       (await run(['tools', '--json', ...scratch.flags, '--tools', 'grep'])).stdout,

@@ -4,6 +4,8 @@
  * names. Nothing of the host's environment passes through, so no token or key can leak.
  */
 
+import { GIT_WITHOUT_HOOKS } from '../workspace/git/run-git.ts'
+
 /** The identity git uses inside the jail. */
 export const JAIL_GIT_NAME = 'eitri agent'
 export const JAIL_GIT_EMAIL = 'agent@eitri.invalid'
@@ -29,14 +31,7 @@ export function jailEnvironment(
     GIT_AUTHOR_EMAIL: JAIL_GIT_EMAIL,
     GIT_COMMITTER_NAME: JAIL_GIT_NAME,
     GIT_COMMITTER_EMAIL: JAIL_GIT_EMAIL,
-    GIT_CONFIG_NOSYSTEM: '1',
-    GIT_CONFIG_GLOBAL: '/dev/null',
-    GIT_CONFIG_COUNT: '2',
-    GIT_CONFIG_KEY_0: 'core.hooksPath',
-    GIT_CONFIG_VALUE_0: '/dev/null',
-    GIT_CONFIG_KEY_1: 'safe.directory',
-    GIT_CONFIG_VALUE_1: '*',
-    GIT_TERMINAL_PROMPT: '0',
+    ...GIT_WITHOUT_HOOKS,
     ...extra,
   }
 }

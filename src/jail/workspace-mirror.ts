@@ -130,19 +130,7 @@ export class WorkspaceMirror {
   }
 
   #freshSignature(relative: string): string {
-    const stat = fs.lstatSync(path.join(this.root, relative))
-    const type: EntryType = stat.isSymbolicLink()
-      ? 'symlink'
-      : stat.isDirectory()
-        ? 'directory'
-        : stat.isFile()
-          ? 'file'
-          : 'other'
-    return signature(
-      type,
-      { size: stat.size, modifiedMs: stat.mtimeMs, mode: stat.mode & 0o7777 },
-      type === 'symlink' ? fs.readlinkSync(path.join(this.root, relative)) : '',
-    )
+    return signatureOfPath(path.join(this.root, relative)) ?? 'missing'
   }
 
   /**
@@ -154,23 +142,9 @@ export class WorkspaceMirror {
     const seen = new Set<string>()
     const entries: [string, EntryType, string][] = []
     walkPinned(this.root, mountPoints, ({ relative, stat, target }) => {
-      const type: EntryType = stat.isSymbolicLink()
-        ? 'symlink'
-        : stat.isDirectory()
-          ? 'directory'
-          : stat.isFile()
-            ? 'file'
-            : 'other'
+      const type = typeOfStat(stat)
       if (type === 'other') return
-      entries.push([
-        relative,
-        type,
-        signature(
-          type,
-          { size: stat.size, modifiedMs: stat.mtimeMs, mode: stat.mode & 0o7777 },
-          target,
-        ),
-      ])
+      entries.push([relative, type, signatureOfStat(type, stat, target)])
     })
     for (const [relative, type, mirrorSignature] of entries) {
       seen.add(relative)
@@ -296,22 +270,7 @@ export class WorkspaceMirror {
 
   #mirrorSignature(relative: string): string {
     try {
-      return atPinned(this.root, relative, (pinned) => {
-        const stat = fs.lstatSync(pinned, { throwIfNoEntry: false })
-        if (stat === undefined) return 'missing'
-        const type: EntryType = stat.isSymbolicLink()
-          ? 'symlink'
-          : stat.isDirectory()
-            ? 'directory'
-            : stat.isFile()
-              ? 'file'
-              : 'other'
-        return signature(
-          type,
-          { size: stat.size, modifiedMs: stat.mtimeMs, mode: stat.mode & 0o7777 },
-          type === 'symlink' ? fs.readlinkSync(pinned) : '',
-        )
-      })
+      return atPinned(this.root, relative, (pinned) => signatureOfPath(pinned) ?? 'missing')
     } catch (error) {
       // A folder on the way became a link: nothing there is the mirror's.
       if (EitriError.isInstance(error)) return 'missing'
@@ -328,6 +287,33 @@ export class WorkspaceMirror {
     const target = stat.type === 'symlink' ? await this.#tree.readlink(relative) : ''
     return signature(stat.type, stat, target)
   }
+}
+
+/** The kind of a mirror entry from its lstat. */
+function typeOfStat(stat: fs.Stats): EntryType {
+  return stat.isSymbolicLink()
+    ? 'symlink'
+    : stat.isDirectory()
+      ? 'directory'
+      : stat.isFile()
+        ? 'file'
+        : 'other'
+}
+
+/** The signature of what is at a host path now (never following it); undefined when missing. */
+function signatureOfPath(hostPath: string): string | undefined {
+  const stat = fs.lstatSync(hostPath, { throwIfNoEntry: false })
+  if (stat === undefined) return undefined
+  const type = typeOfStat(stat)
+  return signatureOfStat(type, stat, type === 'symlink' ? fs.readlinkSync(hostPath) : '')
+}
+
+function signatureOfStat(type: EntryType, stat: fs.Stats, target: string): string {
+  return signature(
+    type,
+    { size: stat.size, modifiedMs: stat.mtimeMs, mode: stat.mode & 0o7777 },
+    target,
+  )
 }
 
 function reasonOf(error: unknown): string {

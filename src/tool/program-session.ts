@@ -4,6 +4,8 @@
  * context without one cannot run programs at all.
  */
 
+import { EitriError } from '../errors/eitri-error.ts'
+
 /** Whether programs can run, and if not why and how to fix it. */
 export type ProgramAvailability =
   | { readonly available: true }
@@ -69,4 +71,30 @@ export interface ProgramSession {
   stopJobsWiderThan(level: 'read-only' | 'workspace-write' | 'full-access'): Promise<string[]>
   /** Ends every job of this session. */
   close(): Promise<void>
+}
+
+/**
+ * The session's programs if the jail can run them.
+ *
+ * @throws EitriError `jail_unavailable` naming `what` needs the jail, the reason and the fix:
+ *   nothing ever runs unconfined in its place.
+ */
+export async function availablePrograms(
+  programs: ProgramSession | undefined,
+  what: string,
+): Promise<ProgramSession> {
+  if (programs === undefined) {
+    throw new EitriError(
+      'jail_unavailable',
+      'This session cannot run programs: no jail is attached to it.',
+    )
+  }
+  const availability = await programs.availability()
+  if (!availability.available) {
+    throw new EitriError(
+      'jail_unavailable',
+      `${what} needs the jail, which is unavailable, so nothing ran: ${availability.reason}. To fix: ${availability.fix}.`,
+    )
+  }
+  return programs
 }

@@ -5,6 +5,7 @@
  */
 import { z } from 'zod'
 import { EitriError } from '../../errors/eitri-error.ts'
+import { availablePrograms } from '../../tool/program-session.ts'
 import { capabilityFunction, type Capability } from '../capability.ts'
 
 /** Default and longest limits of one command. */
@@ -39,20 +40,7 @@ export const shellCapability: Capability = {
             )
           }
         }
-        const programs = ctx.programs
-        if (programs === undefined) {
-          throw new EitriError(
-            'jail_unavailable',
-            'This session cannot run programs: no jail is attached to it.',
-          )
-        }
-        const availability = await programs.availability()
-        if (!availability.available) {
-          throw new EitriError(
-            'jail_unavailable',
-            `The jail is unavailable, so nothing ran: ${availability.reason}. To fix: ${availability.fix}.`,
-          )
-        }
+        const programs = await availablePrograms(ctx.programs, 'shell.run')
         const run = await programs.run({
           command: ['/bin/bash', '-c', command],
           access: ctx.access?.level === 'read-only' ? 'read-only' : 'workspace-write',

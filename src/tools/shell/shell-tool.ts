@@ -8,7 +8,7 @@ import { z } from 'zod'
 import { EitriError } from '../../errors/eitri-error.ts'
 import type { AccessContext, CommandAuthorization } from '../../tool/access-context.ts'
 import { defineTool } from '../../tool/define-tool.ts'
-import type { ProgramSession } from '../../tool/program-session.ts'
+import { availablePrograms, type ProgramSession } from '../../tool/program-session.ts'
 import type { ToolContext } from '../../tool/tool-context.ts'
 import { toolError, toolSuccess } from '../../tool/tool-result.ts'
 import { formatRun } from './format-run.ts'
@@ -123,22 +123,8 @@ export async function shellAvailability(ctx: ToolContext): Promise<string | unde
 }
 
 /** The session's programs, if the jail can run them; otherwise a `jail_unavailable` error. */
-export async function programsOf(ctx: ToolContext): Promise<ProgramSession> {
-  const programs = ctx.programs
-  if (programs === undefined) {
-    throw new EitriError(
-      'jail_unavailable',
-      'This session cannot run programs: no jail is attached to it.',
-    )
-  }
-  const availability = await programs.availability()
-  if (!availability.available) {
-    throw new EitriError(
-      'jail_unavailable',
-      `The shell needs the jail, which is unavailable, so nothing ran: ${availability.reason}. To fix: ${availability.fix}.`,
-    )
-  }
-  return programs
+export function programsOf(ctx: ToolContext): Promise<ProgramSession> {
+  return availablePrograms(ctx.programs, 'The shell')
 }
 
 function unconfinedPrograms(ctx: ToolContext): ProgramSession {

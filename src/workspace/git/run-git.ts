@@ -23,6 +23,21 @@ export interface GitOutput {
   readonly stderr: string
 }
 
+/**
+ * git with no system or global configuration, hooks pointed at nothing, and every folder safe:
+ * for eitri's own git commands and for git inside the jail alike.
+ */
+export const GIT_WITHOUT_HOOKS: Readonly<Record<string, string>> = Object.freeze({
+  GIT_CONFIG_NOSYSTEM: '1',
+  GIT_CONFIG_GLOBAL: '/dev/null',
+  GIT_CONFIG_COUNT: '2',
+  GIT_CONFIG_KEY_0: 'core.hooksPath',
+  GIT_CONFIG_VALUE_0: '/dev/null',
+  GIT_CONFIG_KEY_1: 'safe.directory',
+  GIT_CONFIG_VALUE_1: '*',
+  GIT_TERMINAL_PROMPT: '0',
+})
+
 /** The identity and isolation every git command of eitri runs with. */
 export function gitEnvironment(target: GitTarget): Record<string, string> {
   return {
@@ -32,18 +47,11 @@ export function gitEnvironment(target: GitTarget): Record<string, string> {
     ...(target.workTree === undefined ? {} : { GIT_WORK_TREE: target.workTree }),
     ...(target.indexFile === undefined ? {} : { GIT_INDEX_FILE: target.indexFile }),
     // None of the user's or the system's configuration, and never a hook.
-    GIT_CONFIG_NOSYSTEM: '1',
-    GIT_CONFIG_GLOBAL: '/dev/null',
-    GIT_CONFIG_COUNT: '2',
-    GIT_CONFIG_KEY_0: 'core.hooksPath',
-    GIT_CONFIG_VALUE_0: '/dev/null',
-    GIT_CONFIG_KEY_1: 'safe.directory',
-    GIT_CONFIG_VALUE_1: '*',
+    ...GIT_WITHOUT_HOOKS,
     GIT_AUTHOR_NAME: 'eitri',
     GIT_AUTHOR_EMAIL: 'eitri@eitri.invalid',
     GIT_COMMITTER_NAME: 'eitri',
     GIT_COMMITTER_EMAIL: 'eitri@eitri.invalid',
-    GIT_TERMINAL_PROMPT: '0',
   }
 }
 

@@ -1,0 +1,35 @@
+/**
+ * The tools eitri offers by default, in order: pinned here so a change to the offer is a
+ * decision made on purpose, in one place.
+ */
+export const BUILT_IN_TOOL_NAMES: readonly string[] = [
+  'read_file',
+  'write_file',
+  'edit_file',
+  'glob',
+  'grep',
+  'shell',
+  'shell_output',
+  'shell_kill',
+  'js_eval',
+  'mode_get',
+  'mode_set',
+  'exit_plan_mode',
+  'task_create',
+  'task_list',
+  'task_update',
+  'knowledge_add',
+  'knowledge_search',
+  'knowledge_links',
+  'workspace_fork',
+  'workspace_list',
+  'workspace_use',
+  'workspace_diff',
+  'workspace_review',
+  'workspace_merge',
+  'workspace_discard',
+  'workspace_log',
+  'room_files',
+  'room_read',
+  'room_write',
+]
