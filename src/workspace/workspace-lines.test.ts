@@ -222,12 +222,31 @@ describe('WorkspaceLines', () => {
     void before
   })
 
+  it('records every write of a fork (path, size, sha256, who, when) and commits with a message', async (t) => {
+    const { lines, stateDir } = await linesFixture(t)
+    const fork = await lines.fork({ name: 'logged' })
+    await (await lines.tree('logged')).writeFileAtomic('a.txt', Buffer.from('hello'))
+    const { readLog } = await import('./fork-tree.ts')
+    const [record] = readLog(path.join(stateDir, 'forks', fork.id, 'writes.jsonl'))
+    assert.equal(record?.path, 'a.txt')
+    assert.equal(record?.size, 5)
+    assert.equal(record?.sha256, '2cf24dba5fb0a30e26e83b2ac5b9e29e1b161e5c1fa7425e73043362938b9824')
+    assert.equal(typeof record?.who, 'string')
+    assert.ok(!Number.isNaN(Date.parse(record?.when ?? '')))
+    await lines.commit('logged', 'say hello')
+    assert.equal((await lines.log('logged'))[0]?.message, 'say hello')
+  })
+
   it('enforces the write quota and read-only forks', async (t) => {
     const { lines } = await linesFixture(t)
     await lines.fork({ name: 'small', quotaBytes: 10 })
     const small = await lines.tree('small')
     await small.writeFileAtomic('a', Buffer.from('12345'))
-    await assert.rejects(small.writeFileAtomic('b', Buffer.from('123456')), /quota/)
+    await assert.rejects(
+      small.writeFileAtomic('b', Buffer.from('123456')),
+      (error: unknown) =>
+        (error as { code?: string }).code === 'quota_exceeded' && /quota/.test(String(error)),
+    )
     await lines.fork({ name: 'frozen', readOnly: true })
     await assert.rejects(
       (await lines.tree('frozen')).writeFileAtomic('a', Buffer.from('x')),
