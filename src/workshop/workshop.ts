@@ -223,7 +223,6 @@ export async function openWorkshop(options: WorkshopOptions = {}): Promise<Works
     sessions.add(session)
     return session
   }
-  const defaultSession = await openSession()
   const close = async (): Promise<void> => {
     if (closed) return
     closed = true
@@ -235,6 +234,14 @@ export async function openWorkshop(options: WorkshopOptions = {}): Promise<Works
     driveCopy.close()
     await commands.close()
     if (ownsStore) await store.close()
+  }
+  let defaultSession: WorkshopSession
+  try {
+    defaultSession = await openSession()
+  } catch (error) {
+    // A workshop that cannot open its first session starts nothing half-open.
+    await close()
+    throw error
   }
   return {
     toolset,

@@ -47,6 +47,7 @@ describe('the isolated-vm engine', () => {
       const result = await workshop.call('js_eval', { code: '6 * 7' })
       console.log(JSON.stringify({ content: result.content, loaded: loaded() }))
       await workshop.close()
+      for (const leftover of [folder, folder + '-state', folder + '-config.json']) (await import('node:fs')).rmSync(leftover, { recursive: true, force: true })
     `
     const child = spawnSync(process.execPath, ['--input-type=module', '-e', script], {
       encoding: 'utf8',
