@@ -16,7 +16,8 @@ import type {
   PathAuthorization,
 } from '../tool/access-context.ts'
 import { isWider, narrowest } from './access-level.ts'
-import { digestInput, type ApprovalRecorder } from './approval-log.ts'
+import type { ApprovalRecorder } from './approval-log.ts'
+import { ApprovalGate } from './approval-gate.ts'
 import {
   nobodyToAsk,
   type ApprovalPolicy,
@@ -54,20 +55,20 @@ export class SessionAccess {
   readonly #options: AccessOptions
   readonly #modes: ReadonlyMap<string, ModeDefinition>
   readonly #rules: PermissionRules
-  readonly #approver: Approver
-  /** Exact actions a person approved for the rest of the session. */
-  readonly #approvedForSession = new Set<string>()
+  readonly #gate: ApprovalGate
   #setting: AccessLevel
   #mode: ModeDefinition
-  /** Who gave the most recent approval, for the record of an unconfined run. */
-  #lastApprover = 'a person'
 
   /** @throws EitriError `config_invalid` for an unknown starting mode. */
   constructor(options: AccessOptions = {}) {
     this.#options = options
     this.#modes = new Map((options.modes ?? modeCatalog()).map((mode) => [mode.name, mode]))
     this.#rules = options.rules ?? new PermissionRules()
-    this.#approver = options.approver ?? nobodyToAsk
+    this.#gate = new ApprovalGate({
+      policy: options.approval ?? 'on-request',
+      approver: options.approver ?? nobodyToAsk,
+      recorder: options.recorder,
+    })
     this.#setting = options.setting ?? 'workspace-write'
     this.#mode = this.#modeNamed(options.mode ?? DEFAULT_MODE.name)
   }
@@ -283,7 +284,7 @@ export class SessionAccess {
         request.signal,
       )
       if (decision !== undefined) return refused('escalation-denied', decision, true)
-      return { type: 'run', confined: false, approvedBy: this.#lastApprover }
+      return { type: 'run', confined: false, approvedBy: this.#gate.lastApprover }
     }
     const approvalPolicy = this.#options.approval ?? 'on-request'
     const needsPerson =
@@ -397,62 +398,8 @@ export class SessionAccess {
    * Asks a person unless the policy forbids asking or the same action was approved for the
    * session. Records the decision. Answers undefined when approved, else why not.
    */
-  async #ask(
-    request: ApprovalRequest & { rule?: string },
-    signal: AbortSignal,
-  ): Promise<string | undefined> {
-    const key = `${request.tool}\u0000${JSON.stringify(request.input)}`
-    if (this.#approvedForSession.has(key)) return undefined
-    const approvalPolicy = this.#options.approval ?? 'on-request'
-    if (approvalPolicy === 'never') {
-      const hint =
-        request.rule === undefined
-          ? ''
-          : `, or allow it with the rule ${request.rule} in eitri's configuration`
-      await this.#record(request, 'denied', 'policy', 'the approval policy is never')
-      return `it needs a person's approval and the approval policy is never: nobody is asked. Start the session with --approval on-request${hint}`
-    }
-    const decision = await this.#approver(request, { signal }).catch((error: unknown) => ({
-      type: 'denied' as const,
-      reason: `the approver failed: ${(error as Error).message}`,
-      by: 'eitri',
-    }))
-    const by = decision.by ?? 'approver'
-    await this.#record(
-      request,
-      decision.type,
-      by,
-      decision.type === 'denied' ? decision.reason : undefined,
-    )
-    if (decision.type === 'denied') {
-      const hint =
-        request.rule === undefined
-          ? ''
-          : ` To allow it without asking, add the rule ${request.rule} to rules.allow in eitri's configuration.`
-      return `a person did not approve it (${decision.reason ?? 'denied'}).${hint}`
-    }
-    if (decision.type === 'approved-for-session') this.#approvedForSession.add(key)
-    this.#lastApprover = by
-    return undefined
-  }
-
-  async #record(
-    request: ApprovalRequest,
-    decision: 'approved' | 'approved-for-session' | 'denied',
-    by: string,
-    reason?: string,
-  ): Promise<void> {
-    await this.#options.recorder?.record({
-      time: new Date().toISOString(),
-      tool: request.tool,
-      inputDigest: digestInput(request.input),
-      summary: request.summary,
-      decision,
-      by,
-      ...(reason === undefined ? {} : { reason }),
-      access: request.access,
-      dangerous: request.dangerous,
-    })
+  #ask(request: ApprovalRequest, signal: AbortSignal): Promise<string | undefined> {
+    return this.#gate.ask(request, signal)
   }
 
   #modeNamed(name: string): ModeDefinition {

@@ -9,7 +9,10 @@ import fs from 'node:fs'
 import path from 'node:path'
 import { EitriError } from '../errors/eitri-error.ts'
 import type { DirectoryTree } from './directory-tree.ts'
+import { forkRef, readForks, writeFork, type ForkInfo } from './fork-registry.ts'
 import { ForkTree } from './fork-tree.ts'
+
+export { forkRef, type ForkInfo }
 import { runGit } from './git/run-git.ts'
 import { MAIN_REF, WorkspaceHistory } from './history.ts'
 import { MainWatcher } from './main-watcher.ts'
@@ -33,21 +36,6 @@ import type { WorkspaceTree } from './workspace-tree.ts'
 
 /** The name of the user's live line. */
 export const MAIN = 'main'
-
-/** A fork as listed. */
-export interface ForkInfo {
-  readonly id: string
-  readonly name?: string
-  /** The line it was forked from and merges into. */
-  readonly parent: string
-  /** The commit it was forked at (the base of its merges). */
-  readonly forkPoint: string
-  readonly created: string
-  readonly readOnly: boolean
-  readonly quotaBytes: number
-  /** Set once merged: a merged fork is read-only; fork again to go on. */
-  readonly merged?: { readonly into: string; readonly at: string }
-}
 
 /** A changed path with its unified diff (none for binary files). */
 export interface LineChange {
@@ -137,19 +125,7 @@ export class WorkspaceLines implements AsyncDisposable {
 
   /** Every fork, oldest first. */
   forks(): ForkInfo[] {
-    const folder = path.join(this.#stateDir, 'forks')
-    return fs
-      .readdirSync(folder)
-      .flatMap((id) => {
-        try {
-          return [
-            JSON.parse(fs.readFileSync(path.join(folder, id, 'fork.json'), 'utf8')) as ForkInfo,
-          ]
-        } catch {
-          return []
-        }
-      })
-      .sort((a, b) => a.created.localeCompare(b.created))
+    return readForks(this.#stateDir)
   }
 
   /** The line named by id or name; `main` for main. @throws EitriError `not_found` */
@@ -214,7 +190,7 @@ export class WorkspaceLines implements AsyncDisposable {
         quotaBytes: options.quotaBytes ?? 1024 ** 3,
       }
       await this.history.updateRef(forkRef(id), forkPoint)
-      writeDurably(path.join(this.#stateDir, 'forks', id, 'fork.json'), info)
+      writeFork(this.#stateDir, info)
       await this.#hooks.forked?.(info.parent, id)
       return info
     })
@@ -411,7 +387,7 @@ export class WorkspaceLines implements AsyncDisposable {
   /** A merged fork becomes read-only, and what follows the lines (the store's rows) merges too. */
   async #markMerged(info: ForkInfo, into: string): Promise<void> {
     const merged = { ...info, merged: { into, at: new Date().toISOString() } }
-    writeDurably(path.join(this.#stateDir, 'forks', info.id, 'fork.json'), merged)
+    writeFork(this.#stateDir, merged)
     ;(await this.#forkTree(info)).freeze(
       `fork ${info.name ?? info.id} was merged into ${into} and is read-only now; fork again to go on.`,
     )
@@ -530,11 +506,6 @@ export class WorkspaceLines implements AsyncDisposable {
     this.#serial = next.catch(() => undefined)
     return next
   }
-}
-
-/** The reference of a fork's line. */
-export function forkRef(id: string): string {
-  return `refs/eitri/forks/${id}`
 }
 
 function entryOf(change: TreeChange): JournalEntry {

@@ -1,0 +1,84 @@
+/**
+ * @module access/approval-gate
+ * Where a session asks a person: the approval policy decides whether anyone is asked, the
+ * approver answers, "approved for the session" covers the exact same action later, and every
+ * decision is recorded.
+ */
+import { digestInput, type ApprovalRecorder } from './approval-log.ts'
+import type { ApprovalPolicy, ApprovalRequest, Approver } from './approval.ts'
+
+/** The asking of one session. */
+export class ApprovalGate {
+  readonly #policy: ApprovalPolicy
+  readonly #approver: Approver
+  readonly #recorder: ApprovalRecorder | undefined
+  /** Exact actions a person approved for the rest of the session. */
+  readonly #approvedForSession = new Set<string>()
+  /** Who gave the most recent approval, for the record of an unconfined run. */
+  lastApprover = 'a person'
+
+  constructor(options: {
+    policy: ApprovalPolicy
+    approver: Approver
+    recorder?: ApprovalRecorder | undefined
+  }) {
+    this.#policy = options.policy
+    this.#approver = options.approver
+    this.#recorder = options.recorder
+  }
+
+  /** Asks a person unless the policy forbids it; undefined when approved, else why not. */
+  async ask(request: ApprovalRequest, signal: AbortSignal): Promise<string | undefined> {
+    const key = `${request.tool}\u0000${JSON.stringify(request.input)}`
+    if (this.#approvedForSession.has(key)) return undefined
+    if (this.#policy === 'never') {
+      const hint =
+        request.rule === undefined
+          ? ''
+          : `, or allow it with the rule ${request.rule} in eitri's configuration`
+      await this.#record(request, 'denied', 'policy', 'the approval policy is never')
+      return `it needs a person's approval and the approval policy is never: nobody is asked. Start the session with --approval on-request${hint}`
+    }
+    const decision = await this.#approver(request, { signal }).catch((error: unknown) => ({
+      type: 'denied' as const,
+      reason: `the approver failed: ${(error as Error).message}`,
+      by: 'eitri',
+    }))
+    const by = decision.by ?? 'approver'
+    await this.#record(
+      request,
+      decision.type,
+      by,
+      decision.type === 'denied' ? decision.reason : undefined,
+    )
+    if (decision.type === 'denied') {
+      const hint =
+        request.rule === undefined
+          ? ''
+          : ` To allow it without asking, add the rule ${request.rule} to rules.allow in eitri's configuration.`
+      return `a person did not approve it (${decision.reason ?? 'denied'}).${hint}`
+    }
+    if (decision.type === 'approved-for-session') this.#approvedForSession.add(key)
+    this.lastApprover = by
+    return undefined
+  }
+
+  async #record(
+    request: ApprovalRequest,
+    decision: 'approved' | 'approved-for-session' | 'denied',
+    by: string,
+    reason?: string,
+  ): Promise<void> {
+    await this.#recorder?.record({
+      time: new Date().toISOString(),
+      tool: request.tool,
+      inputDigest: digestInput(request.input),
+      summary: request.summary,
+      decision,
+      by,
+      ...(reason === undefined ? {} : { reason }),
+      access: request.access,
+      dangerous: request.dangerous,
+    })
+  }
+}
