@@ -47,6 +47,26 @@ describe('Jail', () => {
     assert.equal(await fs.readFile(path.join(workspace, 'keep/me.txt'), 'utf8'), 'k')
   })
 
+  it('never overwrites a file that changed in the workspace while the command ran, and says so', async (t) => {
+    const { jail, workspace } = await jailFixture(t, { 'a.txt': 'before\n' })
+    const job = await jail.start({
+      command: bash('sleep 0.5; echo program > a.txt; echo new > b.txt'),
+      access: 'workspace-write',
+    })
+    await fs.writeFile(path.join(workspace, 'a.txt'), 'edited by the person\n')
+    const result = await job.finished
+    assert.equal(await fs.readFile(path.join(workspace, 'a.txt'), 'utf8'), 'edited by the person\n')
+    assert.equal(await fs.readFile(path.join(workspace, 'b.txt'), 'utf8'), 'new\n')
+    assert.deepEqual(
+      result.sync?.refused.map((refusal) => refusal.path),
+      ['a.txt'],
+    )
+    assert.match(
+      result.sync?.refused[0]?.reason ?? '',
+      /changed in the workspace while the command ran/,
+    )
+  })
+
   it('sees host changes made between runs', async (t) => {
     const { jail, workspace } = await jailFixture(t, { 'a.txt': 'one' })
     assert.equal(

@@ -150,6 +150,20 @@ export class WorkspaceMirror {
       seen.add(relative)
       const known = this.#known.get(relative)
       if (known !== undefined && known.type === type && known.mirror === mirrorSignature) continue
+      if (
+        type !== 'directory' &&
+        (await this.#hostSignature(relative)) !== (known?.host ?? 'missing')
+      ) {
+        // The host changed this path while the program ran: its version wins, and the program's
+        // write is reported rather than silently overwriting the person's (or a tool's) change.
+        report.refused.push({
+          path: relative,
+          reason:
+            'it changed in the workspace while the command ran; the workspace’s version was kept',
+        })
+        await this.#restore(relative)
+        continue
+      }
       try {
         await this.#copyOut(relative, type)
         report.written.push(relative)
