@@ -4,7 +4,6 @@
  */
 import assert from 'node:assert/strict'
 import type { ChildProcess } from 'node:child_process'
-import fs from 'node:fs/promises'
 import http from 'node:http'
 import path from 'node:path'
 import { after, before, describe, it } from 'node:test'
@@ -15,6 +14,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { CallToolResultSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js'
 import { runEitri, startEitri, startNode, stop } from './helpers/eitri-process.ts'
 import { makeScratch, type Scratch } from './helpers/scratch.ts'
+import { waitForFile } from './helpers/wait-for-file.ts'
 
 const SLOW_SERVER = fileURLToPath(new URL('./fixtures/slow-tool-server.ts', import.meta.url))
 const LISTENING = /listening on (http:\/\/\S+\/mcp)/
@@ -214,17 +214,7 @@ describe('cancellation over HTTP', () => {
       controller.abort()
       await assert.rejects(pending, /abort/i)
       const marker = path.join(scratch.workspace, 'cancelled-http.txt')
-      for (let waited = 0; waited < 10_000; waited += 20) {
-        if (
-          await fs.access(marker).then(
-            () => true,
-            () => false,
-          )
-        )
-          break
-        await delay(20)
-      }
-      assert.equal(await fs.readFile(marker, 'utf8'), 'aborted')
+      assert.equal(await waitForFile(marker), 'aborted')
       await client.close()
     } finally {
       await stop(started.child)

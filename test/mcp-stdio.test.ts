@@ -14,6 +14,7 @@ import { CallToolResultSchema, type CallToolResult } from '@modelcontextprotocol
 import { EITRI_BIN } from './helpers/eitri-process.ts'
 import { makeScratch, type Scratch } from './helpers/scratch.ts'
 import { BUILT_IN_TOOL_NAMES } from './helpers/tool-names.ts'
+import { waitForFile } from './helpers/wait-for-file.ts'
 
 const SLOW_SERVER = fileURLToPath(new URL('./fixtures/slow-tool-server.ts', import.meta.url))
 
@@ -181,17 +182,7 @@ describe('cancellation over stdio', () => {
       controller.abort()
       await assert.rejects(pending, /abort/i)
       const marker = path.join(scratch.workspace, 'cancelled-stdio.txt')
-      for (let waited = 0; waited < 10_000; waited += 20) {
-        if (
-          await fs.access(marker).then(
-            () => true,
-            () => false,
-          )
-        )
-          break
-        await delay(20)
-      }
-      assert.equal(await fs.readFile(marker, 'utf8'), 'aborted')
+      assert.equal(await waitForFile(marker), 'aborted')
     } finally {
       await client.close()
     }
