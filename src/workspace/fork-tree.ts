@@ -197,7 +197,7 @@ export class ForkTree implements WorkspaceTree {
     if (existing.kind === 'directory' && (await this.list(relativePath)).length > 0) {
       throw new EitriError(
         'invalid_input',
-        `Cannot remove ${relativePath}: the folder is not empty`,
+        `Cannot remove ${relativePath}: the folder is not empty; remove what it holds first`,
       )
     }
     this.#record(relativePath, { kind: 'deleted' }, 0)

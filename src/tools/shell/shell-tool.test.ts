@@ -116,6 +116,18 @@ describe('shell', () => {
     await assert.rejects(fs.access(path.join(fixture.scratch.workspace, 'ran.txt')))
   })
 
+  it('refuses background together with escalate, and runs nothing', async () => {
+    await using fixture = await workshopOn()
+    const result = await fixture.workshop.call('shell', {
+      command: 'touch ran.txt',
+      background: true,
+      escalate: { reason: 'x' },
+    })
+    assert.equal(result.type === 'error' && result.code, 'invalid_input')
+    assert.match(result.content, /background jobs always run in the jail/)
+    await assert.rejects(fs.access(path.join(fixture.scratch.workspace, 'ran.txt')))
+  })
+
   it('validates its input', async () => {
     await using fixture = await workshopOn()
     const result = await fixture.workshop.call('shell', { command: '', timeout_s: -1 })

@@ -53,6 +53,12 @@ export const shellTool = defineTool({
     { command, timeout_s: timeoutSeconds = DEFAULT_SHELL_TIMEOUT_S, background = false, escalate },
     ctx,
   ) {
+    if (background && escalate !== undefined) {
+      throw new EitriError(
+        'invalid_input',
+        'background and escalate cannot go together: background jobs always run in the jail. Run it in the foreground with escalate, or in the background without it.',
+      )
+    }
     const authorization = await authorize(ctx, command, escalate)
     if (authorization.type === 'refused') {
       return toolError(
