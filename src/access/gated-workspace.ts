@@ -59,7 +59,7 @@ export function gateWorkspace(base: ConfinedWorkspace, access: AccessContext): W
 
   return {
     line: base.line,
-    resolve: (path, intent) => base.resolve(path, intent),
+    resolve: (path, intent, options) => base.resolve(path, intent, options),
     async readFile(path, options) {
       return base.readFile(await authorizeRead(path), options)
     },

@@ -7,12 +7,13 @@ import { randomBytes } from 'node:crypto'
 import fs from 'node:fs/promises'
 import path from 'node:path'
 import { EitriError } from '../errors/eitri-error.ts'
-import type { WriteReceipt } from '../tool/workspace-view.ts'
+import { contentBytes } from '../tool/file-content.ts'
+import type { FileContent, WriteReceipt } from '../tool/workspace-view.ts'
 
 /** Writes `data` to the absolute host path `target`, creating folders. */
 export async function writeOutsideWorkspace(
   target: string,
-  data: string | Uint8Array,
+  data: FileContent,
 ): Promise<WriteReceipt> {
   if (!path.isAbsolute(target)) {
     throw new EitriError(
@@ -20,7 +21,7 @@ export async function writeOutsideWorkspace(
       `A write outside the workspace needs an absolute path (got ${target}).`,
     )
   }
-  const bytes = typeof data === 'string' ? Buffer.from(data, 'utf8') : data
+  const bytes = contentBytes(data)
   await fs.mkdir(path.dirname(target), { recursive: true })
   const existing = await fs.lstat(target).catch(() => undefined)
   if (existing?.isDirectory() === true)
@@ -31,7 +32,7 @@ export async function writeOutsideWorkspace(
   )
   await fs.writeFile(temporary, bytes, {
     flag: 'wx',
-    mode: existing?.isFile() === true ? existing.mode & 0o7777 : 0o644,
+    mode: existing?.isFile() === true ? existing.mode & 0o777 : 0o644,
   })
   try {
     await fs.rename(temporary, target)

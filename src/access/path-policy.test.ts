@@ -322,19 +322,30 @@ describe('protected paths', () => {
 
   it('names the matching rule and says what to do', async (t) => {
     const fixture = await makeFixture(t)
+    await put(fixture.root, '.git/config', '[core]\n')
     const decision = await decidePath(
       {
         lookup: new DirectoryTree(fixture.root),
         hostRoots: [fixture.root],
         isProtected: protectedPathMatcher(),
       },
-      'sub/.git/hooks/x',
+      '.git/hooks/x',
       'write',
     )
     assert.equal(decision.type, 'denied')
     const reason = decision.type === 'denied' ? decision.reason : ''
-    assert.match(reason, /rule "\.git\/hooks\/\*\*"/)
+    assert.match(reason, /inside a repository folder \(\.git\) only objects, refs/)
     assert.match(reason, /Ask the user/)
+    const named = await decidePath(
+      {
+        lookup: new DirectoryTree(fixture.root),
+        hostRoots: [fixture.root],
+        isProtected: protectedPathMatcher(),
+      },
+      '.vscode/tasks.json',
+      'write',
+    )
+    assert.match(named.type === 'denied' ? named.reason : '', /rule "\.vscode\/\*\*"/)
   })
 
   const configured: readonly (readonly [input: string, intent: PathIntent, expected: Expected])[] =

@@ -5,6 +5,7 @@
  * must not touch a protected path; eitri's own state is invisible to both.
  */
 import path from 'node:path'
+import { judgeGitWrite, type ProgramPathSource } from './git-metadata/judge-git-write.ts'
 import type { ProtectedPathMatcher } from './protected-paths.ts'
 
 /** What an access is for. */
@@ -35,6 +36,11 @@ export interface PathPolicyOptions {
   readonly isProtected: ProtectedPathMatcher
   /** Workspace-relative folders that hold eitri's own state or configuration: never readable. */
   readonly hidden?: readonly string[]
+  /**
+   * What the repositories' configuration names as code (hooks folders, fsmonitor programs…):
+   * protected like hooks. Without it only the rules by name apply.
+   */
+  readonly programs?: ProgramPathSource
 }
 
 /** The fixed path at which programs see the workspace; accepted as an alias of the root. */
@@ -74,7 +80,7 @@ export async function decidePath(
   }
   if (walked.type === 'loop')
     return denied('invalid_input', `${input}: too many levels of symbolic links`)
-  const touched = [lexical(start), ...walked.links, walked.path]
+  const touched = [...new Set([lexical(start), ...walked.links, walked.path])]
   for (const hidden of options.hidden ?? []) {
     if (touched.some((candidate) => isWithin(candidate, hidden))) {
       return denied(
@@ -92,6 +98,8 @@ export async function decidePath(
           `${candidate} is protected (rule "${rule}"): a host runs code from it later, so tools may not write it. Ask the user to change it, or to allow it in eitri's configuration`,
         )
       }
+      const git = await judgeGitWrite(candidate, options.lookup, options.programs)
+      if (git !== undefined) return denied('protected_path', git)
     }
   }
   return { type: 'allowed', path: walked.path }

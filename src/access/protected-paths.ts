@@ -7,15 +7,11 @@
 import picomatch from 'picomatch'
 
 /**
- * The built-in protected patterns, matched at any depth (a nested repository's hooks run too),
- * case-insensitively (a case-insensitive file system would honour `.Git/hooks`).
- * `.git` itself is here because a `.git` *file* can redirect git to a folder of hooks.
+ * The built-in protected patterns, matched at any depth, case-insensitively (a
+ * case-insensitive file system would honour `.VSCode`). Repository folders (`.git`) have a rule
+ * of their own, by what may be written rather than by what may not (git-metadata/).
  */
 export const DEFAULT_PROTECTED_PATHS: readonly string[] = Object.freeze([
-  '.git',
-  '.git/hooks/**',
-  '.git/config',
-  '.git/info/**',
   '.gitmodules',
   '.envrc',
   '.vscode/**',
@@ -25,6 +21,59 @@ export const DEFAULT_PROTECTED_PATHS: readonly string[] = Object.freeze([
   '.codex/**',
   '.cursor/**',
 ])
+
+/**
+ * Files in a user's home that run code at login, in every shell, in git or on a schedule, or
+ * that hold keys. Protected (anchored at the home folder) when the workspace contains the home
+ * folder: an agent working in `~` must not be able to write them.
+ */
+export const HOME_PROTECTED_PATHS: readonly string[] = Object.freeze([
+  '.bashrc',
+  '.bash_profile',
+  '.bash_login',
+  '.bash_logout',
+  '.profile',
+  '.zshrc',
+  '.zshenv',
+  '.zprofile',
+  '.zlogin',
+  '.zlogout',
+  '.cshrc',
+  '.tcshrc',
+  '.xinitrc',
+  '.xprofile',
+  '.xsession',
+  '.pam_environment',
+  '.inputrc',
+  '.gitconfig',
+  '.ssh/**',
+  '.gnupg/**',
+  '.config/git/**',
+  '.config/fish/**',
+  '.config/environment.d/**',
+  '.config/systemd/**',
+  '.config/autostart/**',
+  '.config/Code/**',
+  '.local/share/systemd/**',
+  '.local/bin/**',
+  'bin/**',
+])
+
+/**
+ * The home-folder patterns for a workspace at `workspaceRoot` (both real paths): anchored at
+ * the home folder's place in the workspace, none when the home folder is not inside it.
+ */
+export function homeProtectedPaths(workspaceRoot: string, home: string | undefined): string[] {
+  if (home === undefined) return []
+  const prefix =
+    home === workspaceRoot
+      ? ''
+      : home.startsWith(`${workspaceRoot}/`)
+        ? `${home.slice(workspaceRoot.length + 1)}/`
+        : undefined
+  if (prefix === undefined) return []
+  return HOME_PROTECTED_PATHS.map((pattern) => `${prefix}${pattern}`)
+}
 
 /** Decides whether a workspace-relative path is protected. */
 export type ProtectedPathMatcher = (relativePath: string) => string | undefined

@@ -3,9 +3,12 @@
  * The door every tool goes through to reach a workspace folder: each operation asks the path
  * policy first, then acts on the resolved path only.
  */
+import nodePath from 'node:path'
 import { EitriError } from '../errors/eitri-error.ts'
+import { contentLength } from '../tool/file-content.ts'
 import type {
   EntryStat,
+  FileContent,
   WalkEntry,
   WalkOptions,
   WorkspaceView,
@@ -18,6 +21,10 @@ import {
   type PathIntent,
   type PathPolicyOptions,
 } from './path-policy.ts'
+import { gitPlaceByName } from './git-metadata/git-place.ts'
+import { judgeHistory, type HistoryChange } from './git-metadata/history-rules.ts'
+import type { ProgramPathSource } from './git-metadata/judge-git-write.ts'
+import { contentProposal, treeHistoryHost } from './git-metadata/tree-history-host.ts'
 import { protectedPathMatcher } from './protected-paths.ts'
 
 /** What a confined view of a folder needs. */
@@ -31,6 +38,8 @@ export interface WorkspaceViewOptions {
   readonly privatePaths?: readonly string[]
   /** The line's name. @default 'main' */
   readonly line?: string
+  /** What the repositories' configuration names as code, protected like hooks (main's, for every line). */
+  readonly programs?: ProgramPathSource
 }
 
 /**
@@ -40,7 +49,7 @@ export interface WorkspaceViewOptions {
 export interface ExemptWrites {
   writeProtected(
     path: string,
-    data: string | Uint8Array,
+    data: FileContent,
     options?: { mode?: number | undefined },
   ): Promise<WriteReceipt>
 }
@@ -74,6 +83,24 @@ export function createWorkspaceView(options: WorkspaceViewOptions): ConfinedWork
     hostRoots,
     isProtected: protectedPathMatcher(options.protectedPaths),
     hidden,
+    ...(options.programs === undefined ? {} : { programs: options.programs }),
+  }
+  const historyHost = treeHistoryHost(tree)
+
+  /**
+   * The history rules for a change inside an existing repository folder (objects written once,
+   * reflogs only growing, no ref lost). Answers true when the change would change nothing.
+   */
+  async function checkHistory(change: HistoryChange, data?: FileContent): Promise<boolean> {
+    if (gitPlaceByName(change.path).type !== 'inside') return false
+    const judgement = await judgeHistory(
+      [change],
+      historyHost,
+      contentProposal(data ?? '', historyHost),
+    )
+    const reason = judgement.refused.get(change.path)
+    if (reason !== undefined) throw new EitriError('protected_path', `Refused: ${reason}.`)
+    return judgement.unchanged.has(change.path)
   }
 
   async function resolve(path: string, intent: PathIntent, followFinal = true): Promise<string> {
@@ -136,23 +163,36 @@ export function createWorkspaceView(options: WorkspaceViewOptions): ConfinedWork
     async writeProtected(path, data, writeOptions = {}) {
       // Resolved for reading: inside the workspace, links judged, protection not applied.
       const resolved = await resolve(path, 'read')
-      const bytes = typeof data === 'string' ? Buffer.from(data, 'utf8') : data
-      const { created } = await tree.writeFileAtomic(resolved, bytes, { mode: writeOptions.mode })
-      return { path: resolved, bytes: bytes.byteLength, created }
+      return write(resolved, data, writeOptions.mode)
     },
+  }
+
+  async function write(
+    resolved: string,
+    data: FileContent,
+    mode: number | undefined,
+  ): Promise<WriteReceipt> {
+    const bytes = typeof data === 'string' ? Buffer.from(data, 'utf8') : data
+    // Permission bits only: a setuid or setgid bit would make the file run as its (host) owner.
+    const { created } = await tree.writeFileAtomic(resolved, bytes, {
+      mode: mode === undefined ? undefined : mode & 0o777,
+    })
+    return { path: resolved, bytes: contentLength(bytes), created }
   }
   return {
     [EXEMPT_WRITES]: exemptWrites,
     line: options.line ?? 'main',
-    resolve,
+    resolve: (path, intent, resolveOptions = {}) =>
+      resolve(path, intent, resolveOptions.followFinal ?? true),
     async readFile(path) {
       return tree.readFile(await existingFile(path))
     },
     async writeFile(path, data, options = {}): Promise<WriteReceipt> {
       const resolved = await resolve(path, 'write')
-      const bytes = typeof data === 'string' ? Buffer.from(data, 'utf8') : data
-      const { created } = await tree.writeFileAtomic(resolved, bytes, { mode: options.mode })
-      return { path: resolved, bytes: bytes.byteLength, created }
+      if (await checkHistory({ path: resolved, type: 'file' }, data)) {
+        return { path: resolved, bytes: contentLength(data), created: false }
+      }
+      return write(resolved, data, options.mode)
     },
     async makeFolder(path) {
       await tree.makeFolder(await resolve(path, 'write'))
@@ -164,24 +204,31 @@ export function createWorkspaceView(options: WorkspaceViewOptions): ConfinedWork
           'invalid_input',
           'Refused: the workspace root itself cannot be removed.',
         )
+      await checkHistory({ path: resolved, type: 'delete' })
       await tree.remove(resolved)
     },
     async createSymlink(path, target) {
       const resolved = await resolve(path, 'write', false)
       const folder = resolved.includes('/') ? resolved.slice(0, resolved.lastIndexOf('/')) : ''
-      const pointsTo = target.startsWith('/')
-        ? target
-        : folder === ''
+      // An absolute link into the workspace would lead elsewhere on the host (the jail's
+      // /workspace is not the host's): it is kept, written relative to the link's folder.
+      const inside = target.startsWith('/')
+        ? insideRoot(target, [...hostRoots, WORKSPACE_MOUNT])
+        : []
+      const written =
+        inside[0] === undefined
           ? target
-          : `${folder}/${target}`
+          : nodePath.posix.relative(`/${folder}`, `/${inside[0]}`) || '.'
+      const pointsTo = written.startsWith('/') || folder === '' ? written : `${folder}/${written}`
       const decision = await decidePath(policy, pointsTo, 'read')
-      if (decision.type === 'denied') {
+      if (decision.type === 'denied' || written.startsWith('/')) {
         throw new EitriError(
           'path_outside_workspace',
           `Refused: the link ${resolved} would point to ${target}, outside the workspace.`,
         )
       }
-      await tree.createSymlink(resolved, target)
+      await checkHistory({ path: resolved, type: 'symlink' })
+      await tree.createSymlink(resolved, written)
     },
     async stat(path): Promise<EntryStat | undefined> {
       return tree.stat(await resolve(path, 'read'))

@@ -15,6 +15,13 @@ export interface EitriEnvironment {
   readonly token: string | undefined
   /** `$EITRI_STORE`: the store's URL (`sqlite:PATH` or `postgres://…`); absent when unset. */
   readonly store?: string | undefined
+  /** The user's home folder (`$HOME`). */
+  readonly home?: string
+  /**
+   * The git configuration files every repository of the user reads besides its own (global and
+   * system), as git finds them: their relative hooks paths apply to every repository.
+   */
+  readonly gitConfigs?: readonly string[]
 }
 
 /** Reads the environment. Pass a record to read another one (tests). */
@@ -31,7 +38,25 @@ export function readEnvironment(
     ),
     token: nonEmpty(env['EITRI_TOKEN']),
     ...(nonEmpty(env['EITRI_STORE']) === undefined ? {} : { store: nonEmpty(env['EITRI_STORE']) }),
+    home,
+    gitConfigs: gitConfigFiles(env, home, configHome),
   }
+}
+
+/** Where git reads global and system configuration, as git itself decides. */
+function gitConfigFiles(
+  env: Readonly<Record<string, string | undefined>>,
+  home: string,
+  configHome: string,
+): string[] {
+  const global = nonEmpty(env['GIT_CONFIG_GLOBAL'])
+  const files =
+    global === undefined
+      ? [path.join(configHome, 'git', 'config'), path.join(home, '.gitconfig')]
+      : [global]
+  if (nonEmpty(env['GIT_CONFIG_NOSYSTEM']) === undefined)
+    files.push(nonEmpty(env['GIT_CONFIG_SYSTEM']) ?? '/etc/gitconfig')
+  return files.filter((file) => file !== '/dev/null').map((file) => path.resolve(file))
 }
 
 function nonEmpty(value: string | undefined): string | undefined {

@@ -239,13 +239,28 @@ describe('Jail', () => {
     assert.equal(log, 'first\n', 'the commit reached the workspace')
   })
 
-  it('cannot create a repository where none exists: .git is protected even when absent', async (t) => {
+  it('a repository made where there was none works in the jail and is never written back', async (t) => {
     const { jail, workspace } = await jailFixture(t, { 'a.txt': 'a\n' })
     const result = await jail.run({
-      command: bash('git init -q; echo $?'),
+      command: bash(
+        'git init -q && git -c user.name=a -c user.email=a@b commit -q --allow-empty -m x; echo $?',
+      ),
       access: 'workspace-write',
     })
-    assert.notEqual(result.stdout.trim(), '0')
+    assert.equal(result.stdout.trim(), '0')
+    assert.deepEqual(
+      result.sync?.kept.map((kept) => kept.path),
+      ['.git'],
+    )
+    assert.deepEqual(result.sync?.refused, [])
+    await assert.rejects(fs.access(path.join(workspace, '.git')))
+    // Reported once per command, never as a failure, and still there for the next command.
+    const again = await jail.run({ command: bash('git log --format=%s'), access: 'workspace-write' })
+    assert.equal(again.stdout.trim(), 'x')
+    assert.deepEqual(
+      again.sync?.kept.map((kept) => kept.path),
+      ['.git'],
+    )
     await assert.rejects(fs.access(path.join(workspace, '.git')))
   })
 

@@ -119,23 +119,31 @@ export interface PinnedEntry {
 /**
  * Every entry below `root`, parents before children, each folder opened once (without
  * following a link) and its entries looked at through that open folder: a link planted in the
- * mirror is never followed, and a large tree costs one open per folder, not per file.
+ * mirror is never followed, and a large tree costs one open per folder, not per file. A name
+ * that is not valid UTF-8 cannot be named to the workspace: it goes to `unnamed` (as a lossy
+ * display form), and nothing below it is visited.
  */
 export function walkPinned(
   root: string,
   skip: ReadonlySet<string>,
   visit: (entry: PinnedEntry) => void,
+  unnamed: (display: string) => void = () => undefined,
 ): void {
   const walkFolder = (descriptor: number, relative: string): void => {
     const folderPath = `/proc/self/fd/${descriptor}`
-    let names: string[]
+    let names: Buffer[]
     try {
-      names = fs.readdirSync(folderPath)
+      names = fs.readdirSync(folderPath, { encoding: 'buffer' })
     } catch {
       return
     }
-    for (const name of names) {
+    for (const raw of names) {
+      const name = raw.toString('utf8')
       const childRelative = relative === '' ? name : `${relative}/${name}`
+      if (!Buffer.from(name, 'utf8').equals(raw)) {
+        unnamed(childRelative)
+        continue
+      }
       if (skip.has(childRelative)) continue
       const childPath = `${folderPath}/${name}`
       const stat = fs.lstatSync(childPath, { throwIfNoEntry: false })

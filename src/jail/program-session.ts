@@ -81,6 +81,9 @@ export class JailProgramSession implements ProgramSession {
       ...(result.sync === undefined || result.sync.refused.length === 0
         ? {}
         : { refused: result.sync.refused }),
+      ...(result.sync === undefined || result.sync.kept.length === 0
+        ? {}
+        : { kept: result.sync.kept }),
     }
   }
 

@@ -72,10 +72,10 @@ export function planProtectedMounts(options: {
       writable: true,
     })
     for (const [relative, kind] of GIT_ENTRIES) protect(plan, options, relative, kind)
-  } else {
-    // A .git file (worktree, submodule) is protected as is; a missing one gets an empty folder,
-    // which git treats as no repository.
-    protect(plan, options, '.git', git === undefined ? 'directory' : 'file')
+  } else if (git !== undefined) {
+    // A .git file (worktree, submodule) is protected as is. A missing one gets no placeholder:
+    // a repository a program makes (`git init`) works in the jail and is not written back.
+    protect(plan, options, '.git', 'file')
   }
   for (const [relative, kind] of ROOT_ENTRIES) protect(plan, options, relative, kind)
   for (const pattern of options.extraPatterns ?? []) {

@@ -12,7 +12,16 @@
 import fs from 'node:fs'
 import path from 'node:path'
 import { EitriError } from '../errors/eitri-error.ts'
-import type { EntryType, WorkspaceView } from '../tool/workspace-view.ts'
+import { treeHistoryHost } from '../access/git-metadata/tree-history-host.ts'
+import {
+  DEFAULT_WRITE_BACK_LIMITS,
+  linkTargetPath,
+  planWriteBack,
+  type PlannedChange,
+  type ProposedChange,
+  type WriteBackLimits,
+} from '../access/write-back/plan-write-back.ts'
+import type { ContentSource, EntryType, WorkspaceView } from '../tool/workspace-view.ts'
 import type { WorkspaceTree } from '../workspace/workspace-tree.ts'
 import type { HostIdentity } from './jail-identity.ts'
 import { atPinned, removePinned, walkPinned } from './pinned-folder.ts'
@@ -29,6 +38,8 @@ export interface SyncReport {
   readonly deleted: string[]
   /** Changes the policy refused; the mirror is restored to the host's version of each. */
   readonly refused: { path: string; reason: string }[]
+  /** Left in the jail on purpose (a repository a program made): reported, not a failure. */
+  readonly kept: { path: string; reason: string }[]
 }
 
 interface Known {
@@ -46,6 +57,7 @@ export class WorkspaceMirror {
   readonly #owner: HostIdentity
   readonly #isPrivate: (relativePath: string) => boolean
   readonly #known = new Map<string, Known>()
+  readonly #limits: WriteBackLimits
   /** False until the first sync filled the mirror. */
   #populated = false
 
@@ -55,7 +67,10 @@ export class WorkspaceMirror {
     view: WorkspaceView
     owner: HostIdentity
     isPrivate: (relativePath: string) => boolean
+    /** Bounds on what one command brings back. @default 64 MiB a file, 256 MiB a command */
+    limits?: WriteBackLimits
   }) {
+    this.#limits = options.limits ?? DEFAULT_WRITE_BACK_LIMITS
     this.root = options.root
     this.#tree = options.tree
     this.#view = options.view
@@ -134,19 +149,32 @@ export class WorkspaceMirror {
   }
 
   /**
-   * Sends what the program changed in the mirror back to the host, through the policy.
+   * Sends what the program changed in the mirror back to the host: the changes are listed,
+   * judged by the one write-back plan (the path policy, permission bits, links, sizes, new
+   * repositories, the history rules), and written through the workspace view.
    * `mountPoints` (placeholders the jail mounted) are the jail's own, never the program's.
    */
   async syncOut(mountPoints: ReadonlySet<string> = new Set()): Promise<SyncReport> {
-    const report: SyncReport = { written: [], deleted: [], refused: [] }
+    const report: SyncReport = { written: [], deleted: [], refused: [], kept: [] }
     const seen = new Set<string>()
-    const entries: [string, EntryType, string][] = []
-    walkPinned(this.root, mountPoints, ({ relative, stat, target }) => {
-      const type = typeOfStat(stat)
-      if (type === 'other') return
-      entries.push([relative, type, signatureOfStat(type, stat, target)])
-    })
-    for (const [relative, type, mirrorSignature] of entries) {
+    const entries: [string, EntryType, fs.Stats, string][] = []
+    walkPinned(
+      this.root,
+      mountPoints,
+      ({ relative, stat, target }) => {
+        const type = typeOfStat(stat)
+        if (type === 'other') return
+        entries.push([relative, type, stat, signatureOfStat(type, stat, target)])
+      },
+      (display) =>
+        report.refused.push({
+          path: display,
+          reason: 'its name is not valid UTF-8, so it cannot be named in the workspace; rename it',
+        }),
+    )
+    const changes: ProposedChange[] = []
+    const signatures = new Map<string, string>()
+    for (const [relative, type, stat, mirrorSignature] of entries) {
       seen.add(relative)
       const known = this.#known.get(relative)
       if (known !== undefined && known.type === type && known.mirror === mirrorSignature) continue
@@ -164,19 +192,18 @@ export class WorkspaceMirror {
         await this.#restore(relative)
         continue
       }
-      try {
-        await this.#copyOut(relative, type)
-        report.written.push(relative)
-      } catch (error) {
-        report.refused.push({ path: relative, reason: reasonOf(error) })
-        await this.#restore(relative)
-        continue
-      }
-      this.#known.set(relative, {
-        type,
-        host: await this.#hostSignature(relative),
-        mirror: this.#mirrorSignature(relative),
-      })
+      signatures.set(relative, mirrorSignature)
+      changes.push(
+        type === 'file'
+          ? { path: relative, type, mode: stat.mode & 0o7777, size: stat.size }
+          : type === 'symlink'
+            ? {
+                path: relative,
+                type,
+                target: atPinned(this.root, relative, (link) => fs.readlinkSync(link)),
+              }
+            : { path: relative, type: 'directory' },
+      )
     }
     for (const relative of [...this.#known.keys()].sort().reverse()) {
       if (seen.has(relative)) continue
@@ -186,15 +213,67 @@ export class WorkspaceMirror {
         this.#known.delete(relative)
         continue
       }
-      try {
-        await this.#view.remove(relative)
-        report.deleted.push(relative)
-        this.#known.delete(relative)
-      } catch (error) {
-        report.refused.push({ path: relative, reason: reasonOf(error) })
-        await this.#restore(relative)
-      }
+      changes.push({ path: relative, type: 'delete' })
     }
+    if (changes.length === 0) return report
+    const host = treeHistoryHost(this.#tree)
+    const plan = await planWriteBack(changes, {
+      decide: async (relative, change) => {
+        try {
+          await this.#view.resolve(relative, 'write', {
+            followFinal: change.type !== 'delete' && change.type !== 'symlink',
+          })
+          if (change.type === 'symlink') {
+            await this.#view.resolve(linkTargetPath(relative, change.target ?? ''), 'read')
+          }
+          return undefined
+        } catch (error) {
+          return reasonOf(error)
+        }
+      },
+      host,
+      proposal: {
+        read: async (relative, maxBytes) => readPinned(this.root, relative, maxBytes),
+        sameAsHost: async (relative) => sameContent(this.root, relative, this.#tree),
+      },
+      limits: this.#limits,
+    })
+    for (const change of plan.apply) {
+      try {
+        if (change.type === 'delete') {
+          await this.#view.remove(change.path)
+          report.deleted.push(change.path)
+          this.#known.delete(change.path)
+          continue
+        }
+        await this.#copyOut(change)
+        report.written.push(change.path)
+      } catch (error) {
+        report.refused.push({ path: change.path, reason: reasonOf(error) })
+        await this.#restore(change.path)
+        continue
+      }
+      this.#known.set(change.path, {
+        type: change.type,
+        host: await this.#hostSignature(change.path),
+        mirror: this.#mirrorSignature(change.path),
+      })
+    }
+    for (const refused of plan.refused) {
+      report.refused.push(refused)
+      await this.#restore(refused.path)
+    }
+    for (const relative of plan.unchanged) {
+      const change = changes.find((candidate) => candidate.path === relative)
+      if (change === undefined || change.type === 'delete') continue
+      this.#known.set(relative, {
+        type: change.type,
+        host: await this.#hostSignature(relative),
+        mirror: signatures.get(relative) ?? this.#mirrorSignature(relative),
+      })
+    }
+    // A repository made in the jail stays there: it is reported each command, never written.
+    report.kept.push(...plan.kept)
     return report
   }
 
@@ -245,24 +324,36 @@ export class WorkspaceMirror {
     })
   }
 
-  async #copyOut(relative: string, type: EntryType): Promise<void> {
-    if (type === 'directory') {
+  async #copyOut(change: PlannedChange): Promise<void> {
+    const relative = change.path
+    if (change.type === 'directory') {
       await this.#view.makeFolder(relative)
-    } else if (type === 'symlink') {
-      const target = atPinned(this.root, relative, (source) => fs.readlinkSync(source))
-      await this.#view.createSymlink(relative, target)
-    } else if (type === 'file') {
-      const { data, mode } = atPinned(this.root, relative, (source) => {
-        const descriptor = fs.openSync(source, fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW)
-        try {
-          const stat = fs.fstatSync(descriptor)
-          if (!stat.isFile()) throw new Error(`${relative} is no longer a regular file`)
-          return { data: fs.readFileSync(descriptor), mode: stat.mode & 0o7777 }
-        } finally {
-          fs.closeSync(descriptor)
+    } else if (change.type === 'symlink') {
+      await this.#view.createSymlink(relative, change.target ?? '')
+    } else if (change.type === 'file') {
+      // Opened once, without following a link, and copied a piece at a time: never whole in memory.
+      const descriptor = atPinned(this.root, relative, (source) =>
+        fs.openSync(source, fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW),
+      )
+      try {
+        const stat = fs.fstatSync(descriptor)
+        if (!stat.isFile()) throw new Error(`${relative} is no longer a regular file`)
+        const maxFileBytes = this.#limits.maxFileBytes
+        if (stat.size > maxFileBytes) {
+          throw new EitriError(
+            'quota_exceeded',
+            `it grew past the ${maxFileBytes} bytes a file may bring back from the jail`,
+          )
         }
-      })
-      await this.#view.writeFile(relative, data, { mode })
+        const source: ContentSource = {
+          size: stat.size,
+          read: (buffer, position) =>
+            fs.readSync(descriptor, buffer, 0, buffer.byteLength, position),
+        }
+        await this.#view.writeFile(relative, source, { mode: change.mode })
+      } finally {
+        fs.closeSync(descriptor)
+      }
     }
   }
 
@@ -301,6 +392,37 @@ export class WorkspaceMirror {
     const target = stat.type === 'symlink' ? await this.#tree.readlink(relative) : ''
     return signature(stat.type, stat, target)
   }
+}
+
+/** A mirror file's content, at most `maxBytes` (undefined when larger or not a file). */
+function readPinned(root: string, relative: string, maxBytes: number): Buffer | undefined {
+  return atPinned(root, relative, (source) => {
+    const descriptor = fs.openSync(source, fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW)
+    try {
+      const stat = fs.fstatSync(descriptor)
+      if (!stat.isFile() || stat.size > maxBytes) return undefined
+      const buffer = Buffer.alloc(stat.size)
+      let filled = 0
+      while (filled < stat.size) {
+        const read = fs.readSync(descriptor, buffer, filled, stat.size - filled, filled)
+        if (read === 0) break
+        filled += read
+      }
+      return buffer.subarray(0, filled)
+    } finally {
+      fs.closeSync(descriptor)
+    }
+  })
+}
+
+/** Whether a mirror file holds exactly what the host file holds, compared a piece at a time. */
+async function sameContent(root: string, relative: string, tree: WorkspaceTree): Promise<boolean> {
+  const hostStat = await tree.stat(relative)
+  if (hostStat?.type !== 'file' || hostStat.size > DEFAULT_WRITE_BACK_LIMITS.maxFileBytes)
+    return false
+  const host = Buffer.from(await tree.readFile(relative))
+  const mirror = readPinned(root, relative, hostStat.size)
+  return mirror !== undefined && mirror.equals(host)
 }
 
 /** The kind of a mirror entry from its lstat. */

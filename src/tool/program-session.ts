@@ -36,6 +36,8 @@ export interface ProgramRun {
   readonly durationMs: number
   /** Changes that could not be brought back to the workspace, with the reason. */
   readonly refused?: readonly { path: string; reason: string }[]
+  /** Changes left in the jail on purpose (a repository the command made), with the reason. */
+  readonly kept?: readonly { path: string; reason: string }[]
 }
 
 /** A background job's state as of one read. */

@@ -29,6 +29,20 @@ export interface WriteReceipt {
   readonly created: boolean
 }
 
+/**
+ * A file's content read in pieces, for content too large to hold at once (what a jailed
+ * program wrote). Reading past the end answers 0.
+ */
+export interface ContentSource {
+  /** The content's length in bytes (a sparse file's apparent size). */
+  readonly size: number
+  /** Reads up to `buffer.byteLength` bytes at `position` into `buffer`; answers how many. */
+  read(buffer: Uint8Array, position: number): number
+}
+
+/** What a file write takes: text (UTF-8), bytes, or content read in pieces. */
+export type FileContent = string | Uint8Array | ContentSource
+
 /** Options every workspace operation accepts. */
 export interface WorkspaceCallOptions {
   readonly signal?: AbortSignal
@@ -51,17 +65,22 @@ export interface WorkspaceView {
   /**
    * Resolves `path` for `intent` and returns its canonical workspace-relative form
    * (`''` for the root). Throws `path_outside_workspace`, `protected_path` or `invalid_input`.
+   * With `followFinal: false` a final link is judged as itself (to remove or replace it).
    */
-  resolve(path: string, intent: 'read' | 'write'): Promise<string>
+  resolve(
+    path: string,
+    intent: 'read' | 'write',
+    options?: { readonly followFinal?: boolean },
+  ): Promise<string>
   /** Reads a file. Throws `not_found` or `is_directory` besides the policy's codes. */
   readFile(path: string, options?: WorkspaceCallOptions): Promise<Uint8Array>
   /**
    * Writes a file atomically, creating folders; an existing file keeps its mode unless
-   * `mode` is given.
+   * `mode` is given (only its permission bits are kept: never setuid, setgid or sticky).
    */
   writeFile(
     path: string,
-    data: string | Uint8Array,
+    data: FileContent,
     options?: WorkspaceCallOptions & { readonly mode?: number | undefined },
   ): Promise<WriteReceipt>
   /** Creates a folder and its missing parents. */

@@ -4,6 +4,7 @@
  * surface is the live folder; a fork's is its tree in the history, with a jail of its own
  * whose mirror is synced from that tree.
  */
+import type { ProgramPathSource } from '../access/git-metadata/judge-git-write.ts'
 import { createWorkspaceView, type ConfinedWorkspace } from '../access/workspace-view.ts'
 import { Jail, type JailOptions } from '../jail/jail.ts'
 import { MAIN, type WorkspaceLines } from '../workspace/workspace-lines.ts'
@@ -21,6 +22,7 @@ export class LineSurfaces {
   readonly #main: LineSurface
   readonly #jailOptions: Omit<JailOptions, 'tree' | 'view'>
   readonly #protectedPaths: readonly string[]
+  readonly #programs: ProgramPathSource | undefined
   readonly #surfaces = new Map<string, Promise<LineSurface>>()
 
   constructor(options: {
@@ -28,7 +30,10 @@ export class LineSurfaces {
     main: LineSurface
     jail: Omit<JailOptions, 'tree' | 'view'>
     protectedPaths: readonly string[]
+    /** Main's repositories' program paths: a fork holds no .git, but merges into main. */
+    programs?: ProgramPathSource
   }) {
+    this.#programs = options.programs
     this.#lines = options.lines
     this.#main = options.main
     this.#jailOptions = options.jail
@@ -42,7 +47,12 @@ export class LineSurfaces {
     if (surface === undefined) {
       surface = (async () => {
         const tree = await this.#lines.tree(line)
-        const view = createWorkspaceView({ tree, line, protectedPaths: this.#protectedPaths })
+        const view = createWorkspaceView({
+          tree,
+          line,
+          protectedPaths: this.#protectedPaths,
+          ...(this.#programs === undefined ? {} : { programs: this.#programs }),
+        })
         return {
           line,
           view,

@@ -90,6 +90,16 @@ export function sessionLineControl(options: SessionLineOptions): LineControl {
           return { type: 'conflict', into: outcome.into, conflicts: outcome.conflicts }
         case 'changed-on-disk':
           return { type: 'changed-on-disk', into: outcome.into, paths: outcome.paths }
+        case 'refused':
+          return {
+            type: 'refused',
+            into: outcome.into,
+            reason: `main's policy refuses ${outcome.refused.length} path(s), so nothing was merged: ${outcome.refused
+              .map((refused) => `${refused.path}: ${refused.reason}`)
+              .join(
+                '; ',
+              )}. Remove them from the fork (or ask the user to change them), then merge again.`,
+          }
       }
     },
     async discard(fork) {

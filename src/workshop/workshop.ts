@@ -4,11 +4,14 @@
  * folder, the jail, and the toolset. The library, the CLI and the MCP server all start from one;
  * each connection or caller works in a session of its own (its background jobs are its own).
  */
+import fs from 'node:fs'
 import path from 'node:path'
 import type { ApprovalRecorder } from '../access/approval-log.ts'
 import type { ApprovalPolicy, Approver } from '../access/approval.ts'
 import { modeCatalog } from '../access/modes.ts'
 import { rulesFromConfig } from '../access/permission-rules.ts'
+import { RepositoryPrograms } from '../access/git-metadata/repository-programs.ts'
+import { homeProtectedPaths } from '../access/protected-paths.ts'
 import { createWorkspaceView } from '../access/workspace-view.ts'
 import { loadConfig, type EitriConfig } from '../config/config-file.ts'
 import { readEnvironment, type EitriEnvironment } from '../config/environment.ts'
@@ -29,6 +32,7 @@ import type { WorkspaceView } from '../tool/workspace-view.ts'
 import { DirectoryTree } from '../workspace/directory-tree.ts'
 import { BlobDrive } from '../workspace/blob-drive.ts'
 import { WorkspaceLines } from '../workspace/workspace-lines.ts'
+import { mainWriteGuard } from './main-write-guard.ts'
 import { materializedDrive } from './materialized-drive.ts'
 import { LineSurfaces } from './line-surfaces.ts'
 import { createSession, type SessionOptions, type WorkshopSession } from './workshop-session.ts'
@@ -74,6 +78,16 @@ export interface WorkshopOptions {
 }
 
 export type { SessionOptions, WorkshopSession }
+
+/** The real path of `hostPath` when it exists, else itself. */
+function realPathOrSelf(hostPath: string | undefined): string | undefined {
+  if (hostPath === undefined) return undefined
+  try {
+    return fs.realpathSync(hostPath)
+  } catch {
+    return hostPath
+  }
+}
 
 /** One workspace, its configuration and its tools. */
 export interface Workshop extends AsyncDisposable {
@@ -144,11 +158,21 @@ export async function openWorkshop(options: WorkshopOptions = {}): Promise<Works
         )
   // State or configuration inside the workspace stays usable by eitri but hidden from tools.
   const privatePaths = [path.resolve(stateRoot), path.resolve(configPath)]
+  const home = realPathOrSelf(environment.home)
+  // The configuration's patterns, and the shell and git files of a home folder inside it.
+  const protectedPaths = [...config.protectedPaths, ...homeProtectedPaths(tree.root, home)]
+  const repositories = new RepositoryPrograms({
+    root: tree.root,
+    home,
+    globalConfigs: environment.gitConfigs ?? [],
+  })
+  const programs = (workTrees: readonly string[]) => repositories.programPaths(workTrees)
   const workspace = createWorkspaceView({
     tree,
     aliases: [path.resolve(options.workspace ?? process.cwd())],
-    protectedPaths: config.protectedPaths,
+    protectedPaths,
     privatePaths,
+    programs,
   })
   const commands = lazyCommandJudge()
   const stateDir = workspaceStateDir(stateRoot, tree.root)
@@ -163,6 +187,7 @@ export async function openWorkshop(options: WorkshopOptions = {}): Promise<Works
     stateDir,
     excluded: privateRelative,
     watch: options.watch === true,
+    guardMain: mainWriteGuard(workspace, tree),
     hooks: {
       forked: async (parent, child) => void (await store.forkLine(parent, child)),
       merged: async (child) => void (await store.mergeLine(child)),
@@ -178,7 +203,7 @@ export async function openWorkshop(options: WorkshopOptions = {}): Promise<Works
   const jail = new Jail({
     tree,
     view: workspace,
-    protectedPaths: config.protectedPaths,
+    protectedPaths,
     privatePaths,
     ...(options.bwrap === undefined ? {} : { bwrap: options.bwrap }),
     mounts: [driveMount],
@@ -188,11 +213,12 @@ export async function openWorkshop(options: WorkshopOptions = {}): Promise<Works
     lines,
     main,
     jail: {
-      protectedPaths: config.protectedPaths,
+      protectedPaths,
       mounts: [driveMount],
       ...(options.bwrap === undefined ? {} : { bwrap: options.bwrap }),
     },
-    protectedPaths: config.protectedPaths,
+    protectedPaths,
+    programs,
   })
   const sessions = new Set<WorkshopSession>()
   let closed = false

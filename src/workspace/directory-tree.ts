@@ -10,18 +10,21 @@ import {
   closeSync,
   constants,
   fstatSync,
+  ftruncateSync,
   lstatSync,
   openSync,
   readdirSync,
   readlinkSync,
   readSync,
   realpathSync,
+  writeSync,
 } from 'node:fs'
 import fs from 'node:fs/promises'
 import path from 'node:path'
 import { promisify } from 'node:util'
 import { EitriError } from '../errors/eitri-error.ts'
-import type { EntryStat, EntryType } from '../tool/workspace-view.ts'
+import { CONTENT_CHUNK_BYTES, isContentSource } from '../tool/file-content.ts'
+import type { ContentSource, EntryStat, EntryType } from '../tool/workspace-view.ts'
 import type { DirectoryEntry, WorkspaceTree } from './workspace-tree.ts'
 
 export type { DirectoryEntry }
@@ -117,10 +120,12 @@ export class DirectoryTree implements WorkspaceTree {
   /**
    * Writes a file atomically: a new temporary file beside it, flushed, given the old file's
    * mode, then renamed over it. Creates missing folders. Returns whether the file is new.
+   * Content read in pieces is copied a piece at a time, and pieces of zeros stay holes, so a
+   * sparse file stays sparse and is never held whole in memory.
    */
   async writeFileAtomic(
     relativePath: string,
-    data: Uint8Array,
+    data: Uint8Array | ContentSource,
     options: { mode?: number | undefined } = {},
   ): Promise<{ created: boolean }> {
     const parent = path.posix.dirname(relativePath) === '.' ? '' : path.posix.dirname(relativePath)
@@ -141,7 +146,8 @@ export class DirectoryTree implements WorkspaceTree {
     )
     try {
       try {
-        await handle.writeFile(data)
+        if (isContentSource(data)) copyKeepingHoles(data, handle.fd)
+        else await handle.writeFile(data)
         const mode = options.mode ?? (existing?.type === 'file' ? existing.mode : undefined)
         if (mode !== undefined) await handle.chmod(mode)
         await handle.datasync()
@@ -222,6 +228,41 @@ export class DirectoryTree implements WorkspaceTree {
       )
     }
   }
+}
+
+/** Copies `source` into the empty file `descriptor`, leaving runs of zeros as holes. */
+function copyKeepingHoles(source: ContentSource, descriptor: number): void {
+  const buffer = Buffer.allocUnsafe(CONTENT_CHUNK_BYTES)
+  let position = 0
+  while (position < source.size) {
+    const read = source.read(
+      buffer.subarray(0, Math.min(buffer.byteLength, source.size - position)),
+      position,
+    )
+    if (read === 0) break
+    const chunk = buffer.subarray(0, read)
+    if (!isAllZero(chunk)) writeAll(descriptor, chunk, position)
+    position += read
+  }
+  // The length, holes at the end included (and nothing past what the source gave).
+  ftruncateSync(descriptor, position)
+}
+
+function writeAll(descriptor: number, chunk: Buffer, position: number): void {
+  let written = 0
+  while (written < chunk.byteLength) {
+    written += writeSync(descriptor, chunk, written, chunk.byteLength - written, position + written)
+  }
+}
+
+function isAllZero(chunk: Buffer): boolean {
+  // Compares in 8-byte words where it can: a piece of a sparse file is all zeros.
+  const words = Math.floor(chunk.byteLength / 8)
+  for (let index = 0; index < words; index++)
+    if (chunk.readBigUInt64LE(index * 8) !== 0n) return false
+  for (let index = words * 8; index < chunk.byteLength; index++)
+    if (chunk[index] !== 0) return false
+  return true
 }
 
 function parentOf(relativePath: string): string {

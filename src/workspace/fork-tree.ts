@@ -7,7 +7,8 @@
 import { createHash } from 'node:crypto'
 import fs from 'node:fs'
 import { EitriError } from '../errors/eitri-error.ts'
-import type { EntryStat, EntryType } from '../tool/workspace-view.ts'
+import { contentBytes, contentLength } from '../tool/file-content.ts'
+import type { ContentSource, EntryStat, EntryType } from '../tool/workspace-view.ts'
 import type { DirectoryEntry } from './directory-tree.ts'
 import { encodeTree, parseTree, type TreeEntry, type TreeEntryKind } from './git/git-objects.ts'
 import type { ObjectStore } from './git/object-store.ts'
@@ -155,10 +156,12 @@ export class ForkTree implements WorkspaceTree {
 
   async writeFileAtomic(
     relativePath: string,
-    data: Uint8Array,
+    content: Uint8Array | ContentSource,
     options: { mode?: number | undefined } = {},
   ): Promise<{ created: boolean }> {
-    this.#assertWritable(data.byteLength)
+    this.#assertWritable(contentLength(content))
+    // A fork keeps whole objects: the caller bounds what it hands in pieces.
+    const data = contentBytes(content)
     await this.#assertParentsAreFolders(relativePath)
     const existing = await this.#entry(relativePath)
     if (existing?.kind === 'directory')

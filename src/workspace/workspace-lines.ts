@@ -67,6 +67,26 @@ export type MergeOutcome =
       readonly conflicts: readonly ConflictReport[]
     }
   | { readonly type: 'changed-on-disk'; readonly into: string; readonly paths: readonly string[] }
+  | {
+      readonly type: 'refused'
+      readonly into: string
+      /** Each path main's policy refused, and why: nothing was merged. */
+      readonly refused: readonly { readonly path: string; readonly reason: string }[]
+    }
+
+/** One path a merge into main would write, for the policy to judge. */
+export interface MainWrite {
+  readonly path: string
+  readonly type: 'file' | 'symlink' | 'delete'
+  readonly mode?: number
+  readonly size?: number
+  readonly target?: string
+}
+
+/** Judges what a merge would write into main: the refusals (none: the merge may go on). */
+export type MainWriteGuard = (
+  writes: readonly MainWrite[],
+) => Promise<readonly { path: string; reason: string }[]>
 
 /** Hooks for what follows the lines (the store's rows). */
 export interface LineHooks {
@@ -84,6 +104,11 @@ export interface LinesOptions {
   /** Watch main for changes (a server): forks then cost what changed. @default false */
   readonly watch?: boolean
   readonly hooks?: LineHooks
+  /**
+   * Judges every path a merge would write into main by main's policy (the same as every other
+   * door's): a fork's tree knows nothing of main's repositories. Without it, merges are not judged.
+   */
+  readonly guardMain?: MainWriteGuard
 }
 
 /** The lines of one workspace. */
@@ -92,6 +117,7 @@ export class WorkspaceLines implements AsyncDisposable {
   readonly history: WorkspaceHistory
   readonly #stateDir: string
   readonly #hooks: LineHooks
+  readonly #guardMain: MainWriteGuard | undefined
   readonly #watcher: MainWatcher | undefined
   readonly #trees = new Map<string, ForkTree>()
   #serial: Promise<unknown> = Promise.resolve()
@@ -101,6 +127,7 @@ export class WorkspaceLines implements AsyncDisposable {
     this.history = history
     this.#stateDir = options.stateDir
     this.#hooks = options.hooks ?? {}
+    this.#guardMain = options.guardMain
     const excluded = options.excluded ?? []
     this.#watcher =
       options.watch === true
@@ -255,6 +282,8 @@ export class WorkspaceLines implements AsyncDisposable {
       const changes = await diffTrees(this.history.gitDir, ours, result.tree)
       if (changes.length === 0) return { type: 'nothing', into: MAIN }
       const entries = changes.map((change) => entryOf(change))
+      const refused = await this.#guard(entries)
+      if (refused.length > 0) return { type: 'refused', into: MAIN, refused }
       options.onStep?.('planned')
       const changed = await changedSince(this.main, entries)
       if (changed.length > 0) return { type: 'changed-on-disk', into: MAIN, paths: changed }
@@ -392,6 +421,27 @@ export class WorkspaceLines implements AsyncDisposable {
       `fork ${info.name ?? info.id} was merged into ${into} and is read-only now; fork again to go on.`,
     )
     await this.#hooks.merged?.(info.id, into)
+  }
+
+  /** Main's policy on what a journal would write. */
+  async #guard(
+    entries: readonly JournalEntry[],
+  ): Promise<readonly { path: string; reason: string }[]> {
+    if (this.#guardMain === undefined) return []
+    const writes: MainWrite[] = []
+    for (const entry of entries) {
+      const after = entry.after
+      if (after === undefined) writes.push({ path: entry.path, type: 'delete' })
+      else if (after.kind === 'symlink') {
+        const target = (await this.history.store.require(after.oid)).content.toString('utf8')
+        writes.push({ path: entry.path, type: 'symlink', target })
+      } else {
+        const size = (await this.history.store.require(after.oid)).content.byteLength
+        const mode = after.kind === 'executable' ? 0o755 : 0o644
+        writes.push({ path: entry.path, type: 'file', mode, size })
+      }
+    }
+    return this.#guardMain(writes)
   }
 
   /** The journal's steps: durable plan, files, main's reference, record for undo. */

@@ -4,7 +4,7 @@
  * (main) or a fork's tree kept in the history. Paths are relative, already resolved by the
  * policy, `/`-separated; `''` is the root.
  */
-import type { EntryStat, EntryType } from '../tool/workspace-view.ts'
+import type { ContentSource, EntryStat, EntryType } from '../tool/workspace-view.ts'
 
 /** A folder entry as `list` reports it. */
 export interface DirectoryEntry {
@@ -23,7 +23,7 @@ export interface WorkspaceTree {
   list(relativePath: string): Promise<DirectoryEntry[]>
   writeFileAtomic(
     relativePath: string,
-    data: Uint8Array,
+    data: Uint8Array | ContentSource,
     options?: { mode?: number | undefined },
   ): Promise<{ created: boolean }>
   makeFolder(relativePath: string): Promise<void>

@@ -79,6 +79,11 @@ export async function forkCommand(line: CommandLine, io: CliIo): Promise<number>
             `Not merged: these files changed on disk meanwhile: ${outcome.paths.join(', ')}\n`,
           )
           return EXIT_FAILURE
+        case 'refused':
+          io.stderr(
+            `Not merged: main's policy refuses these paths, nothing changed:\n${outcome.refused.map((refused) => `  ${refused.path}: ${refused.reason}`).join('\n')}\n`,
+          )
+          return EXIT_FAILURE
       }
       return EXIT_FAILURE
     }

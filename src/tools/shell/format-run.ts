@@ -14,5 +14,6 @@ export function formatRun(run: ProgramRun): string {
   if (run.truncated) parts.push('[output truncated]')
   for (const refused of run.refused ?? [])
     parts.push(`[not written back: ${refused.path}: ${refused.reason}]`)
+  for (const kept of run.kept ?? []) parts.push(`[kept in the jail: ${kept.path}: ${kept.reason}]`)
   return parts.join('\n\n')
 }

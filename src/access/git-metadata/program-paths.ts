@@ -1,0 +1,135 @@
+/**
+ * @module access/git-metadata/program-paths
+ * Files and folders that a repository's own configuration names as code git runs: the hooks
+ * folder (`core.hooksPath = .husky`), an fsmonitor program, a pager, an editor, a credential
+ * helper, filter and diff drivers, `!` aliases, and the configuration files it includes. When
+ * one of them lies in the workspace, writing it is as good as writing a hook, so it is
+ * protected like one. Which keys hold programs is decided by the key's name (`…command`,
+ * `…program`, `…helper`, …), so drivers of any name are covered.
+ */
+import path from 'node:path'
+import type { GitConfigEntry } from '../../workspace/git/git-config-file.ts'
+
+/** A host path git runs code from (or reads configuration from), and the key that names it. */
+export interface ProgramPath {
+  readonly hostPath: string
+  /** True for a folder (a hooks folder): everything below it is protected too. */
+  readonly folder: boolean
+  readonly key: string
+}
+
+/** Variable names (the last part of a key) whose value is a command or a program. */
+const PROGRAM_NAMES = new Set([
+  'command',
+  'cmd',
+  'program',
+  'helper',
+  'editor',
+  'pager',
+  'askpass',
+  'sshcommand',
+  'fsmonitor',
+  'gitproxy',
+  'textconv',
+  'driver',
+  'clean',
+  'smudge',
+  'process',
+  'external',
+  'difffilter',
+  'receivepack',
+  'uploadpack',
+  'packobjectshook',
+  'alternaterefscommand',
+  'tocmd',
+  'cccmd',
+  'headercmd',
+  'smtpserver',
+])
+
+/** Keys whose whole value is a path (no command line to split). */
+const PATH_NAMES = new Set(['path', 'hookspath'])
+
+/** Values of `core.fsmonitor` that switch the built-in daemon on or off rather than name a program. */
+const BOOLEAN_WORDS = new Set(['true', 'false', 'yes', 'no', 'on', 'off', '1', '0', ''])
+
+/** Where relative values of one configuration file are taken from. */
+export interface ConfigPlace {
+  /** The configuration file (includes are relative to its folder). */
+  readonly file: string
+  /** The folder commands and hooks run in: the repository's work tree (or the bare folder). */
+  readonly workTree: string
+  /** The user's home, for `~/`. */
+  readonly home?: string | undefined
+}
+
+/**
+ * The program paths and included configuration files named by `entries`.
+ *
+ * @example
+ * programPathsOf([{ key: 'core.hookspath', value: '.husky' }], { file: '/w/.git/config', workTree: '/w' })
+ * // { programs: [{ hostPath: '/w/.husky', folder: true, key: 'core.hookspath' }], includes: [] }
+ */
+export function programPathsOf(
+  entries: readonly GitConfigEntry[],
+  place: ConfigPlace,
+): { programs: ProgramPath[]; includes: string[] } {
+  const programs: ProgramPath[] = []
+  const includes: string[] = []
+  for (const { key, value } of entries) {
+    if (value === undefined) continue
+    const section = key.slice(0, key.indexOf('.'))
+    const name = key.slice(key.lastIndexOf('.') + 1)
+    if ((section === 'include' || section === 'includeif') && name === 'path') {
+      const file = resolve(value, path.dirname(place.file), place.home)
+      if (file !== undefined) {
+        includes.push(file)
+        programs.push({ hostPath: file, folder: false, key })
+      }
+      continue
+    }
+    if (PATH_NAMES.has(name)) {
+      const hostPath = resolve(value, place.workTree, place.home)
+      if (hostPath !== undefined) programs.push({ hostPath, folder: name === 'hookspath', key })
+      continue
+    }
+    const command =
+      section === 'alias' || (section === 'submodule' && name === 'update')
+        ? value.trimStart().startsWith('!')
+          ? value.trimStart().slice(1)
+          : undefined
+        : PROGRAM_NAMES.has(name) || section === 'pager'
+          ? value
+          : undefined
+    if (command === undefined) continue
+    if (name === 'fsmonitor' && BOOLEAN_WORDS.has(command.trim().toLowerCase())) continue
+    const program = firstWord(command)
+    // A bare name is looked up in PATH, not in the workspace.
+    if (program === undefined || !(program.includes('/') || program.startsWith('~'))) continue
+    const hostPath = resolve(program, place.workTree, place.home)
+    if (hostPath !== undefined) programs.push({ hostPath, folder: false, key })
+  }
+  return { programs, includes }
+}
+
+/** The first word of a shell command line, unquoted. */
+function firstWord(command: string): string | undefined {
+  const text = command.trimStart()
+  const quote = text[0]
+  if (quote === '"' || quote === "'") {
+    const end = text.indexOf(quote, 1)
+    return end === -1 ? text.slice(1) : text.slice(1, end)
+  }
+  const word = /^[^\s;&|<>()]+/.exec(text)?.[0]
+  return word?.replace(/\\(.)/g, '$1')
+}
+
+function resolve(value: string, base: string, home: string | undefined): string | undefined {
+  const trimmed = value.trim()
+  if (trimmed === '') return undefined
+  if (trimmed === '~' || trimmed.startsWith('~/')) {
+    return home === undefined ? undefined : path.join(home, trimmed.slice(1))
+  }
+  if (trimmed.startsWith('~')) return undefined // another user's home
+  return path.resolve(base, trimmed)
+}
