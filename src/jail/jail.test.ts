@@ -255,7 +255,10 @@ describe('Jail', () => {
     assert.deepEqual(result.sync?.refused, [])
     await assert.rejects(fs.access(path.join(workspace, '.git')))
     // Reported once per command, never as a failure, and still there for the next command.
-    const again = await jail.run({ command: bash('git log --format=%s'), access: 'workspace-write' })
+    const again = await jail.run({
+      command: bash('git log --format=%s'),
+      access: 'workspace-write',
+    })
     assert.equal(again.stdout.trim(), 'x')
     assert.deepEqual(
       again.sync?.kept.map((kept) => kept.path),

@@ -259,7 +259,9 @@ export class WorkspaceMirror {
         mirror: this.#mirrorSignature(change.path),
       })
     }
-    for (const refused of plan.refused) {
+    // Parents before children: a refused folder removal comes back before what it held.
+    const depth = (relative: string): number => relative.split('/').length
+    for (const refused of [...plan.refused].sort((a, b) => depth(a.path) - depth(b.path))) {
       report.refused.push(refused)
       await this.#restore(refused.path)
     }

@@ -16,6 +16,7 @@ import { networkAttacks } from './network-attacks.ts'
 import { privilegeAttacks } from './privilege-attacks.ts'
 import { processAttacks } from './process-attacks.ts'
 import { protectedPathAttacks } from './protected-path-attacks.ts'
+import { repositoryAttacks } from './repository-attacks.ts'
 
 /** Every attack, by class number. */
 export const ATTACKS: readonly Attack[] = [
@@ -24,6 +25,7 @@ export const ATTACKS: readonly Attack[] = [
   ...processAttacks,
   ...privilegeAttacks,
   ...networkAttacks,
+  ...repositoryAttacks,
 ].sort((a, b) => a.id - b.id)
 
 /** A stable key per attack (a class may have more than one). */

@@ -6,6 +6,7 @@ import { randomBytes } from 'node:crypto'
 import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
+import { RepositoryPrograms } from '../../src/access/git-metadata/repository-programs.ts'
 import { createWorkspaceView } from '../../src/access/workspace-view.ts'
 import { Jail } from '../../src/jail/jail.ts'
 import { ToolRegistry } from '../../src/tool/tool-registry.ts'
@@ -41,7 +42,12 @@ export function createContext(
   const cleanups: (() => unknown)[] = []
   const jailOver = (folder: string): { jail: Jail; view: WorkspaceView } => {
     const tree = new DirectoryTree(folder)
-    const view = createWorkspaceView({ tree })
+    // As the workshop builds it: what the repository's configuration names as code is protected.
+    const repositories = new RepositoryPrograms({ root: tree.root })
+    const view = createWorkspaceView({
+      tree,
+      programs: (workTrees) => repositories.programPaths(workTrees),
+    })
     const jail = new Jail({ tree, view })
     jails.push(jail)
     return { jail, view }
