@@ -88,6 +88,26 @@ const httpSchema = z
   })
   .default({ allow: [], maxResponseBytes: 5 * 1024 * 1024, timeoutMs: 30_000 })
 
+const MIB = 1024 * 1024
+
+/** What one jailed command may bring back to the workspace, by apparent size. */
+const jailSchema = z
+  .strictObject({
+    maxFileBytes: z
+      .number()
+      .int()
+      .positive()
+      .default(64 * MIB)
+      .describe('The largest file a jailed command brings back.'),
+    maxCommandBytes: z
+      .number()
+      .int()
+      .positive()
+      .default(256 * MIB)
+      .describe("All of one jailed command's files together."),
+  })
+  .default({ maxFileBytes: 64 * MIB, maxCommandBytes: 256 * MIB })
+
 /** The configuration file's schema. Later capabilities add their sections here. */
 export const configSchema = z.strictObject({
   protectedPaths: z
@@ -117,6 +137,7 @@ export const configSchema = z.strictObject({
       error: 'mode names must be unique',
     }),
   rules: rulesSchema.default({ allow: [], deny: [] }),
+  jail: jailSchema.describe('Bounds on what a jailed command brings back to the workspace.'),
 })
 
 /** A mode as configured. */

@@ -267,6 +267,86 @@ describe('Jail', () => {
     await assert.rejects(fs.access(path.join(workspace, '.git')))
   })
 
+  it('brings a sparse file back sparse, and refuses one over the bound by apparent size, reading none of it', async (t) => {
+    const { jail, workspace } = await jailFixture(
+      t,
+      {},
+      {
+        writeBack: { maxFileBytes: 48 * 1024 * 1024, maxTotalBytes: 64 * 1024 * 1024 },
+      },
+    )
+    const result = await jail.run({
+      command: bash(
+        'truncate -s 40M sparse && printf end >> sparse && head -c 2M /dev/urandom > dense && truncate -s 1G huge && truncate -s 30M z-second',
+      ),
+      access: 'workspace-write',
+    })
+    assert.equal(result.exitCode, 0, result.stderr)
+    const sparse = await fs.stat(path.join(workspace, 'sparse'))
+    assert.equal(sparse.size, 40 * 1024 * 1024 + 3)
+    // Holes stay holes: a few blocks on disk, not 40 MiB (the dense control has all of its own).
+    assert.ok(sparse.blocks * 512 < 2 * 1024 * 1024, `sparse uses ${sparse.blocks * 512} bytes`)
+    const dense = await fs.stat(path.join(workspace, 'dense'))
+    assert.ok(dense.blocks * 512 >= 2 * 1024 * 1024)
+    const tail = Buffer.alloc(3)
+    const handle = await fs.open(path.join(workspace, 'sparse'))
+    await handle.read(tail, 0, 3, 40 * 1024 * 1024)
+    await handle.close()
+    assert.equal(tail.toString(), 'end')
+    await assert.rejects(fs.access(path.join(workspace, 'huge')))
+    await assert.rejects(fs.access(path.join(workspace, 'z-second')))
+    const refused = new Map(result.sync?.refused.map((entry) => [entry.path, entry.reason]))
+    assert.match(refused.get('huge') ?? '', /1\.0 GiB \(apparent size\), over the 48 MiB/)
+    assert.match(refused.get('z-second') ?? '', /pass 64 MiB together/)
+  })
+
+  it('never brings back setuid, setgid or sticky bits', async (t) => {
+    const { jail, workspace } = await jailFixture(t)
+    const result = await jail.run({
+      command: bash('cp /usr/bin/id u && chmod 6755 u && touch s && chmod 1644 s && ls -l u s'),
+      access: 'workspace-write',
+    })
+    assert.equal(result.exitCode, 0, result.stderr)
+    assert.match(result.stdout, /rwsr-sr-x/)
+    assert.equal((await fs.stat(path.join(workspace, 'u'))).mode & 0o7777, 0o755)
+    assert.equal((await fs.stat(path.join(workspace, 's'))).mode & 0o7777, 0o644)
+  })
+
+  it('brings git commits back: new objects, moved refs and grown reflogs; refuses lost ones', async (t) => {
+    const { jail, workspace } = await jailFixture(t, { 'a.txt': 'a\n' })
+    const git = (script: string) =>
+      jail.run({
+        command: bash(`git -c user.name=a -c user.email=a@b ${script}`),
+        access: 'workspace-write',
+      })
+    // The repository is the host's: made outside the jail.
+    const { execFileSync } = await import('node:child_process')
+    execFileSync('git', ['init', '-q', '-b', 'main'], { cwd: workspace })
+    execFileSync(
+      'git',
+      ['-c', 'user.name=p', '-c', 'user.email=p@e', 'commit', '-q', '--allow-empty', '-m', 'first'],
+      { cwd: workspace },
+    )
+    execFileSync('git', ['branch', 'keep'], { cwd: workspace })
+    const committed = await git(
+      'add a.txt && git -c user.name=a -c user.email=a@b commit -q -m second && git branch extra',
+    )
+    assert.equal(committed.exitCode, 0, committed.stderr)
+    assert.deepEqual(committed.sync?.refused, [])
+    const log = execFileSync('git', ['log', '--format=%s', 'extra'], { cwd: workspace }).toString()
+    assert.equal(log, 'second\nfirst\n')
+    const removed = await git('branch -D keep && git reflog expire --expire=now --all')
+    assert.equal(removed.exitCode, 0, removed.stderr)
+    const refusedPaths = (removed.sync?.refused ?? []).map((entry) => entry.path)
+    assert.ok(refusedPaths.includes('.git/refs/heads/keep'), refusedPaths.join(', '))
+    assert.ok(refusedPaths.includes('.git/logs/HEAD'), refusedPaths.join(', '))
+    assert.equal(
+      execFileSync('git', ['rev-parse', '--verify', '-q', 'keep'], { cwd: workspace }).toString()
+        .length,
+      41,
+    )
+  })
+
   it('fails closed when bubblewrap is missing: jail_unavailable with the fix, and nothing runs', async (t) => {
     const { jail, workspace } = await jailFixture(t, {}, { bwrap: '/nonexistent/bwrap' })
     const availability = await jail.availability()

@@ -27,6 +27,7 @@ import { JailedProcess, type JailedExit } from './jailed-process.ts'
 import { planProtectedMounts, removeMountPoints, type Placeholders } from './protected-mounts.ts'
 import { NODE_MOUNT, SUPERVISOR_FILE, SUPERVISOR_MOUNT, WarmJail } from './warm-jail.ts'
 import { WorkspaceMirror, type SyncReport } from './workspace-mirror.ts'
+import type { WriteBackLimits } from '../access/write-back/plan-write-back.ts'
 
 /** Default wall-clock limit of a foreground run. */
 export const DEFAULT_JAIL_TIMEOUT_MS = 60_000
@@ -49,6 +50,8 @@ export interface JailOptions {
   readonly temporaryRoot?: string
   /** Binds every program gets (the blob drive, read-only at /drive). */
   readonly mounts?: readonly JailBind[]
+  /** What one command may bring back. @default 64 MiB a file, 256 MiB a command */
+  readonly writeBack?: WriteBackLimits
 }
 
 /** One program to run. */
@@ -403,6 +406,7 @@ export class Jail implements AsyncDisposable {
       tree: this.#options.tree,
       view: this.#options.view,
       owner: this.identity,
+      ...(this.#options.writeBack === undefined ? {} : { limits: this.#options.writeBack }),
       isPrivate: (relative) =>
         privateRelative.some((hidden) => relative === hidden || relative.startsWith(`${hidden}/`)),
     })

@@ -200,9 +200,14 @@ export async function openWorkshop(options: WorkshopOptions = {}): Promise<Works
   const drive = new BlobDrive(lines.history, stateDir)
   const driveCopy = await materializedDrive(drive)
   const driveMount = { source: driveCopy.folder, target: '/drive', writable: false }
+  const writeBack = {
+    maxFileBytes: config.jail.maxFileBytes,
+    maxTotalBytes: config.jail.maxCommandBytes,
+  }
   const jail = new Jail({
     tree,
     view: workspace,
+    writeBack,
     protectedPaths,
     privatePaths,
     ...(options.bwrap === undefined ? {} : { bwrap: options.bwrap }),
@@ -214,6 +219,7 @@ export async function openWorkshop(options: WorkshopOptions = {}): Promise<Works
     main,
     jail: {
       protectedPaths,
+      writeBack,
       mounts: [driveMount],
       ...(options.bwrap === undefined ? {} : { bwrap: options.bwrap }),
     },

@@ -107,7 +107,9 @@ export async function planWriteBack(
   }
   const candidates: PlannedChange[] = []
   let totalBytes = 0
-  for (const change of changes) {
+  // In path order, so which files pass the command's bound does not depend on how they were found.
+  const byPath = [...changes].sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0))
+  for (const change of byPath) {
     if (newRepositories.some((repository) => within(change.path, repository))) continue
     const planned = sanitize(change, mount)
     if (typeof planned === 'string') {

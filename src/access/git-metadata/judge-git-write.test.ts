@@ -1,0 +1,160 @@
+import assert from 'node:assert/strict'
+import { execFileSync } from 'node:child_process'
+import fs from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
+import { before, describe, it } from 'node:test'
+import { EitriError } from '../../errors/eitri-error.ts'
+import { DirectoryTree } from '../../workspace/directory-tree.ts'
+import { createWorkspaceView, type ConfinedWorkspace } from '../workspace-view.ts'
+import { RepositoryPrograms } from './repository-programs.ts'
+
+const git = (cwd: string, ...args: string[]): void =>
+  void execFileSync('git', args, {
+    cwd,
+    env: { PATH: process.env['PATH'], GIT_CONFIG_NOSYSTEM: '1', GIT_CONFIG_GLOBAL: '/dev/null' },
+  })
+
+function put(root: string, relative: string, content = 'x\n'): void {
+  fs.mkdirSync(path.dirname(path.join(root, relative)), { recursive: true })
+  fs.writeFileSync(path.join(root, relative), content)
+}
+
+/**
+ * A workspace like a real one: a repository whose configuration names a hooks folder and
+ * programs, a nested repository, a bare fixture repository, folders that are almost
+ * repositories, and a global configuration with a relative hooks path.
+ */
+async function workspace(): Promise<{ root: string; view: ConfinedWorkspace }> {
+  const base = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'eitri-git-write-')))
+  const root = path.join(base, 'work')
+  fs.mkdirSync(root)
+  git(root, 'init', '-q')
+  git(root, 'config', 'core.hooksPath', '.husky')
+  git(root, 'config', 'core.fsmonitor', 'tools/fsmonitor.sh')
+  git(root, 'config', 'core.pager', 'less -R')
+  git(root, 'config', 'alias.x', '!scripts/x.sh --flag')
+  git(root, 'config', 'filter.lfs.clean', '"tools/clean filter" %f')
+  git(root, 'config', 'credential.helper', '/usr/bin/elsewhere')
+  git(root, 'config', 'include.path', '../.gitconfig.extra')
+  put(root, '.gitconfig.extra', '[include]\n\tpath = config/more.gitconfig\n')
+  put(root, 'config/more.gitconfig', '[diff "img"]\n\ttextconv = bin/img2txt\n')
+  fs.mkdirSync(path.join(root, 'vendor/lib'), { recursive: true })
+  git(path.join(root, 'vendor/lib'), 'init', '-q')
+  git(path.join(root, 'vendor/lib'), 'config', 'core.hooksPath', 'hooks')
+  git(base, 'init', '-q', '--bare', path.join(root, 'fixtures/repo.git'))
+  for (const folder of ['half/objects', 'half/refs'])
+    fs.mkdirSync(path.join(root, folder), { recursive: true })
+  put(root, 'common/HEAD', 'ref: refs/heads/main\n')
+  put(root, 'headrefs/HEAD', 'ref: refs/heads/main\n')
+  fs.mkdirSync(path.join(root, 'headrefs/refs'))
+  const global = path.join(base, 'global.gitconfig')
+  fs.writeFileSync(global, '[core]\n\thooksPath = .githooks\n')
+  const repositories = new RepositoryPrograms({ root, globalConfigs: [global] })
+  const view = createWorkspaceView({
+    tree: new DirectoryTree(root),
+    programs: (workTrees) => repositories.programPaths(workTrees),
+  })
+  return { root, view }
+}
+
+async function decision(view: ConfinedWorkspace, target: string): Promise<string> {
+  try {
+    return `allowed ${await view.resolve(target, 'write')}`
+  } catch (error) {
+    if (EitriError.isInstance(error)) return `${error.code}: ${error.message}`
+    throw error
+  }
+}
+
+describe('the git rule of the path policy', () => {
+  let fixture: { root: string; view: ConfinedWorkspace }
+  before(async () => {
+    fixture = await workspace()
+  })
+
+  const refused: [string, RegExp][] = [
+    ['.git', /repository's own folder/],
+    ['vendor/lib/.git', /repository's own folder/],
+    ['.git/config', /only objects, refs/],
+    ['.git/hooks/pre-commit', /only objects, refs/],
+    ['.git/commondir', /only objects, refs/],
+    ['.git/objects/info/alternates', /only objects, refs/],
+    ['.git/modules/m/config', /only objects, refs/],
+    ['.git/worktrees/w/gitdir', /only objects, refs/],
+    ['.git/description', /only objects, refs/],
+    ['vendor/lib/.git/config', /only objects, refs/],
+    ['sub/.git/HEAD', /would create a repository \(sub\/\.git\)/],
+    ['sub/.git', /repository's own folder/],
+    ['deep/new/.git/config', /would create a repository/],
+    ['fixtures/repo.git/config', /inside a repository folder \(fixtures\/repo\.git\)/],
+    ['fixtures/repo.git/hooks/post-update', /inside a repository folder/],
+    ['half/HEAD', /would make half a repository/],
+    ['common/commondir', /would make common a repository/],
+    ['headrefs/objects/pack/p.pack', /would make headrefs a repository/],
+    ['.husky/pre-commit', /core\.hookspath/],
+    ['.husky', /core\.hookspath/],
+    ['tools/fsmonitor.sh', /core\.fsmonitor/],
+    ['scripts/x.sh', /alias\.x/],
+    ['tools/clean filter', /filter\.lfs\.clean/],
+    ['.gitconfig.extra', /include\.path/],
+    ['config/more.gitconfig', /include\.path/],
+    ['bin/img2txt', /diff\.img\.textconv/],
+    ['vendor/lib/hooks/post-checkout', /core\.hookspath/],
+    ['.githooks/pre-push', /core\.hookspath/],
+    ['vendor/lib/.githooks/pre-push', /core\.hookspath/],
+  ]
+  for (const [target, reason] of refused) {
+    it(`refuses ${target}`, async () => {
+      const answer = await decision(fixture.view, target)
+      assert.match(answer, /^protected_path: /)
+      assert.match(answer, reason)
+    })
+  }
+
+  // Positive controls: ordinary files, and what local git work writes, stay writable.
+  const allowed = [
+    'src/a.ts',
+    'README.md',
+    '.gitignore',
+    '.git/refs/heads/topic',
+    '.git/objects/ab/cdef',
+    '.git/logs/HEAD',
+    '.git/index',
+    '.git/HEAD',
+    '.git/MERGE_MSG',
+    '.git/ORIG_HEAD',
+    '.git/packed-refs',
+    'vendor/lib/.git/refs/heads/x',
+    'vendor/lib/src/a.c',
+    'fixtures/repo.git/refs/heads/x',
+    'fixtures/repo.git/objects/aa/bb',
+    'half/notes.txt',
+    'half/objects/x',
+    'common/notes.txt',
+    'common/objects/x',
+    '.husky-notes.md',
+    'tools/other.sh',
+    'scripts/y.sh',
+    'less',
+  ]
+  for (const target of allowed) {
+    it(`allows ${target}`, async () => {
+      assert.equal(await decision(fixture.view, target), `allowed ${target}`)
+    })
+  }
+
+  it('follows a change of the configuration: a new hooks path is protected, the old one freed', async () => {
+    assert.match(await decision(fixture.view, '.husky/pre-commit'), /^protected_path/)
+    git(fixture.root, 'config', 'core.hooksPath', '.hooks2')
+    assert.equal(await decision(fixture.view, '.husky/pre-commit'), 'allowed .husky/pre-commit')
+    assert.match(await decision(fixture.view, '.hooks2/pre-commit'), /core\.hookspath/)
+    git(fixture.root, 'config', 'core.hooksPath', '.husky')
+  })
+
+  it('refuses the same paths for removal and for links', async () => {
+    await assert.rejects(fixture.view.remove('.git/config'), /protected/)
+    await assert.rejects(fixture.view.createSymlink('.husky/pre-commit', 'x'), /core\.hookspath/)
+    await assert.rejects(fixture.view.makeFolder('sub/.git'), /repository's own folder/)
+  })
+})

@@ -1,0 +1,59 @@
+import assert from 'node:assert/strict'
+import { describe, it } from 'node:test'
+import { programPathsOf } from './program-paths.ts'
+
+const place = { file: '/w/.git/config', workTree: '/w', home: '/home/me' }
+
+describe('programPathsOf: what a configuration names as code', () => {
+  const cases: [key: string, value: string, expected: string | undefined][] = [
+    ['core.hookspath', '.husky', '/w/.husky/'],
+    ['core.hookspath', '/w/tools/hooks', '/w/tools/hooks/'],
+    ['core.hookspath', '~/hooks', '/home/me/hooks/'],
+    ['core.fsmonitor', 'scripts/fsmonitor.sh', '/w/scripts/fsmonitor.sh'],
+    ['core.fsmonitor', 'true', undefined],
+    ['core.fsmonitor', 'false', undefined],
+    ['core.pager', 'less -R', undefined],
+    ['core.pager', './bin/pager --x', '/w/bin/pager'],
+    ['core.sshcommand', '"tools/my ssh" -v', '/w/tools/my ssh'],
+    ['core.editor', "'ed itor/run' x", '/w/ed itor/run'],
+    ['sequence.editor', 'scripts/edit', '/w/scripts/edit'],
+    ['alias.st', '!scripts/st.sh --short', '/w/scripts/st.sh'],
+    ['alias.st', 'status --short', undefined],
+    ['filter.lfs.clean', 'tools/clean %f', '/w/tools/clean'],
+    ['filter.lfs.process', 'tools/filter-process', '/w/tools/filter-process'],
+    ['diff.img.textconv', 'bin/img2txt', '/w/bin/img2txt'],
+    ['merge.ours.driver', 'bin/merge %O %A %B', '/w/bin/merge'],
+    ['credential.helper', 'bin/cred', '/w/bin/cred'],
+    ['credential.https://example.com.helper', 'bin/cred2', '/w/bin/cred2'],
+    ['gpg.ssh.program', 'bin/sign', '/w/bin/sign'],
+    ['pager.log', 'bin/pager', '/w/bin/pager'],
+    ['difftool.mine.path', 'bin/difftool', '/w/bin/difftool'],
+    ['submodule.x.update', '!bin/update', '/w/bin/update'],
+    ['submodule.x.update', 'rebase', undefined],
+    ['user.name', 'a/b', undefined],
+    ['core.hookspath', '~other/hooks', undefined],
+  ]
+  for (const [key, value, expected] of cases) {
+    it(`${key} = ${value}`, () => {
+      const { programs } = programPathsOf([{ key, value }], place)
+      const found = programs.map((program) => `${program.hostPath}${program.folder ? '/' : ''}`)
+      assert.deepEqual(found, expected === undefined ? [] : [expected])
+    })
+  }
+
+  it('follows includes relative to the including file, conditional ones too', () => {
+    const named = programPathsOf(
+      [
+        { key: 'include.path', value: '../shared.gitconfig' },
+        { key: 'includeif.gitdir:/w/.path', value: 'extra.gitconfig' },
+        { key: 'core.bare', value: undefined },
+      ],
+      place,
+    )
+    assert.deepEqual(named.includes, ['/w/shared.gitconfig', '/w/.git/extra.gitconfig'])
+    assert.deepEqual(
+      named.programs.map((program) => program.hostPath),
+      ['/w/shared.gitconfig', '/w/.git/extra.gitconfig'],
+    )
+  })
+})

@@ -1,0 +1,191 @@
+import assert from 'node:assert/strict'
+import { describe, it } from 'node:test'
+import type { HistoryHost } from '../git-metadata/history-rules.ts'
+import { planWriteBack, type ProposedChange, type WriteBackContext } from './plan-write-back.ts'
+
+const MIB = 1024 * 1024
+
+/** The workspace before the changes: a repository and a file. */
+const HOST_FILES = new Set(['.git/HEAD', '.git/refs/heads/main', '.git/objects/aa/bb', 'a.txt'])
+const host: HistoryHost = {
+  async kind(path) {
+    if (HOST_FILES.has(path)) return 'file'
+    return [...HOST_FILES].some((file) => file.startsWith(`${path}/`)) ? 'directory' : undefined
+  },
+  async read() {
+    return undefined
+  },
+  async list(folder) {
+    const names = new Map<string, 'file' | 'directory'>()
+    for (const path of HOST_FILES) {
+      if (!path.startsWith(`${folder}/`)) continue
+      const [name = '', ...rest] = path.slice(folder.length + 1).split('/')
+      names.set(name, rest.length > 0 ? 'directory' : 'file')
+    }
+    return [...names].map(([name, type]) => ({ name, type }))
+  },
+}
+
+function context(overrides: Partial<WriteBackContext> = {}): WriteBackContext {
+  return {
+    // The path policy stand-in: editor settings are protected.
+    decide: async (path) =>
+      path.startsWith('.vscode/') ? 'protected: editor settings' : undefined,
+    host,
+    proposal: { read: async () => undefined, sameAsHost: async () => false },
+    ...overrides,
+  }
+}
+
+const file = (path: string, size = 10, mode = 0o644): ProposedChange => ({
+  path,
+  type: 'file',
+  size,
+  mode,
+})
+
+describe('planWriteBack: what may come back from a jail', () => {
+  it('keeps only permission bits: never setuid, setgid or sticky', async () => {
+    const plan = await planWriteBack(
+      [
+        file('suid', 10, 0o104755),
+        file('sgid', 10, 0o102755),
+        file('plain', 10, 0o100644),
+        file('sticky', 10, 0o1777),
+      ],
+      context(),
+    )
+    assert.deepEqual(
+      plan.apply.map((change) => [change.path, change.mode]),
+      [
+        ['suid', 0o755],
+        ['sgid', 0o755],
+        ['plain', 0o644],
+        ['sticky', 0o777],
+      ],
+    )
+  })
+
+  it('writes links into /workspace relative, refuses absolute links elsewhere, keeps relative ones', async () => {
+    const plan = await planWriteBack(
+      [
+        { path: 'd/in', type: 'symlink', target: '/workspace/a.txt' },
+        { path: 'root', type: 'symlink', target: '/workspace' },
+        { path: 'deep/er/x', type: 'symlink', target: '/workspace/deep/y' },
+        { path: 'out', type: 'symlink', target: '/etc/passwd' },
+        { path: 'sneaky', type: 'symlink', target: '/workspace-other/x' },
+        { path: 'rel', type: 'symlink', target: '../a.txt' },
+      ],
+      context(),
+    )
+    assert.deepEqual(
+      plan.apply.map((change) => [change.path, change.target]),
+      [
+        ['d/in', '../a.txt'],
+        ['root', '.'],
+        ['deep/er/x', '../y'],
+        ['rel', '../a.txt'],
+      ],
+    )
+    assert.deepEqual(
+      plan.refused.map((refusal) => refusal.path),
+      ['out', 'sneaky'],
+    )
+    assert.match(plan.refused[0]?.reason ?? '', /outside the workspace/)
+  })
+
+  it('bounds files by apparent size, per file and per command, and says so', async () => {
+    const plan = await planWriteBack(
+      [
+        file('huge', 1024 * MIB),
+        file('one', 100 * MIB),
+        file('two', 100 * MIB),
+        file('three', 100 * MIB),
+        file('small'),
+      ],
+      context({ limits: { maxFileBytes: 128 * MIB, maxTotalBytes: 256 * MIB } }),
+    )
+    assert.deepEqual(
+      plan.apply.map((change) => change.path),
+      ['one', 'small', 'three'],
+    )
+    // In path order: `two` is the one past the command's bound, whatever order they came in.
+    assert.deepEqual(
+      plan.refused.map((refusal) => [refusal.path, /apparent size/.test(refusal.reason)]),
+      [
+        ['huge', true],
+        ['two', true],
+      ],
+    )
+    assert.match(plan.refused[0]?.reason ?? '', /1\.0 GiB .*over the 128 MiB/)
+  })
+
+  it('keeps a repository the command made in the jail, reported once, and judges the rest', async () => {
+    const plan = await planWriteBack(
+      [
+        { path: 'sub/.git', type: 'directory' },
+        file('sub/.git/HEAD'),
+        file('sub/.git/config'),
+        file('sub/.git/objects/ab/cd'),
+        { path: 'fixture', type: 'directory' },
+        file('fixture/HEAD'),
+        { path: 'fixture/objects', type: 'directory' },
+        { path: 'fixture/refs', type: 'directory' },
+        file('fixture/config'),
+        file('half/HEAD'),
+        file('src/a.ts'),
+        file('.vscode/tasks.json'),
+      ],
+      context(),
+    )
+    assert.deepEqual(
+      plan.kept.map((kept) => kept.path),
+      ['fixture', 'sub/.git'],
+    )
+    assert.deepEqual(
+      plan.apply.map((change) => change.path),
+      ['half/HEAD', 'src/a.ts'],
+    )
+    assert.deepEqual(
+      plan.refused.map((refusal) => refusal.path),
+      ['.vscode/tasks.json'],
+    )
+  })
+
+  it('applies the history rules to the existing repository', async () => {
+    const plan = await planWriteBack(
+      [
+        { path: '.git/refs/heads/main', type: 'delete' },
+        { path: '.git/objects/aa/bb', type: 'delete' },
+        file('.git/refs/heads/new'),
+      ],
+      context(),
+    )
+    assert.deepEqual(plan.refused.map((refusal) => refusal.path).sort(), [
+      '.git/objects/aa/bb',
+      '.git/refs/heads/main',
+    ])
+    assert.deepEqual(
+      plan.apply.map((change) => change.path),
+      ['.git/refs/heads/new'],
+    )
+  })
+
+  it('orders folders first (parents first), then files and links, then removals (children first)', async () => {
+    const plan = await planWriteBack(
+      [
+        { path: 'gone', type: 'delete' },
+        file('x/y/z.txt'),
+        { path: 'x/y', type: 'directory' },
+        { path: 'gone/deeper', type: 'delete' },
+        { path: 'x', type: 'directory' },
+        { path: 'x/link', type: 'symlink', target: 'y' },
+      ],
+      context(),
+    )
+    assert.deepEqual(
+      plan.apply.map((change) => change.path),
+      ['x', 'x/y', 'x/y/z.txt', 'x/link', 'gone/deeper', 'gone'],
+    )
+  })
+})
