@@ -58,10 +58,10 @@ describe('planWriteBack: what may come back from a jail', () => {
     assert.deepEqual(
       plan.apply.map((change) => [change.path, change.mode]),
       [
-        ['suid', 0o755],
-        ['sgid', 0o755],
         ['plain', 0o644],
+        ['sgid', 0o755],
         ['sticky', 0o777],
+        ['suid', 0o755],
       ],
     )
   })
@@ -82,9 +82,9 @@ describe('planWriteBack: what may come back from a jail', () => {
       plan.apply.map((change) => [change.path, change.target]),
       [
         ['d/in', '../a.txt'],
-        ['root', '.'],
         ['deep/er/x', '../y'],
         ['rel', '../a.txt'],
+        ['root', '.'],
       ],
     )
     assert.deepEqual(
@@ -185,7 +185,7 @@ describe('planWriteBack: what may come back from a jail', () => {
     )
     assert.deepEqual(
       plan.apply.map((change) => change.path),
-      ['x', 'x/y', 'x/y/z.txt', 'x/link', 'gone/deeper', 'gone'],
+      ['x', 'x/y', 'x/link', 'x/y/z.txt', 'gone/deeper', 'gone'],
     )
   })
 })
