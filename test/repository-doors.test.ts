@@ -1,0 +1,147 @@
+/**
+ * One rule for repository metadata at every door of a real workshop: file tools, js_eval's
+ * fs, room_write, the jail's way back and merges from a fork all refuse what makes git run
+ * code on the host, and all let local git work through.
+ */
+import assert from 'node:assert/strict'
+import { execFileSync } from 'node:child_process'
+import fs from 'node:fs/promises'
+import path from 'node:path'
+import { describe, it } from 'node:test'
+import type { ApprovalDecision } from '../src/access/approval.ts'
+import { openWorkshop } from '../src/workshop/workshop.ts'
+import { makeScratch, type Scratch } from './helpers/scratch.ts'
+
+const GIT_ENV = {
+  PATH: process.env['PATH'],
+  GIT_CONFIG_NOSYSTEM: '1',
+  GIT_CONFIG_GLOBAL: '/dev/null',
+}
+
+/** A project with a repository whose configuration names a hooks folder. */
+async function project(): Promise<Scratch> {
+  const scratch = await makeScratch({
+    'src/a.ts': 'export const a = 1\n',
+    '.husky/pre-commit': 'exit 0\n',
+  })
+  const git = (...args: string[]) =>
+    execFileSync('git', args, { cwd: scratch.workspace, env: GIT_ENV })
+  git('init', '-q', '-b', 'main')
+  git('config', 'core.hooksPath', '.husky')
+  git('-c', 'user.name=p', '-c', 'user.email=p@e', 'commit', '-q', '--allow-empty', '-m', 'first')
+  return scratch
+}
+
+const approve = async (): Promise<ApprovalDecision> => ({ type: 'approved', by: 'tester' })
+const live = (scratch: Scratch, name: string) =>
+  fs.readFile(path.join(scratch.workspace, name), 'utf8').catch(() => undefined)
+
+describe('repository metadata at every door of a workshop', () => {
+  const attacks: [string, string][] = [
+    ['.git/commondir', '../evil\n'],
+    ['.git/config', '[core]\n\tfsmonitor = touch /tmp/x\n'],
+    ['nested/.git/HEAD', 'ref: refs/heads/main\n'],
+    ['.husky/pre-commit', 'touch /tmp/x\n'],
+  ]
+
+  it('write_file, js_eval fs and room_write refuse the same paths, and write what git work needs', async () => {
+    await using scratch = await project()
+    await using workshop = await openWorkshop({
+      workspace: scratch.workspace,
+      stateDir: scratch.stateDir,
+      configPath: scratch.configPath,
+    })
+    for (const [target, content] of attacks) {
+      const tool = await workshop.call('write_file', { path: target, content })
+      assert.equal(tool.type === 'error' && tool.code, 'protected_path', `write_file ${target}`)
+      const viaEval = await workshop.call('js_eval', {
+        code: `await fs.writeFile(${JSON.stringify(target)}, ${JSON.stringify(content)})`,
+      })
+      assert.equal(viaEval.type, 'error', `js_eval ${target}: ${viaEval.content}`)
+      assert.match(viaEval.content, /protected/)
+      const room = await workshop.call('room_write', {
+        fork: 'main',
+        files: [{ path: target, content }],
+      })
+      assert.equal(room.type, 'error', `room_write ${target}: ${room.content}`)
+    }
+    assert.equal(await live(scratch, '.husky/pre-commit'), 'exit 0\n')
+    assert.equal(await live(scratch, '.git/commondir'), undefined)
+    // Positive control: what local git work writes goes through every door.
+    const head = execFileSync('git', ['rev-parse', 'HEAD'], {
+      cwd: scratch.workspace,
+      env: GIT_ENV,
+    })
+      .toString()
+      .trim()
+    const ref = await workshop.call('write_file', {
+      path: '.git/refs/heads/by-a-tool',
+      content: `${head}\n`,
+    })
+    assert.equal(ref.type, 'success', ref.content)
+    assert.equal(
+      execFileSync('git', ['rev-parse', 'by-a-tool'], { cwd: scratch.workspace, env: GIT_ENV })
+        .toString()
+        .trim(),
+      head,
+    )
+  })
+
+  it('a merge from a fork is judged by main’s repositories: the hooks path named in main’s .git/config', async () => {
+    await using scratch = await project()
+    await using workshop = await openWorkshop({
+      workspace: scratch.workspace,
+      stateDir: scratch.stateDir,
+      configPath: scratch.configPath,
+      approver: approve,
+    })
+    const fork = await workshop.call('workspace_fork', { name: 'hooks' })
+    assert.equal(fork.type, 'success', fork.content)
+    const session = await workshop.openSession({ approver: approve })
+    const call = (name: string, input: unknown) =>
+      workshop.toolset.run({ name, input }, session.context())
+    await call('workspace_use', { fork: 'hooks' })
+    // The fork holds no .git, so its own view cannot know main's hooks path; the merge must.
+    const planted = await call('write_file', {
+      path: '.husky/pre-commit',
+      content: 'touch /tmp/pwned\n',
+    })
+    assert.equal(planted.type, 'error', 'the fork refuses it too: it reads main’s configuration')
+    // A person's merge (CLI) of a fork whose tree has the hook anyway (written by the history).
+    const info = workshop.lines.find('hooks')
+    assert.notEqual(info, 'main')
+    const tree = await workshop.lines.tree('hooks')
+    await tree.writeFileAtomic('.husky/pre-commit', Buffer.from('touch /tmp/pwned\n'))
+    await tree.writeFileAtomic('src/b.ts', Buffer.from('export const b = 2\n'))
+    const merged = await call('workspace_merge', { fork: 'hooks' })
+    assert.equal(merged.type, 'error', merged.content)
+    assert.match(merged.content, /\.husky\/pre-commit: .*core\.hookspath/)
+    assert.equal(await live(scratch, '.husky/pre-commit'), 'exit 0\n')
+    assert.equal(await live(scratch, 'src/b.ts'), undefined, 'nothing was merged')
+    // Positive control: without the hook, the same merge goes through.
+    await tree.writeFileAtomic('.husky/pre-commit', Buffer.from('exit 0\n'))
+    const clean = await call('workspace_merge', { fork: 'hooks' })
+    assert.equal(clean.type, 'success', clean.content)
+    assert.equal(await live(scratch, 'src/b.ts'), 'export const b = 2\n')
+    await session.close()
+  })
+
+  it('shell: a nested repository made by a test suite works in the jail, is reported once, and stays there', async () => {
+    await using scratch = await project()
+    await using workshop = await openWorkshop({
+      workspace: scratch.workspace,
+      stateDir: scratch.stateDir,
+      configPath: scratch.configPath,
+    })
+    const ran = await workshop.call('shell', {
+      command:
+        'git init -q fixture && cd fixture && git commit -q --allow-empty -m t && git log --format=%s && cd .. && echo made > notes.txt',
+    })
+    assert.equal(ran.type, 'success', ran.content)
+    assert.match(ran.content, /^t\n/)
+    assert.equal(ran.content.match(/\[kept in the jail: fixture\/\.git: /g)?.length, 1, ran.content)
+    assert.doesNotMatch(ran.content, /\[not written back:/)
+    assert.equal(await live(scratch, 'notes.txt'), 'made\n')
+    await assert.rejects(fs.access(path.join(scratch.workspace, 'fixture/.git')))
+  })
+})
