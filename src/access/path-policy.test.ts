@@ -6,7 +6,7 @@ import { describe, it, type TestContext } from 'node:test'
 import { EitriError } from '../errors/eitri-error.ts'
 import { DirectoryTree } from '../workspace/directory-tree.ts'
 import { decidePath, type PathIntent, type PathPolicyOptions } from './path-policy.ts'
-import { protectedPathMatcher } from './protected-paths.ts'
+import { homeProtectedPaths, protectedPathMatcher } from './protected-paths.ts'
 import { createWorkspaceView } from './workspace-view.ts'
 
 /** One per-test temporary folder: `root` is the workspace, `outside` a sibling beside it. */
@@ -463,5 +463,63 @@ describe('host aliases', () => {
     await fs.symlink(fixture.root, given)
     const view = createWorkspaceView({ tree: new DirectoryTree(given) })
     await assertRejectsWith(view.resolve(`${given}/a.txt`, 'read'), 'path_outside_workspace')
+  })
+})
+
+describe('links the view writes lead inside the workspace on the host', () => {
+  it('writes an absolute link into the workspace (host path or /workspace) relative to its folder', async (t) => {
+    const fixture = await makeFixture(t)
+    await put(fixture.root, 'docs/readme.md')
+    const view = createWorkspaceView({ tree: new DirectoryTree(fixture.root) })
+    await view.createSymlink('a/by-mount', '/workspace/docs/readme.md')
+    await view.createSymlink('a/by-host', `${fixture.root}/docs`)
+    await view.createSymlink('top', '/workspace')
+    assert.equal(await fs.readlink(path.join(fixture.root, 'a/by-mount')), '../docs/readme.md')
+    assert.equal(await fs.readlink(path.join(fixture.root, 'a/by-host')), '../docs')
+    assert.equal(await fs.readlink(path.join(fixture.root, 'top')), '.')
+    assert.equal(await fs.readFile(path.join(fixture.root, 'a/by-mount'), 'utf8'), 'text\n')
+    // Positive control: a relative link is written as given; one leading out is refused.
+    await view.createSymlink('a/relative', '../docs')
+    assert.equal(await fs.readlink(path.join(fixture.root, 'a/relative')), '../docs')
+    await assertRejectsWith(view.createSymlink('out', '/etc/passwd'), 'path_outside_workspace')
+    await assertRejectsWith(
+      view.createSymlink('out2', '/workspace/../etc'),
+      'path_outside_workspace',
+    )
+  })
+
+  it('keeps only permission bits of a mode it is given', async (t) => {
+    const fixture = await makeFixture(t)
+    const view = createWorkspaceView({ tree: new DirectoryTree(fixture.root) })
+    await view.writeFile('tool', '#!/bin/sh\n', { mode: 0o6755 })
+    assert.equal((await fs.stat(path.join(fixture.root, 'tool'))).mode & 0o7777, 0o755)
+  })
+})
+
+describe('a home folder inside the workspace', () => {
+  it('protects its shell, git and key files, anchored at the home folder', async (t) => {
+    const fixture = await makeFixture(t)
+    const home = path.join(fixture.root, 'home/me')
+    await fs.mkdir(home, { recursive: true })
+    const view = createWorkspaceView({
+      tree: new DirectoryTree(fixture.root),
+      protectedPaths: homeProtectedPaths(fixture.root, home),
+    })
+    for (const target of [
+      '.bashrc',
+      '.profile',
+      '.gitconfig',
+      '.ssh/authorized_keys',
+      '.config/git/config',
+      '.config/systemd/user/x.service',
+      '.local/bin/git',
+    ]) {
+      await assertRejectsWith(view.writeFile(`home/me/${target}`, 'x'), 'protected_path')
+    }
+    // Positive controls: the same names elsewhere, and ordinary files in the home folder.
+    await view.writeFile('project/.profile', 'x')
+    await view.writeFile('home/me/notes.md', 'x')
+    assert.deepEqual(homeProtectedPaths(fixture.root, '/elsewhere/home'), [])
+    assert.ok(homeProtectedPaths(fixture.root, fixture.root).includes('.bashrc'))
   })
 })

@@ -213,12 +213,15 @@ export function createWorkspaceView(options: WorkspaceViewOptions): ConfinedWork
       // An absolute link into the workspace would lead elsewhere on the host (the jail's
       // /workspace is not the host's): it is kept, written relative to the link's folder.
       const inside = target.startsWith('/')
-        ? insideRoot(target, [...hostRoots, WORKSPACE_MOUNT])
+        ? insideRoot(target, [...hostRoots, WORKSPACE_MOUNT]).map((rest) =>
+            nodePath.posix.normalize(rest === '' ? '.' : rest),
+          )
         : []
+      // `/workspace/../etc` climbs out: it stays absolute, and is refused below.
       const written =
-        inside[0] === undefined
+        inside[0] === undefined || inside[0] === '..' || inside[0].startsWith('../')
           ? target
-          : nodePath.posix.relative(`/${folder}`, `/${inside[0]}`) || '.'
+          : nodePath.posix.relative(`/${folder}`, `/${inside[0] === '.' ? '' : inside[0]}`) || '.'
       const pointsTo = written.startsWith('/') || folder === '' ? written : `${folder}/${written}`
       const decision = await decidePath(policy, pointsTo, 'read')
       if (decision.type === 'denied' || written.startsWith('/')) {

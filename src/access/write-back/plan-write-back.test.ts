@@ -74,6 +74,7 @@ describe('planWriteBack: what may come back from a jail', () => {
         { path: 'deep/er/x', type: 'symlink', target: '/workspace/deep/y' },
         { path: 'out', type: 'symlink', target: '/etc/passwd' },
         { path: 'sneaky', type: 'symlink', target: '/workspace-other/x' },
+        { path: 'climb', type: 'symlink', target: '/workspace/../etc/passwd' },
         { path: 'rel', type: 'symlink', target: '../a.txt' },
       ],
       context(),
@@ -89,9 +90,10 @@ describe('planWriteBack: what may come back from a jail', () => {
     )
     assert.deepEqual(
       plan.refused.map((refusal) => refusal.path),
-      ['out', 'sneaky'],
+      ['climb', 'out', 'sneaky'],
     )
-    assert.match(plan.refused[0]?.reason ?? '', /outside the workspace/)
+    assert.match(plan.refused[1]?.reason ?? '', /outside the workspace/)
+    assert.match(plan.refused[0]?.reason ?? '', /climbs out/)
   })
 
   it('bounds files by apparent size, per file and per command, and says so', async () => {

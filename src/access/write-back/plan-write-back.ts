@@ -158,9 +158,12 @@ function sanitize(change: ProposedChange, mount: string): PlannedChange | string
   if (target !== mount && !target.startsWith(`${mount}/`)) {
     return `it is a link to ${target}, outside the workspace (links that come back must lead inside it)`
   }
+  const rest = path.posix.normalize(target.slice(mount.length + 1) || '.')
+  if (rest === '..' || rest.startsWith('../')) {
+    return `it is a link to ${target}, which climbs out of the workspace (links that come back must lead inside it)`
+  }
   const folder = path.posix.dirname(`/${change.path}`)
-  const inside = `/${target.slice(mount.length + 1)}`
-  return { ...change, target: path.posix.relative(folder, inside) || '.' }
+  return { ...change, target: path.posix.relative(folder, rest === '.' ? '/' : `/${rest}`) || '.' }
 }
 
 /**
