@@ -40,6 +40,10 @@ interface CachedFile {
 export class RepositoryPrograms {
   readonly #options: RepositoryProgramsOptions
   readonly #files = new Map<string, CachedFile>()
+  readonly #workTrees = new Map<
+    string,
+    { files: readonly string[]; stamp: string; paths: WorkspaceProgramPath[] }
+  >()
 
   constructor(options: RepositoryProgramsOptions) {
     this.#options = options
@@ -51,22 +55,39 @@ export class RepositoryPrograms {
    */
   async programPaths(workTrees: readonly string[]): Promise<WorkspaceProgramPath[]> {
     const found: WorkspaceProgramPath[] = []
-    for (const workTree of new Set(workTrees)) {
-      const hostWorkTree =
-        workTree === '' ? this.#options.root : path.join(this.#options.root, workTree)
-      const own = repositoryConfigs(hostWorkTree)
-      const files = [...own, ...(this.#options.globalConfigs ?? [])]
-      for (const program of await this.#programsOf(files, hostWorkTree)) {
-        const relative = this.#relative(program.hostPath)
-        if (relative !== undefined)
-          found.push({ path: relative, folder: program.folder, key: program.key })
-      }
-    }
+    for (const workTree of new Set(workTrees)) found.push(...(await this.#ofWorkTree(workTree)))
     return found
   }
 
+  /**
+   * One repository's program paths, kept until a file they were read from changes: asking
+   * costs a few `stat` calls, so every write may ask.
+   */
+  async #ofWorkTree(workTree: string): Promise<WorkspaceProgramPath[]> {
+    const cached = this.#workTrees.get(workTree)
+    if (cached !== undefined && cached.stamp === stampOf(cached.files)) return cached.paths
+    const hostWorkTree =
+      workTree === '' ? this.#options.root : path.join(this.#options.root, workTree)
+    const dotGit = path.join(hostWorkTree, '.git')
+    const files = [dotGit, ...repositoryConfigs(hostWorkTree), ...(this.#options.globalConfigs ?? [])]
+    const read: string[] = []
+    const paths: WorkspaceProgramPath[] = []
+    for (const program of await this.#programsOf(files.slice(1), hostWorkTree, read)) {
+      const relative = this.#relative(program.hostPath)
+      if (relative !== undefined)
+        paths.push({ path: relative, folder: program.folder, key: program.key })
+    }
+    const watched = [dotGit, ...read]
+    this.#workTrees.set(workTree, { files: watched, stamp: stampOf(watched), paths })
+    return paths
+  }
+
   /** Every program path named by `files` and what they include, relative values taken at `workTree`. */
-  async #programsOf(files: readonly string[], workTree: string): Promise<ProgramPath[]> {
+  async #programsOf(
+    files: readonly string[],
+    workTree: string,
+    read: string[],
+  ): Promise<ProgramPath[]> {
     const programs: ProgramPath[] = []
     const queue = [...files]
     const seen = new Set<string>()
@@ -74,6 +95,7 @@ export class RepositoryPrograms {
       const file = queue.shift() as string
       if (seen.has(file)) continue
       seen.add(file)
+      read.push(file)
       const entries = await this.#entries(file)
       const named = programPathsOf(entries, { file, workTree, home: this.#options.home })
       programs.push(...named.programs)
@@ -83,12 +105,12 @@ export class RepositoryPrograms {
   }
 
   async #entries(file: string): Promise<GitConfigEntry[]> {
+    const signature = stampOf([file])
     const stat = fs.statSync(file, { throwIfNoEntry: false })
     if (stat === undefined || !stat.isFile()) {
       this.#files.delete(file)
       return []
     }
-    const signature = `${stat.dev}:${stat.ino}:${stat.size}:${stat.mtimeMs}:${stat.ctimeMs}`
     const cached = this.#files.get(file)
     if (cached?.signature === signature) return cached.entries
     const entries = await readGitConfigFile(file)
@@ -106,6 +128,18 @@ export class RepositoryPrograms {
     }
     return undefined
   }
+}
+
+/** What the files are now (identity, size, times; `-` for a missing one), in one string. */
+function stampOf(files: readonly string[]): string {
+  return files
+    .map((file) => {
+      const stat = fs.lstatSync(file, { throwIfNoEntry: false })
+      return stat === undefined
+        ? '-'
+        : `${stat.dev}:${stat.ino}:${stat.size}:${stat.mtimeMs}:${stat.ctimeMs}`
+    })
+    .join('|')
 }
 
 /** The configuration files of the repository whose work tree is `workTree`, if any. */
