@@ -21,6 +21,7 @@ export class LineSurfaces {
   readonly #main: LineSurface
   readonly #jailOptions: Omit<JailOptions, 'tree' | 'view'>
   readonly #protectedPaths: readonly string[]
+  readonly #hiddenPaths: readonly string[]
   readonly #surfaces = new Map<string, Promise<LineSurface>>()
 
   constructor(options: {
@@ -28,11 +29,14 @@ export class LineSurfaces {
     main: LineSurface
     jail: Omit<JailOptions, 'tree' | 'view'>
     protectedPaths: readonly string[]
+    /** eitri's state and configuration inside the workspace: hidden in every line too. */
+    hiddenPaths: readonly string[]
   }) {
     this.#lines = options.lines
     this.#main = options.main
     this.#jailOptions = options.jail
     this.#protectedPaths = options.protectedPaths
+    this.#hiddenPaths = options.hiddenPaths
   }
 
   /** The surface of a line (by id; `main` for main). */
@@ -42,12 +46,16 @@ export class LineSurfaces {
     if (surface === undefined) {
       surface = (async () => {
         const tree = await this.#lines.tree(line)
-        const view = createWorkspaceView({ tree, line, protectedPaths: this.#protectedPaths })
-        return {
+        // A fork never holds eitri's state (history excludes it), and must not gain a file
+        // there either: merged into main, it would land in the real state or configuration.
+        const hiddenPaths = this.#hiddenPaths
+        const view = createWorkspaceView({
+          tree,
           line,
-          view,
-          jail: new Jail({ ...this.#jailOptions, tree, view, privatePaths: [] }),
-        }
+          protectedPaths: this.#protectedPaths,
+          hiddenPaths,
+        })
+        return { line, view, jail: new Jail({ ...this.#jailOptions, tree, view, hiddenPaths }) }
       })()
       this.#surfaces.set(line, surface)
     }

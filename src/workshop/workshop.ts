@@ -4,6 +4,7 @@
  * folder, the jail, and the toolset. The library, the CLI and the MCP server all start from one;
  * each connection or caller works in a session of its own (its background jobs are its own).
  */
+import fs from 'node:fs'
 import path from 'node:path'
 import type { ApprovalRecorder } from '../access/approval-log.ts'
 import type { ApprovalPolicy, Approver } from '../access/approval.ts'
@@ -12,11 +13,12 @@ import { rulesFromConfig } from '../access/permission-rules.ts'
 import { createWorkspaceView } from '../access/workspace-view.ts'
 import { loadConfig, type EitriConfig } from '../config/config-file.ts'
 import { readEnvironment, type EitriEnvironment } from '../config/environment.ts'
+import { privatePathsInside, realPrivatePaths } from '../config/private-paths.ts'
 import { workspaceStateDir } from '../config/state-dir.ts'
 import { EitriError } from '../errors/eitri-error.ts'
 import { openStore } from '../store/open-store.ts'
 import type { Store } from '../store/store.ts'
-import { DEFAULT_STORE_FILE } from '../store/store-url.ts'
+import { DEFAULT_STORE_FILE, parseStoreUrl } from '../store/store-url.ts'
 import { Jail } from '../jail/jail.ts'
 import { builtInTools } from '../tools/built-in-tools.ts'
 import type { Tool } from '../tool/define-tool.ts'
@@ -123,10 +125,26 @@ export async function openWorkshop(options: WorkshopOptions = {}): Promise<Works
   const tree = new DirectoryTree(options.workspace ?? process.cwd())
   const configPath = options.configPath ?? environment.configPath
   const stateRoot = options.stateDir ?? environment.stateDir
-  if (tree.root === path.resolve(stateRoot)) {
+  const storeUrl = (named: string | undefined): string =>
+    named ??
+    environment.store ??
+    `sqlite:${path.join(workspaceStateDir(stateRoot, tree.root), DEFAULT_STORE_FILE)}`
+  // Made now so that its real path is known: a link created later cannot move it.
+  fs.mkdirSync(stateRoot, { recursive: true, mode: 0o700 })
+  // State or configuration inside the workspace stays usable by eitri but hidden from tools.
+  // Real paths, resolved once: a link in either path (a HOME behind a link) changes nothing.
+  const hidden = privatePathsInside(
+    tree.root,
+    realPrivatePaths([
+      stateRoot,
+      configPath,
+      ...(typeof options.store === 'object' ? [] : storeFiles(storeUrl(options.store))),
+    ]),
+  )
+  if (hidden.includes('')) {
     throw new EitriError(
       'config_invalid',
-      `eitri's state folder cannot be the workspace itself (${stateRoot}): set EITRI_STATE_DIR or --state-dir to a folder outside it.`,
+      `eitri's state folder (${stateRoot}) cannot be the workspace itself or a folder around it: set EITRI_STATE_DIR or --state-dir to a folder outside it.`,
     )
   }
   const config = await loadConfig(configPath)
@@ -135,33 +153,20 @@ export async function openWorkshop(options: WorkshopOptions = {}): Promise<Works
   const evaluation = createEvalSandbox(config, toolset, options.evaluation)
   const ownsStore = typeof options.store !== 'object'
   const store =
-    typeof options.store === 'object'
-      ? options.store
-      : await openStore(
-          options.store ??
-            environment.store ??
-            `sqlite:${path.join(workspaceStateDir(stateRoot, tree.root), DEFAULT_STORE_FILE)}`,
-        )
-  // State or configuration inside the workspace stays usable by eitri but hidden from tools.
-  const privatePaths = [path.resolve(stateRoot), path.resolve(configPath)]
+    typeof options.store === 'object' ? options.store : await openStore(storeUrl(options.store))
   const workspace = createWorkspaceView({
     tree,
     aliases: [path.resolve(options.workspace ?? process.cwd())],
     protectedPaths: config.protectedPaths,
-    privatePaths,
+    hiddenPaths: hidden,
   })
   const commands = lazyCommandJudge()
   const stateDir = workspaceStateDir(stateRoot, tree.root)
   const recorder = storeApprovalRecorder(store)
-  const privateRelative = privatePaths
-    .map((hostPath) => path.relative(tree.root, hostPath))
-    .filter(
-      (relative) => relative !== '' && !relative.startsWith('..') && !path.isAbsolute(relative),
-    )
   const lines = await WorkspaceLines.open({
     main: tree,
     stateDir,
-    excluded: privateRelative,
+    excluded: hidden,
     watch: options.watch === true,
     hooks: {
       forked: async (parent, child) => void (await store.forkLine(parent, child)),
@@ -179,7 +184,7 @@ export async function openWorkshop(options: WorkshopOptions = {}): Promise<Works
     tree,
     view: workspace,
     protectedPaths: config.protectedPaths,
-    privatePaths,
+    hiddenPaths: hidden,
     ...(options.bwrap === undefined ? {} : { bwrap: options.bwrap }),
     mounts: [driveMount],
   })
@@ -193,6 +198,7 @@ export async function openWorkshop(options: WorkshopOptions = {}): Promise<Works
       ...(options.bwrap === undefined ? {} : { bwrap: options.bwrap }),
     },
     protectedPaths: config.protectedPaths,
+    hiddenPaths: hidden,
   })
   const sessions = new Set<WorkshopSession>()
   let closed = false
@@ -266,4 +272,12 @@ export async function openWorkshop(options: WorkshopOptions = {}): Promise<Works
     close,
     [Symbol.asyncDispose]: close,
   }
+}
+
+/** The files of a SQLite store (with its journals), to hide should they lie in the workspace. */
+function storeFiles(url: string): string[] {
+  if (!url.startsWith('sqlite:')) return []
+  const location = parseStoreUrl(url)
+  if (location.backend !== 'sqlite' || location.file === ':memory:') return []
+  return ['', '-wal', '-shm', '-journal'].map((suffix) => `${location.file}${suffix}`)
 }

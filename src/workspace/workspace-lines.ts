@@ -92,6 +92,7 @@ export class WorkspaceLines implements AsyncDisposable {
   readonly history: WorkspaceHistory
   readonly #stateDir: string
   readonly #hooks: LineHooks
+  readonly #excluded: readonly string[]
   readonly #watcher: MainWatcher | undefined
   readonly #trees = new Map<string, ForkTree>()
   #serial: Promise<unknown> = Promise.resolve()
@@ -102,6 +103,7 @@ export class WorkspaceLines implements AsyncDisposable {
     this.#stateDir = options.stateDir
     this.#hooks = options.hooks ?? {}
     const excluded = options.excluded ?? []
+    this.#excluded = excluded
     this.#watcher =
       options.watch === true
         ? new MainWatcher(options.main.root, (relative) =>
@@ -255,6 +257,15 @@ export class WorkspaceLines implements AsyncDisposable {
       const changes = await diffTrees(this.history.gitDir, ours, result.tree)
       if (changes.length === 0) return { type: 'nothing', into: MAIN }
       const entries = changes.map((change) => entryOf(change))
+      // eitri's own state and configuration are never a merge's to write, whatever a fork holds.
+      const hidden = entries.filter((entry) =>
+        this.#excluded.some((path) => entry.path === path || entry.path.startsWith(`${path}/`)),
+      )
+      if (hidden.length > 0)
+        throw new EitriError(
+          'protected_path',
+          `Not merged: fork ${info.name ?? info.id} changes eitri's own state or configuration (${hidden.map((entry) => entry.path).join(', ')}), which nothing may write into the live folder. Remove those files from the fork and merge again.`,
+        )
       options.onStep?.('planned')
       const changed = await changedSince(this.main, entries)
       if (changed.length > 0) return { type: 'changed-on-disk', into: MAIN, paths: changed }
