@@ -33,6 +33,8 @@
  * - `store_unavailable`: the store cannot be opened or reached (bad URL, server down, not a
  *   database, written by a newer eitri); the message says how to fix it.
  * - `conflict`: the stored state forbids the change (a closed line, a finished Run, a duplicate id).
+ * - `state_invalid`: a file of eitri's state folder cannot be read as what it should be; the
+ *   message names the file and how to go on.
  */
 export type ErrorCode =
   | 'invalid_input'
@@ -66,6 +68,7 @@ export type ErrorCode =
   | 'limit_exceeded'
   | 'store_unavailable'
   | 'conflict'
+  | 'state_invalid'
 
 const MARKER = Symbol.for('eitri.error')
 
