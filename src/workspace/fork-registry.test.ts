@@ -14,7 +14,8 @@ describe('fork records', () => {
     const file = path.join(stateDir, 'forks', fork.id, 'fork.json')
     const { owner: _owner, ...before } = JSON.parse(await fs.readFile(file, 'utf8'))
     await fs.writeFile(file, JSON.stringify(before))
-    assert.equal(lines.find('old') !== 'main' && lines.find('old').owner, 'person')
+    const found = lines.find('old')
+    assert.equal(found !== 'main' && found.owner, 'person')
     assert.throws(() => lines.find('old', alice), { code: 'not_found' })
   })
 
