@@ -34,7 +34,7 @@ describe('fork records', () => {
       assert.throws(
         () => lines.forks(),
         (error: Error & { code?: string }) =>
-          error.code === 'state_invalid' &&
+          error.code === 'state_corrupt' &&
           error.message.includes(file) &&
           /move that fork/.test(error.message),
         damaged.slice(0, 40),

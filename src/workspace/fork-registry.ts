@@ -65,7 +65,7 @@ export function forkFolder(stateDir: string, id: string): string {
  * Every fork recorded, oldest first. A folder without a record (a discard a crash cut short)
  * is skipped.
  *
- * @throws EitriError `state_invalid` naming the record that cannot be read as one.
+ * @throws EitriError `state_corrupt` naming the record that cannot be read as one.
  */
 export function readForks(stateDir: string): ForkInfo[] {
   const folder = path.join(stateDir, 'forks')
@@ -121,7 +121,7 @@ function readForkRecord(file: string): ForkInfo | undefined {
 
 function damaged(file: string, why: string): EitriError {
   return new EitriError(
-    'state_invalid',
+    'state_corrupt',
     `eitri's record of a fork, ${file}, cannot be read: ${why}. Restore it, or move that fork's folder out of ${path.dirname(path.dirname(file))} to drop the fork.`,
   )
 }
