@@ -66,10 +66,12 @@ export { serveHttp, type HttpServeOptions, type HttpServing } from './mcp/serve-
 export { serveStdio } from './mcp/serve-stdio.ts'
 export {
   openWorkshop,
+  type SessionOptions,
   type Workshop,
   type WorkshopOptions,
   type WorkshopSession,
 } from './workshop/workshop.ts'
+export type { Principal } from './workspace/fork-owner.ts'
 export { confine, type ConfinedToolIdentity, type ConfineToolOptions } from './confine/confine.ts'
 export type { ConfineOptions } from './confine/confine-options.ts'
 export type { ConfinedCall, ConfinedFunction, ModuleExport } from './confine/confined-function.ts'

@@ -14,11 +14,16 @@ import { CallToolResultSchema, type CallToolResult } from '@modelcontextprotocol
 import { startEitri, stop } from './helpers/eitri-process.ts'
 import { makeScratch, type Scratch } from './helpers/scratch.ts'
 
-const LISTENING = /listening on (http:\/\/\S+\/mcp)/
+/** The URL and the token the server prints. */
+const LISTENING = /listening on (http:\/\/\S+\/mcp)\n.*"Authorization: Bearer ([A-Za-z0-9_-]+)"/
 
-async function connect(url: string): Promise<Client> {
+async function connect(url: string, token: string): Promise<Client> {
   const client = new Client({ name: 'eitri-eval-test', version: '1.0.0' })
-  await client.connect(new StreamableHTTPClientTransport(new URL(url)))
+  await client.connect(
+    new StreamableHTTPClientTransport(new URL(url), {
+      requestInit: { headers: { authorization: `Bearer ${token}` } },
+    }),
+  )
   return client
 }
 
@@ -63,8 +68,8 @@ describe('js_eval through eitri serve', () => {
     const started = await startEitri(['serve', '--http', '0', ...scratch.flags], LISTENING)
     server = started.child
     url = started.match[1] as string
-    alice = await connect(url)
-    bob = await connect(url)
+    alice = await connect(url, started.match[2] as string)
+    bob = await connect(url, started.match[2] as string)
   })
   after(async () => {
     await alice.close()

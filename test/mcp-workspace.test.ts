@@ -9,7 +9,7 @@ import { describe, it } from 'node:test'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { ElicitRequestSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js'
-import { EITRI_BIN } from './helpers/eitri-process.ts'
+import { EITRI_BIN, runEitri } from './helpers/eitri-process.ts'
 import { makeScratch, type Scratch } from './helpers/scratch.ts'
 
 async function connect(scratch: Scratch, args: string[] = []) {
@@ -99,6 +99,51 @@ describe('forks through eitri serve', () => {
       assert.equal(await live(scratch, 'a.txt'), 'v1\n')
     } finally {
       await client.close()
+    }
+    const forks = JSON.parse((await runEitri(['forks', '--json', ...scratch.flags])).stdout) as {
+      name?: string
+    }[]
+    assert.deepEqual(
+      forks.map((fork) => fork.name),
+      ['workspace-test-1'],
+      'exactly one fork for the connection, named after its client',
+    )
+  })
+
+  it('--isolate reaches main only with the person’s yes, given through the client', async () => {
+    await using scratch = await makeScratch({ 'a.txt': 'v1\n', 'b.txt': 'b\n' })
+    const { client, call, prompts } = await connect(scratch, ['--isolate'])
+    try {
+      const written = await call('room_write', {
+        fork: 'main',
+        files: [{ path: 'a.txt', content: 'approved\n' }],
+      })
+      assert.equal(written.isError, false, written.text)
+      assert.match(prompts[0] ?? '', /write 1 file: a\.txt into main/)
+      assert.equal(await live(scratch, 'a.txt'), 'approved\n')
+    } finally {
+      await client.close()
+    }
+  })
+
+  it('a stdio connection without --isolate is the person’s own client: it sees every fork', async () => {
+    await using scratch = await makeScratch({ 'a.txt': 'v1\n' })
+    assert.equal((await runEitri(['fork', 'from-cli', ...scratch.flags])).status, 0)
+    const own = await connect(scratch)
+    try {
+      assert.match((await own.call('workspace_list', {})).text, /from-cli/)
+      assert.equal((await own.call('room_read', { fork: 'from-cli', path: 'a.txt' })).text, 'v1\n')
+    } finally {
+      await own.client.close()
+    }
+    // The control: an isolated connection on the same workspace sees none of it.
+    const isolated = await connect(scratch, ['--isolate'])
+    try {
+      assert.doesNotMatch((await isolated.call('workspace_list', {})).text, /from-cli/)
+      const refused = await isolated.call('room_read', { fork: 'from-cli', path: 'a.txt' })
+      assert.equal(refused.structured.code, 'not_found')
+    } finally {
+      await isolated.client.close()
     }
   })
 })

@@ -36,6 +36,11 @@ export interface WorkspaceViewOptions {
   readonly protectedPaths?: readonly string[]
   /** Host paths of eitri's own state and configuration; hidden if they lie inside the workspace. */
   readonly privatePaths?: readonly string[]
+  /**
+   * Workspace-relative paths hidden from every tool, resolved by the caller from the real paths
+   * of eitri's state and configuration (a fork's tree has no host path to compare against).
+   */
+  readonly hiddenPaths?: readonly string[]
   /** The line's name. @default 'main' */
   readonly line?: string
   /** What the repositories' configuration names as code, protected like hooks (main's, for every line). */
@@ -77,7 +82,10 @@ export function createWorkspaceView(options: WorkspaceViewOptions): ConfinedWork
     ...(options.aliases ?? []),
   ])
   const byLengthDescending = [...hostRoots].sort((a, b) => b.length - a.length)
-  const hidden = (options.privatePaths ?? []).flatMap((hostPath) => insideRoot(hostPath, hostRoots))
+  const hidden = unique([
+    ...(options.hiddenPaths ?? []),
+    ...(options.privatePaths ?? []).flatMap((hostPath) => insideRoot(hostPath, hostRoots)),
+  ])
   const policy: PathPolicyOptions = {
     lookup: tree,
     hostRoots,

@@ -14,6 +14,8 @@ export interface CommandLine {
   readonly workspace: string | undefined
   readonly http: string | undefined
   readonly token: string | undefined
+  /** `--no-token`: serve HTTP on loopback without a token, knowingly. */
+  readonly noToken: boolean
   readonly tools: readonly string[] | undefined
   readonly json: boolean
   readonly stateDir: string | undefined
@@ -34,6 +36,7 @@ const OPTIONS = {
   workspace: { type: 'string' },
   http: { type: 'string' },
   token: { type: 'string' },
+  'no-token': { type: 'boolean', default: false },
   tools: { type: 'string' },
   json: { type: 'boolean', default: false },
   'state-dir': { type: 'string' },
@@ -57,6 +60,8 @@ export function parseCommandLine(argv: readonly string[]): CommandLine {
     throw new UsageError((error as Error).message.split('\n')[0] ?? 'invalid command line')
   }
   const { values, positionals } = parsed
+  if (values['no-token'] && values.token !== undefined)
+    throw new UsageError('--token and --no-token contradict each other: give one of them')
   const [command, ...rest] = positionals
   return {
     command,
@@ -64,6 +69,7 @@ export function parseCommandLine(argv: readonly string[]): CommandLine {
     workspace: values.workspace,
     http: values.http,
     token: values.token,
+    noToken: values['no-token'],
     tools: values.tools === undefined ? undefined : splitNames(values.tools),
     json: values.json,
     stateDir: values['state-dir'],

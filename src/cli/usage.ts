@@ -18,7 +18,7 @@ Usage:
   eitri eval CODE [options]          run JavaScript or TypeScript once in the code sandbox (js_eval)
   eitri repl [options]               a terminal REPL over one js_eval session
   eitri exec [options] -- CMD ARGS   run one command in the jail; exits with its status
-  eitri mcp-config [--workspace DIR] print MCP client settings (Claude Code, Codex, Cursor) for this copy
+  eitri mcp-config [--http PORT]     print MCP client settings (Claude Code, Codex, Cursor) for this copy
   eitri approvals [--json]           every recorded decision on an action that needed a person
   eitri fork [NAME] [--fork FROM]    a new fork of main (or of FROM); copies nothing
   eitri forks | log [FORK]           the forks; the history of main or a fork
@@ -30,13 +30,14 @@ Usage:
 Options:
   --workspace DIR         the workspace folder (default: the current directory)
   --http [HOST:]PORT      serve: streamable HTTP at /mcp instead of stdio (host default 127.0.0.1; port 0 picks one)
-  --token TOKEN           serve: bearer token for HTTP (or EITRI_TOKEN); required beyond loopback
+  --token TOKEN           serve, mcp-config: the HTTP bearer token (or EITRI_TOKEN; default: one kept in the state folder)
+  --no-token              serve: HTTP on loopback without a token (every local user can then use the tools)
   --tools NAME,...        offer only these tools
   --access LEVEL          read-only | workspace-write (default) | full-access (DANGEROUS: with approval, programs may run outside the jail)
   --approval POLICY       untrusted | on-request (default) | never: when to ask a person
   --mode NAME             start in a mode: default, plan (read-only), or one from the configuration
   --fork FORK             call, exec: act on a fork instead of main
-  --isolate               serve: every connection starts on a fresh fork of main; nothing reaches the folder until merged
+  --isolate               serve: every connection works on a fork of its own; main only with a person's approval
   --json                  machine-readable output
   --state-dir DIR         eitri's state folder (default: $EITRI_STATE_DIR, else $XDG_STATE_HOME/eitri)
   --config FILE           configuration file (default: $EITRI_CONFIG, else $XDG_CONFIG_HOME/eitri/config.json)

@@ -44,6 +44,8 @@ export interface JailOptions {
   readonly protectedPaths?: readonly string[]
   /** Host paths of eitri's state and configuration, hidden if inside the workspace. */
   readonly privatePaths?: readonly string[]
+  /** Workspace-relative paths hidden like private paths (resolved from their real paths). */
+  readonly hiddenPaths?: readonly string[]
   /** The bubblewrap program. @default 'bwrap' */
   readonly bwrap?: string
   /** Where the jail keeps placeholders and the mirror. @default os.tmpdir() */
@@ -414,13 +416,15 @@ export class Jail implements AsyncDisposable {
   }
 
   #privateRelativePaths(): string[] {
+    const hidden = this.#options.hiddenPaths ?? []
     const root = this.#options.tree.root
-    if (root === undefined) return []
-    return (this.#options.privatePaths ?? [])
+    if (root === undefined) return [...hidden]
+    const fromHost = (this.#options.privatePaths ?? [])
       .map((hostPath) => path.relative(root, hostPath))
       .filter(
         (relative) => relative !== '' && !relative.startsWith('..') && !path.isAbsolute(relative),
       )
+    return [...new Set([...hidden, ...fromHost])]
   }
 
   #serialize<T>(work: () => Promise<T>): Promise<T> {

@@ -18,8 +18,11 @@ import { packageInfo } from '../util/package-info.ts'
 /** What an MCP server needs. */
 export interface McpServerOptions {
   readonly toolset: Toolset
-  /** Builds the context of one call; `signal` aborts when the client cancels. */
-  readonly context: (options: { signal: AbortSignal }) => ToolContext
+  /**
+   * Builds the context of one call; `signal` aborts when the client cancels. May be async: a
+   * connection's session can be opened at its first call, once the client has said its name.
+   */
+  readonly context: (options: { signal: AbortSignal }) => ToolContext | Promise<ToolContext>
   /** Where protocol-level faults are reported (never stdout). */
   readonly log?: (message: string) => void
   /** Called once when the connection closes (to end its background jobs). */
@@ -48,7 +51,7 @@ export function createMcpServer(options: McpServerOptions): Server {
   server.onclose = () => void options.onClose?.()
   options.onCreated?.(server)
   server.setRequestHandler(ListToolsRequestSchema, async (_request, extra) => ({
-    tools: (await options.toolset.offeredIn(options.context({ signal: extra.signal }))).map(
+    tools: (await options.toolset.offeredIn(await options.context({ signal: extra.signal }))).map(
       (tool): McpTool => ({
         name: tool.name,
         description: tool.description,
@@ -57,7 +60,7 @@ export function createMcpServer(options: McpServerOptions): Server {
     ),
   }))
   server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
-    const ctx = options.context({ signal: extra.signal })
+    const ctx = await options.context({ signal: extra.signal })
     const result = await options.toolset.run(
       { name: request.params.name, input: request.params.arguments ?? {} },
       ctx,

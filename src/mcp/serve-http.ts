@@ -1,7 +1,8 @@
 /**
  * @module mcp/serve-http
  * The MCP server over streamable HTTP at `/mcp`: loopback by default, the SDK's Host check
- * against DNS rebinding, an Origin check, and a bearer token whenever it binds beyond loopback.
+ * against DNS rebinding, an Origin check, and a bearer token on every request, on loopback
+ * too (any local user can reach 127.0.0.1), unless the caller opts out on loopback knowingly.
  */
 import { createHash, randomUUID, timingSafeEqual } from 'node:crypto'
 import type { Server as HttpServer } from 'node:http'
@@ -19,8 +20,13 @@ export interface HttpServeOptions {
   readonly host?: string
   /** 0 picks a free port. */
   readonly port: number
-  /** Required when `host` is not a loopback address. */
+  /** The bearer token every request must carry. Required unless `noToken` on loopback. */
   readonly token?: string | undefined
+  /**
+   * Serve without a token (`eitri serve --no-token`): every local user, and every program
+   * running as one, can then use the tools. Refused beyond loopback. @default false
+   */
+  readonly noToken?: boolean
   /** Makes the server of one new MCP session. */
   readonly createServer: () => Server | Promise<Server>
   readonly log?: (message: string) => void
@@ -46,22 +52,30 @@ export function isLoopback(host: string): boolean {
 /**
  * Starts the HTTP server.
  *
- * @throws EitriError `config_invalid` when binding beyond loopback without a token.
+ * @throws EitriError `config_invalid` without a token, unless `noToken` on loopback.
  */
 export async function serveHttp(options: HttpServeOptions): Promise<HttpServing> {
   const host = options.host ?? '127.0.0.1'
   const loopback = isLoopback(host)
-  if (!loopback && (options.token === undefined || options.token === '')) {
+  const token = options.token === '' ? undefined : options.token
+  const hasToken = token !== undefined
+  if (!hasToken && !loopback) {
     throw new EitriError(
       'config_invalid',
       `Refusing to serve on ${host} without a bearer token: anyone who can reach it could use your tools. Pass --token or set EITRI_TOKEN, or bind to 127.0.0.1.`,
+    )
+  }
+  if (!hasToken && options.noToken !== true) {
+    throw new EitriError(
+      'config_invalid',
+      `Refusing to serve on ${host} without a bearer token: every local user could use your tools. Give a token, or opt out knowingly (noToken, --no-token).`,
     )
   }
   const sessions = new Map<string, { transport: StreamableHTTPServerTransport; server: Server }>()
   const app = express()
   if (loopback) app.use(hostHeaderValidation(['localhost', '127.0.0.1', '[::1]']))
   app.use(originCheck(loopback))
-  if (options.token !== undefined && options.token !== '') app.use(bearerCheck(options.token))
+  if (token !== undefined) app.use(bearerCheck(token))
   app.use(express.json({ limit: MAX_REQUEST_BYTES }))
 
   app.all('/mcp', (request: Request, response: Response) => {

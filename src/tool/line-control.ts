@@ -41,7 +41,24 @@ export type LineMergeInfo =
   | { readonly type: 'changed-on-disk'; readonly into: string; readonly paths: readonly string[] }
   | { readonly type: 'refused'; readonly into: string; readonly reason: string }
 
-/** The lines of the session's workspace. */
+/** What switching lines did: refused when only a person may allow it and none did. */
+export type LineSwitch =
+  | { readonly type: 'switched'; readonly line: string }
+  | { readonly type: 'refused'; readonly line: string; readonly reason: string }
+
+/** A write a caller is about to make to a line, so a person can be asked when one must be. */
+export interface LineWriteIntent {
+  /** One line a prompt can show: what will be written. */
+  readonly summary: string
+  readonly tool: string
+  readonly signal: AbortSignal
+}
+
+/**
+ * The lines of the session's workspace, as far as the session may reach them: every method
+ * that takes a line looks it up among the forks this session may act on, and a fork it may not
+ * act on answers `not_found`, exactly like one that does not exist.
+ */
 export interface LineControl {
   /** The line this session's tools act on (`main` or a fork id). */
   readonly current: string
@@ -49,8 +66,11 @@ export interface LineControl {
   /** Finds a line by id or name; `main` answers `main`. Throws `not_found`. */
   resolve(idOrName: string): string
   fork(options: { name?: string; from?: string }): Promise<LineInfo>
-  /** Binds the session's tools to a line from the next call on. */
-  use(line: string): Promise<void>
+  /**
+   * Binds the session's tools to a line from the next call on. Back onto main from an
+   * isolated session only with a person's approval.
+   */
+  use(line: string, options: { signal: AbortSignal }): Promise<LineSwitch>
   diff(fork: string): Promise<readonly LineChangeInfo[]>
   review(fork: string): Promise<{
     tier: 'trivial' | 'reviewable' | 'conflict'
@@ -63,6 +83,10 @@ export interface LineControl {
   log(line: string): Promise<readonly { commit: string; message: string; time: string }[]>
   /** Commits a line's writes with a message (room_write). */
   commit(line: string, message: string): Promise<string>
-  /** The files of a line as this session's tools see them (policy and access applied). */
-  workspace(line: string): Promise<WorkspaceView>
+  /**
+   * The files of a line as this session's tools see them (policy and access applied). Main
+   * seen from an isolated session is read-only unless `write` is given and a person approves
+   * it (throws `permission_denied` when not).
+   */
+  workspace(line: string, options?: { write?: LineWriteIntent }): Promise<WorkspaceView>
 }

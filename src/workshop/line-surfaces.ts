@@ -23,6 +23,7 @@ export class LineSurfaces {
   readonly #jailOptions: Omit<JailOptions, 'tree' | 'view'>
   readonly #protectedPaths: readonly string[]
   readonly #programs: ProgramPathSource | undefined
+  readonly #hiddenPaths: readonly string[]
   readonly #surfaces = new Map<string, Promise<LineSurface>>()
 
   constructor(options: {
@@ -32,12 +33,15 @@ export class LineSurfaces {
     protectedPaths: readonly string[]
     /** Main's repositories' program paths: a fork holds no .git, but merges into main. */
     programs?: ProgramPathSource
+    /** eitri's state and configuration inside the workspace: hidden in every line too. */
+    hiddenPaths: readonly string[]
   }) {
     this.#programs = options.programs
     this.#lines = options.lines
     this.#main = options.main
     this.#jailOptions = options.jail
     this.#protectedPaths = options.protectedPaths
+    this.#hiddenPaths = options.hiddenPaths
   }
 
   /** The surface of a line (by id; `main` for main). */
@@ -47,17 +51,17 @@ export class LineSurfaces {
     if (surface === undefined) {
       surface = (async () => {
         const tree = await this.#lines.tree(line)
+        // A fork never holds eitri's state (history excludes it), and must not gain a file
+        // there either: merged into main, it would land in the real state or configuration.
+        const hiddenPaths = this.#hiddenPaths
         const view = createWorkspaceView({
           tree,
           line,
           protectedPaths: this.#protectedPaths,
+          hiddenPaths,
           ...(this.#programs === undefined ? {} : { programs: this.#programs }),
         })
-        return {
-          line,
-          view,
-          jail: new Jail({ ...this.#jailOptions, tree, view, privatePaths: [] }),
-        }
+        return { line, view, jail: new Jail({ ...this.#jailOptions, tree, view, hiddenPaths }) }
       })()
       this.#surfaces.set(line, surface)
     }

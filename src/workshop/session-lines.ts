@@ -1,14 +1,28 @@
 /**
  * @module workshop/session-lines
  * The lines of work as one session sees them: which line its tools act on, and the fork,
- * diff, review, merge and discard operations. Merging into main, the user's live folder, is
- * the moment a person reviews: it goes through the session's approver.
+ * diff, review, merge and discard operations. Every line a caller names is looked up once,
+ * here, among the forks the session's principal may act on (`WorkspaceLines.find`): a fork of
+ * another owner answers `not_found` like one that does not exist. Merging into main, the
+ * user's live folder, is the moment a person reviews: it goes through the session's approver;
+ * so does every other way into main from an isolated session (switching to it, writing it).
  */
 import { gateWorkspace } from '../access/gated-workspace.ts'
 import { EitriError } from '../errors/eitri-error.ts'
 import type { AccessContext } from '../tool/access-context.ts'
-import type { LineControl, LineInfo, LineMergeInfo } from '../tool/line-control.ts'
-import { MAIN, type ForkInfo, type WorkspaceLines } from '../workspace/workspace-lines.ts'
+import type {
+  LineControl,
+  LineInfo,
+  LineMergeInfo,
+  LineSwitch,
+  LineWriteIntent,
+} from '../tool/line-control.ts'
+import {
+  MAIN,
+  type ForkInfo,
+  type Principal,
+  type WorkspaceLines,
+} from '../workspace/workspace-lines.ts'
 import type { LineSurfaces } from './line-surfaces.ts'
 
 /** What a session's line control needs from the session. */
@@ -19,11 +33,20 @@ export interface SessionLineOptions {
   readonly switchTo: (line: string) => Promise<void>
   /** The access in force for the call that uses the control. */
   readonly access: () => AccessContext
+  /** Who acts: the owner of the forks this session makes, and what it may see. */
+  readonly principal: Principal
+  /**
+   * An isolated session of a principal other than the person: main is reached only through a
+   * person (switching to it and writing it ask the approver; reading it does not).
+   */
+  readonly guardMain: boolean
+  /** Makes the session a fresh fork of main (its session fork, after it discarded its own). */
+  readonly isolate: () => Promise<void>
 }
 
 /** The line control of one session. */
 export function sessionLineControl(options: SessionLineOptions): LineControl {
-  const { lines } = options
+  const { lines, principal } = options
   const info = (fork: ForkInfo): LineInfo => ({
     id: fork.id,
     ...(fork.name === undefined ? {} : { name: fork.name }),
@@ -31,52 +54,85 @@ export function sessionLineControl(options: SessionLineOptions): LineControl {
     created: fork.created,
     readOnly: fork.readOnly,
   })
+  /** The one lookup every door goes through: the line's id, if this session may act on it. */
+  const reach = (idOrName: string): ForkInfo | typeof MAIN => lines.find(idOrName, principal)
   const resolve = (idOrName: string): string => {
-    const found = lines.find(idOrName)
+    const found = reach(idOrName)
     return found === MAIN ? MAIN : found.id
+  }
+  /** Asks a person for a way into main; undefined when approved, else why not. */
+  const askForMain = async (request: {
+    tool: string
+    input: unknown
+    reason: string
+    summary: string
+    signal: AbortSignal
+  }): Promise<string | undefined> => {
+    const approve = options.access().approve
+    return approve === undefined ? 'no person can be asked in this session' : approve(request)
   }
   return {
     get current() {
       return options.current()
     },
-    list: () => lines.forks().map(info),
+    list: () => lines.forks(principal).map(info),
     resolve,
     async fork({ name, from }) {
       return info(
         await lines.fork({
           from: resolve(from ?? options.current()),
+          by: principal,
           ...(name === undefined ? {} : { name }),
         }),
       )
     },
-    use: (line) => options.switchTo(resolve(line)),
+    async use(line, { signal }): Promise<LineSwitch> {
+      const id = resolve(line)
+      if (id === MAIN && options.guardMain && options.current() !== MAIN) {
+        const refusal = await askForMain({
+          tool: 'workspace_use',
+          input: { fork: MAIN },
+          reason:
+            'this session is isolated on a fork; on main its files, shell and js_eval change the user’s live folder directly',
+          summary: 'switch this session to main (your live folder)',
+          signal,
+        })
+        if (refusal !== undefined) return { type: 'refused', line: MAIN, reason: refusal }
+      }
+      await options.switchTo(id)
+      return { type: 'switched', line: id }
+    },
     diff: (fork) => lines.diff(resolve(fork)),
     review: (fork) => lines.review(resolve(fork)),
     async merge(fork, { signal }): Promise<LineMergeInfo> {
-      const id = resolve(fork)
-      if (id === MAIN)
+      const found = reach(fork)
+      if (found === MAIN)
         throw new EitriError('invalid_input', 'main is not a fork: name the fork to merge.')
-      const found = lines.find(id) as ForkInfo
+      if (found.parent !== MAIN && !lines.forks(principal).some((f) => f.id === found.parent)) {
+        // A merge writes its parent: a fork below another owner's (a Run's world) is settled
+        // by its owner, not through this session.
+        return {
+          type: 'refused',
+          into: found.parent,
+          reason: `its parent line ${found.parent} is not one this session may change`,
+        }
+      }
       if (found.parent === MAIN) {
-        const changes = await lines.diff(id)
-        const approve = options.access().approve
+        const changes = await lines.diff(found.id)
         const summary = `merge ${found.name ?? found.id} into main (your live folder): ${changes.length} file${changes.length === 1 ? '' : 's'}: ${changes
           .slice(0, 20)
           .map((change) => `${change.path} (${change.status})`)
           .join(', ')}${changes.length > 20 ? ', …' : ''}`
-        const refusal =
-          approve === undefined
-            ? 'no person can be asked in this session'
-            : await approve({
-                tool: 'workspace_merge',
-                input: { fork: id },
-                reason: 'a merge into main changes the user’s live files',
-                summary,
-                signal,
-              })
+        const refusal = await askForMain({
+          tool: 'workspace_merge',
+          input: { fork: found.id },
+          reason: 'a merge into main changes the user’s live files',
+          summary,
+          signal,
+        })
         if (refusal !== undefined) return { type: 'refused', into: MAIN, reason: refusal }
       }
-      const outcome = await lines.merge(id)
+      const outcome = await lines.merge(found.id)
       switch (outcome.type) {
         case 'merged':
           return {
@@ -104,15 +160,52 @@ export function sessionLineControl(options: SessionLineOptions): LineControl {
     },
     async discard(fork) {
       const id = resolve(fork)
-      if (id === options.current()) await options.switchTo(MAIN)
+      if (id === options.current()) {
+        // An isolated session never falls back onto main: it moves to a fresh fork of its own.
+        if (options.guardMain) await options.isolate()
+        else await options.switchTo(MAIN)
+      }
       await lines.discard(id)
       await options.surfaces.drop(id)
     },
     log: (line) => lines.log(resolve(line)),
     commit: (line, message) => lines.commit(resolve(line), message),
-    async workspace(line) {
-      const surface = await options.surfaces.surface(resolve(line))
-      return gateWorkspace(surface.view, options.access())
+    async workspace(line, { write } = {}) {
+      const id = resolve(line)
+      const surface = await options.surfaces.surface(id)
+      const access = options.access()
+      if (id !== MAIN || !options.guardMain || options.current() === MAIN)
+        return gateWorkspace(surface.view, access)
+      if (write === undefined) return gateWorkspace(surface.view, readOnlyMain(access))
+      const refusal = await askForMain(mainWrite(write))
+      if (refusal !== undefined)
+        throw new EitriError('permission_denied', `Not written to main: ${refusal}.`)
+      return gateWorkspace(surface.view, access)
     },
+  }
+}
+
+function mainWrite(write: LineWriteIntent) {
+  return {
+    tool: write.tool,
+    input: { fork: MAIN },
+    reason: 'this session is isolated on a fork; writing main changes the user’s live folder',
+    summary: `${write.summary} into main (your live folder)`,
+    signal: write.signal,
+  }
+}
+
+/** The access of an isolated session looking at main: reads as usual, no writes. */
+function readOnlyMain(access: AccessContext): AccessContext {
+  return {
+    ...access,
+    authorizePath: async (action) =>
+      action.operation === 'read'
+        ? access.authorizePath(action)
+        : {
+            type: 'refused',
+            code: 'permission_denied',
+            reason: `main is the user's live folder and this session is isolated on a fork: ${action.path} was not written. Write your fork, or ask for main with room_write {"fork":"main"} (a person approves)`,
+          },
   }
 }

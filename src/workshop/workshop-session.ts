@@ -17,7 +17,8 @@ import type { AccessLevel, CommandJudgement } from '../tool/access-context.ts'
 import type { DriveAccess } from '../tool/drive-access.ts'
 import type { LineControl } from '../tool/line-control.ts'
 import type { ToolContext } from '../tool/tool-context.ts'
-import { MAIN, type WorkspaceLines } from '../workspace/workspace-lines.ts'
+import { PERSON_PRINCIPAL } from '../workspace/fork-owner.ts'
+import { MAIN, type Principal, type WorkspaceLines } from '../workspace/workspace-lines.ts'
 import type { EvalPool } from '../eval/eval-pool.ts'
 import type { LineSurface, LineSurfaces } from './line-surfaces.ts'
 import { sessionLineControl } from './session-lines.ts'
@@ -30,8 +31,18 @@ export interface SessionOptions {
   readonly approver?: Approver
   /** Caps inherited from a parent: the session never gets wider access. */
   readonly caps?: readonly AccessLevel[]
-  /** Start on a fresh fork of main, so nothing reaches the folder until a person merges it. */
+  /**
+   * Start on a fresh fork of main, so nothing reaches the folder until a person merges it. For
+   * a principal other than the person, main is then reached only through a person.
+   */
   readonly isolate?: boolean
+  /**
+   * Who acts: the owner of the forks the session makes and what it may see.
+   * @default the person, who sees every fork
+   */
+  readonly principal?: Principal
+  /** The display name of the session's fork under `isolate` (a client's name). @default 'session' */
+  readonly label?: string
 }
 
 /** The calls of one connection or caller, with its own background jobs, access and line. */
@@ -100,6 +111,12 @@ export async function createSession(
       environment: parentEnvironment(),
     })
   }
+  const principal = options.principal ?? PERSON_PRINCIPAL
+  // The session's one fork: made at the start under `isolate`, and again if it discards it.
+  const isolate = async (): Promise<void> =>
+    switchTo(
+      (await parts.lines.fork({ from: MAIN, by: principal, label: options.label ?? 'session' })).id,
+    )
   let current = access.snapshot()
   const lines = sessionLineControl({
     lines: parts.lines,
@@ -107,8 +124,11 @@ export async function createSession(
     current: () => surface.line,
     switchTo,
     access: () => current,
+    principal,
+    guardMain: options.isolate === true && !principal.seesEveryFork,
+    isolate,
   })
-  if (options.isolate === true) await switchTo((await parts.lines.fork({ from: MAIN })).id)
+  if (options.isolate === true) await isolate()
   const session: WorkshopSession = {
     access,
     lines,

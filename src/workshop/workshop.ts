@@ -15,11 +15,12 @@ import { homeProtectedPaths } from '../access/protected-paths.ts'
 import { createWorkspaceView } from '../access/workspace-view.ts'
 import { loadConfig, type EitriConfig } from '../config/config-file.ts'
 import { readEnvironment, type EitriEnvironment } from '../config/environment.ts'
+import { privatePathsInside, realPrivatePaths } from '../config/private-paths.ts'
 import { workspaceStateDir } from '../config/state-dir.ts'
 import { EitriError } from '../errors/eitri-error.ts'
 import { openStore } from '../store/open-store.ts'
 import type { Store } from '../store/store.ts'
-import { DEFAULT_STORE_FILE } from '../store/store-url.ts'
+import { DEFAULT_STORE_FILE, parseStoreUrl } from '../store/store-url.ts'
 import { Jail } from '../jail/jail.ts'
 import { builtInTools } from '../tools/built-in-tools.ts'
 import type { Tool } from '../tool/define-tool.ts'
@@ -137,10 +138,26 @@ export async function openWorkshop(options: WorkshopOptions = {}): Promise<Works
   const tree = new DirectoryTree(options.workspace ?? process.cwd())
   const configPath = options.configPath ?? environment.configPath
   const stateRoot = options.stateDir ?? environment.stateDir
-  if (tree.root === path.resolve(stateRoot)) {
+  const storeUrl = (named: string | undefined): string =>
+    named ??
+    environment.store ??
+    `sqlite:${path.join(workspaceStateDir(stateRoot, tree.root), DEFAULT_STORE_FILE)}`
+  // Made now so that its real path is known: a link created later cannot move it.
+  fs.mkdirSync(stateRoot, { recursive: true, mode: 0o700 })
+  // State or configuration inside the workspace stays usable by eitri but hidden from tools.
+  // Real paths, resolved once: a link in either path (a HOME behind a link) changes nothing.
+  const hidden = privatePathsInside(
+    tree.root,
+    realPrivatePaths([
+      stateRoot,
+      configPath,
+      ...(typeof options.store === 'object' ? [] : storeFiles(storeUrl(options.store))),
+    ]),
+  )
+  if (hidden.includes('')) {
     throw new EitriError(
       'config_invalid',
-      `eitri's state folder cannot be the workspace itself (${stateRoot}): set EITRI_STATE_DIR or --state-dir to a folder outside it.`,
+      `eitri's state folder (${stateRoot}) cannot be the workspace itself or a folder around it: set EITRI_STATE_DIR or --state-dir to a folder outside it.`,
     )
   }
   const config = await loadConfig(configPath)
@@ -149,15 +166,7 @@ export async function openWorkshop(options: WorkshopOptions = {}): Promise<Works
   const evaluation = createEvalSandbox(config, toolset, options.evaluation)
   const ownsStore = typeof options.store !== 'object'
   const store =
-    typeof options.store === 'object'
-      ? options.store
-      : await openStore(
-          options.store ??
-            environment.store ??
-            `sqlite:${path.join(workspaceStateDir(stateRoot, tree.root), DEFAULT_STORE_FILE)}`,
-        )
-  // State or configuration inside the workspace stays usable by eitri but hidden from tools.
-  const privatePaths = [path.resolve(stateRoot), path.resolve(configPath)]
+    typeof options.store === 'object' ? options.store : await openStore(storeUrl(options.store))
   const home = realPathOrSelf(environment.home)
   // The configuration's patterns, and the shell and git files of a home folder inside it.
   const protectedPaths = [...config.protectedPaths, ...homeProtectedPaths(tree.root, home)]
@@ -171,21 +180,16 @@ export async function openWorkshop(options: WorkshopOptions = {}): Promise<Works
     tree,
     aliases: [path.resolve(options.workspace ?? process.cwd())],
     protectedPaths,
-    privatePaths,
+    hiddenPaths: hidden,
     programs,
   })
   const commands = lazyCommandJudge()
   const stateDir = workspaceStateDir(stateRoot, tree.root)
   const recorder = storeApprovalRecorder(store)
-  const privateRelative = privatePaths
-    .map((hostPath) => path.relative(tree.root, hostPath))
-    .filter(
-      (relative) => relative !== '' && !relative.startsWith('..') && !path.isAbsolute(relative),
-    )
   const lines = await WorkspaceLines.open({
     main: tree,
     stateDir,
-    excluded: privateRelative,
+    excluded: hidden,
     watch: options.watch === true,
     guardMain: mainWriteGuard(workspace, tree),
     hooks: {
@@ -209,7 +213,7 @@ export async function openWorkshop(options: WorkshopOptions = {}): Promise<Works
     view: workspace,
     writeBack,
     protectedPaths,
-    privatePaths,
+    hiddenPaths: hidden,
     ...(options.bwrap === undefined ? {} : { bwrap: options.bwrap }),
     mounts: [driveMount],
   })
@@ -225,6 +229,7 @@ export async function openWorkshop(options: WorkshopOptions = {}): Promise<Works
     },
     protectedPaths,
     programs,
+    hiddenPaths: hidden,
   })
   const sessions = new Set<WorkshopSession>()
   let closed = false
@@ -298,4 +303,12 @@ export async function openWorkshop(options: WorkshopOptions = {}): Promise<Works
     close,
     [Symbol.asyncDispose]: close,
   }
+}
+
+/** The files of a SQLite store (with its journals), to hide should they lie in the workspace. */
+function storeFiles(url: string): string[] {
+  if (!url.startsWith('sqlite:')) return []
+  const location = parseStoreUrl(url)
+  if (location.backend !== 'sqlite' || location.file === ':memory:') return []
+  return ['', '-wal', '-shm', '-journal'].map((suffix) => `${location.file}${suffix}`)
 }

@@ -5,12 +5,22 @@
  */
 import fs from 'node:fs'
 import path from 'node:path'
+import { z } from 'zod'
+import { EitriError } from '../errors/eitri-error.ts'
+import { describeIssues } from '../tool/validate-input.ts'
+import { PERSON } from './fork-owner.ts'
 import { writeDurably } from './merge-journal.ts'
 
 /** A fork as listed. */
 export interface ForkInfo {
   readonly id: string
+  /** For display only: access is decided by `owner`, never by a name. */
   readonly name?: string
+  /**
+   * Who made it: `person`, or the id of a session (an MCP connection, a Run). Over HTTP and
+   * under `--isolate` a session reaches only the forks it owns and their descendants.
+   */
+  readonly owner: string
   /** The line it was forked from and merges into. */
   readonly parent: string
   /** The commit it was forked at (the base of its merges). */
@@ -22,6 +32,25 @@ export interface ForkInfo {
   readonly merged?: { readonly into: string; readonly at: string }
 }
 
+/** A fork record is a few hundred bytes; anything much larger is not one. */
+export const MAX_FORK_RECORD_BYTES = 64 * 1024
+
+/** The pattern of fork ids (`f-` and 8 hex digits). */
+export const FORK_ID = /^f-[0-9a-f]{8}$/
+
+const forkRecordSchema = z.object({
+  id: z.string().regex(FORK_ID, 'a fork id such as f-0123abcd'),
+  name: z.string().min(1).max(64).optional(),
+  // Records written before forks had owners were all made by the person's own tools.
+  owner: z.string().min(1).max(128).default(PERSON),
+  parent: z.string().min(1).max(64),
+  forkPoint: z.string().regex(/^[0-9a-f]{40,64}$/, 'a commit id'),
+  created: z.string().min(1).max(64),
+  readOnly: z.boolean(),
+  quotaBytes: z.number().int().nonnegative(),
+  merged: z.object({ into: z.string().min(1).max(64), at: z.string().min(1).max(64) }).optional(),
+})
+
 /** The reference of a fork's line. */
 export function forkRef(id: string): string {
   return `refs/eitri/forks/${id}`
@@ -32,17 +61,19 @@ export function forkFolder(stateDir: string, id: string): string {
   return path.join(stateDir, 'forks', id)
 }
 
-/** Every fork recorded, oldest first; a record that cannot be read is skipped. */
+/**
+ * Every fork recorded, oldest first. A folder without a record (a discard a crash cut short)
+ * is skipped.
+ *
+ * @throws EitriError `state_corrupt` naming the record that cannot be read as one.
+ */
 export function readForks(stateDir: string): ForkInfo[] {
   const folder = path.join(stateDir, 'forks')
   return fs
     .readdirSync(folder)
     .flatMap((id) => {
-      try {
-        return [JSON.parse(fs.readFileSync(path.join(folder, id, 'fork.json'), 'utf8')) as ForkInfo]
-      } catch {
-        return []
-      }
+      const record = readForkRecord(path.join(folder, id, 'fork.json'))
+      return record === undefined ? [] : [record]
     })
     .sort((a, b) => a.created.localeCompare(b.created))
 }
@@ -50,4 +81,47 @@ export function readForks(stateDir: string): ForkInfo[] {
 /** Writes a fork's record durably. */
 export function writeFork(stateDir: string, info: ForkInfo): void {
   writeDurably(path.join(forkFolder(stateDir, info.id), 'fork.json'), info)
+}
+
+/** One record, or undefined when there is none. */
+function readForkRecord(file: string): ForkInfo | undefined {
+  let text: string
+  try {
+    const descriptor = fs.openSync(file, fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW)
+    try {
+      const { size } = fs.fstatSync(descriptor)
+      if (size > MAX_FORK_RECORD_BYTES)
+        throw damaged(file, `${size} bytes, more than ${MAX_FORK_RECORD_BYTES}`)
+      text = fs.readFileSync(descriptor, 'utf8')
+    } finally {
+      fs.closeSync(descriptor)
+    }
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined
+    if (EitriError.isInstance(error)) throw error
+    throw damaged(file, (error as Error).message)
+  }
+  let json: unknown
+  try {
+    json = JSON.parse(text)
+  } catch (error) {
+    throw damaged(file, `not JSON (${(error as Error).message})`)
+  }
+  const parsed = forkRecordSchema.safeParse(json)
+  if (!parsed.success) throw damaged(file, describeIssues(parsed.error).replaceAll('\n', '; '))
+  const { name, merged, ...record } = parsed.data
+  if (path.basename(path.dirname(file)) !== record.id)
+    throw damaged(file, `it names fork ${record.id}, not the folder it is in`)
+  return {
+    ...record,
+    ...(name === undefined ? {} : { name }),
+    ...(merged === undefined ? {} : { merged }),
+  }
+}
+
+function damaged(file: string, why: string): EitriError {
+  return new EitriError(
+    'state_corrupt',
+    `eitri's record of a fork, ${file}, cannot be read: ${why}. Restore it, or move that fork's folder out of ${path.dirname(path.dirname(file))} to drop the fork.`,
+  )
 }

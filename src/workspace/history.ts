@@ -52,7 +52,10 @@ export class WorkspaceHistory {
     const history = new WorkspaceHistory(gitDir, options.workTree)
     const exclude = path.join(gitDir, 'info', 'exclude')
     fs.mkdirSync(path.dirname(exclude), { recursive: true })
-    fs.writeFileSync(exclude, (options.excluded ?? []).map((relative) => `/${relative}\n`).join(''))
+    fs.writeFileSync(
+      exclude,
+      (options.excluded ?? []).map((relative) => `${excludeLine(relative)}\n`).join(''),
+    )
     return history
   }
 
@@ -160,4 +163,12 @@ export class WorkspaceHistory {
   close(): void {
     this.store.close()
   }
+}
+
+/**
+ * An exclude line naming exactly one path: anchored, and with the characters git would read as
+ * a pattern (`*?[\\`, a leading `!` or `#`, trailing spaces) escaped.
+ */
+function excludeLine(relative: string): string {
+  return `/${relative.replace(/[*?[\\!#]/g, '\\$&').replace(/ +$/, (spaces) => spaces.replaceAll(' ', '\\ '))}`
 }

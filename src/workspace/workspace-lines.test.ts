@@ -257,4 +257,23 @@ describe('WorkspaceLines', () => {
       /read-only/,
     )
   })
+
+  it('never merges a fork’s file at eitri’s own state or configuration into main', async (t) => {
+    const { lines, live } = await linesFixture(t, { 'a.txt': 'a\n' }, { excluded: ['.eitri'] })
+    await lines.fork({ name: 'sneaky' })
+    const tree = await lines.tree('sneaky')
+    await tree.writeFileAtomic('.eitri/config.json', Buffer.from('{"rules":{}}'))
+    await tree.writeFileAtomic('a.txt', Buffer.from('b\n'))
+    await assert.rejects(
+      lines.merge('sneaky'),
+      (error: unknown) =>
+        (error as { code?: string }).code === 'protected_path' &&
+        /\.eitri\/config\.json/.test(String(error)),
+    )
+    assert.equal(await live('.eitri/config.json'), undefined)
+    assert.equal(await live('a.txt'), 'a\n', 'nothing of the merge reached main')
+    await tree.remove('.eitri/config.json')
+    assert.equal((await lines.merge('sneaky')).type, 'merged', 'the rest merges once it is gone')
+    assert.equal(await live('a.txt'), 'b\n')
+  })
 })

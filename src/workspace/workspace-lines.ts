@@ -9,10 +9,11 @@ import fs from 'node:fs'
 import path from 'node:path'
 import { EitriError } from '../errors/eitri-error.ts'
 import type { DirectoryTree } from './directory-tree.ts'
+import { PERSON_PRINCIPAL, visibleForks, type Principal } from './fork-owner.ts'
 import { forkRef, readForks, writeFork, type ForkInfo } from './fork-registry.ts'
 import { ForkTree } from './fork-tree.ts'
 
-export { forkRef, type ForkInfo }
+export { forkRef, type ForkInfo, type Principal }
 import { runGit } from './git/run-git.ts'
 import { MAIN_REF, WorkspaceHistory } from './history.ts'
 import { MainWatcher } from './main-watcher.ts'
@@ -36,6 +37,20 @@ import type { WorkspaceTree } from './workspace-tree.ts'
 
 /** The name of the user's live line. */
 export const MAIN = 'main'
+
+/** What a fork's name may be: display only, so plain and short. */
+const FORK_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/
+
+/** A display name from any text (a client's name): `Claude Code` → `claude-code`. */
+export function forkLabel(text: string): string {
+  const cleaned = text
+    .toLowerCase()
+    .replace(/[^a-z0-9._-]+/g, '-')
+    .replace(/^[^a-z0-9]+/, '')
+    .slice(0, 48)
+    .replace(/[^a-z0-9]+$/, '')
+  return cleaned === '' ? 'session' : cleaned
+}
 
 /** A changed path with its unified diff (none for binary files). */
 export interface LineChange {
@@ -118,6 +133,7 @@ export class WorkspaceLines implements AsyncDisposable {
   readonly #stateDir: string
   readonly #hooks: LineHooks
   readonly #guardMain: MainWriteGuard | undefined
+  readonly #excluded: readonly string[]
   readonly #watcher: MainWatcher | undefined
   readonly #trees = new Map<string, ForkTree>()
   #serial: Promise<unknown> = Promise.resolve()
@@ -129,6 +145,7 @@ export class WorkspaceLines implements AsyncDisposable {
     this.#hooks = options.hooks ?? {}
     this.#guardMain = options.guardMain
     const excluded = options.excluded ?? []
+    this.#excluded = excluded
     this.#watcher =
       options.watch === true
         ? new MainWatcher(options.main.root, (relative) =>
@@ -150,28 +167,37 @@ export class WorkspaceLines implements AsyncDisposable {
     return lines
   }
 
-  /** Every fork, oldest first. */
-  forks(): ForkInfo[] {
-    return readForks(this.#stateDir)
+  /** The forks `principal` may act on (every fork for the person), oldest first. */
+  forks(principal: Principal = PERSON_PRINCIPAL): ForkInfo[] {
+    return visibleForks(readForks(this.#stateDir), principal)
   }
 
-  /** The line named by id or name; `main` for main. @throws EitriError `not_found` */
-  find(idOrName: string): ForkInfo | typeof MAIN {
+  /**
+   * The line named by id or name, among those `principal` may act on; `main` for main. A fork
+   * of another owner is answered exactly like one that does not exist, and a name is looked up
+   * only among the principal's own forks, so no name can reach another owner's fork.
+   *
+   * @throws EitriError `not_found`; `invalid_input` when a name is several forks' (name an id)
+   */
+  find(idOrName: string, principal: Principal = PERSON_PRINCIPAL): ForkInfo | typeof MAIN {
     if (idOrName === MAIN) return MAIN
-    const fork = this.forks().find(
-      (candidate) => candidate.id === idOrName || candidate.name === idOrName,
-    )
-    if (fork === undefined) {
+    const visible = this.forks(principal)
+    const byId = visible.find((candidate) => candidate.id === idOrName)
+    if (byId !== undefined) return byId
+    const named = visible.filter((candidate) => candidate.name === idOrName)
+    if (named.length === 1) return named[0] as ForkInfo
+    if (named.length > 1) {
       throw new EitriError(
-        'not_found',
-        `No fork named ${idOrName}. Forks: ${
-          this.forks()
-            .map((candidate) => candidate.name ?? candidate.id)
-            .join(', ') || '(none)'
-        }.`,
+        'invalid_input',
+        `Several forks are named ${idOrName} (${named.map((fork) => fork.id).join(', ')}): name one by its id.`,
       )
     }
-    return fork
+    throw new EitriError(
+      'not_found',
+      `No fork named ${idOrName}. Forks: ${
+        visible.map((candidate) => candidate.name ?? candidate.id).join(', ') || '(none)'
+      }.`,
+    )
   }
 
   /** The files of a line. */
@@ -186,31 +212,55 @@ export class WorkspaceLines implements AsyncDisposable {
     this.#watcher?.touch(relativePath)
   }
 
-  /** Creates a fork of `from` exactly as it is now. Copies nothing. */
+  /**
+   * Creates a fork of `from` exactly as it is now, for `by`. Copies nothing. `from` is looked
+   * up among the lines `by` may act on. The fork is owned by `owner`, by default `by` itself (a
+   * Run's world is forked by its parent's session and owned by the Run). A `label` names the
+   * fork LABEL-N, N the first number no fork uses (a session's fork, named after its client).
+   */
   async fork(
-    options: { from?: string; name?: string; readOnly?: boolean; quotaBytes?: number } = {},
+    options: {
+      from?: string
+      name?: string
+      label?: string
+      by?: Principal
+      owner?: string
+      readOnly?: boolean
+      quotaBytes?: number
+    } = {},
   ): Promise<ForkInfo> {
     return this.#serialize(async () => {
-      const from = options.from ?? MAIN
-      if (options.name !== undefined) {
-        if (!/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/.test(options.name) || options.name === MAIN) {
+      const by = options.by ?? PERSON_PRINCIPAL
+      const from = this.find(options.from ?? MAIN, by)
+      let name = options.name
+      if (name !== undefined) {
+        if (!FORK_NAME.test(name) || name === MAIN) {
           throw new EitriError(
             'invalid_input',
-            `name must be letters, digits, ., _ and - (at most 64), and not "main" (got ${JSON.stringify(options.name)})`,
+            `name must be letters, digits, ., _ and - (at most 64), and not "main" (got ${JSON.stringify(name)})`,
           )
         }
-        if (this.forks().some((fork) => fork.name === options.name))
+        // Unique among the forks its owner sees: others' names are neither checked nor told.
+        if (this.forks(by).some((fork) => fork.name === name))
           throw new EitriError(
             'invalid_input',
-            `A fork is already named ${options.name}; choose another name.`,
+            `A fork is already named ${name}; choose another name.`,
           )
+      } else if (options.label !== undefined) {
+        const base = forkLabel(options.label)
+        const taken = new Set(readForks(this.#stateDir).map((fork) => fork.name))
+        let counter = 1
+        while (taken.has(`${base}-${counter}`)) counter += 1
+        name = `${base}-${counter}`
       }
-      const forkPoint = await this.#head(from)
+      const parent = from === MAIN ? MAIN : from.id
+      const forkPoint = await this.#head(parent)
       const id = `f-${randomBytes(4).toString('hex')}`
       const info: ForkInfo = {
         id,
-        ...(options.name === undefined ? {} : { name: options.name }),
-        parent: from === MAIN ? MAIN : (this.find(from) as ForkInfo).id,
+        ...(name === undefined ? {} : { name }),
+        owner: options.owner ?? by.id,
+        parent,
         forkPoint,
         created: new Date().toISOString(),
         readOnly: options.readOnly === true,
@@ -282,6 +332,15 @@ export class WorkspaceLines implements AsyncDisposable {
       const changes = await diffTrees(this.history.gitDir, ours, result.tree)
       if (changes.length === 0) return { type: 'nothing', into: MAIN }
       const entries = changes.map((change) => entryOf(change))
+      // eitri's own state and configuration are never a merge's to write, whatever a fork holds.
+      const hidden = entries.filter((entry) =>
+        this.#excluded.some((path) => entry.path === path || entry.path.startsWith(`${path}/`)),
+      )
+      if (hidden.length > 0)
+        throw new EitriError(
+          'protected_path',
+          `Not merged: fork ${info.name ?? info.id} changes eitri's own state or configuration (${hidden.map((entry) => entry.path).join(', ')}), which nothing may write into the live folder. Remove those files from the fork and merge again.`,
+        )
       const refused = await this.#guard(entries)
       if (refused.length > 0) return { type: 'refused', into: MAIN, refused }
       options.onStep?.('planned')

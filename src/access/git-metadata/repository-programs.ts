@@ -69,7 +69,11 @@ export class RepositoryPrograms {
     const hostWorkTree =
       workTree === '' ? this.#options.root : path.join(this.#options.root, workTree)
     const dotGit = path.join(hostWorkTree, '.git')
-    const files = [dotGit, ...repositoryConfigs(hostWorkTree), ...(this.#options.globalConfigs ?? [])]
+    const files = [
+      dotGit,
+      ...repositoryConfigs(hostWorkTree),
+      ...(this.#options.globalConfigs ?? []),
+    ]
     const read: string[] = []
     const paths: WorkspaceProgramPath[] = []
     for (const program of await this.#programsOf(files.slice(1), hostWorkTree, read)) {

@@ -36,7 +36,7 @@ export async function callCommand(
     result = await workshop.call(name, input, { signal })
   } else {
     await using session = await workshop.openSession()
-    await session.lines.use(line.fork)
+    await session.lines.use(line.fork, { signal })
     result = await workshop.toolset.run({ name, input }, session.context({ signal }))
   }
   if (line.json) io.stdout(`${JSON.stringify(result, null, 2)}\n`)

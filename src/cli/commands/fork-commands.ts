@@ -39,7 +39,7 @@ export async function forkCommand(line: CommandLine, io: CliIo): Promise<number>
       else
         for (const fork of forks)
           io.stdout(
-            `${fork.id}  ${(fork.name ?? '-').padEnd(16)}  from ${fork.parent}  ${fork.created}${fork.readOnly ? '  read-only' : ''}\n`,
+            `${fork.id}  ${(fork.name ?? '-').padEnd(16)}  from ${fork.parent}  ${fork.created}  by ${fork.owner}${fork.readOnly ? '  read-only' : ''}\n`,
           )
       return EXIT_OK
     }

@@ -70,7 +70,16 @@ export const roomWriteTool = defineTool({
   async execute({ files, fork, message }, ctx) {
     const lines = linesOf(ctx)
     const line = lines.resolve(fork ?? lines.current)
-    const workspace = await lines.workspace(line)
+    const workspace = await lines.workspace(line, {
+      write: {
+        tool: 'room_write',
+        summary: `write ${files.length} file${files.length === 1 ? '' : 's'}: ${files
+          .slice(0, 20)
+          .map((file) => file.path)
+          .join(', ')}${files.length > 20 ? ', …' : ''}`,
+        signal: ctx.signal,
+      },
+    })
     const written: string[] = []
     for (const file of files)
       written.push(

@@ -13,12 +13,22 @@ const forkName = z.string().min(1).describe('A fork, by id or name.')
 export const workspaceForkTool = defineTool({
   name: 'workspace_fork',
   description:
-    'Fork the workspace line this session works on (main, or the fork in use): a new line of work where anything can be tried. Copies nothing. Switch to it with workspace_use.',
+    'Fork the workspace line this session works on (main, or the fork in use), or the line `from`: a new line of work where anything can be tried. Copies nothing. Switch to it with workspace_use.',
   parameters: z.object({
     name: z.string().min(1).optional().describe('A name for the fork (letters, digits, . _ -).'),
+    from: z
+      .string()
+      .min(1)
+      .optional()
+      .describe(
+        'The line to fork, by id or name, or "main". Default: the line this session works on.',
+      ),
   }),
-  async execute({ name }, ctx) {
-    const fork = await linesOf(ctx).fork(name === undefined ? {} : { name })
+  async execute({ name, from }, ctx) {
+    const fork = await linesOf(ctx).fork({
+      ...(name === undefined ? {} : { name }),
+      ...(from === undefined ? {} : { from }),
+    })
     return toolSuccess(
       `Forked ${fork.parent} as ${fork.name ?? fork.id} (id ${fork.id}). Use it with workspace_use {"fork":"${fork.name ?? fork.id}"}.`,
       { fork: fork.id, parent: fork.parent },
@@ -53,7 +63,13 @@ export const workspaceUseTool = defineTool({
   parameters: z.object({ fork: z.string().min(1).describe('A fork by id or name, or "main".') }),
   async execute({ fork }, ctx) {
     const lines = linesOf(ctx)
-    await lines.use(fork)
+    const outcome = await lines.use(fork, { signal: ctx.signal })
+    if (outcome.type === 'refused')
+      return toolError(
+        'permission_denied',
+        `Still on ${lines.current}: switching to ${outcome.line} needs a person's approval (${outcome.reason}). Work in your fork and merge it (a person approves the merge).`,
+        { line: lines.current },
+      )
     return toolSuccess(`This session now works on ${lines.current}.`, { line: lines.current })
   },
 })

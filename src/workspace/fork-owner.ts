@@ -1,0 +1,51 @@
+/**
+ * @module workspace/fork-owner
+ * Who may act on which fork. Every fork records its owner; a principal either sees every fork
+ * (the person, and the person's own stdio client) or only the forks it owns and their
+ * descendants (an HTTP connection, an `--isolate` session: a Run's worlds forked from its
+ * session fork are its descendants). This is the one check every door that names a fork goes
+ * through: a fork a principal may not see is answered exactly like one that does not exist.
+ */
+
+/** The owner id of the person: the CLI, library callers, records older than owners. */
+export const PERSON = 'person'
+
+/** Who acts: an owner id, and whether it sees every fork. */
+export interface Principal {
+  /** `person`, or a session's id (`connection-…`). Recorded as the owner of its forks. */
+  readonly id: string
+  /** True for the person and the person's own client; false over HTTP and under `--isolate`. */
+  readonly seesEveryFork: boolean
+}
+
+/** The person: sees and acts on every fork. */
+export const PERSON_PRINCIPAL: Principal = Object.freeze({ id: PERSON, seesEveryFork: true })
+
+/** What visibility needs of a fork. */
+interface OwnedFork {
+  readonly id: string
+  readonly owner: string
+  readonly parent: string
+}
+
+/**
+ * The forks `principal` may act on, in the order given: all of them for a principal that sees
+ * every fork, else those it owns and those below one it owns.
+ */
+export function visibleForks<Fork extends OwnedFork>(
+  forks: readonly Fork[],
+  principal: Principal,
+): Fork[] {
+  if (principal.seesEveryFork) return [...forks]
+  const byId = new Map(forks.map((fork) => [fork.id, fork]))
+  const owned = (fork: Fork): boolean => {
+    // Walks up the parents; the step bound guards against a damaged record naming a cycle.
+    let current: Fork | undefined = fork
+    for (let steps = 0; current !== undefined && steps <= forks.length; steps += 1) {
+      if (current.owner === principal.id) return true
+      current = byId.get(current.parent)
+    }
+    return false
+  }
+  return forks.filter(owned)
+}

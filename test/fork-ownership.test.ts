@@ -1,0 +1,309 @@
+/**
+ * Fork ownership, for every door that names a fork: a session that does not see every fork
+ * (an HTTP connection, an --isolate session) acts only on the forks it owns and their
+ * descendants (a Run's world included); every other fork answers `not_found`, word for word
+ * like a fork that does not exist. Under --isolate, main is reached only through a person.
+ * Positive controls: the owner can do everything it is refused to others; the person, and a
+ * principal that sees every fork, see them all; a person's yes lets an isolated session in.
+ */
+import assert from 'node:assert/strict'
+import fs from 'node:fs/promises'
+import path from 'node:path'
+import { describe, it } from 'node:test'
+import type { ApprovalDecision, Approver } from '../src/access/approval.ts'
+import type { ToolResult } from '../src/tool/tool-result.ts'
+import type { Principal } from '../src/workspace/fork-owner.ts'
+import { openWorkshop, type Workshop, type WorkshopSession } from '../src/workshop/workshop.ts'
+import { makeScratch, type Scratch } from './helpers/scratch.ts'
+
+const approve: Approver = async (): Promise<ApprovalDecision> => ({
+  type: 'approved',
+  by: 'tester',
+})
+const alice: Principal = { id: 'connection-alice', seesEveryFork: false }
+const bob: Principal = { id: 'connection-bob', seesEveryFork: false }
+const NOWHERE = 'f-00000000'
+
+async function open(scratch: Scratch): Promise<Workshop> {
+  const workshop = await openWorkshop({
+    workspace: scratch.workspace,
+    stateDir: scratch.stateDir,
+    configPath: scratch.configPath,
+    approver: approve,
+  })
+  const jail = await workshop.jail.availability()
+  assert.ok(
+    jail.available,
+    jail.available ? '' : `install bubblewrap: apt-get install bubblewrap (${jail.reason})`,
+  )
+  return workshop
+}
+
+function caller(workshop: Workshop, session: WorkshopSession) {
+  return (name: string, input: unknown): Promise<ToolResult> =>
+    workshop.toolset.run({ name, input }, session.context())
+}
+
+/** Every door that names a fork, as a tool call (js_eval's `tools.call` included). */
+const DOORS: readonly { name: string; call: (fork: string) => [string, unknown] }[] = [
+  { name: 'workspace_use', call: (fork) => ['workspace_use', { fork }] },
+  { name: 'workspace_diff', call: (fork) => ['workspace_diff', { fork }] },
+  { name: 'workspace_review', call: (fork) => ['workspace_review', { fork }] },
+  { name: 'workspace_log', call: (fork) => ['workspace_log', { fork }] },
+  { name: 'workspace_fork from', call: (fork) => ['workspace_fork', { from: fork }] },
+  { name: 'room_files', call: (fork) => ['room_files', { fork }] },
+  { name: 'room_read', call: (fork) => ['room_read', { fork, path: 'a.txt' }] },
+  {
+    name: 'room_write',
+    call: (fork) => ['room_write', { fork, files: [{ path: 'a.txt', content: 'door\n' }] }],
+  },
+  { name: 'workspace_merge', call: (fork) => ['workspace_merge', { fork }] },
+  { name: 'workspace_discard', call: (fork) => ['workspace_discard', { fork }] },
+  {
+    name: 'js_eval tools.call room_write',
+    call: (fork) => [
+      'js_eval',
+      {
+        code: `const r = await tools.call('room_write', { fork: ${JSON.stringify(fork)}, files: [{ path: 'a.txt', content: 'door\\n' }] }); r.code + ': ' + r.content`,
+      },
+    ],
+  },
+  {
+    name: 'js_eval tools.call workspace_use',
+    call: (fork) => [
+      'js_eval',
+      {
+        code: `const r = await tools.call('workspace_use', { fork: ${JSON.stringify(fork)} }); r.code + ': ' + r.content`,
+      },
+    ],
+  },
+]
+
+/** A refusal as the caller reads it, with the fork named replaced: for comparing two. */
+function refusal(result: ToolResult, named: string): string {
+  const code = result.type === 'error' ? result.code : 'success'
+  return `${code} ${result.content.replaceAll(named, '<fork>')}`
+}
+
+describe('fork ownership', () => {
+  it('another connection’s forks (and their Runs’ worlds) answer exactly like forks that do not exist, at every door', async () => {
+    await using scratch = await makeScratch({ 'a.txt': 'main\n' })
+    await using workshop = await open(scratch)
+    await using aliceSession = await workshop.openSession({ principal: alice })
+    await using bobSession = await workshop.openSession({ principal: bob })
+    const asAlice = caller(workshop, aliceSession)
+    const asBob = caller(workshop, bobSession)
+    const forked = await asAlice('workspace_fork', { name: 'feature' })
+    assert.equal(forked.type, 'success', forked.content)
+    const feature = String(forked.metadata['fork'])
+    await asAlice('room_write', { fork: 'feature', files: [{ path: 'a.txt', content: 'alice\n' }] })
+    // A Run of alice's works in a world forked from her fork, owned by the Run.
+    const world = await workshop.lines.fork({
+      from: feature,
+      name: 'world',
+      by: alice,
+      owner: 'run-1',
+    })
+    await asBob('workspace_fork', { name: 'bobs' })
+
+    const listed = await asBob('workspace_list', {})
+    assert.doesNotMatch(listed.content, new RegExp(`${feature}|feature|${world.id}|world`))
+    assert.match(listed.content, /bobs/)
+
+    for (const door of DOORS) {
+      for (const named of [feature, 'feature', world.id, 'world']) {
+        const [name, input] = door.call(named)
+        const [, absentInput] = door.call(NOWHERE)
+        const result = await asBob(name, input)
+        const absent = await asBob(name, absentInput)
+        assert.match(
+          refusal(result, named),
+          /not_found/,
+          `${door.name} ${named}: ${result.content}`,
+        )
+        assert.equal(
+          refusal(result, named),
+          refusal(absent, NOWHERE),
+          `${door.name} ${named} answers like a fork that does not exist`,
+        )
+      }
+    }
+    assert.equal(bobSession.lines.current, 'main', 'bob never got onto another fork')
+    assert.equal(
+      (await asAlice('room_read', { fork: 'feature', path: 'a.txt' })).content,
+      'alice\n',
+    )
+    assert.ok(
+      workshop.lines.forks().some((fork) => fork.id === world.id),
+      'the world is still there',
+    )
+
+    // Positive control: alice can do at every door what bob could not.
+    for (const door of DOORS.filter((door) => !/merge|discard|workspace_use/.test(door.name))) {
+      const [name, input] = door.call('feature')
+      const result = await asAlice(name, input)
+      assert.doesNotMatch(
+        refusal(result, 'feature'),
+        /not_found/,
+        `${door.name}: ${result.content}`,
+      )
+      if (name === 'workspace_fork')
+        await asAlice('workspace_discard', { fork: String(result.metadata['fork']) })
+    }
+    for (const named of [world.id, 'world']) {
+      const read = await asAlice('room_read', { fork: named, path: 'a.txt' })
+      assert.equal(read.type, 'success', `alice reaches her Run's world by ${named}`)
+    }
+    assert.equal((await asAlice('workspace_use', { fork: 'feature' })).type, 'success')
+    assert.equal((await asAlice('workspace_discard', { fork: 'world' })).type, 'success')
+    const merged = await asAlice('workspace_merge', { fork: 'feature' })
+    assert.equal(merged.type, 'success', merged.content)
+    assert.equal(await fs.readFile(path.join(scratch.workspace, 'a.txt'), 'utf8'), 'door\n')
+  })
+
+  it('names are for display: the same name in two connections reaches each one’s own fork', async () => {
+    await using scratch = await makeScratch({ 'a.txt': 'main\n' })
+    await using workshop = await open(scratch)
+    await using aliceSession = await workshop.openSession({ principal: alice })
+    await using bobSession = await workshop.openSession({ principal: bob })
+    const asAlice = caller(workshop, aliceSession)
+    const asBob = caller(workshop, bobSession)
+    assert.equal((await asAlice('workspace_fork', { name: 'work' })).type, 'success')
+    const second = await asBob('workspace_fork', { name: 'work' })
+    assert.equal(
+      second.type,
+      'success',
+      'a name taken by another owner is neither refused nor told',
+    )
+    await asAlice('room_write', { fork: 'work', files: [{ path: 'a.txt', content: 'alice\n' }] })
+    await asBob('room_write', { fork: 'work', files: [{ path: 'a.txt', content: 'bob\n' }] })
+    assert.equal((await asAlice('room_read', { fork: 'work', path: 'a.txt' })).content, 'alice\n')
+    assert.equal((await asBob('room_read', { fork: 'work', path: 'a.txt' })).content, 'bob\n')
+    // The person sees both, and is asked for an id rather than given either.
+    const ambiguous = await workshop.call('room_read', { fork: 'work', path: 'a.txt' })
+    assert.equal(ambiguous.type === 'error' && ambiguous.code, 'invalid_input')
+    assert.match(ambiguous.content, /Several forks are named work/)
+  })
+
+  it('the person and a principal that sees every fork see them all (positive control)', async () => {
+    await using scratch = await makeScratch({ 'a.txt': 'main\n' })
+    await using workshop = await open(scratch)
+    await using aliceSession = await workshop.openSession({ principal: alice })
+    await caller(workshop, aliceSession)('workspace_fork', { name: 'feature' })
+    await using own = await workshop.openSession({
+      principal: { id: 'connection-stdio', seesEveryFork: true },
+    })
+    for (const call of [workshop.call.bind(workshop), caller(workshop, own)]) {
+      assert.match((await call('workspace_list', {})).content, /feature/)
+      assert.equal((await call('room_read', { fork: 'feature', path: 'a.txt' })).type, 'success')
+    }
+    const records = workshop.lines.forks()
+    assert.equal(records[0]?.owner, 'connection-alice', 'the owner is recorded')
+  })
+})
+
+describe('--isolate: one fork per session, main only through a person', () => {
+  const carol: Principal = { id: 'connection-carol', seesEveryFork: false }
+
+  it('makes exactly one fork per session, named after its client', async () => {
+    await using scratch = await makeScratch({ 'a.txt': 'main\n' })
+    await using workshop = await open(scratch)
+    assert.equal(workshop.lines.forks().length, 0)
+    await using first = await workshop.openSession({
+      principal: carol,
+      isolate: true,
+      label: 'Claude Code',
+    })
+    await using second = await workshop.openSession({
+      principal: { id: 'connection-dave', seesEveryFork: false },
+      isolate: true,
+      label: 'Claude Code',
+    })
+    const forks = workshop.lines.forks()
+    assert.deepEqual(
+      forks.map((fork) => [fork.name, fork.owner]),
+      [
+        ['claude-code-1', 'connection-carol'],
+        ['claude-code-2', 'connection-dave'],
+      ],
+    )
+    assert.equal(first.lines.current, forks[0]?.id)
+    assert.equal(second.lines.current, forks[1]?.id)
+    assert.deepEqual(
+      first.lines.list().map((fork) => fork.id),
+      [forks[0]?.id],
+      'a session sees only its own fork',
+    )
+  })
+
+  it('refuses writing main and switching to it without a person; reading main is allowed', async () => {
+    await using scratch = await makeScratch({ 'a.txt': 'main\n' })
+    await using workshop = await open(scratch)
+    const prompts: string[] = []
+    const nobody: Approver = async (request) => {
+      prompts.push(request.summary)
+      return { type: 'denied', reason: 'the person said no', by: 'tester' }
+    }
+    await using session = await workshop.openSession({
+      principal: carol,
+      isolate: true,
+      approver: nobody,
+    })
+    const call = caller(workshop, session)
+    const attempts: [string, unknown][] = [
+      ['room_write', { fork: 'main', files: [{ path: 'a.txt', content: 'agent\n' }] }],
+      ['workspace_use', { fork: 'main' }],
+      [
+        'js_eval',
+        {
+          code: "const r = await tools.call('room_write', { fork: 'main', files: [{ path: 'a.txt', content: 'agent' }] }); r.code",
+        },
+      ],
+    ]
+    for (const [name, input] of attempts) {
+      const result = await call(name, input)
+      assert.match(
+        `${result.type === 'error' ? result.code : ''} ${result.content}`,
+        /permission_denied/,
+        name,
+      )
+    }
+    assert.equal(prompts.length, 3, 'each way into main asked the person')
+    assert.match(prompts[0] ?? '', /write 1 file: a\.txt into main/)
+    assert.notEqual(session.lines.current, 'main')
+    assert.equal(await fs.readFile(path.join(scratch.workspace, 'a.txt'), 'utf8'), 'main\n')
+    assert.equal((await call('room_read', { fork: 'main', path: 'a.txt' })).content, 'main\n')
+    // A view of main handed out for reading refuses writes too.
+    const view = await session.lines.workspace('main')
+    await assert.rejects(view.writeFile('a.txt', 'agent\n'), /isolated on a fork/)
+    // Discarding its own fork never drops the session onto main: it gets a fresh fork.
+    const own = session.lines.current
+    assert.equal((await call('workspace_discard', { fork: own })).type, 'success')
+    assert.notEqual(session.lines.current, 'main')
+    assert.notEqual(session.lines.current, own)
+    assert.equal(workshop.lines.forks().length, 1, 'still exactly one session fork')
+    await call('write_file', { path: 'a.txt', content: 'agent\n' })
+    assert.equal(await fs.readFile(path.join(scratch.workspace, 'a.txt'), 'utf8'), 'main\n')
+  })
+
+  it('a person’s yes lets the session write main and switch to it (positive control)', async () => {
+    await using scratch = await makeScratch({ 'a.txt': 'main\n' })
+    await using workshop = await open(scratch)
+    await using session = await workshop.openSession({
+      principal: carol,
+      isolate: true,
+      approver: approve,
+    })
+    const call = caller(workshop, session)
+    const written = await call('room_write', {
+      fork: 'main',
+      files: [{ path: 'a.txt', content: 'approved\n' }],
+    })
+    assert.equal(written.type, 'success', written.content)
+    assert.equal(await fs.readFile(path.join(scratch.workspace, 'a.txt'), 'utf8'), 'approved\n')
+    assert.equal((await call('workspace_use', { fork: 'main' })).type, 'success')
+    assert.equal(session.lines.current, 'main')
+    await call('write_file', { path: 'b.txt', content: 'on main\n' })
+    assert.equal(await fs.readFile(path.join(scratch.workspace, 'b.txt'), 'utf8'), 'on main\n')
+  })
+})
