@@ -21,6 +21,11 @@ export interface ShellWord {
   readonly pattern: string
   /** Every simple command inside the word's substitutions (`$(…)`, backticks, `<(…)`). */
   readonly substitutions: readonly SimpleCommand[]
+  /**
+   * True when the word, though only known at run time, can never be an option: a lone process
+   * substitution (`<(sort a)`) expands to a file name such as `/dev/fd/63`.
+   */
+  readonly operandOnly?: boolean
 }
 
 /** `NAME=value`, before a command, on its own, or in `export`/`local`/`declare`. */

@@ -1,0 +1,149 @@
+/**
+ * `allow` means "runs without a question" under `--approval untrusted`, so it comes only from a
+ * closed list. Each row pairs a command that must not be `allow` (with the verdict it gets)
+ * with its control: the same command without what makes it dangerous, which stays as it was.
+ * Every attack row was `allow` (or, for the last class, `jail`) before the list was closed.
+ */
+import assert from 'node:assert/strict'
+import { after, before, describe, it } from 'node:test'
+import type { CommandRule, CommandVerdict } from './command-judgement.ts'
+import { CommandPolicy } from './command-policy.ts'
+
+type Row = readonly [
+  attack: string,
+  verdict: CommandVerdict,
+  rule: CommandRule,
+  control: string,
+  controlVerdict?: CommandVerdict,
+]
+
+/** Options that run a program or write a file. */
+const RUNS_OR_WRITES: readonly Row[] = [
+  // The pager's code is judged as a part of its own, so the reason names the program it runs.
+  ["git grep -O'sh -c id' foo", 'jail', 'confined', 'git grep foo'],
+  ["git grep -nO'sh -c id' foo", 'jail', 'confined', 'git grep -n foo'],
+  ['git grep -O foo', 'jail', 'writes-file', 'git grep -n -e foo'],
+  ['git grep --open-files-in-pager foo', 'jail', 'writes-file', 'git grep --count foo'],
+  ['git grep --open-files-in-pager=vim foo', 'jail', 'confined', 'git grep -l foo'],
+  ["git grep -O'sudo id' foo", 'deny', 'privilege', 'git grep -w foo'],
+  ['git log --output=log.txt', 'jail', 'writes-file', 'git log --oneline'],
+  ['git diff --ext-diff', 'jail', 'writes-file', 'git diff --no-ext-diff'],
+  ['git log -p --textconv', 'jail', 'writes-file', 'git log -p --no-textconv'],
+  ['git log --show-signature', 'jail', 'writes-file', 'git log --graph'],
+  ['git cat-file --filters HEAD:a', 'jail', 'writes-file', 'git cat-file -p HEAD:a'],
+  ['git -p status', 'jail', 'confined', 'git --no-pager status'],
+  ['git --paginate log', 'jail', 'confined', 'git -P log'],
+  ['git --help', 'jail', 'confined', 'git --version'],
+  ['git log --help', 'jail', 'confined', 'git log -h'],
+  ['git help log', 'jail', 'confined', 'git version'],
+  ['git --namespace=other log', 'jail', 'confined', 'git --no-optional-locks log'],
+  ['git reflog show --output=x', 'jail', 'writes-file', 'git reflog show'],
+  ['git status --frobnicate', 'jail', 'confined', 'git status --short'],
+]
+
+/** Words that the shell turns into options only when the command runs. */
+const EXPANDS_TO_OPTIONS: readonly Row[] = [['git log *', 'jail', 'confined', 'git log -- "*.ts"']]
+
+/** Abbreviated long options: git and GNU programs take any unambiguous prefix. */
+const ABBREVIATED: readonly Row[] = [
+  ['git log --out=log.txt', 'jail', 'confined', 'git log --oneline'],
+  ['git diff --outp=x', 'jail', 'confined', 'git diff --stat'],
+  ['git show --outpu=x HEAD', 'jail', 'confined', 'git show --name-only HEAD'],
+  ['git grep --open foo', 'jail', 'confined', 'git grep --count foo'],
+  ['git grep --open-files=vim foo', 'jail', 'confined', 'git grep --heading foo'],
+  ['git grep --ext foo', 'jail', 'confined', 'git grep --break foo'],
+  ['git diff --ext', 'jail', 'confined', 'git diff --exit-code'],
+  ['git reset --har', 'deny', 'git-destroys-work', 'git reset --soft HEAD~1', 'jail'],
+  ['git reset --mer', 'ask', 'git-discards-changes', 'git reset --mixed', 'jail'],
+  ['git clean --fo', 'ask', 'git-discards-changes', 'git clean --dry-run', 'jail'],
+  ['git checkout --forc main', 'ask', 'git-discards-changes', 'git checkout main', 'jail'],
+  ['git switch --disc main', 'ask', 'git-discards-changes', 'git switch main', 'jail'],
+  ['git restore --sta .', 'ask', 'git-discards-changes', 'git restore --staged .', 'jail'],
+  ['git gc --pru=now', 'ask', 'git-discards-changes', 'git gc --auto', 'jail'],
+]
+
+/** git that destroys uncommitted work or history: a person decides, like `git checkout .`. */
+const DESTROYS_WORK: readonly Row[] = [
+  ['git read-tree -u --reset HEAD', 'ask', 'git-discards-changes', 'git read-tree -n HEAD', 'jail'],
+  ['git read-tree --reset HEAD', 'ask', 'git-discards-changes', 'git ls-tree HEAD'],
+  [
+    'git read-tree -m -u HEAD',
+    'ask',
+    'git-discards-changes',
+    'git read-tree --dry-run -m HEAD',
+    'jail',
+  ],
+  ['git checkout-index -a -f', 'ask', 'git-discards-changes', 'git checkout-index -a', 'jail'],
+  ['git checkout-index -af', 'ask', 'git-discards-changes', 'git checkout-index -a -u', 'jail'],
+  ['git checkout-index --force --all', 'ask', 'git-discards-changes', 'git ls-files', 'allow'],
+  ['git reset --merge', 'ask', 'git-discards-changes', 'git reset --soft HEAD~1', 'jail'],
+  ['git reset --keep HEAD~1', 'ask', 'git-discards-changes', 'git reset HEAD~1', 'jail'],
+  ['git rm -r .', 'ask', 'git-discards-changes', 'git rm -r src', 'jail'],
+  ['git rm -rf src', 'ask', 'git-discards-changes', 'git rm --cached -r src', 'jail'],
+  ['git rm "*"', 'ask', 'git-discards-changes', 'git rm --cached "*"', 'jail'],
+  [
+    'git update-ref -d refs/heads/x',
+    'ask',
+    'git-discards-changes',
+    'git update-ref refs/heads/x HEAD',
+    'jail',
+  ],
+  ['git update-ref --stdin < cmds', 'ask', 'git-discards-changes', 'git show-ref', 'allow'],
+  ['git stash; git update-ref -d refs/stash', 'ask', 'git-discards-changes', 'git stash', 'jail'],
+  ['git gc --prune=now', 'ask', 'git-discards-changes', 'git gc', 'jail'],
+  ['git prune', 'ask', 'git-discards-changes', 'git prune -n', 'jail'],
+  ['git repack -a -d', 'ask', 'git-discards-changes', 'git repack -d', 'jail'],
+  ['git branch -D topic', 'ask', 'git-discards-changes', 'git branch -d topic', 'jail'],
+  ['git branch -d -f topic', 'ask', 'git-discards-changes', 'git branch topic', 'jail'],
+  ['git branch -M main', 'ask', 'git-discards-changes', 'git branch -m old new', 'jail'],
+  ['git tag -d v1', 'ask', 'git-discards-changes', 'git tag v1', 'jail'],
+  ['git reflog expire --expire=now --all', 'ask', 'git-discards-changes', 'git reflog'],
+  ['git reflog delete HEAD@{1}', 'ask', 'git-discards-changes', 'git reflog show HEAD'],
+  ['git symbolic-ref -d HEAD', 'ask', 'git-discards-changes', 'git symbolic-ref HEAD', 'jail'],
+  [
+    'git worktree remove --force wt',
+    'ask',
+    'git-discards-changes',
+    'git worktree remove wt',
+    'jail',
+  ],
+  ['git filter-branch --tree-filter x HEAD', 'ask', 'git-discards-changes', 'git log HEAD'],
+  ['git replace a b', 'ask', 'git-discards-changes', 'git replace -l', 'jail'],
+  ['git merge --abort', 'ask', 'git-discards-changes', 'git merge topic', 'jail'],
+  ['git rebase --abort', 'ask', 'git-discards-changes', 'git rebase main', 'jail'],
+  ['git cherry-pick --skip', 'ask', 'git-discards-changes', 'git cherry-pick abc', 'jail'],
+  ['git checkout --force main', 'ask', 'git-discards-changes', 'git checkout main', 'jail'],
+  ['git switch -f main', 'ask', 'git-discards-changes', 'git switch main', 'jail'],
+  ['git stash clear', 'ask', 'git-discards-changes', 'git stash pop', 'jail'],
+]
+
+describe('allow comes only from a closed list', () => {
+  let policy: CommandPolicy
+  before(async () => {
+    policy = await CommandPolicy.load()
+  })
+  after(() => policy.close())
+
+  const classes = {
+    'options that run a program or write a file': RUNS_OR_WRITES,
+    'words that expand to options': EXPANDS_TO_OPTIONS,
+    'abbreviated long options': ABBREVIATED,
+    'git that destroys work or history': DESTROYS_WORK,
+  }
+  for (const [name, rows] of Object.entries(classes)) {
+    describe(name, () => {
+      for (const [attack, verdict, rule, control, controlVerdict = 'allow'] of rows) {
+        it(`${verdict} (${rule}): ${JSON.stringify(attack)}; control ${controlVerdict}: ${JSON.stringify(control)}`, () => {
+          const judgement = policy.judge(attack)
+          assert.deepEqual(
+            { verdict: judgement.verdict, rule: judgement.rule },
+            { verdict, rule },
+            `${attack}: ${judgement.reason}`,
+          )
+          const controlled = policy.judge(control)
+          assert.equal(controlled.verdict, controlVerdict, `${control}: ${controlled.reason}`)
+        })
+      }
+    })
+  }
+})
