@@ -17,7 +17,7 @@ type Row = readonly [
   controlVerdict?: CommandVerdict,
 ]
 
-/** Options that run a program or write a file. */
+/** Options (and wrappers) that run a program or write a file. */
 const RUNS_OR_WRITES: readonly Row[] = [
   // The pager's code is judged as a part of its own, so the reason names the program it runs.
   ["git grep -O'sh -c id' foo", 'jail', 'confined', 'git grep foo'],
@@ -39,10 +39,48 @@ const RUNS_OR_WRITES: readonly Row[] = [
   ['git --namespace=other log', 'jail', 'confined', 'git --no-optional-locks log'],
   ['git reflog show --output=x', 'jail', 'writes-file', 'git reflog show'],
   ['git status --frobnicate', 'jail', 'confined', 'git status --short'],
+  ['rg --pre ./unzip.sh foo', 'jail', 'writes-file', 'rg foo'],
+  ['rg --pre sudo foo', 'deny', 'privilege', 'rg -n foo'],
+  ['rg --hostname-bin=./host foo', 'jail', 'writes-file', 'rg -i foo'],
+  ['rg -z foo', 'jail', 'writes-file', 'rg -S foo'],
+  ['sort --compress-program=gzip a', 'jail', 'writes-file', 'sort -n a'],
+  ['sort -T /tmp a', 'jail', 'writes-file', 'sort -u a'],
+  ['sort -o out a', 'jail', 'writes-file', 'sort -k 2 a'],
+  ['diff -l a b', 'jail', 'writes-file', 'diff -u a b'],
+  ['file -z a.gz', 'jail', 'writes-file', 'file a.gz'],
+  ['file -p a', 'jail', 'writes-file', 'file -b a'],
+  ['tree -o out.txt', 'jail', 'writes-file', 'tree -L 2'],
+  // tree reads -L's value from the next word even inside a bundle: `-Lo 2 out` writes `out`.
+  ['tree -Lo 2 out', 'jail', 'writes-file', 'tree -La 2'],
+  ['date -s 2020-01-01', 'jail', 'writes-file', 'date -d 2020-01-01'],
+  ['date 010100002025', 'jail', 'writes-file', 'date +%s'],
+  ['uniq in.txt out.txt', 'jail', 'writes-file', 'uniq -c in.txt'],
+  ['tail -f log', 'jail', 'confined', 'tail -n 5 log'],
+  ['find . -fprint out', 'jail', 'writes-file', 'find . -print'],
+  ['find . -newer x -fls out', 'jail', 'writes-file', 'find . -newer x -ls'],
+  ['find . -name x -frobnicate', 'jail', 'confined', 'find . -name x -prune'],
+  ['time -o t.txt ls', 'jail', 'confined', 'time -p ls'],
+  ['nohup ls', 'jail', 'confined', 'nice ls'],
+  ['env -i ls', 'jail', 'environment', 'env -C src ls'],
+  ['exec -c ls', 'jail', 'environment', 'exec ls'],
+  ['setsid -f ls', 'jail', 'confined', 'setsid -w ls'],
+  ['busybox ls', 'jail', 'confined', 'ls'],
+  ['coproc ls', 'jail', 'confined', 'command ls'],
+  ['watch -x ls', 'jail', 'confined', 'timeout 5 ls'],
+  ['flock lockfile ls', 'jail', 'confined', 'stdbuf -oL ls'],
+  ['script -qc ls /dev/null', 'jail', 'confined', 'ionice -c3 ls'],
 ]
 
 /** Words that the shell turns into options only when the command runs. */
-const EXPANDS_TO_OPTIONS: readonly Row[] = [['git log *', 'jail', 'confined', 'git log -- "*.ts"']]
+const EXPANDS_TO_OPTIONS: readonly Row[] = [
+  ['sort "$f"', 'jail', 'writes-file', 'cat "$f"'],
+  ['sort *', 'jail', 'writes-file', 'sort ./*'],
+  ['rg {--pre=./x.sh,foo} .', 'jail', 'writes-file', 'rg foo .'],
+  ['xargs sort', 'jail', 'writes-file', 'xargs grep -l foo'],
+  ['git log *', 'jail', 'confined', 'git log -- "*.ts"'],
+  ['find * -name x', 'jail', 'confined', 'find . -name x'],
+  ['diff "$a" b', 'jail', 'writes-file', 'diff <(sort a) <(sort b)'],
+]
 
 /** Abbreviated long options: git and GNU programs take any unambiguous prefix. */
 const ABBREVIATED: readonly Row[] = [
@@ -53,6 +91,13 @@ const ABBREVIATED: readonly Row[] = [
   ['git grep --open-files=vim foo', 'jail', 'confined', 'git grep --heading foo'],
   ['git grep --ext foo', 'jail', 'confined', 'git grep --break foo'],
   ['git diff --ext', 'jail', 'confined', 'git diff --exit-code'],
+  ['sort --out=x a', 'jail', 'confined', 'sort --reverse a'],
+  ['sort --compress=gzip a', 'jail', 'confined', 'sort --numeric-sort a'],
+  ['sort --temp=/tmp a', 'jail', 'confined', 'sort --unique a'],
+  ['rg --pr=./x foo', 'jail', 'confined', 'rg --line-number foo'],
+  ['diff --pag a b', 'jail', 'confined', 'diff --unified a b'],
+  ['date --se=2020-01-01', 'jail', 'confined', 'date --utc'],
+  ['ls --al', 'jail', 'confined', 'ls --all'],
   ['git reset --har', 'deny', 'git-destroys-work', 'git reset --soft HEAD~1', 'jail'],
   ['git reset --mer', 'ask', 'git-discards-changes', 'git reset --mixed', 'jail'],
   ['git clean --fo', 'ask', 'git-discards-changes', 'git clean --dry-run', 'jail'],

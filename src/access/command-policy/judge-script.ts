@@ -123,7 +123,9 @@ function judgeUnit(unit: ShellUnit, context: RuleContext): CommandPart {
 /** Every rule's findings for a resolved command; `confined` when no rule had anything to say. */
 function judgeResolved(command: ResolvedCommand, context: RuleContext): CommandFinding[] {
   const findings = RULES.flatMap((rule) => rule(command, context))
-  if (findings.length > 0) return findings
+  // `./git` or `tools/find` is whatever the workspace put there, whatever its name.
+  if (!command.systemProgram) findings.push(workspaceProgram(command))
+  if (findings.length > 0) return [...findings, ...command.wrapperFindings]
   return [
     {
       verdict: 'jail',
@@ -131,6 +133,14 @@ function judgeResolved(command: ResolvedCommand, context: RuleContext): CommandF
       reason: `${command.name} is not known to only read; it runs confined in the jail`,
     },
   ]
+}
+
+function workspaceProgram(command: ResolvedCommand): CommandFinding {
+  return {
+    verdict: 'jail',
+    rule: 'confined',
+    reason: `${command.name} is named by a path outside the system bin folders, so it is whatever was put there and not known to only read; it runs confined`,
+  }
 }
 
 function partFinding(findings: readonly CommandFinding[]): CommandFinding {
