@@ -80,6 +80,7 @@ const EXPANDS_TO_OPTIONS: readonly Row[] = [
   ['git log *', 'jail', 'confined', 'git log -- "*.ts"'],
   ['find * -name x', 'jail', 'confined', 'find . -name x'],
   ['diff "$a" b', 'jail', 'writes-file', 'diff <(sort a) <(sort b)'],
+  ['printf "$fmt" "$x"', 'jail', 'environment', 'printf "%s\\n" "$x"'],
 ]
 
 /** Abbreviated long options: git and GNU programs take any unambiguous prefix. */
@@ -105,6 +106,89 @@ const ABBREVIATED: readonly Row[] = [
   ['git switch --disc main', 'ask', 'git-discards-changes', 'git switch main', 'jail'],
   ['git restore --sta .', 'ask', 'git-discards-changes', 'git restore --staged .', 'jail'],
   ['git gc --pru=now', 'ask', 'git-discards-changes', 'git gc --auto', 'jail'],
+]
+
+/** Builtins that set variables the next command obeys, and names the shell evaluates. */
+const SETS_VARIABLES: readonly Row[] = [
+  [
+    'printf -v GIT_CONFIG_KEY_0 core.fsmonitor; git status',
+    'jail',
+    'environment',
+    'printf -v key core.fsmonitor; git status',
+  ],
+  ['read GIT_CONFIG_KEY_0 <<< x; git status', 'jail', 'environment', 'read key <<< x; git status'],
+  ['read -r -a GIT_CONFIG_KEY_0 < f; git status', 'jail', 'environment', 'read -r -a keys < f'],
+  ['mapfile -t GIT_CONFIG_KEY_0 < f; git status', 'jail', 'environment', 'mapfile -t lines < f'],
+  ['readarray GIT_CONFIG_VALUE_0 < f; git log', 'jail', 'environment', 'readarray lines < f'],
+  ['declare GIT_CONFIG_COUNT=3; git status', 'jail', 'environment', 'declare count=3; git status'],
+  ['declare -x PAGER=sh; git log', 'jail', 'environment', 'declare -x pager=less; git log'],
+  ['export GIT_CONFIG_VALUE_0=x; git status', 'jail', 'environment', 'export value=x; git status'],
+  ['typeset GIT_CONFIG_KEY_1=a; git status', 'jail', 'environment', 'typeset key=a; git status'],
+  ['readonly GIT_CONFIG_KEY_1=a; git log', 'jail', 'environment', 'readonly key=a; git log'],
+  ['f() { local GIT_DIR=x; git log; }', 'jail', 'environment', 'f() { local d=x; git log; }'],
+  [
+    'declare -n ref=GIT_CONFIG_KEY_0; ref=core.pager; git status',
+    'jail',
+    'environment',
+    'declare ref=x; ref=y; git status',
+  ],
+  ['declare -i n; read n < f', 'jail', 'environment', 'declare n; read n < f'],
+  ['getopts ab GIT_DIR; git log', 'jail', 'environment', 'getopts ab opt; git log'],
+  [
+    'for GIT_CONFIG_KEY_0 in core.fsmonitor; do git status; done',
+    'jail',
+    'environment',
+    'for key in core.fsmonitor; do git status; done',
+  ],
+  ['select GIT_DIR in a b; do git log; done', 'jail', 'environment', 'select d in a; do ls; done'],
+  [': {GIT_CONFIG_COUNT}<f; git status', 'jail', 'environment', ': {fd}<f; git status'],
+  ['let GIT_CONFIG_COUNT=3; git status', 'jail', 'environment', 'let count=3; git status'],
+  ['wait -p GIT_DIR; git log', 'jail', 'environment', 'wait -p pid; git log'],
+  ['unset GIT_CONFIG_GLOBAL; git status', 'jail', 'environment', 'unset x; git status'],
+  ['set -a; x=1; git status', 'jail', 'environment', 'set -euo pipefail; git status'],
+  ['set -o allexport; x=1; ls', 'jail', 'environment', 'set -o pipefail; ls'],
+  ['shopt -s extdebug; ls', 'jail', 'environment', 'shopt -s globstar; ls'],
+  ['RIPGREP_CONFIG_PATH=./rc rg foo', 'jail', 'environment', 'LC_ALL=C rg foo'],
+  ['export RIPGREP_CONFIG_PATH=./rc; rg foo', 'jail', 'environment', 'export LANG=C; rg foo'],
+  ['EDITOR=./x; git log', 'jail', 'environment', 'editor=./x; git log'],
+  ['env -u GIT_CONFIG_GLOBAL git status', 'deny', 'git-outside-workspace', 'env -u x git status'],
+  [
+    'xargs --process-slot-var=GIT_DIR git log',
+    'deny',
+    'git-outside-workspace',
+    'xargs git log',
+    'ask',
+  ],
+  ['printf -v "$name" x; git status', 'jail', 'environment', 'printf "%s" "$name"; git status'],
+  ['read "$name" < f', 'jail', 'environment', 'read -r name < f'],
+  ["read 'a[$(touch x)]' <<< 1", 'jail', 'confined', "read 'a[1]' <<< 1"],
+  ["read 'a[$(sudo id)]' <<< 1", 'deny', 'privilege', "read 'a[0]' <<< 1"],
+  ["printf -v 'a[$(touch x)]' y", 'jail', 'confined', "printf -v 'a[0]' y"],
+  ["printf -v 'a[i]' y", 'jail', 'environment', 'printf -v a y'],
+  ["test -v 'a[$(touch x)]'", 'jail', 'confined', 'test -v a'],
+  ["[ -v 'a[$(touch x)]' ]", 'jail', 'confined', '[ -v a ]'],
+  ['[ -v "$name" ]', 'jail', 'environment', '[ -n "$name" ]'],
+  ['[[ -v a[$i] ]]', 'jail', 'confined', '[[ -v a[1] ]]'],
+  ["declare -a a='([$(touch x)]=1)'", 'jail', 'environment', 'declare -a a=(1 2)'],
+  ['a=(1); declare a="$v"', 'jail', 'environment', 'a=(1); a="$v"'],
+  ["unset 'a[$(touch x)]'", 'jail', 'confined', "unset 'a[1]'"],
+  ["let 'a[$(touch x)]=1'", 'jail', 'confined', 'let a=1'],
+  ['mapfile -C "touch x" -c 1 lines < f', 'jail', 'confined', 'mapfile -c 1 lines < f'],
+  ['mapfile -C "sudo id" lines < f', 'deny', 'privilege', 'mapfile lines < f'],
+]
+
+/** Arithmetic evaluates a variable's value, and with it any `a[$(…)]` the value holds. */
+const EVALUATES_VALUES: readonly Row[] = [
+  ['read -r n < f; echo $((n + 1))', 'jail', 'confined', 'read -r n < f; echo $((1 + 1))'],
+  ['echo "$((n))"', 'jail', 'confined', 'echo "$(($# + 1))"'],
+  ['((n++))', 'jail', 'confined', '((1))'],
+  ['for ((i = 0; i < n; i++)); do :; done', 'jail', 'confined', 'for i in 1 2; do :; done'],
+  ['echo "${s:n}"', 'jail', 'confined', 'echo "${s:1:2}"'],
+  ['echo "${a[n]}"', 'jail', 'confined', 'echo "${a[1]}" "${a[@]}"'],
+  ['echo "${!name}"', 'jail', 'confined', 'echo "${!prefix*}"'],
+  ['[[ $n -eq 1 ]]', 'jail', 'confined', '[[ $n == 1 ]]'],
+  ['[ "$n" -eq 1 ]', 'allow', 'read-only', '[[ $# -eq 1 ]]'],
+  ['a[n]=1', 'jail', 'environment', 'a[1]=1'],
 ]
 
 /** git that destroys uncommitted work or history: a person decides, like `git checkout .`. */
@@ -173,6 +257,8 @@ describe('allow comes only from a closed list', () => {
     'options that run a program or write a file': RUNS_OR_WRITES,
     'words that expand to options': EXPANDS_TO_OPTIONS,
     'abbreviated long options': ABBREVIATED,
+    'builtins that set variables': SETS_VARIABLES,
+    'arithmetic on values': EVALUATES_VALUES,
     'git that destroys work or history': DESTROYS_WORK,
   }
   for (const [name, rows] of Object.entries(classes)) {

@@ -24,6 +24,7 @@ import { checkRecursiveDelete } from './rules/recursive-delete.ts'
 import { redirectFindings } from './rules/redirects.ts'
 import type { CommandRuleCheck, RuleContext } from './rules/rule.ts'
 import { checkShellCode } from './rules/shell-code.ts'
+import { checkVariables } from './rules/variables.ts'
 import type { ShellUnit } from './shell-syntax.ts'
 
 /** Shell code nested deeper than this (`bash -c "bash -c '…'"`) is refused, not read. */
@@ -42,6 +43,7 @@ const RULES: readonly CommandRuleCheck[] = [
   checkFind,
   checkShellCode,
   checkProgramRunners,
+  checkVariables,
   checkReadOnly,
 ]
 
@@ -111,6 +113,14 @@ function judgeUnit(unit: ShellUnit, context: RuleContext): CommandPart {
         ]),
       }
     case 'construct':
+      if (unit.risk !== undefined) {
+        return {
+          command: unit.text,
+          verdict: 'jail',
+          rule: 'confined',
+          reason: `${unit.risk}; the command runs confined`,
+        }
+      }
       return {
         command: unit.text,
         verdict: 'allow',

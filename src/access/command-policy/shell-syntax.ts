@@ -28,7 +28,10 @@ export interface ShellWord {
   readonly operandOnly?: boolean
 }
 
-/** `NAME=value`, before a command, on its own, or in `export`/`local`/`declare`. */
+/**
+ * `NAME=value`, before a command or on its own (`export`/`local`/`declare` are commands whose
+ * words hold theirs). An index other than digits is kept in the name (`a[i]`).
+ */
 export interface Assignment {
   readonly name: string
   readonly value: ShellWord | undefined
@@ -73,8 +76,11 @@ export type ShellUnit =
       readonly assignments: readonly Assignment[]
     }
   | { readonly type: 'redirect'; readonly text: string; readonly redirects: readonly Redirect[] }
-  /** `[[ … ]]` tests and `unset`: they only touch the shell's own state. */
-  | { readonly type: 'construct'; readonly text: string }
+  /**
+   * `[[ … ]]` tests: they only touch the shell's own state, unless `risk` says why they (or
+   * the arithmetic anywhere in a script) could run a command hidden in a variable's value.
+   */
+  | { readonly type: 'construct'; readonly text: string; readonly risk?: string }
 
 /** A parsed command: every unit in source order, substitutions before the command using them. */
 export type ParsedShell =

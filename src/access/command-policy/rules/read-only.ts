@@ -13,9 +13,11 @@ import { resolveCommand, type ResolvedCommand } from '../resolve-command.ts'
 import { scanOptions } from '../scan-options.ts'
 import { dynamicWord, literalWord } from '../shell-syntax.ts'
 import { quoted, type CommandRuleCheck, type RuleContext } from './rule.ts'
+import { judgeTest } from './test-builtin.ts'
 
 export const checkReadOnly: CommandRuleCheck = (command, context) => {
   if (!command.systemProgram) return []
+  if (command.name === 'test' || command.name === '[') return judgeTest(command, context)
   const reader = READERS[command.name]
   if (reader === undefined) return []
   return [judgeReader(command, reader, context)]
