@@ -115,6 +115,20 @@ const ATTACKS: readonly Attack[] = [
     files: { 'n.txt': 'a[$(touch pwned)]\n' },
   },
   {
+    attack: 'read -r n < n.txt; let m=n',
+    control: 'read -r n < n.txt; let m=1',
+    verdict: 'jail',
+    harm: 'runs-or-writes',
+    files: { 'n.txt': 'a[$(touch pwned)]\n' },
+  },
+  {
+    attack: 'read -r p < p.txt; echo "${p@P}"',
+    control: 'read -r p < p.txt; echo "${p@Q}"',
+    verdict: 'jail',
+    harm: 'runs-or-writes',
+    files: { 'p.txt': '$(touch pwned)\n' },
+  },
+  {
     attack: 'read -r n < n.txt; [[ $n -eq 1 ]]',
     control: 'read -r n < n.txt; [[ $n == 1 ]]',
     verdict: 'jail',

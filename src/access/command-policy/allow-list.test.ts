@@ -38,6 +38,8 @@ const RUNS_OR_WRITES: readonly Row[] = [
   ['git help log', 'jail', 'confined', 'git version'],
   ['git --namespace=other log', 'jail', 'confined', 'git --no-optional-locks log'],
   ['git reflog show --output=x', 'jail', 'writes-file', 'git reflog show'],
+  // shortlog's `-n` is a flag: read as log's `-n NUMBER`, it would hide `--output=x`.
+  ['git shortlog -sn --output=x', 'jail', 'writes-file', 'git shortlog -sn'],
   ['git status --frobnicate', 'jail', 'confined', 'git status --short'],
   ['rg --pre ./unzip.sh foo', 'jail', 'writes-file', 'rg foo'],
   ['rg --pre sudo foo', 'deny', 'privilege', 'rg -n foo'],
@@ -81,6 +83,8 @@ const EXPANDS_TO_OPTIONS: readonly Row[] = [
   ['find * -name x', 'jail', 'confined', 'find . -name x'],
   ['diff "$a" b', 'jail', 'writes-file', 'diff <(sort a) <(sort b)'],
   ['printf "$fmt" "$x"', 'jail', 'environment', 'printf "%s\\n" "$x"'],
+  ['printf *', 'jail', 'environment', "printf '%s\\n' *"],
+  ['[ * ]', 'jail', 'environment', '[ -n "$x" ]'],
 ]
 
 /** Abbreviated long options: git and GNU programs take any unambiguous prefix. */
@@ -189,6 +193,9 @@ const EVALUATES_VALUES: readonly Row[] = [
   ['[[ $n -eq 1 ]]', 'jail', 'confined', '[[ $n == 1 ]]'],
   ['[ "$n" -eq 1 ]', 'allow', 'read-only', '[[ $# -eq 1 ]]'],
   ['a[n]=1', 'jail', 'environment', 'a[1]=1'],
+  ['let m=n', 'jail', 'environment', 'let m=1+2'],
+  ['let n++', 'jail', 'environment', 'let n=0'],
+  ['echo "${x@P}"', 'jail', 'confined', 'echo "${x@Q}"'],
 ]
 
 /** git that destroys uncommitted work or history: a person decides, like `git checkout .`. */

@@ -2,7 +2,7 @@
  * @module access/command-policy/arithmetic-risk
  * Bash evaluates arithmetic recursively: a variable whose value is `a[$(id)]` runs `id` when it
  * appears in `$((x))`, `((x))`, `${s:x}`, `${a[x]}`, `${!x}`, `a=([x]=1)`, `[[ x -eq 1 ]]`
- * or `[[ -v a[x] ]]`. Values come from files and programs the policy cannot read, so arithmetic
+ * or `[[ -v a[x] ]]`, and `${x@P}` expands a value as a prompt, running the `$(…)` in it. Values come from files and programs the policy cannot read, so arithmetic
  * that reads a variable (or a substitution's output) keeps the command out of `allow`.
  * Arithmetic on numbers alone and on `$#`, `$?`, `$$` and `$!` is harmless. Even a loop
  * counter (`for ((i = 0; …))`) counts as a variable: the loop's body could set it to any text.
@@ -33,7 +33,9 @@ const ARITHMETIC_TESTS = new Set(['-eq', '-ne', '-lt', '-le', '-gt', '-ge'])
 export function findArithmeticRisk(root: Node): ArithmeticRisk | undefined {
   const risky = (node: Node, why: string): ArithmeticRisk => ({
     text: node.text,
-    reason: `${firstLine(node.text)} ${why}, and bash evaluates a value such as a[$(…)] there as a command`,
+    reason: why.includes('prompt')
+      ? `${firstLine(node.text)} ${why}`
+      : `${firstLine(node.text)} ${why}, and bash evaluates a value such as a[$(…)] there as a command`,
   })
   const visit = (node: Node): ArithmeticRisk | undefined => {
     const why = nodeRisk(node)
@@ -102,8 +104,12 @@ function isPlainIndex(index: Node): boolean {
   return index.type === 'word' && (index.text === '@' || index.text === '*')
 }
 
-/** `${s:offset:length}` with a variable, or `${!name}` (the value names another variable). */
+/**
+ * `${s:offset:length}` with a variable, `${!name}` (the value names another variable), or
+ * `${x@P}` (the value is expanded as a prompt, `$(…)` and all).
+ */
 function expansionRisk(node: Node): string | undefined {
+  if (node.text.endsWith('@P}')) return 'expands a value as a prompt, which runs the commands in it'
   const tokens = node.children
   const indirect = tokens[1]?.type === '!'
   const last = tokens.at(-2)

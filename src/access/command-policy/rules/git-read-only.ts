@@ -79,8 +79,9 @@ export const GIT_READERS: Readonly<Record<string, GitReader>> = {
   whatchanged: GIT_LOG,
   show: GIT_LOG,
   diff: reader(`${DIFF_OPTIONS} cached staged merge-base no-index`, DIFF_WRITES),
+  // shortlog's own `-n` and `--committer` are flags, not the log options that take a value.
   shortlog: reader(
-    `${LOG_OPTIONS} n numbered s summary e email committer w? group=`,
+    `n numbered s summary e email committer w? group= ${LOG_OPTIONS.replace('n= ', '').replace(' committer= ', ' ')}`,
     LOG_WRITES,
     true,
   ),

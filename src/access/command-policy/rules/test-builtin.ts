@@ -19,6 +19,9 @@ export function judgeTest(command: ResolvedCommand, context: RuleContext): Comma
     command.name === '[' && command.args.at(-1)?.value === ']'
       ? command.args.slice(0, -1)
       : command.args
+  // A glob can expand to an operator and a name at once (files `-v` and `a[$(id)]`).
+  const glob = args.find((word) => word.glob)
+  if (glob !== undefined) return [evaluates(command, glob.text)]
   for (let index = 0; index + 1 < args.length; index += 1) {
     const word = args[index] as ShellWord
     const operand = args[index + 1] as ShellWord

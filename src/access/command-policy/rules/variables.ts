@@ -80,7 +80,11 @@ const JUDGES: Readonly<Record<string, Judge>> = {
   readarray: arrayReader,
   printf: (command, context) => {
     const first = command.args[0]
-    if (first !== undefined && couldBecomeOption(first) && command.args.length > 1) {
+    if (
+      first !== undefined &&
+      couldBecomeOption(first) &&
+      (command.args.length > 1 || first.glob)
+    ) {
       return [unclear(command, `${first.text} could be -v, which sets a variable`)]
     }
     const scan = scanBuiltin(command.args, { flags: '', valued: 'v' }, false)
@@ -216,23 +220,26 @@ function nameFindings(
   ]
 }
 
-/** One `let` expression: the names it assigns, and any code in it. */
+/**
+ * One `let` expression. Arithmetic reads the value of every name in it (`let n++`, `let x=y`)
+ * and evaluates that value too, so only a number given to a harmless name is `allow`.
+ */
 function arithmeticFindings(
   command: ResolvedCommand,
   word: ShellWord,
   context: RuleContext,
 ): CommandFinding[] {
   const text = word.value
-  if (text === undefined) return [unclear(command, `${word.text} is only known when it runs`)]
-  if (/[[$`]/.test(text)) {
-    judgeArithmeticCode(text, context)
-    return [unclear(command, `${text} expands or indexes, which can run commands`)]
+  if (text === undefined || word.glob) {
+    return [unclear(command, `${word.text} is only known when it runs`)]
   }
-  const assigned = [
-    ...text.matchAll(/([A-Za-z_]\w*)\s*(?:[-+*/%&|^]|<<|>>)?=(?!=)/g),
-    ...text.matchAll(/(?:\+\+|--)\s*([A-Za-z_]\w*)|([A-Za-z_]\w*)\s*(?:\+\+|--)/g),
-  ].flatMap((match) => match.slice(1).filter((name) => name !== undefined))
-  return assigned.flatMap((name) => variableFinding(name) ?? [])
+  const assignment = /^([A-Za-z_][A-Za-z0-9_]*)=[\d\s+\-*/%()]*$/.exec(text)
+  if (assignment !== null) {
+    const finding = variableFinding(assignment[1] as string)
+    return finding === undefined ? [] : [finding]
+  }
+  judgeArithmeticCode(text, context)
+  return [unclear(command, `${text} evaluates variables as arithmetic, which can run commands`)]
 }
 
 /** Code in an arithmetic text (`$(…)`, backquotes) is judged like any other command. */
