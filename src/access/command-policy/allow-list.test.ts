@@ -30,6 +30,12 @@ const RUNS_OR_WRITES: readonly Row[] = [
   ['git diff --ext-diff', 'jail', 'writes-file', 'git diff --no-ext-diff'],
   ['git log -p --textconv', 'jail', 'writes-file', 'git log -p --no-textconv'],
   ['git log --show-signature', 'jail', 'writes-file', 'git log --graph'],
+  ["git log --format='%h %G?'", 'jail', 'writes-file', "git log --format='%h %s'"],
+  ['git diff --submodule=diff', 'jail', 'confined', 'git diff --ignore-submodules'],
+  ['git grep --recurse-submodules foo', 'jail', 'confined', 'git grep --untracked foo'],
+  // Elsewhere git may find a repository committed into the workspace, with its own config.
+  ['cd vendor/x.git && git log -p', 'jail', 'confined', 'ls vendor/x.git && git log -p'],
+  ['env -C vendor/x.git git log -p', 'jail', 'confined', 'env -C src ls'],
   ['git cat-file --filters HEAD:a', 'jail', 'writes-file', 'git cat-file -p HEAD:a'],
   ['git -p status', 'jail', 'confined', 'git --no-pager status'],
   ['git --paginate log', 'jail', 'confined', 'git -P log'],

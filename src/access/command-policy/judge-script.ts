@@ -83,7 +83,36 @@ export function judgeScript(parser: Parser, source: string, depth: number): Comm
     judgeCommand: (command) => partFinding(judgeResolved(command, context)),
   }
   for (const unit of parsed.units) parts.push(judgeUnit(unit, context))
+  const elsewhere = gitElsewhere(parsed.units)
+  if (elsewhere !== undefined) parts.push(elsewhere)
   return parts
+}
+
+/** Builtins that change the folder later commands run in. */
+const MOVES_DIRECTORY = new Set(['cd', 'pushd', 'popd'])
+
+/**
+ * git run after `cd` (or under `env -C`) may find another repository there, such as a bare
+ * repository committed into the workspace, and obey its configuration (a textconv or diff
+ * program): not `allow`.
+ */
+function gitElsewhere(units: readonly ShellUnit[]): CommandPart | undefined {
+  const commands = units.flatMap((unit) => {
+    if (unit.type !== 'command') return []
+    const resolution = resolveCommand(unit.command)
+    return resolution.type === 'resolved' ? [resolution.command] : []
+  })
+  const moves = commands.some((command) => MOVES_DIRECTORY.has(command.name))
+  const git = commands.find(
+    (command) => command.name === 'git' && (moves || command.changesDirectory),
+  )
+  if (git === undefined) return undefined
+  return {
+    command: git.source.text,
+    verdict: 'jail',
+    rule: 'confined',
+    reason: `${git.source.text} runs in another folder than the workspace root, where git may find another repository and obey its configuration; it runs confined`,
+  }
 }
 
 function judgeUnit(unit: ShellUnit, context: RuleContext): CommandPart {

@@ -30,6 +30,8 @@ export interface ResolvedCommand {
   readonly assignments: readonly Assignment[]
   /** What the wrappers themselves do that keeps the command out of `allow` (`time -o f`). */
   readonly wrapperFindings: readonly CommandFinding[]
+  /** A wrapper runs the command in another folder (`env -C dir`). */
+  readonly changesDirectory: boolean
 }
 
 /** The outcome: a command, nothing to run, or a reason the command cannot be told. */
@@ -55,6 +57,7 @@ export function resolveCommand(command: SimpleCommand): Resolution {
   const wrappers: string[] = []
   const assignments = [...command.assignments]
   const wrapperFindings: CommandFinding[] = []
+  const moved = { changesDirectory: false }
   /** The last privileged wrapper seen: an unclear command under it is still privileged. */
   let privileged: ResolvedCommand | undefined
   for (;;) {
@@ -81,10 +84,11 @@ export function resolveCommand(command: SimpleCommand): Resolution {
       args: words.slice(1),
       wrappers,
       wrapperFindings,
+      changesDirectory: moved.changesDirectory,
     }
     const wrapper = systemProgram ? WRAPPERS[name] : undefined
     if (wrapper === undefined) return { type: 'resolved', command: { ...resolved, assignments } }
-    const peeled = peel(wrapper, name, words, assignments, wrapperFindings)
+    const peeled = peel(wrapper, name, words, assignments, wrapperFindings, moved)
     if (peeled.type === 'unclear')
       return privileged === undefined ? peeled : { type: 'resolved', command: privileged }
     if (wrapper.privileged === true)
@@ -112,6 +116,7 @@ function peel(
   words: readonly ShellWord[],
   assignments: Assignment[],
   findings: CommandFinding[],
+  moved: { changesDirectory: boolean },
 ): Peeled {
   const scan = scanOptions(words, wrapper.options, {
     start: 1,
@@ -119,6 +124,8 @@ function peel(
     numericOptions: wrapper.numericOptions === true,
   })
   findings.push(...wrapperNotes(wrapper, name, scan))
+  if (wrapper.directoryOptions?.some((option) => hasOption(scan, option)) === true)
+    moved.changesDirectory = true
   for (const option of scan.options) {
     if (!wrapper.variableOptions?.includes(option.name)) continue
     const variable = option.value?.value

@@ -36,6 +36,8 @@ export interface WrapperDefinition {
   readonly clearingOptions?: readonly string[]
   /** Options whose value names a variable set or unset for the inner command (`env -u X`). */
   readonly variableOptions?: readonly string[]
+  /** Options that run the inner command in another folder (`env -C dir`). */
+  readonly directoryOptions?: readonly string[]
 }
 
 const flag = (name: string, short?: string): OptionDefinition =>
@@ -93,6 +95,7 @@ export const WRAPPERS: Readonly<Record<string, WrapperDefinition>> = {
     unclearOptions: ['split-string'],
     clearingOptions: ['ignore-environment'],
     variableOptions: ['unset'],
+    directoryOptions: ['chdir'],
   },
   nohup: { options: [], notReadOnly: 'nohup writes nohup.out when its output is a terminal' },
   timeout: {

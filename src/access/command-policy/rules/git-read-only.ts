@@ -4,7 +4,9 @@
  * (git 2.39). git resolves an abbreviated long option to the option it prefixes
  * (`git log --out=f` is `--output=f`), so options count only when spelled in full; an option
  * whose value git takes only when attached (`-U5`, `--stat=50`) is written with `?`, so the
- * next word is judged on its own. Anything not listed keeps the command out of `allow`.
+ * next word is judged on its own. Anything not listed keeps the command out of `allow`; so do
+ * options that reach into submodules (other repositories, with their own configuration) and
+ * pretty formats that verify signatures (`%G?` runs gpg).
  */
 import type { CommandFinding } from '../command-judgement.ts'
 import { optionTable } from '../option-table.ts'
@@ -18,7 +20,7 @@ const DIFF_OPTIONS = [
   'output-indicator-context= raw patch-with-raw t indent-heuristic no-indent-heuristic minimal',
   'patience histogram anchored= diff-algorithm= stat? compact-summary numstat shortstat X?',
   'dirstat? cumulative dirstat-by-file? summary patch-with-stat z name-only name-status',
-  'submodule? color? no-color color-moved? no-color-moved color-moved-ws= no-color-moved-ws',
+  'color? no-color color-moved? no-color-moved color-moved-ws= no-color-moved-ws',
   'word-diff? word-diff-regex= color-words? no-renames rename-empty no-rename-empty check',
   'ws-error-highlight= full-index binary abbrev? B? break-rewrites? M? find-renames? C?',
   'find-copies? find-copies-harder D irreversible-delete l? diff-filter= S= G= find-object=',
@@ -106,7 +108,7 @@ export const GIT_READERS: Readonly<Record<string, GitReader>> = {
   'ls-files': reader(
     [
       'c cached d deleted m modified o others i ignored s stage u unmerged k killed z t v f',
-      'full-name recurse-submodules abbrev? debug eol deduplicate x= exclude= X= exclude-from=',
+      'full-name abbrev? debug eol deduplicate x= exclude= X= exclude-from=',
       'exclude-per-directory= exclude-standard error-unmatch with-tree= directory',
       'no-empty-directory resolve-undo format= sparse',
     ].join(' '),
@@ -124,7 +126,7 @@ export const GIT_READERS: Readonly<Record<string, GitReader>> = {
   grep: {
     ...reader(
       [
-        'cached no-index untracked exclude-standard no-exclude-standard recurse-submodules',
+        'cached no-index untracked exclude-standard no-exclude-standard',
         'v invert-match i ignore-case w word-regexp a text I r recursive no-recursive max-depth=',
         'E extended-regexp G basic-regexp F fixed-strings P perl-regexp n line-number column H',
         'full-name l files-with-matches name-only L files-without-match z null o only-matching',
@@ -179,6 +181,17 @@ export function judgeGitReader(
     }
     const option = writing.name.length === 1 ? `-${writing.name}` : `--${writing.name}`
     return jail(`git ${subcommand} ${option} writes a file or runs a program`, 'writes-file')
+  }
+  const verifying = scan.options.find(
+    ({ name, value }) =>
+      (name === 'format' || name === 'pretty') &&
+      (value?.value === undefined ? value !== undefined : /%G|%\(signature/.test(value.value)),
+  )
+  if (verifying !== undefined) {
+    return jail(
+      `git ${subcommand} --${verifying.name}=${verifying.value?.text ?? ''} may verify signatures, which runs gpg`,
+      'writes-file',
+    )
   }
   const unknown = scan.unknown[0]
   if (unknown !== undefined) {
