@@ -133,6 +133,7 @@ const SETS_VARIABLES: readonly Row[] = [
   ['declare GIT_CONFIG_COUNT=3; git status', 'jail', 'environment', 'declare count=3; git status'],
   ['declare -x PAGER=sh; git log', 'jail', 'environment', 'declare -x pager=less; git log'],
   ['export GIT_CONFIG_VALUE_0=x; git status', 'jail', 'environment', 'export value=x; git status'],
+  ['export -p GIT_CONFIG_VALUE_0=x; git log', 'jail', 'environment', 'declare -p GIT_DIR; git log'],
   ['typeset GIT_CONFIG_KEY_1=a; git status', 'jail', 'environment', 'typeset key=a; git status'],
   ['readonly GIT_CONFIG_KEY_1=a; git log', 'jail', 'environment', 'readonly key=a; git log'],
   ['f() { local GIT_DIR=x; git log; }', 'jail', 'environment', 'f() { local d=x; git log; }'],

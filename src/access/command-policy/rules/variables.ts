@@ -45,8 +45,9 @@ export const checkVariables: CommandRuleCheck = (command, context) => {
 
 type Judge = (command: ResolvedCommand, context: RuleContext) => CommandFinding[]
 
+/** `declare`-like builtins; with `printOnly`, `-p` only prints (for `export` it does not). */
 const declaration =
-  (flags: string): Judge =>
+  (flags: string, printOnly = false): Judge =>
   (command, context) => {
     const scan = scanBuiltin(command.args, { flags, valued: '' }, true)
     if (scan.unclear !== undefined) return [unclear(command, scan.unclear)]
@@ -57,14 +58,15 @@ const declaration =
       return [
         unclear(command, '-i evaluates every later value as arithmetic, which can run commands'),
       ]
-    // With -f the names are functions, whose bodies are judged where they are defined.
-    if (letters.includes('f')) return []
+    // With -f the names are functions, whose bodies are judged where they are defined; with
+    // -p the builtin only prints.
+    if (letters.includes('f') || (printOnly && letters.includes('p'))) return []
     return scan.operands.flatMap((word) => assignmentFindings(command, word, context))
   }
 
 const JUDGES: Readonly<Record<string, Judge>> = {
-  declare: declaration('aAfFgiIlnprtux'),
-  typeset: declaration('aAfFgiIlnprtux'),
+  declare: declaration('aAfFgiIlnprtux', true),
+  typeset: declaration('aAfFgiIlnprtux', true),
   local: declaration('aAfFgiIlnprtux'),
   export: declaration('fnp'),
   readonly: declaration('aAfp'),
