@@ -6,7 +6,8 @@
 
 /**
  * Whether a command runs at once, after a question, or never. In rising severity:
- * - `allow`: it only reads; it runs without asking.
+ * - `allow`: it only reads, and cannot run another program or write; it runs without asking
+ *   even under `--approval untrusted`.
  * - `jail`: it runs at once, confined by the jail (the jail, not this policy, is the boundary).
  * - `ask`: it is legitimate but destroys work or cannot be judged; a person must approve it.
  * - `deny`: it never runs.
@@ -16,20 +17,27 @@ export type CommandVerdict = 'allow' | 'jail' | 'ask' | 'deny'
 /**
  * The rule that decided a verdict: a stable code to branch on (never branch on `reason`).
  *
- * allow:
+ * allow (only from a closed list: readers.ts, git-read-only.ts):
  * - `empty`: nothing runs (an empty command, comments only).
- * - `read-only`: a known read-only program, a variable assignment or a test.
+ * - `read-only`: a listed program with only listed options, spelled in full; an assignment
+ *   or builtin that sets only harmless variables (lowercase names); a test.
  *
  * jail:
- * - `confined`: any other program; it runs confined.
- * - `writes-file`: a read-only program told to write a file (`cat a > b`, `sort -o f`).
- * - `environment`: sets a variable that changes what later programs load or run (`PATH`,
- *   `LD_PRELOAD`, `GIT_*`, …).
+ * - `confined`: any other program, option, or abbreviation of one (`git log --out=f`), a
+ *   program named by a path (`./cat`), or arithmetic on a variable (`$((n))`, which runs a
+ *   command hidden in the value); it runs confined.
+ * - `writes-file`: a read-only program told to write a file or run a program (`cat a > b`,
+ *   `sort -o f`, `git grep -O…`, `rg --pre x`), or given a word that could become such an
+ *   option (`sort "$f"`, `sort *`).
+ * - `environment`: sets or unsets a variable that is not known harmless (`PATH`,
+ *   `GIT_CONFIG_KEY_0`, `PAGER`, …), by assignment or builtin (`read`, `printf -v`,
+ *   `declare -n`, `env -u`), or changes how the shell runs later commands (`set -a`).
  *
  * ask:
  * - `workspace-wipe`: a recursive delete of the whole workspace (`rm -rf .`, `rm -rf *`).
- * - `git-discards-changes`: git that throws away uncommitted work (`git clean -f`,
- *   `git checkout .`, `git restore .`).
+ * - `git-discards-changes`: git that throws away uncommitted work or history (`git clean -f`,
+ *   `git checkout .`, `git reset --merge`, `git read-tree -u`, `git branch -D`,
+ *   `git update-ref -d`, `git gc --prune=now`, …; rules/git-destructive.ts).
  * - `dynamic-command`: the program's name is only known when it runs (`$CMD`, `$(…)`, a glob).
  * - `dynamic-argument`: an argument that decides the verdict is only known when it runs.
  * - `dynamic-code`: a shell would run code the policy cannot read (`bash -c "$X"`, `… | bash`).

@@ -39,12 +39,21 @@ const ALLOWED: readonly Case[] = [
   ['x=1; echo "$x"', 'allow', 'read-only'],
   ['echo "$(date)" `pwd`', 'allow', 'read-only'],
   ['xargs -0 grep -l foo', 'allow', 'read-only'],
+  ['cat "$f" | sort -k 2 | uniq -c', 'allow', 'read-only'],
+  ['grep -rn --include="*.ts" todo src | head -20', 'allow', 'read-only'],
+  ['git log --oneline --graph -n 5 -- src', 'allow', 'read-only'],
+  ['git diff --stat HEAD~1 && git status -sb', 'allow', 'read-only'],
+  ['find . -maxdepth 2 -type f -newer a -name "*.md"', 'allow', 'read-only'],
 ]
 
 /** Everything else runs at once, confined. */
 const JAILED: readonly Case[] = [
   ['npm test', 'jail', 'confined'],
   ['./cat notes.txt', 'jail', 'confined'],
+  ['./git status', 'jail', 'confined'],
+  ['tools/find . -name x', 'jail', 'confined'],
+  ['ls --al', 'jail', 'confined'],
+  ['git log --out=log.txt', 'jail', 'confined'],
   ['rm -rf build dist', 'jail', 'confined'],
   ['rm -rf src/*', 'jail', 'confined'],
   ['rm -- "$file"', 'jail', 'confined'],

@@ -3,6 +3,19 @@
  * The command policy: every shell command an agent runs is judged here before it runs in the
  * jail. It decides whether the command runs at once (`allow`, `jail`), after a person approves
  * it (`ask`), or never (`deny`); the jail, not this policy, is what confines it.
+ *
+ * `allow` runs without a question even under `--approval untrusted`, so it is given only from
+ * closed lists: a program (readers.ts) or git subcommand (rules/git-read-only.ts) known to only
+ * read, with every option it carries on that program's list of options known to only read.
+ * Options are read the way the program reads them (bundled short options, values attached or
+ * in the next word, `--` ending them); an option that is not listed, an abbreviated long option
+ * (git and GNU programs resolve `--out` to `--output`), or a word the shell only knows at run
+ * time where an option could stand (`"$f"`, a glob such as `*`) keeps the command out of
+ * `allow`. Builtins that set variables (`read`, `printf -v`, `declare`, …) count as
+ * assignments, and only lowercase names are harmless (rules/environment.ts). Anything else is
+ * at least `jail`. The `ask` and `deny` lists work the other way, and no such list is complete:
+ * they catch the common ways to destroy work; the jail and the workspace's history are what
+ * make the others recoverable.
  */
 import type { Parser } from 'web-tree-sitter'
 import { judgementOf, type CommandJudgement } from './command-judgement.ts'

@@ -24,6 +24,7 @@ import { checkRecursiveDelete } from './rules/recursive-delete.ts'
 import { redirectFindings } from './rules/redirects.ts'
 import type { CommandRuleCheck, RuleContext } from './rules/rule.ts'
 import { checkShellCode } from './rules/shell-code.ts'
+import { checkVariables } from './rules/variables.ts'
 import type { ShellUnit } from './shell-syntax.ts'
 
 /** Shell code nested deeper than this (`bash -c "bash -c '…'"`) is refused, not read. */
@@ -42,6 +43,7 @@ const RULES: readonly CommandRuleCheck[] = [
   checkFind,
   checkShellCode,
   checkProgramRunners,
+  checkVariables,
   checkReadOnly,
 ]
 
@@ -81,7 +83,36 @@ export function judgeScript(parser: Parser, source: string, depth: number): Comm
     judgeCommand: (command) => partFinding(judgeResolved(command, context)),
   }
   for (const unit of parsed.units) parts.push(judgeUnit(unit, context))
+  const elsewhere = gitElsewhere(parsed.units)
+  if (elsewhere !== undefined) parts.push(elsewhere)
   return parts
+}
+
+/** Builtins that change the folder later commands run in. */
+const MOVES_DIRECTORY = new Set(['cd', 'pushd', 'popd'])
+
+/**
+ * git run after `cd` (or under `env -C`) may find another repository there, such as a bare
+ * repository committed into the workspace, and obey its configuration (a textconv or diff
+ * program): not `allow`.
+ */
+function gitElsewhere(units: readonly ShellUnit[]): CommandPart | undefined {
+  const commands = units.flatMap((unit) => {
+    if (unit.type !== 'command') return []
+    const resolution = resolveCommand(unit.command)
+    return resolution.type === 'resolved' ? [resolution.command] : []
+  })
+  const moves = commands.some((command) => MOVES_DIRECTORY.has(command.name))
+  const git = commands.find(
+    (command) => command.name === 'git' && (moves || command.changesDirectory),
+  )
+  if (git === undefined) return undefined
+  return {
+    command: git.source.text,
+    verdict: 'jail',
+    rule: 'confined',
+    reason: `${git.source.text} runs in another folder than the workspace root, where git may find another repository and obey its configuration; it runs confined`,
+  }
 }
 
 function judgeUnit(unit: ShellUnit, context: RuleContext): CommandPart {
@@ -111,6 +142,14 @@ function judgeUnit(unit: ShellUnit, context: RuleContext): CommandPart {
         ]),
       }
     case 'construct':
+      if (unit.risk !== undefined) {
+        return {
+          command: unit.text,
+          verdict: 'jail',
+          rule: 'confined',
+          reason: `${unit.risk}; the command runs confined`,
+        }
+      }
       return {
         command: unit.text,
         verdict: 'allow',
@@ -123,7 +162,9 @@ function judgeUnit(unit: ShellUnit, context: RuleContext): CommandPart {
 /** Every rule's findings for a resolved command; `confined` when no rule had anything to say. */
 function judgeResolved(command: ResolvedCommand, context: RuleContext): CommandFinding[] {
   const findings = RULES.flatMap((rule) => rule(command, context))
-  if (findings.length > 0) return findings
+  // `./git` or `tools/find` is whatever the workspace put there, whatever its name.
+  if (!command.systemProgram) findings.push(workspaceProgram(command))
+  if (findings.length > 0) return [...findings, ...command.wrapperFindings]
   return [
     {
       verdict: 'jail',
@@ -131,6 +172,14 @@ function judgeResolved(command: ResolvedCommand, context: RuleContext): CommandF
       reason: `${command.name} is not known to only read; it runs confined in the jail`,
     },
   ]
+}
+
+function workspaceProgram(command: ResolvedCommand): CommandFinding {
+  return {
+    verdict: 'jail',
+    rule: 'confined',
+    reason: `${command.name} is named by a path outside the system bin folders, so it is whatever was put there and not known to only read; it runs confined`,
+  }
 }
 
 function partFinding(findings: readonly CommandFinding[]): CommandFinding {

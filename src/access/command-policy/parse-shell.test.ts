@@ -123,8 +123,39 @@ describe('parseShell', () => {
             ? `command:${unit.command.words[0]?.value ?? ''}`
             : unit.type,
       ),
-      ['command:id', 'assignment:A,B', 'assignment:PATH', 'construct', 'command:ls', 'redirect'],
+      ['command:id', 'assignment:A,B', 'command:export', 'construct', 'command:ls', 'redirect'],
     )
+  })
+
+  it('reads declaration builtins, unset and [ … ] as commands with their words', () => {
+    assert.deepEqual(words('export -n A=1 "B=$x" C; unset -v D; [ -v a -o ! -n "$y" ]'), [
+      ['export', '-n', 'A=1', '<"B=$x"|B=>', 'C'],
+      ['unset', '-v', 'D'],
+      ['[', '-v', 'a', '-o', '!', '-n', '<"$y"|>', ']'],
+    ])
+    assert.deepEqual(words('declare a[$(id)]=1 x+=2'), [['id'], ['declare', 'a[$(id)]=1', 'x+=2']])
+  })
+
+  it('reads the variable of a for loop and of `{NAME}<file` as assignments', () => {
+    const names = (source: string) =>
+      units(source).flatMap((unit) =>
+        unit.type === 'assignment'
+          ? unit.assignments.map((assignment) => assignment.name)
+          : unit.type === 'command'
+            ? unit.command.assignments.map((assignment) => assignment.name)
+            : [],
+      )
+    assert.deepEqual(names('for x in a; do :; done; select y in b; do :; done'), ['x', 'y'])
+    assert.deepEqual(names(': {fd}<f; exec {out}>g; echo {a}'), ['fd', 'out'])
+  })
+
+  it('adds a unit for arithmetic that could run a command hidden in a value', () => {
+    const risks = (source: string) =>
+      units(source).flatMap((unit) => (unit.type === 'construct' ? [unit.risk ?? 'none'] : []))
+    assert.equal(risks('echo $((x + 1))').length, 1)
+    assert.equal(risks('echo "${s:n}"').length, 1)
+    assert.deepEqual(risks('echo $((1 + 2)) ${s:1:2} ${a[0]} ${a[@]} $(($# * 2))'), [])
+    assert.deepEqual(risks('[[ -n $x ]]'), ['none'])
   })
 
   it('answers a message, not an exception, for invalid shell', () => {

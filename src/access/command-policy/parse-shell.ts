@@ -7,6 +7,7 @@
  */
 import type { Node, Parser } from 'web-tree-sitter'
 import { EitriError } from '../../errors/eitri-error.ts'
+import { findArithmeticRisk } from './arithmetic-risk.ts'
 import { backtickScript, hiddenBacktickScripts } from './backticks.ts'
 import {
   emptyReading,
@@ -16,13 +17,15 @@ import {
   type RedirectReading,
 } from './read-redirect.ts'
 import { readWord } from './read-word.ts'
-import type {
-  Assignment,
-  ParsedShell,
-  ShellUnit,
-  ShellWord,
-  SimpleCommand,
-  StandardInput,
+import {
+  dynamicWord,
+  literalWord,
+  type Assignment,
+  type ParsedShell,
+  type ShellUnit,
+  type ShellWord,
+  type SimpleCommand,
+  type StandardInput,
 } from './shell-syntax.ts'
 import { describeSyntaxError } from './syntax-error.ts'
 
@@ -30,6 +33,14 @@ import { describeSyntaxError } from './syntax-error.ts'
 export const MAX_BACKTICK_DEPTH = 16
 
 const INHERITED: StandardInput = { type: 'inherited' }
+
+/** Grammar nodes that group the words of a `[ … ]` test. */
+const TEST_EXPRESSIONS = new Set([
+  'unary_expression',
+  'binary_expression',
+  'parenthesized_expression',
+  'negated_expression',
+])
 
 /**
  * Parses `source` and collects its units. Never throws for a syntax error: the result says so.
@@ -79,6 +90,9 @@ class ShellCollector {
       if (hidden === undefined) throw syntaxError('a backquote (`) is never closed')
       for (const script of hidden) this.script(script)
       this.#visit(root, INHERITED)
+      const risk = findArithmeticRisk(root)
+      if (risk !== undefined)
+        this.units.push({ type: 'construct', text: risk.text, risk: risk.reason })
     } finally {
       this.#depth -= 1
       tree.delete()
@@ -100,11 +114,27 @@ class ShellCollector {
         return
       case 'variable_assignment':
       case 'variable_assignments':
-      case 'declaration_command':
         this.#assignments(node)
         return
-      case 'test_command':
+      case 'declaration_command':
       case 'unset_command':
+        this.#declaration(node, stdin)
+        return
+      case 'for_statement': {
+        // `for NAME in …` and `select NAME in …` set NAME like an assignment.
+        const variable = node.childForFieldName('variable')
+        if (variable !== null) {
+          const assignments = [{ name: variable.text, value: undefined }]
+          this.units.push({ type: 'assignment', text: `for ${variable.text}`, assignments })
+        }
+        for (const child of node.namedChildren) this.#visit(child, stdin)
+        return
+      }
+      case 'test_command':
+        if (node.child(0)?.type === '[') {
+          this.#bracketTest(node, stdin)
+          return
+        }
         for (const child of node.namedChildren) this.#visit(child, INHERITED)
         this.units.push({ type: 'construct', text: node.text })
         return
@@ -133,6 +163,12 @@ class ShellCollector {
     })
     for (const redirect of outer) mergeReading(reading, readRedirect(redirect, this.#read))
     words.push(...reading.extraWords)
+    // `{NAME}<file` opens a descriptor and sets NAME to its number (for good, with a builtin).
+    for (const word of words) {
+      const name = /^\{([A-Za-z_][A-Za-z0-9_]*)\}$/.exec(word.value ?? '')?.[1]
+      if (name !== undefined && new RegExp(`\\{${name}\\}[<>]`).test(text))
+        assignments.push({ name, value: undefined })
+    }
     const command: SimpleCommand = {
       text,
       assignments,
@@ -191,15 +227,70 @@ class ShellCollector {
       else if (child.type === 'variable_assignments') child.namedChildren.forEach(visit)
       else if (child.isNamed) readWord(child, this.#read)
     }
-    if (node.type === 'declaration_command') node.namedChildren.forEach(visit)
-    else visit(node)
+    visit(node)
     this.units.push({ type: 'assignment', text: node.text, assignments })
+  }
+
+  /**
+   * `declare`, `export`, `local`, `readonly`, `typeset` and `unset` are builtins like `read`:
+   * they become a command whose words are the builtin's name, its options and its
+   * `NAME[=value]` arguments, so that one rule judges every builtin that sets variables.
+   */
+  #declaration(node: Node, stdin: StandardInput): void {
+    const keyword = node.child(0)?.text ?? ''
+    const words: ShellWord[] = [literalWord(keyword)]
+    for (const child of node.namedChildren) {
+      if (child.type === 'variable_assignment') words.push(this.#assignmentWord(child))
+      else words.push(readWord(child, this.#read))
+    }
+    const command: SimpleCommand = { text: node.text, assignments: [], words, redirects: [], stdin }
+    this.units.push({ type: 'command', command })
+  }
+
+  /**
+   * `[ … ]` is the builtin `[` with words, which the grammar parses as an expression; its
+   * words are given back in order (`[`, operators and operands, `]`).
+   */
+  #bracketTest(node: Node, stdin: StandardInput): void {
+    const words: ShellWord[] = []
+    const collect = (parent: Node): void => {
+      for (const child of parent.children) {
+        if (TEST_EXPRESSIONS.has(child.type)) collect(child)
+        else if (child.isNamed) words.push(readWord(child, this.#read))
+        else words.push(literalWord(child.text))
+      }
+    }
+    collect(node)
+    const command: SimpleCommand = { text: node.text, assignments: [], words, redirects: [], stdin }
+    this.units.push({ type: 'command', command })
+  }
+
+  /** `NAME=value` (or `NAME+=value`, `a[i]=value`) as one word, as `env` or `sudo` get it. */
+  #assignmentWord(node: Node): ShellWord {
+    const assignment = this.#assignment(node)
+    const nameNode = node.childForFieldName('name')
+    const valueNode = node.childForFieldName('value')
+    const head = node.text.slice(0, (valueNode?.startIndex ?? node.endIndex) - node.startIndex)
+    if (nameNode === null || assignment.value === undefined) return literalWord(head)
+    // `a=(x y)` is an array the grammar has parsed: literal when its elements are.
+    const elements = valueNode?.type === 'array' ? valueNode.namedChildren : undefined
+    if (elements?.every((element) => readWord(element, this.#read).value !== undefined) === true)
+      return { ...literalWord(node.text), text: node.text }
+    const value = assignment.value.value
+    if (value === undefined) return dynamicWord(node.text, head)
+    return { ...literalWord(`${head}${value}`), text: node.text }
   }
 
   #assignment(node: Node): Assignment {
     const nameNode = node.childForFieldName('name')
     if (nameNode !== null && nameNode.type !== 'variable_name') readWord(nameNode, this.#read)
-    const name = nameNode?.childForFieldName('name')?.text ?? nameNode?.text ?? ''
+    // `a[2]=x` sets `a`; any other index is evaluated as arithmetic, which can run commands,
+    // so the name is kept whole (`a[i]`) and is harmless to no rule.
+    const index = nameNode?.childForFieldName('index')
+    const plain = index === null || index === undefined || /^\d+$/.test(index.text)
+    const name = plain
+      ? (nameNode?.childForFieldName('name')?.text ?? nameNode?.text ?? '')
+      : (nameNode?.text ?? '')
     const valueNode = node.childForFieldName('value')
     return { name, value: valueNode === null ? undefined : readWord(valueNode, this.#read) }
   }

@@ -87,7 +87,8 @@ class WordBuilder {
 export function readWord(node: Node, readSubstitution: SubstitutionReader): ShellWord {
   const builder = new WordBuilder()
   appendNode(builder, node, readSubstitution)
-  return builder.build(node.text)
+  const word = builder.build(node.text)
+  return node.type === 'process_substitution' ? { ...word, operandOnly: true } : word
 }
 
 function appendNode(builder: WordBuilder, node: Node, read: SubstitutionReader): void {

@@ -6,7 +6,7 @@
  */
 import { posix } from 'node:path'
 import type { CommandFinding } from './command-judgement.ts'
-import { hasOption, scanOptions } from './scan-options.ts'
+import { hasOption, scanOptions, type OptionScan } from './scan-options.ts'
 import {
   dynamicWord,
   literalWord,
@@ -28,6 +28,10 @@ export interface ResolvedCommand {
   readonly wrappers: readonly string[]
   /** Assignments before the command and those given to `env` or `sudo`. */
   readonly assignments: readonly Assignment[]
+  /** What the wrappers themselves do that keeps the command out of `allow` (`time -o f`). */
+  readonly wrapperFindings: readonly CommandFinding[]
+  /** A wrapper runs the command in another folder (`env -C dir`). */
+  readonly changesDirectory: boolean
 }
 
 /** The outcome: a command, nothing to run, or a reason the command cannot be told. */
@@ -52,6 +56,8 @@ export function resolveCommand(command: SimpleCommand): Resolution {
   let words = command.words
   const wrappers: string[] = []
   const assignments = [...command.assignments]
+  const wrapperFindings: CommandFinding[] = []
+  const moved = { changesDirectory: false }
   /** The last privileged wrapper seen: an unclear command under it is still privileged. */
   let privileged: ResolvedCommand | undefined
   for (;;) {
@@ -71,10 +77,18 @@ export function resolveCommand(command: SimpleCommand): Resolution {
     const path = nameWord.value
     const name = path.slice(path.lastIndexOf('/') + 1)
     const systemProgram = isSystemProgram(path)
-    const resolved = { source: command, name, systemProgram, args: words.slice(1), wrappers }
+    const resolved = {
+      source: command,
+      name,
+      systemProgram,
+      args: words.slice(1),
+      wrappers,
+      wrapperFindings,
+      changesDirectory: moved.changesDirectory,
+    }
     const wrapper = systemProgram ? WRAPPERS[name] : undefined
     if (wrapper === undefined) return { type: 'resolved', command: { ...resolved, assignments } }
-    const peeled = peel(wrapper, name, words, assignments)
+    const peeled = peel(wrapper, name, words, assignments, wrapperFindings, moved)
     if (peeled.type === 'unclear')
       return privileged === undefined ? peeled : { type: 'resolved', command: privileged }
     if (wrapper.privileged === true)
@@ -101,12 +115,22 @@ function peel(
   name: string,
   words: readonly ShellWord[],
   assignments: Assignment[],
+  findings: CommandFinding[],
+  moved: { changesDirectory: boolean },
 ): Peeled {
   const scan = scanOptions(words, wrapper.options, {
     start: 1,
     stopAtOperand: true,
     numericOptions: wrapper.numericOptions === true,
   })
+  findings.push(...wrapperNotes(wrapper, name, scan))
+  if (wrapper.directoryOptions?.some((option) => hasOption(scan, option)) === true)
+    moved.changesDirectory = true
+  for (const option of scan.options) {
+    if (!wrapper.variableOptions?.includes(option.name)) continue
+    const variable = option.value?.value
+    assignments.push({ name: variable ?? `(${option.value?.text ?? '?'})`, value: undefined })
+  }
   const unknown =
     scan.unknown[0] ?? wrapper.unclearOptions?.find((option) => hasOption(scan, option))
   if (unknown !== undefined && wrapper.privileged !== true) {
@@ -141,4 +165,31 @@ function unclear(reason: string): Peeled {
       reason: `${reason}, so it cannot tell which program runs; drop the option or run the program directly`,
     },
   }
+}
+
+/** What a wrapper does by itself that keeps its command out of `allow`. */
+function wrapperNotes(
+  wrapper: WrapperDefinition,
+  name: string,
+  scan: OptionScan,
+): CommandFinding[] {
+  const jail = (why: string): CommandFinding => ({
+    verdict: 'jail',
+    rule: 'confined',
+    reason: `${why}; the command runs confined`,
+  })
+  const notes: CommandFinding[] = []
+  if (wrapper.notReadOnly !== undefined) notes.push(jail(wrapper.notReadOnly))
+  const writing = wrapper.writingOptions?.find((option) => hasOption(scan, option))
+  if (writing !== undefined)
+    notes.push(jail(`${name} --${writing} writes a file or leaves a process behind`))
+  const clearing = wrapper.clearingOptions?.find((option) => hasOption(scan, option))
+  if (clearing !== undefined) {
+    notes.push({
+      verdict: 'jail',
+      rule: 'environment',
+      reason: `${name} ${clearing.length === 1 ? '-' : '--'}${clearing} removes the environment the jail set for the command; it runs confined`,
+    })
+  }
+  return notes
 }

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
-import { hasOption, scanOptions, type OptionDefinition } from './scan-options.ts'
+import { couldBecomeOption, hasOption, scanOptions, type OptionDefinition } from './scan-options.ts'
 import { dynamicWord, literalWord, type ShellWord } from './shell-syntax.ts'
 
 const RM: readonly OptionDefinition[] = [
@@ -82,5 +82,33 @@ describe('scanOptions', () => {
       scanOptions(words('-5', 'make'), [], { stopAtOperand: true, numericOptions: true }).end,
       1,
     )
+  })
+
+  it('knows long options only by their full name when told to', () => {
+    const exact = scanOptions(words('--rec', '--force', '/'), RM, { exactLong: true })
+    assert.deepEqual(summary(exact), {
+      options: [['force', undefined]],
+      operands: ['/'],
+      unknown: ['--rec'],
+    })
+  })
+
+  it('counts globs and expansions that could become options, and no others', () => {
+    const glob = (text: string, pattern = text): ShellWord => ({
+      ...literalWord(text),
+      glob: true,
+      pattern,
+    })
+    const substitution: ShellWord = { ...dynamicWord('<(sort a)'), operandOnly: true }
+    const expanding = [glob('*'), glob('{--pre=x,a}'), glob('?x'), dynamicWord('"$f"')]
+    const fixed = [glob('./*'), glob('src/*.ts'), glob('\\*', '\\*'), substitution]
+    for (const word of expanding) assert.equal(couldBecomeOption(word), true, word.text)
+    for (const word of fixed) assert.equal(couldBecomeOption(word), false, word.text)
+    const scan = scanOptions([...expanding, ...fixed], RM, { globsMayBeOptions: true })
+    assert.deepEqual(
+      scan.dynamic.map((word) => word.text),
+      expanding.map((word) => word.text),
+    )
+    assert.deepEqual(scanOptions([glob('*')], RM).dynamic, [])
   })
 })

@@ -38,6 +38,16 @@ export interface ScanSettings {
   readonly stopAtOperand?: boolean
   /** Accept `-5` as an option (`nice -5`). */
   readonly numericOptions?: boolean
+  /**
+   * Know a long option only by its full name. An abbreviation (`--out` for `--output`) is then
+   * unknown: the program may resolve it against options the definitions do not list.
+   */
+  readonly exactLong?: boolean
+  /**
+   * Count a glob or brace expansion that could start with `-` among `dynamic` (see
+   * {@link couldBecomeOption}), not among the operands.
+   */
+  readonly globsMayBeOptions?: boolean
 }
 
 /** Scans `words` from `settings.start` (see the module comment). */
@@ -61,8 +71,14 @@ export function scanOptions(
       scan.operands.push(word)
       continue
     }
-    if (text === undefined) {
+    const expands = text === undefined || (settings.globsMayBeOptions === true && word.glob)
+    if (expands && couldBecomeOption(word)) {
       scan.dynamic.push(word)
+      if (settings.stopAtOperand === true) break
+      scan.operands.push(word)
+      continue
+    }
+    if (text === undefined) {
       if (settings.stopAtOperand === true) break
       scan.operands.push(word)
       continue
@@ -82,7 +98,7 @@ export function scanOptions(
       continue
     }
     const consumed = text.startsWith('--')
-      ? readLong(text.slice(2), words[index + 1], definitions, scan)
+      ? readLong(text.slice(2), words[index + 1], definitions, scan, settings.exactLong === true)
       : readShort(text.slice(1), words[index + 1], definitions, scan)
     index += consumed
   }
@@ -97,12 +113,13 @@ function readLong(
   next: ShellWord | undefined,
   definitions: readonly OptionDefinition[],
   found: Found,
+  exactOnly: boolean,
 ): number {
   const equals = body.indexOf('=')
   const name = equals === -1 ? body : body.slice(0, equals)
   const exact = definitions.find((definition) => definition.long === name)
   const prefixed = definitions.filter((definition) => definition.long?.startsWith(name) === true)
-  const definition = exact ?? (prefixed.length === 1 ? prefixed[0] : undefined)
+  const definition = exact ?? (prefixed.length === 1 && !exactOnly ? prefixed[0] : undefined)
   if (definition === undefined || name === '') {
     found.unknown.push(`--${body}`)
     return 0
@@ -151,4 +168,18 @@ function readShort(
 /** True when the scan found the option `name`. */
 export function hasOption(scan: OptionScan, name: string): boolean {
   return scan.options.some((option) => option.name === name)
+}
+
+/** Characters that start a glob or brace expansion when unquoted. */
+const EXPANDING_START = /^[*?[{]/
+
+/**
+ * True when the shell could turn `word` into an option: it is only known at run time (`$X`
+ * could be `--output=f`), or it is a glob or brace expansion whose first character is not
+ * fixed (`*` matches a file named `-rf`, `{--pre=x,a}` makes `--pre=x`). A process
+ * substitution expands to a file name, never an option.
+ */
+export function couldBecomeOption(word: ShellWord): boolean {
+  if (word.value === undefined) return word.operandOnly !== true
+  return word.glob && (EXPANDING_START.test(word.pattern) || word.pattern.startsWith('-'))
 }

@@ -21,9 +21,17 @@ export interface ShellWord {
   readonly pattern: string
   /** Every simple command inside the word's substitutions (`$(…)`, backticks, `<(…)`). */
   readonly substitutions: readonly SimpleCommand[]
+  /**
+   * True when the word, though only known at run time, can never be an option: a lone process
+   * substitution (`<(sort a)`) expands to a file name such as `/dev/fd/63`.
+   */
+  readonly operandOnly?: boolean
 }
 
-/** `NAME=value`, before a command, on its own, or in `export`/`local`/`declare`. */
+/**
+ * `NAME=value`, before a command or on its own (`export`/`local`/`declare` are commands whose
+ * words hold theirs). An index other than digits is kept in the name (`a[i]`).
+ */
 export interface Assignment {
   readonly name: string
   readonly value: ShellWord | undefined
@@ -68,8 +76,11 @@ export type ShellUnit =
       readonly assignments: readonly Assignment[]
     }
   | { readonly type: 'redirect'; readonly text: string; readonly redirects: readonly Redirect[] }
-  /** `[[ … ]]` tests and `unset`: they only touch the shell's own state. */
-  | { readonly type: 'construct'; readonly text: string }
+  /**
+   * `[[ … ]]` tests: they only touch the shell's own state, unless `risk` says why they (or
+   * the arithmetic anywhere in a script) could run a command hidden in a variable's value.
+   */
+  | { readonly type: 'construct'; readonly text: string; readonly risk?: string }
 
 /** A parsed command: every unit in source order, substitutions before the command using them. */
 export type ParsedShell =

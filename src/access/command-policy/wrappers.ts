@@ -25,6 +25,19 @@ export interface WrapperDefinition {
   readonly defaultCommand?: ShellWord
   /** Changes the inner command's words (`xargs` adds arguments read from standard input). */
   readonly adjust?: (inner: readonly ShellWord[], scan: OptionScan) => ShellWord[]
+  /**
+   * Why the wrapper itself keeps the command out of `allow`, whatever it runs (`nohup` may
+   * write `nohup.out`, `busybox` applets take other options than the programs they mimic).
+   */
+  readonly notReadOnly?: string
+  /** Options that make the wrapper write a file, or leave a process behind, by name. */
+  readonly writingOptions?: readonly string[]
+  /** Options that remove the inner command's environment (`env -i`). */
+  readonly clearingOptions?: readonly string[]
+  /** Options whose value names a variable set or unset for the inner command (`env -u X`). */
+  readonly variableOptions?: readonly string[]
+  /** Options that run the inner command in another folder (`env -C dir`). */
+  readonly directoryOptions?: readonly string[]
 }
 
 const flag = (name: string, short?: string): OptionDefinition =>
@@ -80,8 +93,11 @@ export const WRAPPERS: Readonly<Record<string, WrapperDefinition>> = {
     ],
     assignments: true,
     unclearOptions: ['split-string'],
+    clearingOptions: ['ignore-environment'],
+    variableOptions: ['unset'],
+    directoryOptions: ['chdir'],
   },
-  nohup: { options: [] },
+  nohup: { options: [], notReadOnly: 'nohup writes nohup.out when its output is a terminal' },
   timeout: {
     options: [
       valued('signal', 's'),
@@ -103,7 +119,10 @@ export const WRAPPERS: Readonly<Record<string, WrapperDefinition>> = {
     stopOptions: ['pid'],
   },
   stdbuf: { options: [valued('input', 'i'), valued('output', 'o'), valued('error', 'e')] },
-  setsid: { options: [flag('ctty', 'c'), flag('fork', 'f'), flag('wait', 'w')] },
+  setsid: {
+    options: [flag('ctty', 'c'), flag('fork', 'f'), flag('wait', 'w')],
+    writingOptions: ['fork'],
+  },
   time: {
     options: [
       flag('portability', 'p'),
@@ -113,12 +132,16 @@ export const WRAPPERS: Readonly<Record<string, WrapperDefinition>> = {
       flag('verbose', 'v'),
       flag('quiet', 'q'),
     ],
+    writingOptions: ['output'],
   },
   command: { options: [shortFlag('p'), shortFlag('v'), shortFlag('V')], stopOptions: ['v', 'V'] },
   builtin: { options: [] },
-  exec: { options: [shortValued('a'), shortFlag('c'), shortFlag('l')] },
-  coproc: { options: [] },
-  busybox: { options: [] },
+  exec: { options: [shortValued('a'), shortFlag('c'), shortFlag('l')], clearingOptions: ['c'] },
+  coproc: { options: [], notReadOnly: 'coproc runs the command in the background' },
+  busybox: {
+    options: [],
+    notReadOnly: 'busybox applets read other options than the programs they stand for',
+  },
   xargs: {
     options: [
       flag('null', '0'),
@@ -143,6 +166,7 @@ export const WRAPPERS: Readonly<Record<string, WrapperDefinition>> = {
     ],
     defaultCommand: literalWord('echo'),
     adjust: xargsArguments,
+    variableOptions: ['process-slot-var'],
   },
   sudo: { options: SUDO_OPTIONS, assignments: true, privileged: true },
   doas: {

@@ -1,30 +1,46 @@
 /**
  * @module access/command-policy/rules/environment
- * Assignments that change what later programs load or run (`PATH=…`, `LD_PRELOAD=…`,
- * `GIT_DIR=…`). They take a read-only command out of `allow`; the jail still confines them.
+ * Variables a command sets, by assignment (`X=1`, `X=1 cmd`, `export X=1`) or through a builtin
+ * (`read X`, `printf -v X`, `env -u X cmd`). The shell and the programs it runs obey many
+ * variables (`PATH`, `LD_PRELOAD`, `GIT_CONFIG_*`, `PAGER`, `RIPGREP_CONFIG_PATH`, …), and
+ * the jail's own environment is made of such names, so the list is closed the other way: a
+ * variable keeps a command in `allow` only when its name is all lowercase (by convention the
+ * shell's own; neither bash nor the jail gives those a meaning) or on a short list of names
+ * that only change how text is printed. Any other name makes the command `jail`.
  */
 import type { CommandFinding } from '../command-judgement.ts'
 import type { Assignment } from '../shell-syntax.ts'
 
-/** Variables read by the shell, the loader, git or an interpreter to find code or config. */
-const SENSITIVE_NAMES = new Set([
-  ...['PATH', 'ENV', 'BASH_ENV', 'IFS', 'SHELLOPTS', 'BASHOPTS', 'PS4', 'PROMPT_COMMAND'],
-  ...['HOME', 'XDG_CONFIG_HOME', 'PAGER', 'MANPAGER', 'EDITOR', 'VISUAL', 'BROWSER'],
-  ...['GCONV_PATH', 'LESSOPEN', 'NODE_OPTIONS', 'NODE_PATH', 'PYTHONPATH', 'PYTHONSTARTUP'],
-  ...['PERL5OPT', 'PERL5LIB', 'RUBYOPT', 'RUBYLIB'],
+const LOWERCASE_NAME = /^[a-z_][a-z0-9_]*$/
+/** Lowercase names that do mean something: to interactive bash, or to network clients. */
+const MEANINGFUL_LOWERCASE = new Set([
+  ...['auto_resume', 'histchars', 'http_proxy', 'https_proxy', 'ftp_proxy', 'all_proxy'],
+  'no_proxy',
 ])
-const SENSITIVE_PREFIXES = ['LD_', 'DYLD_', 'GIT_', 'BASH_FUNC_']
+/** Names that only change language, time zone, width or colour, or that bash sets itself. */
+const HARMLESS_NAMES = new Set([
+  ...['LANG', 'LANGUAGE', 'TZ', 'COLUMNS', 'LINES', 'NO_COLOR'],
+  ...['REPLY', 'MAPFILE', 'OPTARG', 'OPTIND'],
+])
+const HARMLESS_PREFIXES = ['LC_']
+
+/** True when setting `name` changes nothing the shell or a later program obeys. */
+export function isHarmlessVariable(name: string): boolean {
+  if (LOWERCASE_NAME.test(name)) return !MEANINGFUL_LOWERCASE.has(name)
+  return HARMLESS_NAMES.has(name) || HARMLESS_PREFIXES.some((prefix) => name.startsWith(prefix))
+}
+
+/** The finding for setting (or unsetting) `name`, or undefined when it is harmless. */
+export function variableFinding(name: string): CommandFinding | undefined {
+  if (isHarmlessVariable(name)) return undefined
+  return {
+    verdict: 'jail',
+    rule: 'environment',
+    reason: `setting ${name} can change what the shell or a later program loads or runs; the command runs confined`,
+  }
+}
 
 /** Findings for assignments made before or for a command, or on their own. */
 export function environmentFindings(assignments: readonly Assignment[]): CommandFinding[] {
-  return assignments
-    .filter(
-      ({ name }) =>
-        SENSITIVE_NAMES.has(name) || SENSITIVE_PREFIXES.some((prefix) => name.startsWith(prefix)),
-    )
-    .map(({ name }) => ({
-      verdict: 'jail',
-      rule: 'environment',
-      reason: `setting ${name} changes which programs run or what they load; the command runs confined`,
-    }))
+  return assignments.flatMap(({ name }) => variableFinding(name) ?? [])
 }

@@ -2,13 +2,15 @@
  * @module access/command-policy/rules/find
  * `find` only lists, unless its expression deletes (`-delete`: judged like `rm -r` of each
  * starting point), writes (`-fprint`) or runs a command (`-exec`, `-execdir`, `-ok`,
- * `-okdir`). A command it runs is judged as if written alone, twice: with `{}` as each
+ * `-okdir`). It is `allow` only when every primary is on a closed list of tests, options and
+ * actions that only list (findutils 4.9), and no starting point could expand to one. A command it runs is judged as if written alone, twice: with `{}` as each
  * starting point (find's first match is the starting point itself) and as a path only known
  * at run time; the worse verdict counts.
  */
 import { mostSevere, type CommandFinding } from '../command-judgement.ts'
 import { pathDanger } from '../dangerous-paths.ts'
 import { resolveCommand } from '../resolve-command.ts'
+import { couldBecomeOption } from '../scan-options.ts'
 import { dynamicWord, literalWord, type ShellWord } from '../shell-syntax.ts'
 import { quoted, type CommandRuleCheck, type RuleContext } from './rule.ts'
 import type { ResolvedCommand } from '../resolve-command.ts'
@@ -19,6 +21,22 @@ const NAME_TESTS = new Set([
   ...['-lname', '-ilname'],
 ])
 const RUNS_COMMAND = new Set(['-exec', '-execdir', '-ok', '-okdir'])
+/** Operators, options, tests and actions that only list, and take no value. */
+const LISTING_FLAGS = new Set([
+  ...['(', ')', '!', ',', '-not', '-a', '-and', '-o', '-or', '-daystart', '-follow', '-nowarn'],
+  ...['-warn', '-depth', '-d', '-mount', '-noleaf', '-xdev', '-ignore_readdir_race'],
+  ...['-noignore_readdir_race', '-empty', '-false', '-true', '-nouser', '-nogroup', '-readable'],
+  ...['-writable', '-executable', '-print', '-print0', '-ls', '-prune', '-quit'],
+])
+/** Options and tests that only list, and take one value. */
+const LISTING_WITH_VALUE = new Set([
+  ...['-regextype', '-files0-from', '-maxdepth', '-mindepth', '-amin', '-anewer', '-atime'],
+  ...['-cmin', '-cnewer', '-context', '-ctime', '-fstype', '-gid', '-group', '-ilname', '-iname'],
+  ...['-inum', '-ipath', '-iwholename', '-iregex', '-links', '-lname', '-mmin', '-mtime', '-name'],
+  ...['-newer', '-path', '-perm', '-regex', '-wholename', '-size', '-type', '-uid', '-used'],
+  ...['-user', '-xtype', '-printf', '-samefile'],
+])
+const NEWER_XY = /^-newer[aBcmt][aBcmt]$/
 const WRITES_FILE = new Set(['-fprint', '-fprint0', '-fprintf', '-fls'])
 /** Options before the starting points: `-H`, `-L`, `-P`, `-D debug`, `-O3`. */
 const LEADING_OPTION = /^-([HLP]|D|O\d*)$/
@@ -29,18 +47,24 @@ export const checkFind: CommandRuleCheck = (command, context) => {
   let index = 0
   while (LEADING_OPTION.test(args[index]?.value ?? '')) index += args[index]?.value === '-D' ? 2 : 1
   const starts: ShellWord[] = []
-  for (; index < args.length; index += 1) {
-    const value = args[index]?.value
-    if (value !== undefined && /^[-(!),]/.test(value)) break
-    starts.push(args[index] as ShellWord)
-  }
-  if (starts.length === 0) starts.push(literalWord('.'))
   const findings: CommandFinding[] = []
   for (; index < args.length; index += 1) {
+    const word = args[index] as ShellWord
+    if (word.value !== undefined && /^[-(!),]/.test(word.value)) break
+    // A starting point that begins with `-` is read as an expression (`*` and a file `-delete`).
+    if (word.glob && couldBecomeOption(word)) findings.push(unlisted(command, word.text))
+    starts.push(word)
+  }
+  if (starts.length === 0) starts.push(literalWord('.'))
+  for (; index < args.length; index += 1) {
     const value = args[index]?.value
-    if (value === '-delete') findings.push(...starts.map((start) => deleteFinding(start, args)))
-    else if (value !== undefined && WRITES_FILE.has(value)) findings.push(writes(command))
-    else if (value !== undefined && RUNS_COMMAND.has(value)) {
+    if (value === undefined || LISTING_FLAGS.has(value)) continue
+    if (LISTING_WITH_VALUE.has(value) || NEWER_XY.test(value)) index += 1
+    else if (value === '-delete')
+      findings.push(...starts.map((start) => deleteFinding(start, args)))
+    else if (WRITES_FILE.has(value)) findings.push(writes(command))
+    else if (!RUNS_COMMAND.has(value)) findings.push(unlisted(command, value))
+    else {
       const end = args.findIndex(
         (word, at) => at > index && (word.value === ';' || word.value === '+'),
       )
@@ -92,6 +116,14 @@ function deleteFinding(start: ShellWord, args: readonly ShellWord[]): CommandFin
         rule: 'confined',
         reason: `find -delete deletes files under ${start.text}; it runs confined`,
       }
+  }
+}
+
+function unlisted(command: ResolvedCommand, what: string): CommandFinding {
+  return {
+    verdict: 'jail',
+    rule: 'confined',
+    reason: `${quoted(command)}: ${what} is not (or could expand to something that is not) a find expression known to only list; it runs confined`,
   }
 }
 

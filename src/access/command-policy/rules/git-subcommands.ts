@@ -9,26 +9,25 @@
  * | deny    | git-outside-workspace  | push, fetch, pull, clone, remote, submodule, config,         |
  * |         |                        | ls-remote, send-email, credential…, daemon, svn, p4, …,      |
  * |         |                        | `archive --remote/--exec`, `worktree add/move`               |
- * | ask     | git-discards-changes   | `clean -f` (alone), `checkout`/`restore` of the whole tree   |
- * |         |                        | (`.`, `:/`, `*`), `checkout -f`, `switch -f`/`--discard-changes`, |
- * |         |                        | `stash drop`/`clear`                                         |
+ * | ask     | git-discards-changes   | what destroys uncommitted work or history (see               |
+ * |         |                        | git-destructive.ts): `clean -f`, `checkout .`, `rm -f`,      |
+ * |         |                        | `reset --merge`, `branch -D`, `update-ref -d`, `gc --prune`… |
  * | allow   | read-only              | status, log, diff, show, describe, rev-parse, ls-files,      |
- * |         |                        | ls-tree, blame, shortlog, grep, rev-list, …; `branch` when   |
- * |         |                        | it only lists; `reflog` when it only shows                   |
- * | jail    | writes-file            | a read-only subcommand with `--output`, `--ext-diff`, `-O`   |
- * | jail    | confined               | everything else (commit, add, merge, rebase, `reset --soft`) |
+ * |         |                        | ls-tree, blame, shortlog, grep, rev-list, …, with only the   |
+ * |         |                        | options of git-read-only.ts; `branch` when it only lists;    |
+ * |         |                        | `reflog` when it only shows                                  |
+ * | jail    | writes-file            | a read-only subcommand with `--output`, `--ext-diff`, `-O`…  |
+ * | jail    | confined               | everything else (commit, add, merge, rebase, `reset --soft`, |
+ * |         |                        | `help`, which runs man), and any option not on the list      |
  *
  * `clean -n` (a dry run) deletes nothing and is `jail`, like `clean` without `-f`, which git
  * refuses to run.
  */
 import type { CommandFinding } from '../command-judgement.ts'
 import type { ShellWord } from '../shell-syntax.ts'
-
-const READ_ONLY = new Set([
-  ...['status', 'log', 'diff', 'show', 'describe', 'rev-parse', 'ls-files', 'ls-tree', 'blame'],
-  ...['shortlog', 'version', 'help', 'grep', 'rev-list', 'show-ref', 'merge-base'],
-  ...['for-each-ref', 'cat-file', 'whatchanged', 'name-rev', 'count-objects', 'check-ignore'],
-])
+import { destructiveFindings, gitArguments, mayHave } from './git-destructive.ts'
+import { GIT_LOG, GIT_READERS, judgeGitReader } from './git-read-only.ts'
+import type { RuleContext } from './rule.ts'
 
 const OUTSIDE = new Set([
   ...['push', 'fetch', 'pull', 'clone', 'remote', 'submodule', 'config', 'ls-remote'],
@@ -37,12 +36,6 @@ const OUTSIDE = new Set([
   ...['credential-store', 'svn', 'p4', 'cvsimport', 'cvsexportcommit', 'cvsserver'],
   ...['request-pull', 'archimport'],
 ])
-
-/** Pathspecs that name the whole work tree. */
-const WHOLE_TREE = new Set(['.', './', ':/', ':/.', ':(top)', ':(top).', '*', ':/*', '/workspace'])
-
-/** Options of a read-only subcommand that write a file or run a program. */
-const WRITING_OPTIONS = ['--output', '--ext-diff', '-O', '--open-files-in-pager']
 
 /** `git branch` options that only change how branches are listed or which. */
 const BRANCH_LISTING = new Set([
@@ -61,86 +54,44 @@ const BRANCH_FILTERS = new Set([
 export function judgeGitSubcommand(
   subcommand: string,
   args: readonly ShellWord[],
+  context: RuleContext,
 ): CommandFinding[] {
   const values = args.flatMap((word) => (word.value === undefined ? [] : [word.value]))
+  const parsed = gitArguments(values)
   switch (subcommand) {
     case 'push':
       return isForced(values)
         ? [destroys('a forced push overwrites history on the remote')]
         : [outside(subcommand)]
-    case 'reset':
-      return values.includes('--hard')
-        ? [destroys('git reset --hard throws away every uncommitted change')]
-        : []
-    case 'clean':
-      return cleanFindings(values)
-    case 'checkout':
-      return hasShort(values, 'f', '--force') || values.some((value) => WHOLE_TREE.has(value))
-        ? [discards(`git checkout ${values.join(' ')}`)]
-        : []
-    case 'restore': {
-      const stagedOnly = hasShort(values, 'S', '--staged') && !hasShort(values, 'W', '--worktree')
-      return !stagedOnly && values.some((value) => WHOLE_TREE.has(value))
-        ? [discards(`git restore ${values.join(' ')}`)]
-        : []
-    }
-    case 'switch':
-      return values.some((value) => ['-f', '--force', '--discard-changes'].includes(value))
-        ? [discards(`git switch ${values.join(' ')}`)]
-        : []
-    case 'stash':
-      return values[0] === 'drop' || values[0] === 'clear'
-        ? [discards(`git stash ${values[0]}`)]
-        : []
-    case 'branch':
-      return isBranchListing(values) ? [readOnly()] : []
-    case 'reflog':
-      return ['expire', 'delete', 'drop'].includes(values[0] ?? '') ? [] : [readOnly()]
     case 'archive':
-      return values.some((value) => /^--(remote|exec)/.test(value))
+      return mayHave(parsed, 'remote') || mayHave(parsed, 'exec')
         ? [outside('archive --remote')]
         : []
     case 'worktree':
-      return values[0] === 'add' || values[0] === 'move' ? [outside(`worktree ${values[0]}`)] : []
+      if (values[0] === 'add' || values[0] === 'move') return [outside(`worktree ${values[0]}`)]
   }
   if (OUTSIDE.has(subcommand)) return [outside(subcommand)]
-  if (!READ_ONLY.has(subcommand)) return []
-  const writing = values.find((value) =>
-    WRITING_OPTIONS.some((option) => value === option || value.startsWith(`${option}=`)),
-  )
-  if (writing === undefined) return [readOnly()]
-  return [
-    {
-      verdict: 'jail',
-      rule: 'writes-file',
-      reason: `git ${subcommand} ${writing} writes a file or runs a program; it runs confined`,
-    },
-  ]
-}
-
-/** True when `-L` (alone or in a bundle of short options) or `long` is among the values. */
-function hasShort(values: readonly string[], letter: string, long: string): boolean {
-  return values.some(
-    (value) => value === long || (/^-[A-Za-z]+$/.test(value) && value.slice(1).includes(letter)),
-  )
+  const destructive = destructiveFindings(subcommand, values)
+  if (destructive.length > 0) return destructive
+  if (subcommand === 'branch') return isBranchListing(values) ? [readOnly()] : []
+  if (subcommand === 'reflog') {
+    // `git reflog` and `git reflog show` take the options of `git log`.
+    const rest = args[0]?.value === 'show' ? args.slice(1) : args
+    if (args[0]?.value === 'exists') return [readOnly()]
+    return [judgeGitReader('reflog', GIT_LOG, rest, context)]
+  }
+  const reader = GIT_READERS[subcommand]
+  return reader === undefined ? [] : [judgeGitReader(subcommand, reader, args, context)]
 }
 
 function isForced(values: readonly string[]): boolean {
   return values.some(
     (value) =>
       value.startsWith('--force') ||
+      (value.startsWith('--f') && 'force'.startsWith(value.slice(2))) ||
       (/^-[A-Za-z]+$/.test(value) && value.includes('f')) ||
       (value.startsWith('+') && value.length > 1),
   )
-}
-
-function cleanFindings(values: readonly string[]): CommandFinding[] {
-  const dryRun = hasShort(values, 'n', '--dry-run')
-  if (dryRun || !hasShort(values, 'f', '--force')) return []
-  const wide = ['d', 'x', 'X'].some((letter) => hasShort(values, letter, `-${letter}`))
-  return wide
-    ? [destroys(`git clean ${values.join(' ')} deletes untracked (or ignored) files and folders`)]
-    : [discards(`git clean ${values.join(' ')}`)]
 }
 
 function isBranchListing(values: readonly string[]): boolean {
@@ -180,13 +131,5 @@ function destroys(what: string): CommandFinding {
     verdict: 'deny',
     rule: 'git-destroys-work',
     reason: `${what}, which cannot be undone; this is never allowed: commit or stash first, or delete only the paths you mean`,
-  }
-}
-
-function discards(what: string): CommandFinding {
-  return {
-    verdict: 'ask',
-    rule: 'git-discards-changes',
-    reason: `${what} throws away uncommitted changes in the workspace; a person must approve this`,
   }
 }

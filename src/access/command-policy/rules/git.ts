@@ -1,11 +1,14 @@
 /**
  * @module access/command-policy/rules/git
  * git, split in three: global options that point git at another repository or configuration
- * (`-C`, `--git-dir`, `--work-tree`, `-c`, `--config-env`, `--exec-path=`) are denied; then the
- * subcommand decides (see git-subcommands.ts for the table). An argument only known at run
- * time makes git `ask` at least, since it could be any option.
+ * (`-C`, `--git-dir`, `--work-tree`, `-c`, `--config-env`, `--exec-path=`) are denied; the
+ * others keep `allow` only from a short list (`--no-pager`, `-P`, the pathspec switches, …):
+ * `-p`/`--paginate` runs a pager and `--help` runs man, so they are `jail`. Then the
+ * subcommand decides (see git-subcommands.ts). An argument only known at run time makes git
+ * `ask` at least, since it could be any option.
  */
 import type { CommandFinding } from '../command-judgement.ts'
+import { couldBecomeOption } from '../scan-options.ts'
 import type { ShellWord } from '../shell-syntax.ts'
 import { judgeGitSubcommand } from './git-subcommands.ts'
 import { quoted, type CommandRuleCheck } from './rule.ts'
@@ -13,20 +16,24 @@ import { quoted, type CommandRuleCheck } from './rule.ts'
 /** Global options that make git use another repository, work tree, configuration or program. */
 const OUTSIDE_OPTIONS = ['-C', '-c', '--git-dir', '--work-tree', '--config-env', '--super-prefix']
 
-/** Global options that change nothing the policy cares about. */
-const HARMLESS_OPTIONS = new Set([
-  ...['--no-pager', '-P', '-p', '--paginate', '--no-replace-objects', '--literal-pathspecs'],
-  ...['--glob-pathspecs', '--noglob-pathspecs', '--icase-pathspecs', '--no-optional-locks'],
-  ...['--bare', '--version', '-v', '--help', '-h', '--html-path', '--man-path', '--info-path'],
-  ...['--exec-path', '--no-lazy-fetch', '--no-advice'],
+/** Global options that change nothing but what git prints or how it matches paths. */
+const READ_ONLY_OPTIONS = new Set([
+  ...['--no-pager', '-P', '--no-replace-objects', '--literal-pathspecs', '--glob-pathspecs'],
+  ...['--noglob-pathspecs', '--icase-pathspecs', '--no-optional-locks', '--version', '-v', '-h'],
+  ...['--html-path', '--man-path', '--info-path', '--exec-path'],
 ])
-const HARMLESS_WITH_VALUE = ['--namespace=', '--list-cmds=', '--attr-source=']
+/** Global options git knows that do more than read (a pager, man) or that the list leaves out. */
+const OTHER_OPTIONS = new Set([
+  ...['-p', '--paginate', '--help', '--bare', '--no-lazy-fetch', '--no-advice'],
+])
+/** Global options with a value, attached with `=` or in the next word. */
+const OTHER_WITH_VALUE = ['--namespace', '--list-cmds', '--attr-source']
 
 /** Variables that point git at another repository, configuration or program. */
 const OUTSIDE_VARIABLES =
   /^GIT_(DIR|WORK_TREE|COMMON_DIR|INDEX_FILE|OBJECT_DIRECTORY|ALTERNATE_OBJECT_DIRECTORIES|CONFIG.*|EXEC_PATH|NAMESPACE|SSH.*|PROXY_COMMAND|EXTERNAL_DIFF|ASKPASS)$/
 
-export const checkGit: CommandRuleCheck = (command) => {
+export const checkGit: CommandRuleCheck = (command, context) => {
   if (command.name !== 'git') return []
   const variable = command.assignments.find((assignment) => OUTSIDE_VARIABLES.test(assignment.name))
   if (variable !== undefined) {
@@ -39,11 +46,13 @@ export const checkGit: CommandRuleCheck = (command) => {
     ]
   }
   const args = command.args
+  const findings: CommandFinding[] = []
   let index = 0
   for (; index < args.length; index += 1) {
     const word = args[index] as ShellWord
     const value = word.value
-    if (value === undefined) return [dynamic(quoted(command), word)]
+    if (value === undefined || (word.glob && couldBecomeOption(word)))
+      return [dynamic(quoted(command), word)]
     if (!value.startsWith('-')) break
     const outside = OUTSIDE_OPTIONS.find((option) => value === option || value.startsWith(option))
     if (outside !== undefined || value.startsWith('--exec-path=')) {
@@ -55,8 +64,19 @@ export const checkGit: CommandRuleCheck = (command) => {
         },
       ]
     }
-    if (HARMLESS_OPTIONS.has(value) || HARMLESS_WITH_VALUE.some((o) => value.startsWith(o)))
+    if (READ_ONLY_OPTIONS.has(value)) continue
+    const valued = OTHER_WITH_VALUE.find(
+      (option) => value === option || value.startsWith(`${option}=`),
+    )
+    if (valued !== undefined || OTHER_OPTIONS.has(value)) {
+      if (value === valued) index += 1
+      findings.push({
+        verdict: 'jail',
+        rule: 'confined',
+        reason: `git ${valued ?? value} is not an option known to only read (a pager, man or another view of the repository); it runs confined`,
+      })
       continue
+    }
     return [
       {
         verdict: 'ask',
@@ -67,11 +87,18 @@ export const checkGit: CommandRuleCheck = (command) => {
   }
   const subcommand = args[index]
   if (subcommand === undefined)
-    return [{ verdict: 'allow', rule: 'read-only', reason: 'git only prints' }]
+    return [...findings, { verdict: 'allow', rule: 'read-only', reason: 'git only prints' }]
   const rest = args.slice(index + 1)
-  const findings = [...judgeGitSubcommand(subcommand.value as string, rest)]
+  findings.push(...judgeGitSubcommand(subcommand.value as string, rest, context))
   const unknown = rest.find((word) => word.value === undefined)
   if (unknown !== undefined) findings.push(dynamic(quoted(command), unknown))
+  if (findings.length === 0) {
+    findings.push({
+      verdict: 'jail',
+      rule: 'confined',
+      reason: `git ${subcommand.value ?? ''} is not known to only read; it runs confined`,
+    })
+  }
   return findings
 }
 

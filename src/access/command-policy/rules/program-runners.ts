@@ -2,7 +2,8 @@
  * @module access/command-policy/rules/program-runners
  * Programs that run a command given to them as a string or as words: `watch '…'` (through
  * `sh -c`, or `watch -x` as words), `script -c '…'`, `flock FILE -c '…'` and
- * `flock FILE COMMAND…`. The command is judged as if written alone.
+ * `flock FILE COMMAND…`. The command is judged as if written alone; the runner itself is
+ * `jail` at least (it repeats the command, or writes a file).
  */
 import type { CommandFinding } from '../command-judgement.ts'
 import { resolveCommand, type ResolvedCommand } from '../resolve-command.ts'
@@ -22,16 +23,28 @@ const WATCH_OPTIONS: readonly OptionDefinition[] = [
   { name: 'equexit', short: 'q', long: 'equexit', value: 'required' },
 ]
 
+/** What each runner does besides running the command, which keeps it out of `allow`. */
+const SIDE_EFFECTS: Readonly<Record<string, string>> = {
+  watch: 'watch runs the command again and again until it is stopped',
+  script: 'script writes a typescript file of the session',
+  flock: 'flock creates its lock file',
+}
+
 export const checkProgramRunners: CommandRuleCheck = (command, context) => {
+  const effect = SIDE_EFFECTS[command.name]
+  if (effect === undefined) return []
+  const runner: CommandFinding = {
+    verdict: 'jail',
+    rule: 'confined',
+    reason: `${effect}; it runs confined`,
+  }
   switch (command.name) {
     case 'watch':
-      return watchFindings(command, context)
+      return [runner, ...watchFindings(command, context)]
     case 'script':
-      return scriptFindings(command, context)
-    case 'flock':
-      return flockFindings(command, context)
+      return [runner, ...scriptFindings(command, context)]
     default:
-      return []
+      return [runner, ...flockFindings(command, context)]
   }
 }
 
