@@ -30,11 +30,15 @@ export interface GitOutput {
 export const GIT_WITHOUT_HOOKS: Readonly<Record<string, string>> = Object.freeze({
   GIT_CONFIG_NOSYSTEM: '1',
   GIT_CONFIG_GLOBAL: '/dev/null',
-  GIT_CONFIG_COUNT: '2',
+  GIT_CONFIG_COUNT: '3',
   GIT_CONFIG_KEY_0: 'core.hooksPath',
   GIT_CONFIG_VALUE_0: '/dev/null',
   GIT_CONFIG_KEY_1: 'safe.directory',
   GIT_CONFIG_VALUE_1: '*',
+  // A repository found by walking up must be a work tree's: a bare repository committed into
+  // the workspace (with its own textconv or fsmonitor) is used only when named explicitly.
+  GIT_CONFIG_KEY_2: 'safe.bareRepository',
+  GIT_CONFIG_VALUE_2: 'explicit',
   GIT_TERMINAL_PROMPT: '0',
 })
 
