@@ -18,6 +18,7 @@ import { confine } from './confine.ts'
 import { executorContract, fixture, FIXTURES, sha256 } from './executor-contract.ts'
 import type { ExecutorCall } from './executor.ts'
 import { jailExecutor } from './jail-executor.ts'
+import { packageRootOf, RUNNER_PATH } from './runner-path.ts'
 import { createScratchFolder, removeScratchFolder } from './scratch-folder.ts'
 import { processesWithArgument } from './test-processes.ts'
 
@@ -76,6 +77,10 @@ describe('jailExecutor', () => {
     const report = await executor.run(await callIn(t, 'lookAround', {}))
     assert.equal(report.status, 'ok', report.error)
     const seen = report.result as Record<string, unknown>
+    // eitri's package root is bound at its host path, so from a checkout under /root the jail
+    // has the folders down to it, and nothing else of the host's home.
+    const packageRoot = packageRootOf(RUNNER_PATH)
+    const rootHome = packageRoot.startsWith('/root/') ? [packageRoot.split('/')[2]] : null
     assert.deepEqual(
       {
         cwd: seen['cwd'],
@@ -90,7 +95,7 @@ describe('jailExecutor', () => {
         workdir: '/scratch',
         home: '/scratch',
         workspace: true,
-        rootHome: false,
+        rootHome,
         shadow: false,
       },
     )
