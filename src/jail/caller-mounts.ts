@@ -123,33 +123,28 @@ export class CallerMounts {
    */
   plan(spec: JailSpec): { spec: JailSpec; mounts: CallerMount[] } {
     if (!this.#identity.dropped) return { spec, mounts: [] }
-    const mounts = new Map<string, { mountPoint: string; writable: boolean }>()
-    const reach = (source: string, writable: boolean): string => {
-      const part = unreachablePart(source, this.#identity)
-      if (part === undefined) return source
-      const mountPoint = this.#mountPoint(part)
-      const mount = mounts.get(part)
-      mounts.set(part, { mountPoint, writable: writable || mount?.writable === true })
-      return mountPoint + path.resolve(source).slice(part.length)
-    }
+    const planner = this.#planner()
     const bind = (entry: JailBind): JailBind => ({
       ...entry,
-      source: reach(entry.source, entry.writable),
+      source: planner.reach(entry.source, entry.writable),
     })
     const planned: JailSpec = {
       ...spec,
-      workspace: reach(spec.workspace, spec.workspaceAccess === 'read-write'),
+      workspace: planner.reach(spec.workspace, spec.workspaceAccess === 'read-write'),
       overlays: spec.overlays.map(bind),
       binds: spec.binds.map(bind),
     }
-    return {
-      spec: planned,
-      mounts: [...mounts].map(([source, { mountPoint, writable }]) => ({
-        source,
-        mountPoint,
-        writable,
-      })),
-    }
+    return { spec: planned, mounts: planner.mounts() }
+  }
+
+  /**
+   * `paths` as the jail's user can reach them once `mounts` are made, read-only: for starting
+   * a program as that user from files it cannot reach (the escape suite's unprivileged half).
+   */
+  reach(paths: readonly string[]): { paths: string[]; mounts: CallerMount[] } {
+    if (!this.#identity.dropped) return { paths: [...paths], mounts: [] }
+    const planner = this.#planner()
+    return { paths: paths.map((file) => planner.reach(file, false)), mounts: planner.mounts() }
   }
 
   /** Removes the mount points and their folder. Idempotent. */
@@ -172,6 +167,23 @@ export class CallerMounts {
       // not empty or gone: left rather than removed recursively
     }
     this.#folder = undefined
+  }
+
+  /** Collects the mounts of one start: one per unreachable part, writable if any use is. */
+  #planner(): { reach(source: string, writable: boolean): string; mounts(): CallerMount[] } {
+    const mounts = new Map<string, { mountPoint: string; writable: boolean }>()
+    return {
+      reach: (source, writable) => {
+        const part = unreachablePart(source, this.#identity)
+        if (part === undefined) return source
+        const mountPoint = this.#mountPoint(part)
+        const mount = mounts.get(part)
+        mounts.set(part, { mountPoint, writable: writable || mount?.writable === true })
+        return mountPoint + path.resolve(source).slice(part.length)
+      },
+      mounts: () =>
+        [...mounts].map(([source, { mountPoint, writable }]) => ({ source, mountPoint, writable })),
+    }
   }
 
   /** Why no folder for mount points can be found here, and the fix. */
@@ -221,13 +233,14 @@ export class CallerMounts {
 }
 
 /**
- * The command that starts bubblewrap (`bwrap` with `args`) as `identity` after the caller made
- * `mounts`: `unshare` gives it a private mount namespace, a constant shell script mounts, and
- * `setpriv` drops to the jail's user (no supplementary groups) before bubblewrap starts. Each
- * program execs the next, so the process the caller started is bubblewrap in the end.
+ * The command that starts `program` (bubblewrap) with `args` as `identity` after the caller
+ * made `mounts`: `unshare` gives it a private mount namespace, a constant shell script mounts,
+ * and `setpriv` drops to the jail's user (no supplementary groups) before `program` starts. Each
+ * step execs the next, so the process the caller started is `program` in the end, and the
+ * descriptors it was given reach `program` unchanged.
  */
 export function mountingLaunch(
-  bwrap: string,
+  program: string,
   args: readonly string[],
   identity: HostIdentity,
   mounts: readonly CallerMount[],
@@ -251,7 +264,7 @@ export function mountingLaunch(
       `--regid=${identity.gid}`,
       '--clear-groups',
       '--',
-      bwrap,
+      program,
       ...args,
     ],
   }
