@@ -7,6 +7,7 @@ import { randomUUID } from 'node:crypto'
 import fs from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
+import { pathToFileURL } from 'node:url'
 import { after, describe, it, type TestContext } from 'node:test'
 import { z } from 'zod'
 import { createWorkspaceView } from '../access/workspace-view.ts'
@@ -151,5 +152,46 @@ describe('jailExecutor', () => {
       contextWith(),
     )
     assert.equal(container.type === 'error' && container.code, 'sandbox_violation')
+  })
+
+  it('runs a module from a package folder nobody can reach, and names the fix when it may not enter it', async (t) => {
+    const executor = jailExecutor(await availableJail())
+    // mkdtemp makes a 0700 folder: as root, closed to the jail's user, and so is its parent.
+    const closed = await fs.realpath(
+      await fs.mkdtemp(path.join(os.tmpdir(), 'eitri-confine-closed-')),
+    )
+    t.after(() => fs.rm(closed, { recursive: true, force: true }))
+    const packageFolder = path.join(closed, 'pkg')
+    await fs.mkdir(packageFolder, { mode: 0o700 })
+    await fs.chmod(packageFolder, 0o700)
+    await fs.writeFile(path.join(packageFolder, 'package.json'), '{"type":"module"}\n', {
+      mode: 0o644,
+    })
+    await fs.writeFile(
+      path.join(packageFolder, 'shout.js'),
+      'export function shout(input) { return String(input).toUpperCase() }\n',
+      { mode: 0o644 },
+    )
+    const call = async (): Promise<ExecutorCall> => ({
+      ...(await callIn(t, 'echo', 'hello')),
+      target: {
+        type: 'module',
+        module: pathToFileURL(path.join(packageFolder, 'shout.js')).href,
+        export: 'shout',
+      },
+    })
+    if ((await availableJail()).identity.dropped) {
+      await assert.rejects(executor.run(await call()), (error: Error & { code?: string }) => {
+        assert.equal(error.code, 'jail_unavailable')
+        assert.match(error.message, new RegExp(`may not enter ${packageFolder} \\(mode 700\\)`))
+        assert.match(error.message, /To fix: let others enter and read that folder/)
+        return true
+      })
+    }
+    // Open to others itself, below a folder that stays closed: the jail mounts it and it runs.
+    await fs.chmod(packageFolder, 0o755)
+    const report = await executor.run(await call())
+    assert.equal(report.status, 'ok', report.error)
+    assert.equal(report.result, 'HELLO')
   })
 })
