@@ -139,6 +139,9 @@ describe('CallerMounts.plan', () => {
     assert.equal(mount.writable, true)
     assert.equal(path.dirname(path.dirname(mount.mountPoint)), base)
     assert.ok(fs.statSync(mount.mountPoint).isDirectory())
+    // The jail's user may pass through the folder, not list it, and cannot guess a name in it.
+    assert.equal(fs.statSync(path.dirname(mount.mountPoint)).mode & 0o777, 0o711)
+    assert.match(path.basename(mount.mountPoint), /^[0-9a-f]{24}$/)
     assert.equal(unreachablePart(mount.mountPoint, nobody), undefined)
     assert.equal(planned.spec.workspace, mount.mountPoint)
     assert.equal(planned.spec.overlays[0]?.source, path.join(mount.mountPoint, 'file.txt'))
@@ -309,6 +312,39 @@ describe('a jail whose sources its user cannot reach', () => {
     } else {
       // A caller whose jail runs as itself may follow its own link.
       assert.equal(linked.stdout, 'inside the package\n', linked.stderr)
+    }
+  })
+
+  it('a link climbing out of a mounted folder reaches only a folder it cannot list', async (t) => {
+    const { jail } = await jailFixture(t)
+    await assertJailAvailable(jail)
+    const { closed, pkg } = privateTree(t)
+    // A folder a program could write, holding its link up and out of the mount.
+    const writable = path.join(closed, 'writable')
+    fs.mkdirSync(writable, { mode: 0o755 })
+    fs.symlinkSync('..', path.join(writable, 'up'))
+    const result = await jail.run({
+      command: [
+        '/bin/bash',
+        '-c',
+        'cat /opt/pkg/file.txt; test -d /opt/up && echo climbed; ls /opt/up 2>&1; ls -A /opt/up | wc -l',
+      ],
+      access: 'read-only',
+      binds: [
+        { source: pkg, target: '/opt/pkg', writable: false },
+        { source: path.join(writable, 'up'), target: '/opt/up', writable: false },
+      ],
+    })
+    const lines = result.stdout.trim().split('\n')
+    assert.equal(lines[0], 'inside the package', result.stderr)
+    assert.equal(lines[1], 'climbed')
+    if (jail.identity.dropped) {
+      // It climbed to the caller's folder of mount points: passable, not listable.
+      assert.match(lines[2] ?? '', /Permission denied/)
+      assert.equal(lines[3], '0')
+    } else {
+      // A caller whose jail runs as itself climbs to its own folder, which it may list.
+      assert.match(result.stdout, /pkg/)
     }
   })
 

@@ -17,6 +17,7 @@
  * the mirror) is still resolved by bubblewrap as `nobody`, so a link planted there is never
  * followed with the caller's rights.
  */
+import { randomBytes } from 'node:crypto'
 import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
@@ -96,9 +97,12 @@ export function unreachablePart(source: string, identity: HostIdentity): string 
 
 /**
  * The caller's mount points of one jail: an empty folder or file per unreachable source, in a
- * folder of their own that the jail's user can reach and not write (so it cannot swap a mount
- * point for a link). Removed by {@link close}, each entry without recursion: a mount point is
- * only ever mounted inside a jail's own namespace, and never emptied from the host.
+ * folder of their own that the jail's user can pass through but neither write (so it cannot
+ * swap a mount point for a link) nor list, under random names. A link a program plants in a
+ * writable mount (the mirror) is resolved by bubblewrap as the jail's user and could climb to
+ * that folder while the other mounts of the same start are in place: it finds no name there
+ * to go on with. Removed by {@link close}, each entry without recursion: a mount point is only
+ * ever mounted inside a jail's own namespace, and never emptied from the host.
  */
 export class CallerMounts {
   readonly #identity: HostIdentity
@@ -200,7 +204,7 @@ export class CallerMounts {
     const known = this.#points.get(key)
     if (known !== undefined) return known
     const folder = this.#ensureFolder()
-    const point = path.join(folder, String(this.#points.size))
+    const point = path.join(folder, randomBytes(12).toString('hex'))
     if (kind === 'folder') fs.mkdirSync(point, { mode: 0o755 })
     else fs.writeFileSync(point, '', { mode: 0o444, flag: 'wx' })
     this.#points.set(key, point)
@@ -216,8 +220,8 @@ export class CallerMounts {
       } catch {
         continue // no such folder, or not writable by the caller
       }
-      fs.chmodSync(folder, 0o755)
-      // The folder itself is 0755; what matters is the way to it.
+      fs.chmodSync(folder, 0o711)
+      // The folder itself is 0711; what matters is the way to it.
       if (unreachablePart(folder, this.#identity) === undefined) {
         this.#folder = folder
         return folder
