@@ -119,8 +119,9 @@ describe('jailExecutor', () => {
     assert.equal(spin.status, 'timeout')
     assert.ok(performance.now() - started < 6000)
     const marker = `eitri-survivor-${randomUUID()}`
+    // Long enough for three Node processes to start on a loaded machine before the deadline.
     const survivor = await executor.run(
-      await callIn(t, 'spawnSurvivor', { pidFile: '/scratch/pids', marker }, { timeoutMs: 2000 }),
+      await callIn(t, 'spawnSurvivor', { pidFile: '/scratch/pids', marker }, { timeoutMs: 5000 }),
     )
     assert.equal(survivor.status, 'timeout')
     assert.ok('pids' in survivor.files, 'the escaped processes had started')
