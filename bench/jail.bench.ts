@@ -51,6 +51,27 @@ try {
     ITERATIONS / 2,
   )
 
+  // As root, a bind nobody cannot reach (a checkout under a 0700 home) is mounted by the caller
+  // in a private namespace first (caller-mounts.ts); the same bind from an open folder beside it.
+  const closed = path.join(scratch, 'closed')
+  await fs.mkdir(path.join(closed, 'pkg'), { recursive: true })
+  await fs.chmod(closed, 0o700)
+  await fs.chmod(scratch, 0o755)
+  const open = path.join(scratch, 'open')
+  await fs.mkdir(open, { mode: 0o755 })
+  const coldWith = (source: string) => () =>
+    jail.run({
+      command: ['/bin/true'],
+      access: 'workspace-write',
+      binds: [{ source, target: '/opt/pkg', writable: false }],
+    })
+  const coldOpen = await medianMicros(coldWith(open), ITERATIONS / 2)
+  const coldClosed = await medianMicros(coldWith(path.join(closed, 'pkg')), ITERATIONS / 2)
+  report('cold, a bind from a 0700 folder', coldClosed, coldOpen, 'the same bind, open folder')
+  process.stdout.write(
+    `  a bind nobody cannot reach adds ${micros(coldClosed - coldOpen)} to a cold start${jail.identity.dropped ? ' (the caller mounts it first)' : ' (none for an unprivileged caller: its jail reaches what it does)'}\n`,
+  )
+
   await SandboxManager.initialize({
     network: { allowedDomains: [], deniedDomains: [] },
     filesystem: { denyRead: [], allowWrite: [workspace], denyWrite: [] },

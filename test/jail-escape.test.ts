@@ -14,6 +14,7 @@ import os from 'node:os'
 import path from 'node:path'
 import { before, describe, it } from 'node:test'
 import { fileURLToPath } from 'node:url'
+import { CallerMounts, mountingLaunch } from '../src/jail/caller-mounts.ts'
 import { ATTACKS, attackKey } from './escape/attacks.ts'
 import type { AttackReport, Caller } from './escape/helpers.ts'
 
@@ -31,66 +32,35 @@ const INHERITED_FD = 20
 /** The whole runner is stopped after this long. */
 const RUNNER_TIMEOUT_MS = 180_000
 
-/** Node and the runner as the unprivileged caller can reach them. */
-interface Runtime {
-  readonly node: string
-  readonly runner: string
-  remove(): void
-}
-
-/** Whether uid 65534 can start `node` and read every file given. */
-function readableByNobody(node: string, files: readonly string[]): Promise<boolean> {
-  return new Promise((resolve) => {
-    const check = `for (const f of ${JSON.stringify(files)}) require('fs').accessSync(f, require('fs').constants.R_OK)`
-    const child = spawn(node, ['-e', check], { uid: NOBODY, gid: NOBODY, stdio: 'ignore' })
-    child.once('error', () => resolve(false))
-    child.once('exit', (code) => resolve(code === 0))
-  })
-}
+/** The unprivileged caller, as the jail code names a user a root caller drops to. */
+const NOBODY_IDENTITY = { uid: NOBODY, gid: NOBODY, dropped: true } as const
 
 /**
- * The repository as uid 65534 can run it. CI may clone it where 65534 cannot enter (under
- * /root): then Node, the sources, the attacks and the packages go to a fresh 0755 folder.
+ * How to start the runner as `caller`. As uid 65534 from a checkout it cannot enter (CI clones
+ * into a 0700 folder), the checkout is mounted for it in a private mount namespace first, as
+ * the jail does for its own files (src/jail/caller-mounts.ts): no copy, and the runner sees the
+ * same files.
  */
-async function runtimeForNobody(): Promise<Runtime> {
-  const needed = [RUNNER, fileURLToPath(import.meta.resolve('zod'))]
-  if (await readableByNobody(process.execPath, needed)) {
-    return { node: process.execPath, runner: RUNNER, remove: () => undefined }
+function runnerLaunch(
+  caller: Caller,
+  asNobody: boolean,
+  mounts: CallerMounts,
+): { command: string; args: string[]; asUser: boolean } {
+  if (!asNobody) return { command: process.execPath, args: [RUNNER, caller], asUser: false }
+  const reached = mounts.reach([process.execPath, RUNNER])
+  const [node = process.execPath, runner = RUNNER] = reached.paths
+  if (reached.mounts.length === 0) return { command: node, args: [runner, caller], asUser: true }
+  return {
+    ...mountingLaunch(node, [runner, caller], NOBODY_IDENTITY, reached.mounts),
+    asUser: false,
   }
-  const copy = fs.mkdtempSync(path.join(os.tmpdir(), 'eitri-escape-copy-'))
-  const nodePackage = path.join(REPOSITORY, 'node_modules/node')
-  fs.copyFileSync(process.execPath, path.join(copy, 'node'))
-  for (const part of ['package.json', 'src', 'test/escape', 'node_modules']) {
-    fs.cpSync(path.join(REPOSITORY, part), path.join(copy, part), {
-      recursive: true,
-      // The Node package is the binary, copied above.
-      filter: (source) => source !== nodePackage && !source.startsWith(`${nodePackage}/`),
-    })
-  }
-  for (const entry of [copy, ...fs.readdirSync(copy, { recursive: true }).map(String)]) {
-    const full = path.isAbsolute(entry) ? entry : path.join(copy, entry)
-    const stat = fs.lstatSync(full)
-    if (!stat.isSymbolicLink()) fs.chmodSync(full, stat.mode | (stat.isFile() ? 0o444 : 0o555))
-  }
-  fs.chmodSync(path.join(copy, 'node'), 0o755)
-  const runtime = {
-    node: path.join(copy, 'node'),
-    runner: path.join(copy, 'test/escape/run-attacks.ts'),
-    remove: () => fs.rmSync(copy, { recursive: true, force: true }),
-  }
-  assert.ok(
-    await readableByNobody(runtime.node, [runtime.runner]),
-    `uid ${NOBODY} cannot run the copy in ${copy} either: is ${os.tmpdir()} reachable by it?`,
-  )
-  return runtime
 }
 
 /** Runs every attack for `caller` in its own process and answers the reports by key. */
 async function runAttacks(caller: Caller): Promise<Map<string, AttackReport>> {
   const asNobody = caller === 'unprivileged' && IS_ROOT
-  const runtime = asNobody
-    ? await runtimeForNobody()
-    : { node: process.execPath, runner: RUNNER, remove: () => undefined }
+  const mounts = new CallerMounts(NOBODY_IDENTITY, [os.tmpdir(), '/tmp'])
+  const launch = runnerLaunch(caller, asNobody, mounts)
   const scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'eitri-escape-run-'))
   fs.chmodSync(scratch, 0o755)
   if (asNobody) fs.chownSync(scratch, NOBODY, NOBODY)
@@ -100,7 +70,7 @@ async function runAttacks(caller: Caller): Promise<Map<string, AttackReport>> {
   const descriptor = fs.openSync(canaryFile, 'a')
   const secret = (name: string) => `${name}-${randomBytes(8).toString('hex')}`
   try {
-    const child = spawn(runtime.node, [runtime.runner, caller], {
+    const child = spawn(launch.command, launch.args, {
       stdio: [
         'ignore',
         'pipe',
@@ -118,7 +88,7 @@ async function runAttacks(caller: Caller): Promise<Map<string, AttackReport>> {
         EITRI_ESCAPE_FD: String(INHERITED_FD),
         EITRI_ESCAPE_FD_CANARY: canaryFile,
       },
-      ...(asNobody ? { uid: NOBODY, gid: NOBODY } : {}),
+      ...(launch.asUser ? { uid: NOBODY, gid: NOBODY } : {}),
     })
     let stdout = ''
     let stderr = ''
@@ -135,13 +105,15 @@ async function runAttacks(caller: Caller): Promise<Map<string, AttackReport>> {
     try {
       reports = (JSON.parse(line) as { reports: AttackReport[] }).reports
     } catch {
-      throw new Error(`the ${caller} runner answered no results (exit ${status}): ${stderr}`)
+      throw new Error(
+        `the ${caller} runner answered no results (exit ${status}): ${stderr}${asNobody ? `\nAs uid ${NOBODY} it reads this checkout's files: they must be readable by others, as a clone made with umask 022 is (the folders above it may stay closed).` : ''}`,
+      )
     }
     return new Map(reports.map((report) => [report.key, report]))
   } finally {
     fs.closeSync(descriptor)
     fs.rmSync(scratch, { recursive: true, force: true })
-    runtime.remove()
+    mounts.close()
   }
 }
 

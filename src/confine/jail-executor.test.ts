@@ -7,6 +7,7 @@ import { randomUUID } from 'node:crypto'
 import fs from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
+import { pathToFileURL } from 'node:url'
 import { after, describe, it, type TestContext } from 'node:test'
 import { z } from 'zod'
 import { createWorkspaceView } from '../access/workspace-view.ts'
@@ -18,6 +19,7 @@ import { confine } from './confine.ts'
 import { executorContract, fixture, FIXTURES, sha256 } from './executor-contract.ts'
 import type { ExecutorCall } from './executor.ts'
 import { jailExecutor } from './jail-executor.ts'
+import { packageRootOf, RUNNER_PATH } from './runner-path.ts'
 import { createScratchFolder, removeScratchFolder } from './scratch-folder.ts'
 import { processesWithArgument } from './test-processes.ts'
 
@@ -76,6 +78,10 @@ describe('jailExecutor', () => {
     const report = await executor.run(await callIn(t, 'lookAround', {}))
     assert.equal(report.status, 'ok', report.error)
     const seen = report.result as Record<string, unknown>
+    // eitri's package root is bound at its host path, so from a checkout under /root the jail
+    // has the folders down to it, and nothing else of the host's home.
+    const packageRoot = packageRootOf(RUNNER_PATH)
+    const rootHome = packageRoot.startsWith('/root/') ? [packageRoot.split('/')[2]] : null
     assert.deepEqual(
       {
         cwd: seen['cwd'],
@@ -90,7 +96,7 @@ describe('jailExecutor', () => {
         workdir: '/scratch',
         home: '/scratch',
         workspace: true,
-        rootHome: false,
+        rootHome,
         shadow: false,
       },
     )
@@ -113,8 +119,9 @@ describe('jailExecutor', () => {
     assert.equal(spin.status, 'timeout')
     assert.ok(performance.now() - started < 6000)
     const marker = `eitri-survivor-${randomUUID()}`
+    // Long enough for three Node processes to start on a loaded machine before the deadline.
     const survivor = await executor.run(
-      await callIn(t, 'spawnSurvivor', { pidFile: '/scratch/pids', marker }, { timeoutMs: 2000 }),
+      await callIn(t, 'spawnSurvivor', { pidFile: '/scratch/pids', marker }, { timeoutMs: 5000 }),
     )
     assert.equal(survivor.status, 'timeout')
     assert.ok('pids' in survivor.files, 'the escaped processes had started')
@@ -146,5 +153,46 @@ describe('jailExecutor', () => {
       contextWith(),
     )
     assert.equal(container.type === 'error' && container.code, 'sandbox_violation')
+  })
+
+  it('runs a module from a package folder nobody can reach, and names the fix when it may not enter it', async (t) => {
+    const executor = jailExecutor(await availableJail())
+    // mkdtemp makes a 0700 folder: as root, closed to the jail's user, and so is its parent.
+    const closed = await fs.realpath(
+      await fs.mkdtemp(path.join(os.tmpdir(), 'eitri-confine-closed-')),
+    )
+    t.after(() => fs.rm(closed, { recursive: true, force: true }))
+    const packageFolder = path.join(closed, 'pkg')
+    await fs.mkdir(packageFolder, { mode: 0o700 })
+    await fs.chmod(packageFolder, 0o700)
+    await fs.writeFile(path.join(packageFolder, 'package.json'), '{"type":"module"}\n', {
+      mode: 0o644,
+    })
+    await fs.writeFile(
+      path.join(packageFolder, 'shout.js'),
+      'export function shout(input) { return String(input).toUpperCase() }\n',
+      { mode: 0o644 },
+    )
+    const call = async (): Promise<ExecutorCall> => ({
+      ...(await callIn(t, 'echo', 'hello')),
+      target: {
+        type: 'module',
+        module: pathToFileURL(path.join(packageFolder, 'shout.js')).href,
+        export: 'shout',
+      },
+    })
+    if ((await availableJail()).identity.dropped) {
+      await assert.rejects(executor.run(await call()), (error: Error & { code?: string }) => {
+        assert.equal(error.code, 'jail_unavailable')
+        assert.match(error.message, new RegExp(`may not enter ${packageFolder} \\(mode 700\\)`))
+        assert.match(error.message, /To fix: let others enter and read that folder/)
+        return true
+      })
+    }
+    // Open to others itself, below a folder that stays closed: the jail mounts it and it runs.
+    await fs.chmod(packageFolder, 0o755)
+    const report = await executor.run(await call())
+    assert.equal(report.status, 'ok', report.error)
+    assert.equal(report.result, 'HELLO')
   })
 })

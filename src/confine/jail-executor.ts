@@ -4,8 +4,9 @@
  * host processes, the workspace read-only at `/workspace`, the scratch folder read-write at
  * `/scratch` (its working folder and `HOME`), the parent's Node read-only at
  * `/opt/eitri/node`, and the package roots of eitri and of the module read-only at their own
- * host paths, so imports resolve. The jail's PID namespace ends with it, so nothing outlives
- * the deadline. The host's environment never enters.
+ * host paths, so imports resolve (from root, whatever of them `nobody` cannot reach, as in a
+ * clone under a 0700 home, the jail mounts for it: jail/caller-mounts.ts). The jail's PID
+ * namespace ends with it, so nothing outlives the deadline. The host's environment never enters.
  */
 import fs from 'node:fs/promises'
 import path from 'node:path'
@@ -103,6 +104,8 @@ async function runInJail(
     marker,
     maxOutputBytes: call.maxOutputBytes,
   }
+  const roots = packageRoots(fileURLToPath(target.module))
+  if (jail.identity.dropped) await assertEnterable(roots, jail.identity)
   const ran = await jail.run({
     command: [JAIL_NODE_PATH, RUNNER_PATH],
     access: 'read-only',
@@ -117,7 +120,7 @@ async function runInJail(
     },
     binds: [
       { source: process.execPath, target: JAIL_NODE_PATH, writable: false },
-      ...packageRoots(fileURLToPath(target.module)).map((root) => ({
+      ...roots.map((root) => ({
         source: root,
         target: root,
         writable: false,
@@ -144,6 +147,29 @@ async function runInJail(
     maxEnvelopeBytes,
   } as const
   return childReport(end, changedFiles(before, await snapshotFolder(call.workdir)))
+}
+
+/**
+ * Fails clearly when the jail's user may not enter a package root it is shown: the jail can
+ * mount a folder it cannot reach, not open one that is closed to it (a checkout made with umask
+ * 077, or that is itself a `mktemp -d` folder); its imports would fail with a bare
+ * "Cannot find module".
+ *
+ * @throws EitriError `jail_unavailable` naming the folder and the fix; nothing ran.
+ */
+async function assertEnterable(
+  roots: readonly string[],
+  identity: { readonly uid: number; readonly gid: number },
+): Promise<void> {
+  for (const root of roots) {
+    const stat = await fs.stat(root)
+    const bit = stat.uid === identity.uid ? 0o100 : stat.gid === identity.gid ? 0o010 : 0o001
+    if ((stat.mode & bit) !== 0) continue
+    throw new EitriError(
+      'jail_unavailable',
+      `The jail runs confined functions as uid ${identity.uid}, which may not enter ${root} (mode ${(stat.mode & 0o777).toString(8)}), the package folder they load from; nothing ran. To fix: let others enter and read that folder (chmod o+rX on it and its files; the folders above it may stay closed), or put it in a folder that is, e.g. a clone made with umask 022.`,
+    )
+  }
 }
 
 /** Gives a folder and everything in it to `uid`, never following a symbolic link. */

@@ -12,6 +12,7 @@ import type { WorkspaceView } from '../tool/workspace-view.ts'
 import type { WorkspaceTree } from '../workspace/workspace-tree.ts'
 import { DEFAULT_MAX_OUTPUT_CHARS } from './bounded-output.ts'
 import { buildBwrapArgs } from './bwrap-args.ts'
+import { CallerMounts } from './caller-mounts.ts'
 import { closeInheritedDescriptors } from './fd-hygiene.ts'
 import { jailEnvironment } from './jail-environment.ts'
 import { jailIdentity, type HostIdentity } from './jail-identity.ts'
@@ -99,6 +100,8 @@ export class Jail implements AsyncDisposable {
   readonly identity: HostIdentity
   readonly #options: JailOptions
   readonly #bwrap: string
+  /** What a root caller mounts for `nobody` because it cannot reach it (a 0700 checkout). */
+  readonly #callerMounts: CallerMounts
   #availability: Promise<JailAvailability> | undefined
   #support: { root: string; placeholders: Placeholders } | undefined
   #mirror: WorkspaceMirror | undefined
@@ -117,6 +120,12 @@ export class Jail implements AsyncDisposable {
     this.#options = options
     this.#bwrap = options.bwrap ?? 'bwrap'
     this.identity = jailIdentity()
+    this.#callerMounts = new CallerMounts(this.identity, [
+      options.temporaryRoot ?? os.tmpdir(),
+      os.tmpdir(),
+      '/tmp',
+      '/dev/shm',
+    ])
   }
 
   /** Whether jails run here; probed once with a real jailed command. */
@@ -159,6 +168,7 @@ export class Jail implements AsyncDisposable {
     removeMountPoints([...this.#pendingMountPoints])
     if (this.#mirror !== undefined) fs.rmSync(this.#mirror.root, { recursive: true, force: true })
     if (this.#support !== undefined) fs.rmSync(this.#support.root, { recursive: true, force: true })
+    this.#callerMounts.close()
   }
 
   async [Symbol.asyncDispose](): Promise<void> {
@@ -317,12 +327,14 @@ export class Jail implements AsyncDisposable {
       limits: { ...DEFAULT_JAIL_LIMITS, ...request.limits },
       ...(request.cwd === undefined ? {} : { cwd: request.cwd }),
     }
+    const reachable = this.#callerMounts.plan(spec)
     this.#activeRuns++
     const process = new JailedProcess({
       ...processOptions,
       bwrap: this.#bwrap,
-      args: buildBwrapArgs(spec),
+      args: buildBwrapArgs(reachable.spec),
       identity: this.identity,
+      callerMounts: reachable.mounts,
     })
     void process.exited.then(() => {
       if (--this.#activeRuns > 0) return
@@ -333,21 +345,14 @@ export class Jail implements AsyncDisposable {
   }
 
   /**
-   * Node and the supervisor, mounted read-only. A root caller's jail runs as `nobody`, who may
-   * not be able to reach them where they are (under /root, say): then links or copies in the
-   * jail's own folder stand in.
+   * Node and the supervisor, mounted read-only where they are. A root caller's jail runs as
+   * `nobody`, who may not be able to reach them (a checkout under a 0700 home): then the
+   * caller mounts them for it (`caller-mounts.ts`), with no copy.
    */
   #runtimeBinds(): JailBind[] {
-    let node = process.execPath
-    let supervisor = SUPERVISOR_FILE
-    if (this.identity.dropped) {
-      const root = this.#ensureSupport().root
-      node = linkOrCopy(process.execPath, path.join(root, 'node'))
-      supervisor = linkOrCopy(SUPERVISOR_FILE, path.join(root, path.basename(SUPERVISOR_MOUNT)))
-    }
     return [
-      { source: node, target: NODE_MOUNT, writable: false },
-      { source: supervisor, target: SUPERVISOR_MOUNT, writable: false },
+      { source: process.execPath, target: NODE_MOUNT, writable: false },
+      { source: SUPERVISOR_FILE, target: SUPERVISOR_MOUNT, writable: false },
     ]
   }
 
@@ -364,10 +369,18 @@ export class Jail implements AsyncDisposable {
       environment: jailEnvironment(),
       limits: DEFAULT_JAIL_LIMITS,
     }
+    let reachable: ReturnType<CallerMounts['plan']>
+    try {
+      reachable = this.#callerMounts.plan(spec)
+    } catch (error) {
+      if (!(error instanceof EitriError)) throw error
+      return { available: false, ...this.#callerMounts.unavailable() }
+    }
     const probe = new JailedProcess({
       bwrap: this.#bwrap,
-      args: buildBwrapArgs(spec),
+      args: buildBwrapArgs(reachable.spec),
       identity: this.identity,
+      callerMounts: reachable.mounts,
       maxOutputChars: 4000,
       timeoutMs: 10_000,
     })
@@ -442,16 +455,4 @@ function isPlain(request: JailRequest): boolean {
     request.limits === undefined &&
     request.onOutput === undefined
   )
-}
-
-/** A hard link to `source` at `target` (same file system), else a copy; kept if already there. */
-function linkOrCopy(source: string, target: string): string {
-  if (fs.existsSync(target)) return target
-  try {
-    fs.linkSync(source, target)
-  } catch {
-    fs.copyFileSync(source, target)
-    fs.chmodSync(target, 0o755)
-  }
-  return target
 }

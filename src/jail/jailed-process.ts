@@ -6,6 +6,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process'
 import { BoundedOutput } from './bounded-output.ts'
+import { mountingLaunch, type CallerMount } from './caller-mounts.ts'
 import type { HostIdentity } from './jail-identity.ts'
 
 /** How a jailed process ended. */
@@ -25,6 +26,8 @@ export interface JailedProcessOptions {
   readonly bwrap: string
   readonly args: readonly string[]
   readonly identity: HostIdentity
+  /** Sources the caller mounts for the jail's user before bubblewrap starts (root callers). */
+  readonly callerMounts?: readonly CallerMount[] | undefined
   readonly maxOutputChars: number
   /** Undefined: no deadline (a background job, stopped by `kill`). */
   readonly timeoutMs?: number | undefined
@@ -51,13 +54,20 @@ export class JailedProcess {
     const started = performance.now()
     this.stdout = new BoundedOutput(options.maxOutputChars)
     this.stderr = new BoundedOutput(options.maxOutputChars)
-    this.#child = spawn(options.bwrap, [...options.args], {
+    // With caller mounts, root starts the mount step, which drops to the jail's user itself.
+    const mounting = options.identity.dropped && (options.callerMounts ?? []).length > 0
+    const launch = mounting
+      ? mountingLaunch(options.bwrap, options.args, options.identity, options.callerMounts ?? [])
+      : { command: options.bwrap, args: [...options.args] }
+    this.#child = spawn(launch.command, launch.args, {
       // Only fds 0-2 reach bubblewrap; Node marks its own descriptors close-on-exec.
       stdio: ['pipe', 'pipe', 'pipe'],
       // Its own process group, so a kill reaches everything it started on the host side.
       detached: true,
       env: { PATH: '/usr/local/bin:/usr/bin:/bin' },
-      ...(options.identity.dropped ? { uid: options.identity.uid, gid: options.identity.gid } : {}),
+      ...(options.identity.dropped && !mounting
+        ? { uid: options.identity.uid, gid: options.identity.gid }
+        : {}),
     })
     this.#child.stdout?.on('data', (chunk: Buffer) => {
       this.stdout.push(chunk)
