@@ -33,6 +33,8 @@
  * - `store_unavailable`: the store cannot be opened or reached (bad URL, server down, not a
  *   database, written by a newer eitri); the message says how to fix it.
  * - `conflict`: the stored state forbids the change (a closed line, a finished Run, a duplicate id).
+ * - `state_corrupt`: one of eitri's own state files (a log, a journal, a catalog) is unreadable or
+ *   holds something invalid; the message names the file, the line and what to do.
  */
 export type ErrorCode =
   | 'invalid_input'
@@ -66,6 +68,7 @@ export type ErrorCode =
   | 'limit_exceeded'
   | 'store_unavailable'
   | 'conflict'
+  | 'state_corrupt'
 
 const MARKER = Symbol.for('eitri.error')
 
