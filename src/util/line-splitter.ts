@@ -16,7 +16,8 @@ export interface LineSplitterEvents {
 
 /** Splits pushed chunks into lines of at most `maxLineBytes` bytes. */
 export class LineSplitter {
-  readonly #maxLineBytes: number
+  /** Longest line accepted, in bytes; may change between chunks. */
+  limit: number
   readonly #events: LineSplitterEvents
   /** The start of the line not yet ended, in pieces (joined once, when it ends). */
   #pending: Buffer[] = []
@@ -24,7 +25,7 @@ export class LineSplitter {
   #stopped = false
 
   constructor(maxLineBytes: number, events: LineSplitterEvents) {
-    this.#maxLineBytes = maxLineBytes
+    this.limit = maxLineBytes
     this.#events = events
   }
 
@@ -45,7 +46,7 @@ export class LineSplitter {
       const newline = chunk.indexOf(0x0a, start)
       const end = newline === -1 ? chunk.length : newline
       const bytes = this.#pendingBytes + (end - start)
-      if (bytes > this.#maxLineBytes) {
+      if (bytes > this.limit) {
         this.stop()
         this.#events.overflow(bytes)
         return
