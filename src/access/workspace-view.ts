@@ -145,8 +145,11 @@ export function createWorkspaceView(options: WorkspaceViewOptions): ConfinedWork
     [EXEMPT_WRITES]: exemptWrites,
     line: options.line ?? 'main',
     resolve,
-    async readFile(path) {
-      return tree.readFile(await existingFile(path))
+    async readFile(path, readOptions = {}) {
+      return tree.readFile(await existingFile(path), {
+        range: readOptions.range,
+        maxBytes: readOptions.maxBytes,
+      })
     },
     async writeFile(path, data, options = {}): Promise<WriteReceipt> {
       const resolved = await resolve(path, 'write')

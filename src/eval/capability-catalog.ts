@@ -8,8 +8,10 @@
 import { z } from 'zod'
 import { EitriError } from '../errors/eitri-error.ts'
 import { describeIssues } from '../tool/validate-input.ts'
-import type { Capability, CapabilityFunction, CapabilityScope } from './capability.ts'
+import type { Capability, CapabilityFunction, CapabilityScope, EvalScope } from './capability.ts'
 import type { CapabilityHandler, NamespaceList } from './eval-engine.ts'
+import { CALL_RESERVED_BYTES, MAX_ANSWER_CHARS } from './eval-limits.ts'
+import { JsonAnswer } from './json-answer.ts'
 
 /** The capabilities of a sandbox, by namespace. */
 export class CapabilityCatalog {
@@ -38,8 +40,14 @@ export class CapabilityCatalog {
     )
   }
 
-  /** Serves one eval's calls with `scope`; each call's context carries that call's signal. */
-  handler(scope: CapabilityScope): CapabilityHandler {
+  /**
+   * Serves one eval's calls with `scope`; each call's context carries that call's signal. Every
+   * call reserves a little of the eval's byte budget before it runs (more, once it knows its
+   * size, for a call that reads data), its answer is measured and capped as JSON, and what it
+   * holds is given back once the sandbox has the answer.
+   */
+  handler(scope: EvalScope): CapabilityHandler {
+    const { budget, ...shared } = scope
     return async (namespace, name, args, signal) => {
       const fn = this.#capabilities
         .get(namespace)
@@ -50,10 +58,23 @@ export class CapabilityCatalog {
           `${namespace}.${name} is not a capability; see sandbox.overview().`,
         )
       }
+      const bytes = budget.forCall(signal)
       try {
-        const callScope = { ...scope, ctx: { ...scope.ctx, signal } }
-        return await fn.run(checkArguments(namespace, fn, args) as never, callScope)
+        await bytes.reserve(CALL_RESERVED_BYTES)
+        const callScope: CapabilityScope = { ...shared, ctx: { ...shared.ctx, signal }, bytes }
+        const value = await fn.run(checkArguments(namespace, fn, args) as never, callScope)
+        const json = value === undefined ? '' : JSON.stringify(value)
+        if (json.length > MAX_ANSWER_CHARS) {
+          throw new EitriError(
+            'limit_exceeded',
+            `The answer of ${namespace}.${name} is ${json.length} characters as JSON, over the ${MAX_ANSWER_CHARS} one call may answer; ask for less at a time.`,
+          )
+        }
+        // JSON.stringify made a UTF-16 string: two bytes a character.
+        bytes.atLeast(json.length * 2)
+        return new JsonAnswer(json, () => bytes.releaseAll())
       } catch (error) {
+        bytes.releaseAll()
         if (EitriError.isInstance(error)) {
           throw new EitriError(error.code, scope.ctx.workspace.redact(error.message))
         }

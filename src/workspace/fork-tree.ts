@@ -8,8 +8,8 @@ import { createHash } from 'node:crypto'
 import fs from 'node:fs'
 import { z } from 'zod'
 import { EitriError } from '../errors/eitri-error.ts'
-import type { EntryStat, EntryType } from '../tool/workspace-view.ts'
-import type { DirectoryEntry } from './directory-tree.ts'
+import type { EntryStat, EntryType, ReadBounds } from '../tool/workspace-view.ts'
+import { boundContent, type DirectoryEntry } from './directory-tree.ts'
 import { encodeTree, parseTree, type TreeEntry, type TreeEntryKind } from './git/git-objects.ts'
 import type { ObjectStore } from './git/object-store.ts'
 import { objectIdSchema, relativePathSchema, timestampSchema } from './state-schemas.ts'
@@ -155,12 +155,17 @@ export class ForkTree implements WorkspaceTree {
     return entry.kind === 'directory' ? 'd:493' : `${entry.kind}:${entry.oid ?? ''}`
   }
 
-  async readFile(relativePath: string): Promise<Uint8Array> {
+  async readFile(relativePath: string, bounds: ReadBounds = {}): Promise<Uint8Array> {
     const entry = await this.#entry(relativePath)
     if (entry === undefined) throw new EitriError('not_found', `File not found: ${relativePath}`)
     if (entry.kind === 'directory')
       throw new EitriError('is_directory', `Path is a directory, not a file: ${relativePath}`)
-    return (await this.#options.store.require(entry.oid as string)).content
+    // The object store gives a blob whole; a fork's blobs are bounded by its write quota.
+    return boundContent(
+      (await this.#options.store.require(entry.oid as string)).content,
+      relativePath,
+      bounds,
+    )
   }
 
   async list(relativePath: string): Promise<DirectoryEntry[]> {
