@@ -62,6 +62,25 @@ describe('ByteBudget', () => {
     assert.equal(budget.used, 100)
   })
 
+  it('never lets two calls wait on each other while holding: a call that needs more gives back first', async () => {
+    const budget = new ByteBudget(100)
+    const one = budget.forCall(never)
+    const two = budget.forCall(never)
+    await one.reserve(50)
+    await two.reserve(50)
+    // Each now needs 80 in all: were they to wait holding 50, neither would ever go on.
+    const both = Promise.all([
+      one.reserve(80).then(() => one.releaseAll()),
+      two.reserve(80).then(() => two.releaseAll()),
+    ])
+    const settled = await Promise.race([
+      both.then(() => 'done'),
+      new Promise((resolve) => setTimeout(resolve, 1_000, 'deadlocked')),
+    ])
+    assert.equal(settled, 'done')
+    assert.equal(budget.used, 0)
+  })
+
   it('counts an answer larger than reserved, and gives everything back once', async () => {
     const budget = new ByteBudget(100)
     const call = budget.forCall(never)

@@ -3,7 +3,7 @@
  * Bounds the bytes capability calls hold at once. A call reserves what its answer may take
  * before it reads anything (a file's size, an HTTP response's cap) and gives it back once the
  * answer has reached the sandbox; a call that does not fit waits its turn, first come first
- * served. A session's budget draws on the server's, so neither one eval's `Promise.all` nor
+ * served, holding nothing while it waits. A session's budget draws on the server's, so neither one eval's `Promise.all` nor
  * many sessions at once can make the server hold more than the server's budget.
  */
 import { EitriError } from '../errors/eitri-error.ts'
@@ -137,10 +137,18 @@ export class CallReservation {
     return this.#held
   }
 
-  /** Takes `bytes` more, waiting its turn. @throws EitriError `limit_exceeded`, `cancelled` */
+  /**
+   * Makes this call hold `bytes` in all, waiting its turn. A call that needs more than it holds
+   * gives back what it holds before it waits, so calls never wait on each other while holding
+   * (no deadlock).
+   *
+   * @throws EitriError `limit_exceeded` when `bytes` could never fit; `cancelled`
+   */
   async reserve(bytes: number): Promise<void> {
+    if (bytes <= this.#held) return
+    this.releaseAll()
     await this.#budget.acquire(bytes, this.#signal)
-    this.#held += bytes
+    this.#held = bytes
   }
 
   /** Makes sure at least `bytes` are counted for this call (for an answer already made). */

@@ -10,7 +10,7 @@ import { EitriError } from '../errors/eitri-error.ts'
 import { describeIssues } from '../tool/validate-input.ts'
 import type { Capability, CapabilityFunction, CapabilityScope, EvalScope } from './capability.ts'
 import type { CapabilityHandler, NamespaceList } from './eval-engine.ts'
-import { CALL_RESERVED_BYTES, MAX_ANSWER_CHARS } from './eval-limits.ts'
+import { MAX_ANSWER_CHARS } from './eval-limits.ts'
 import { JsonAnswer } from './json-answer.ts'
 
 /** The capabilities of a sandbox, by namespace. */
@@ -41,10 +41,9 @@ export class CapabilityCatalog {
   }
 
   /**
-   * Serves one eval's calls with `scope`; each call's context carries that call's signal. Every
-   * call reserves a little of the eval's byte budget before it runs (more, once it knows its
-   * size, for a call that reads data), its answer is measured and capped as JSON, and what it
-   * holds is given back once the sandbox has the answer.
+   * Serves one eval's calls with `scope`; each call's context carries that call's signal. A
+   * call that reads data reserves its size from the eval's byte budget before reading; every
+   * answer is measured and capped as JSON and counted until the sandbox has it.
    */
   handler(scope: EvalScope): CapabilityHandler {
     const { budget, ...shared } = scope
@@ -60,7 +59,6 @@ export class CapabilityCatalog {
       }
       const bytes = budget.forCall(signal)
       try {
-        await bytes.reserve(CALL_RESERVED_BYTES)
         const callScope: CapabilityScope = { ...shared, ctx: { ...shared.ctx, signal }, bytes }
         const value = await fn.run(checkArguments(namespace, fn, args) as never, callScope)
         const json = value === undefined ? '' : JSON.stringify(value)
@@ -70,8 +68,8 @@ export class CapabilityCatalog {
             `The answer of ${namespace}.${name} is ${json.length} characters as JSON, over the ${MAX_ANSWER_CHARS} one call may answer; ask for less at a time.`,
           )
         }
-        // JSON.stringify made a UTF-16 string: two bytes a character.
-        bytes.atLeast(json.length * 2)
+        // A call that reserved less than its answer takes (a listing, say) is counted now.
+        bytes.atLeast(json.length)
         return new JsonAnswer(json, () => bytes.releaseAll())
       } catch (error) {
         bytes.releaseAll()

@@ -38,8 +38,6 @@ export const MAX_RESULT_BYTES = 16 * 1024 * 1024
 export const SESSION_BYTES_IN_FLIGHT = 64 * 1024 * 1024
 /** Bytes the capability calls of every session of a server may hold at once. */
 export const SERVER_BYTES_IN_FLIGHT = 256 * 1024 * 1024
-/** What every capability call reserves before it runs (a small answer fits in it). */
-export const CALL_RESERVED_BYTES = 64 * 1024
 /**
  * What a `tools.call` reserves while its tool runs: the tool itself may hold this much (a
  * file read) before its result is cut to size.

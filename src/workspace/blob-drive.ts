@@ -63,7 +63,7 @@ export class BlobDrive implements DriveAccess {
   readonly #files = new Map<string, Current>()
   readonly #folders = new Set<string>([''])
   readonly #versions = new Map<string, Current[]>()
-  readonly #byId = new Map<string, string>()
+  readonly #byId = new Map<string, Current>()
   readonly #listeners = new Set<() => void>()
 
   constructor(history: WorkspaceHistory, stateDir: string) {
@@ -121,10 +121,17 @@ export class BlobDrive implements DriveAccess {
   }
 
   async get(id: string): Promise<Uint8Array> {
-    const oid = this.#byId.get(id)
-    if (oid === undefined)
+    const found = this.#byId.get(id)
+    if (found === undefined)
       throw new EitriError('not_found', `No content with id ${id} in the drive.`)
-    return this.#content(oid)
+    return this.#content(found.oid)
+  }
+
+  async find(id: string): Promise<DriveFile | undefined> {
+    const found = this.#byId.get(id)
+    if (found === undefined) return undefined
+    const { oid: _oid, ...file } = found
+    return file
   }
 
   async list(folder: string): Promise<DriveEntry[]> {
@@ -231,7 +238,7 @@ export class BlobDrive implements DriveAccess {
       }
       this.#files.set(line.path, file)
       this.#versions.set(line.path, [...(this.#versions.get(line.path) ?? []), file])
-      this.#byId.set(line.id, line.oid)
+      this.#byId.set(line.id, file)
     } else if (line.op === 'folder') {
       this.#folders.add(line.path)
     } else {

@@ -9,6 +9,7 @@ import { z } from 'zod'
 import { EitriError } from '../../../errors/eitri-error.ts'
 import { capabilityFunction, type Capability } from '../../capability.ts'
 import type { CapabilitySettings } from '../../capability-settings.ts'
+import { MAX_RESULT_BYTES } from '../../eval-limits.ts'
 import { resolveChecked } from './address-guard.ts'
 import { canonicalHost, hostAllowed } from './host-allowlist.ts'
 import { maskSecrets, placeholdersIn, substituteSecrets } from './secret-placeholders.ts'
@@ -162,7 +163,17 @@ export const httpCapability: Capability = {
       description:
         'One HTTP(S) request, redirects followed (and checked again). Only allowlisted hosts on public addresses; a refused request throws permission_denied saying why.',
       parameters: z.tuple([z.string().min(1), init]),
-      run: ([url, options], { settings, ctx }) => guardedFetch(url, options, settings, ctx.signal),
+      run: async ([url, options], { settings, ctx, bytes }) => {
+        // However large the configuration allows, one answer is at most MAX_RESULT_BYTES.
+        const maxResponseBytes = Math.min(settings.http.maxResponseBytes, MAX_RESULT_BYTES)
+        await bytes.reserve(maxResponseBytes)
+        return guardedFetch(
+          url,
+          options,
+          { ...settings, http: { ...settings.http, maxResponseBytes } },
+          ctx.signal,
+        )
+      },
     }),
   ],
 }
