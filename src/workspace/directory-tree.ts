@@ -284,7 +284,7 @@ async function readAt(descriptor: number, offset: number, length: number): Promi
 function tooLarge(relativePath: string, size: number, maxBytes: number): EitriError {
   return new EitriError(
     'file_too_large',
-    `File is ${size} bytes or more, over the ${maxBytes}-byte limit of this read: ${relativePath}. Read it in parts.`,
+    `File is ${size} bytes or more, over the ${maxBytes}-byte limit of this operation: ${relativePath}.`,
     { data: { size } },
   )
 }

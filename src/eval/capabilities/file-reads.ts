@@ -38,7 +38,9 @@ export function unfinishedCharacter(bytes: Uint8Array): number {
 /** Characters of the JSON string of UTF-8 `bytes` decoded, quotes included. */
 export function jsonTextLength(bytes: Uint8Array): number {
   let length = 2
-  for (const byte of bytes) {
+  // An indexed loop: an iterator over megabytes is many times slower.
+  for (let index = 0; index < bytes.length; index++) {
+    const byte = bytes[index] as number
     if (byte >= 0x80) {
       // One UTF-16 unit per character; a four-byte character takes two.
       if (byte >= 0xc0) length += byte >= 0xf0 ? 2 : 1
