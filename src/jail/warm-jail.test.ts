@@ -72,6 +72,20 @@ describe('the warm jail reply channel', () => {
     }
   })
 
+  it('runs commands sent at once one after another, each to its end', async (t) => {
+    const { jail } = await jailFixture(t)
+    await assertJailAvailable(jail)
+    const runs = await Promise.all(
+      Array.from({ length: 3 }, (_, i) =>
+        jail.run({ command: bash(`sleep 0.2; echo run-${i}`), access: 'workspace-write' }),
+      ),
+    )
+    assert.deepEqual(
+      runs.map((run) => `${run.exitCode}:${run.stdout.trim()}`),
+      ['0:run-0', '0:run-1', '0:run-2'],
+    )
+  })
+
   it('the control: a command that floods its own output is kept to its limit and answers normally', async (t) => {
     const { jail } = await jailFixture(t)
     await assertJailAvailable(jail)

@@ -89,6 +89,8 @@ export class WarmJail {
   >()
   readonly #replies: LineSplitter
   readonly ready: Promise<void>
+  /** The run in progress; the next one starts after it. */
+  #queue: Promise<unknown> = Promise.resolve()
   #nextId = 1
   #dead: string | undefined
   /** Processes below bubblewrap when the supervisor was ready: its init and the supervisor. */
@@ -126,9 +128,20 @@ export class WarmJail {
     return this.#dead === undefined && this.#process.running
   }
 
-  /** Runs one command; the supervisor runs them in order, one at a time. */
-  async run(command: WarmCommand): Promise<WarmOutcome> {
+  /**
+   * Runs one command. Commands run one at a time, each after the previous one settled: the
+   * count of what a command left behind would otherwise see the next one running.
+   */
+  run(command: WarmCommand): Promise<WarmOutcome> {
+    const outcome = this.#queue.then(() => this.#runNow(command))
+    this.#queue = outcome.catch(() => undefined)
+    return outcome
+  }
+
+  async #runNow(command: WarmCommand): Promise<WarmOutcome> {
     await this.ready
+    const aborted = (): boolean => command.signal?.aborted === true
+    if (aborted()) return { ...deadOutcome('cancelled'), cancelled: true }
     if (!this.alive) return deadOutcome(this.#dead ?? 'the warm jail ended')
     const id = this.#nextId++
     const outcome = new Promise<WarmOutcome>((resolve) =>
@@ -147,7 +160,7 @@ export class WarmJail {
       timeoutMs: command.timeoutMs,
       maxOutputChars: command.maxOutputChars,
     })
-    if (command.signal?.aborted === true) onAbort()
+    if (aborted()) onAbort()
     try {
       const answer = await outcome
       // The supervisor's answer proves nothing: a command runs as the same user, can take its
