@@ -59,7 +59,14 @@ export class CapabilityCatalog {
       }
       const bytes = budget.forCall(signal)
       try {
-        const callScope: CapabilityScope = { ...shared, ctx: { ...shared.ctx, signal }, bytes }
+        // A person asked about a file is told which capability asks.
+        const workspace =
+          shared.ctx.workspace.forTool?.(`js_eval ${namespace}.${name}`) ?? shared.ctx.workspace
+        const callScope: CapabilityScope = {
+          ...shared,
+          ctx: { ...shared.ctx, signal, workspace },
+          bytes,
+        }
         const value = await fn.run(checkArguments(namespace, fn, args) as never, callScope)
         const json = value === undefined ? '' : JSON.stringify(value)
         if (json.length > MAX_ANSWER_CHARS) {

@@ -102,4 +102,9 @@ export interface WorkspaceView {
   walk(path: string, options?: WalkOptions): AsyncIterable<WalkEntry>
   /** Replaces the workspace's host location in `text`, so no output reveals it. */
   redact(text: string): string
+  /**
+   * The same view, with approval requests and their records naming `tool` as the caller. Views
+   * that never ask a person need not have it.
+   */
+  forTool?(tool: string): WorkspaceView
 }
