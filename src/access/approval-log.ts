@@ -7,7 +7,7 @@ import { createHash } from 'node:crypto'
 import fs from 'node:fs/promises'
 import path from 'node:path'
 import { z } from 'zod'
-import { appendStateLine, readStateLines } from '../util/state-file.ts'
+import { appendStateLine, readStateLines } from '../workspace/state-file.ts'
 
 /** One recorded decision. */
 export interface ApprovalRecord {

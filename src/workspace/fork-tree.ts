@@ -14,7 +14,7 @@ import { encodeTree, parseTree, type TreeEntry, type TreeEntryKind } from './git
 import type { ObjectStore } from './git/object-store.ts'
 import { objectIdSchema, relativePathSchema, timestampSchema } from './state-schemas.ts'
 import type { WorkspaceTree } from './workspace-tree.ts'
-import { appendStateLine, readStateLines } from '../util/state-file.ts'
+import { appendStateLine, readStateLines } from './state-file.ts'
 
 /** An entry the overlay holds: a blob, a folder, or a deletion. */
 export type OverlayEntry =

@@ -1,5 +1,5 @@
 /**
- * @module util/state-file
+ * @module workspace/state-file
  * Reading and appending eitri's own state files (the fork write log, the drive catalog, the
  * approval log, the merge journal). A program or a crash can leave anything in them, so every
  * read is bounded (a size or line-length cap) and validated with a zod schema, and a file that
@@ -13,7 +13,7 @@
 import fs from 'node:fs'
 import type { z } from 'zod'
 import { EitriError } from '../errors/eitri-error.ts'
-import { LineSplitter } from './line-splitter.ts'
+import { LineSplitter } from '../util/line-splitter.ts'
 
 /** Written after a line a crash cut short, so a reader knows that line is not corruption. */
 export const TORN_LINE_SEAL = '{"torn-line-above":true}'

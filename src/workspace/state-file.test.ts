@@ -5,7 +5,7 @@ import path from 'node:path'
 import { afterEach, beforeEach, describe, it } from 'node:test'
 import { z } from 'zod'
 import { EitriError } from '../errors/eitri-error.ts'
-import { LineSplitter } from './line-splitter.ts'
+import { LineSplitter } from '../util/line-splitter.ts'
 import { appendStateLine, readStateJson, readStateLines, TORN_LINE_SEAL } from './state-file.ts'
 
 const record = z.strictObject({ n: z.number().int() })
