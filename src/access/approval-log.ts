@@ -6,6 +6,8 @@
 import { createHash } from 'node:crypto'
 import fs from 'node:fs/promises'
 import path from 'node:path'
+import { z } from 'zod'
+import { appendStateLine, readStateLines } from '../workspace/state-file.ts'
 
 /** One recorded decision. */
 export interface ApprovalRecord {
@@ -19,6 +21,24 @@ export interface ApprovalRecord {
   readonly access: string
   readonly dangerous: boolean
 }
+
+/** A record read back from the log, where a crash can cut a line short. */
+const approvalRecordSchema = z.strictObject({
+  time: z.iso.datetime(),
+  tool: z.string().max(1000),
+  inputDigest: z.string().max(100),
+  summary: z.string(),
+  decision: z.enum(['approved', 'approved-for-session', 'denied']),
+  by: z.string().max(1000),
+  reason: z.string().exactOptional(),
+  access: z.string().max(100),
+  dangerous: z.boolean(),
+}) satisfies z.ZodType<ApprovalRecord>
+
+/** Longest line of the log. */
+const MAX_APPROVAL_LINE_BYTES = 1024 * 1024
+/** Characters of a summary or reason kept in the log, so every line stays far below the cap. */
+const MAX_LOGGED_TEXT_CHARS = 10_000
 
 /** Where decisions go. */
 export interface ApprovalRecorder {
@@ -43,27 +63,29 @@ export class JsonLinesApprovalLog implements ApprovalRecorder {
 
   async record(entry: ApprovalRecord): Promise<void> {
     await fs.mkdir(path.dirname(this.file), { recursive: true, mode: 0o700 })
-    // One write per line with O_APPEND: lines from several processes never interleave.
-    await fs.appendFile(this.file, `${JSON.stringify(entry)}\n`, { mode: 0o600 })
+    appendStateLine(this.file, {
+      ...entry,
+      summary: clip(entry.summary),
+      ...(entry.reason === undefined ? {} : { reason: clip(entry.reason) }),
+    })
   }
 
+  /**
+   * Every record; a last line a crash cut short is dropped.
+   *
+   * @throws EitriError `state_corrupt` naming the file and line of any other bad line.
+   */
   async list(): Promise<ApprovalRecord[]> {
-    let text: string
-    try {
-      text = await fs.readFile(this.file, 'utf8')
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return []
-      throw error
-    }
-    return text
-      .split('\n')
-      .filter((line) => line.trim() !== '')
-      .flatMap((line) => {
-        try {
-          return [JSON.parse(line) as ApprovalRecord]
-        } catch {
-          return [] // a torn last line after a crash
-        }
-      })
+    return readStateLines(this.file, approvalRecordSchema, {
+      what: 'the approval log',
+      maxLineBytes: MAX_APPROVAL_LINE_BYTES,
+      fix: 'Repair or remove that line; new decisions are still recorded after it.',
+    })
   }
+}
+
+function clip(text: string): string {
+  return text.length <= MAX_LOGGED_TEXT_CHARS
+    ? text
+    : `${text.slice(0, MAX_LOGGED_TEXT_CHARS)}… [${text.length - MAX_LOGGED_TEXT_CHARS} more characters]`
 }

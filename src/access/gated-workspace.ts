@@ -3,15 +3,32 @@
  * The workspace as a call sees it: the path policy first, then the access in force (read-only
  * refuses writes, rules deny or allow, a person approves protected writes and, at full access,
  * writes outside the workspace). File tools, and any custom tool, only ever get this view.
+ * A person is asked only when a yes would let the action happen, and is told which tool asks
+ * and what it would do.
  */
 import { EitriError } from '../errors/eitri-error.ts'
-import type { AccessContext, PathAction } from '../tool/access-context.ts'
+import type { AccessContext, PathAction, PathChange } from '../tool/access-context.ts'
 import type { WorkspaceView } from '../tool/workspace-view.ts'
 import { writeOutsideWorkspace } from './host-write.ts'
 import { EXEMPT_WRITES, type ConfinedWorkspace } from './workspace-view.ts'
 
-/** The view `base` gated by `access`. */
-export function gateWorkspace(base: ConfinedWorkspace, access: AccessContext): WorkspaceView {
+/** What each change is called in a refusal. */
+const CHANGE_WORDS: Readonly<Record<PathChange, string>> = {
+  'write-file': 'writing',
+  'make-folder': 'creating a folder at',
+  remove: 'removing',
+  'create-symlink': 'creating a link at',
+}
+
+/**
+ * The view `base` gated by `access`; approval requests name `tool` (by default the file tools'
+ * names), and a tool call's view names its own tool (`forTool`).
+ */
+export function gateWorkspace(
+  base: ConfinedWorkspace,
+  access: AccessContext,
+  tool?: string,
+): WorkspaceView {
   /** Resolves for writing, keeping the policy's refusal for the access layer to weigh. */
   async function target(path: string): Promise<{ path: string; refusal?: PathAction['refusal'] }> {
     try {
@@ -27,11 +44,20 @@ export function gateWorkspace(base: ConfinedWorkspace, access: AccessContext): W
     }
   }
 
-  async function authorize(path: string, signal?: AbortSignal) {
+  async function authorize(path: string, change: PathChange, signal?: AbortSignal) {
     const resolved = await target(path)
+    if (resolved.refusal !== undefined && change !== 'write-file') {
+      // Only a whole-file write can be exempted (approved for a protected path, or outside at
+      // full access): for anything else a yes would change nothing, so nobody is asked.
+      throw new EitriError(
+        resolved.refusal.code,
+        `${sentence(resolved.refusal.reason)} Only writing a whole file there can be approved, not ${CHANGE_WORDS[change]} it.`,
+      )
+    }
     const decision = await access.authorizePath({
-      tool: 'write_file',
+      tool: tool ?? 'write_file',
       operation: 'write',
+      change,
       path: resolved.path,
       ...(resolved.refusal === undefined ? {} : { refusal: resolved.refusal }),
       ...(signal === undefined ? {} : { signal }),
@@ -48,13 +74,24 @@ export function gateWorkspace(base: ConfinedWorkspace, access: AccessContext): W
   async function authorizeRead(path: string): Promise<string> {
     const resolved = await base.resolve(path, 'read')
     const decision = await access.authorizePath({
-      tool: 'read_file',
+      tool: tool ?? 'read_file',
       operation: 'read',
       path: resolved,
     })
     if (decision.type === 'refused')
       throw new EitriError(decision.code, `Refused: ${decision.reason}.`)
     return resolved
+  }
+
+  /** Folder, removal and link operations get no exemption: refused unless plainly allowed. */
+  async function authorizePlain(path: string, change: PathChange, signal?: AbortSignal) {
+    const decided = await authorize(path, change, signal)
+    if (decided.exemption !== undefined) {
+      throw new EitriError(
+        'permission_denied',
+        `Refused: only whole-file writes may be approved for ${decided.path}.`,
+      )
+    }
   }
 
   return {
@@ -64,7 +101,7 @@ export function gateWorkspace(base: ConfinedWorkspace, access: AccessContext): W
       return base.readFile(await authorizeRead(path), options)
     },
     async writeFile(path, data, options = {}) {
-      const decided = await authorize(path, options.signal)
+      const decided = await authorize(path, 'write-file', options.signal)
       if (decided.exemption === 'protected')
         return base[EXEMPT_WRITES].writeProtected(decided.path, data, { mode: options.mode })
       if (decided.exemption === 'outside') return writeOutsideWorkspace(decided.path, data)
@@ -73,30 +110,24 @@ export function gateWorkspace(base: ConfinedWorkspace, access: AccessContext): W
       })
     },
     async makeFolder(path, options = {}) {
-      await authorizePlain(path, options.signal)
+      await authorizePlain(path, 'make-folder', options.signal)
       await base.makeFolder(path)
     },
     async remove(path, options = {}) {
-      await authorizePlain(path, options.signal)
+      await authorizePlain(path, 'remove', options.signal)
       await base.remove(path)
     },
     async createSymlink(path, linkTarget, options = {}) {
-      await authorizePlain(path, options.signal)
+      await authorizePlain(path, 'create-symlink', options.signal)
       await base.createSymlink(path, linkTarget)
     },
     stat: (path, options) => base.stat(path, options),
     walk: (path, options) => base.walk(path, options),
     redact: (text) => base.redact(text),
+    forTool: (name) => gateWorkspace(base, access, name),
   }
+}
 
-  /** Folder, removal and link operations get no exemption: refused unless plainly allowed. */
-  async function authorizePlain(path: string, signal?: AbortSignal): Promise<void> {
-    const decided = await authorize(path, signal)
-    if (decided.exemption !== undefined) {
-      throw new EitriError(
-        'permission_denied',
-        `Refused: only whole-file writes may be approved for ${decided.path}.`,
-      )
-    }
-  }
+function sentence(text: string): string {
+  return text.endsWith('.') ? text : `${text}.`
 }

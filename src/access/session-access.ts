@@ -13,6 +13,7 @@ import type {
   ModeChange,
   ModeControl,
   PathAction,
+  PathChange,
   PathAuthorization,
 } from '../tool/access-context.ts'
 import { isWider, narrowest } from './access-level.ts'
@@ -341,10 +342,10 @@ export class SessionAccess {
       const decision = await this.#ask(
         {
           tool: action.tool,
-          input: { path: action.path },
+          input: pathInput(action),
           reason: `write outside the workspace: ${action.path}`,
           access: 'full-access',
-          summary: `write OUTSIDE the workspace (dangerous): ${action.path}`,
+          summary: `${changeWord(action)} OUTSIDE the workspace (dangerous): ${action.path}`,
           dangerous: true,
         },
         action.signal ?? new AbortController().signal,
@@ -360,10 +361,10 @@ export class SessionAccess {
       const decision = await this.#ask(
         {
           tool: action.tool,
-          input: { path: action.path },
-          reason: `write the protected path ${action.path} (allowed by the rule ${allowRule.source})`,
+          input: pathInput(action),
+          reason: `${changeWord(action)} the protected path ${action.path} (allowed by the rule ${allowRule.source})`,
           access: level,
-          summary: `write protected ${action.path}`,
+          summary: `${changeWord(action)} protected ${action.path}`,
           dangerous: false,
         },
         action.signal ?? new AbortController().signal,
@@ -379,10 +380,10 @@ export class SessionAccess {
       const decision = await this.#ask(
         {
           tool: action.tool,
-          input: { path: action.path },
-          reason: `write ${action.path} (the approval policy is untrusted)`,
+          input: pathInput(action),
+          reason: `${changeWord(action)} ${action.path} (the approval policy is untrusted)`,
           access: level,
-          summary: `write ${action.path}`,
+          summary: `${changeWord(action)} ${action.path}`,
           dangerous: false,
           rule: `write_file(${action.path})`,
         },
@@ -411,6 +412,27 @@ export class SessionAccess {
       )
     }
     return mode
+  }
+}
+
+/** What a person is asked to approve for a path: the path, and any change but a file write. */
+function pathInput(action: PathAction): { path: string; change?: PathChange } {
+  return action.change === undefined || action.change === 'write-file'
+    ? { path: action.path }
+    : { path: action.path, change: action.change }
+}
+
+/** The verb of a path change, as a person reads it in a prompt. */
+function changeWord(action: PathAction): string {
+  switch (action.change ?? 'write-file') {
+    case 'write-file':
+      return 'write'
+    case 'make-folder':
+      return 'create the folder'
+    case 'remove':
+      return 'remove'
+    case 'create-symlink':
+      return 'create the link'
   }
 }
 

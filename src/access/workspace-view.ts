@@ -192,8 +192,11 @@ export function createWorkspaceView(options: WorkspaceViewOptions): ConfinedWork
     line: options.line ?? 'main',
     resolve: (path, intent, resolveOptions = {}) =>
       resolve(path, intent, resolveOptions.followFinal ?? true),
-    async readFile(path) {
-      return tree.readFile(await existingFile(path))
+    async readFile(path, readOptions = {}) {
+      return tree.readFile(await existingFile(path), {
+        range: readOptions.range,
+        maxBytes: readOptions.maxBytes,
+      })
     },
     async writeFile(path, data, options = {}): Promise<WriteReceipt> {
       const resolved = await resolve(path, 'write')

@@ -6,6 +6,7 @@
  * stdout is what the function printed.
  */
 import { randomUUID } from 'node:crypto'
+import { z } from 'zod'
 
 /** What the child runner reads on stdin. */
 export interface ConfinedRequest {
@@ -39,14 +40,29 @@ export function envelopeLine(marker: string, envelope: Envelope): string {
   return `${envelopeStart(marker)}${JSON.stringify(envelope)}\n`
 }
 
+/**
+ * The envelope's shape: the child writes it, and the child runs the code being confined, so
+ * it is checked like anything else that code could write.
+ */
+const envelopeSchema = z.union([
+  z.strictObject({ error: z.string() }),
+  z.strictObject({ result: z.unknown() }),
+  z.strictObject({}),
+])
+
 /** Parses an envelope line's JSON (after the marker); undefined when it is not one. */
 export function parseEnvelope(json: string): Envelope | undefined {
+  let value: unknown
   try {
-    const value: unknown = JSON.parse(json)
-    if (typeof value !== 'object' || value === null || Array.isArray(value)) return undefined
-    if ('error' in value) return { error: String(value.error) }
-    return 'result' in value ? { result: value.result } : {}
+    value = JSON.parse(json)
   } catch {
     return undefined
   }
+  const parsed = envelopeSchema.safeParse(value)
+  if (!parsed.success) return undefined
+  return 'error' in parsed.data
+    ? { error: parsed.data.error }
+    : 'result' in parsed.data
+      ? { result: parsed.data.result }
+      : {}
 }

@@ -44,6 +44,20 @@ describe('EnvelopeReader', () => {
     assert.deepEqual(reader.finish().envelope, { error: 'boom' })
   })
 
+  it('takes no envelope of the wrong shape: an error that is no text, or anything besides', () => {
+    for (const envelope of [{ error: { message: 'x' } }, { result: 1, extra: 2 }, [1], 'text']) {
+      const marker = newMarker()
+      const reader = new EnvelopeReader(marker, limits)
+      reader.push(`\n${marker}${JSON.stringify(envelope)}\n`)
+      assert.equal(reader.finish().envelope, undefined, JSON.stringify(envelope))
+    }
+    // The control: the same line with a string error is an envelope.
+    const marker = newMarker()
+    const reader = new EnvelopeReader(marker, limits)
+    reader.push(`\n${marker}${JSON.stringify({ error: 'x' })}\n`)
+    assert.deepEqual(reader.finish().envelope, { error: 'x' })
+  })
+
   it('refuses an envelope over its limit', () => {
     const marker = newMarker()
     const reader = new EnvelopeReader(marker, { maxOutputBytes: 10, maxEnvelopeBytes: 20 })

@@ -8,8 +8,10 @@
 import { z } from 'zod'
 import { EitriError } from '../errors/eitri-error.ts'
 import { describeIssues } from '../tool/validate-input.ts'
-import type { Capability, CapabilityFunction, CapabilityScope } from './capability.ts'
+import type { Capability, CapabilityFunction, CapabilityScope, EvalScope } from './capability.ts'
 import type { CapabilityHandler, NamespaceList } from './eval-engine.ts'
+import { MAX_ANSWER_CHARS } from './eval-limits.ts'
+import { JsonAnswer } from './json-answer.ts'
 
 /** The capabilities of a sandbox, by namespace. */
 export class CapabilityCatalog {
@@ -38,8 +40,13 @@ export class CapabilityCatalog {
     )
   }
 
-  /** Serves one eval's calls with `scope`; each call's context carries that call's signal. */
-  handler(scope: CapabilityScope): CapabilityHandler {
+  /**
+   * Serves one eval's calls with `scope`; each call's context carries that call's signal. A
+   * call that reads data reserves its size from the eval's byte budget before reading; every
+   * answer is measured and capped as JSON and counted until the sandbox has it.
+   */
+  handler(scope: EvalScope): CapabilityHandler {
+    const { budget, ...shared } = scope
     return async (namespace, name, args, signal) => {
       const fn = this.#capabilities
         .get(namespace)
@@ -50,10 +57,29 @@ export class CapabilityCatalog {
           `${namespace}.${name} is not a capability; see sandbox.overview().`,
         )
       }
+      const bytes = budget.forCall(signal)
       try {
-        const callScope = { ...scope, ctx: { ...scope.ctx, signal } }
-        return await fn.run(checkArguments(namespace, fn, args) as never, callScope)
+        // A person asked about a file is told which capability asks.
+        const workspace =
+          shared.ctx.workspace.forTool?.(`js_eval ${namespace}.${name}`) ?? shared.ctx.workspace
+        const callScope: CapabilityScope = {
+          ...shared,
+          ctx: { ...shared.ctx, signal, workspace },
+          bytes,
+        }
+        const value = await fn.run(checkArguments(namespace, fn, args) as never, callScope)
+        const json = value === undefined ? '' : JSON.stringify(value)
+        if (json.length > MAX_ANSWER_CHARS) {
+          throw new EitriError(
+            'limit_exceeded',
+            `The answer of ${namespace}.${name} is ${json.length} characters as JSON, over the ${MAX_ANSWER_CHARS} one call may answer; ask for less at a time.`,
+          )
+        }
+        // A call that reserved less than its answer takes (a listing, say) is counted now.
+        bytes.atLeast(json.length)
+        return new JsonAnswer(json, () => bytes.releaseAll())
       } catch (error) {
+        bytes.releaseAll()
         if (EitriError.isInstance(error)) {
           throw new EitriError(error.code, scope.ctx.workspace.redact(error.message))
         }

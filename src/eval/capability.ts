@@ -8,10 +8,11 @@
 import type { z } from 'zod'
 import type { ToolContext } from '../tool/tool-context.ts'
 import type { Toolset } from '../tool/toolset.ts'
+import type { ByteBudget, CallReservation } from './byte-budget.ts'
 import type { CapabilitySettings } from './capability-settings.ts'
 
 /** What one eval's capability calls act with. */
-export interface CapabilityScope {
+export interface EvalScope {
   /** The js_eval call's context, with a signal that aborts when the eval ends. */
   readonly ctx: ToolContext
   /** The tools `tools.call` may run (never js_eval itself). */
@@ -19,6 +20,17 @@ export interface CapabilityScope {
   readonly settings: CapabilitySettings
   /** Counts this eval's calls against its budgets. */
   readonly usage: { toolCalls: number }
+  /** The bytes this eval's calls may hold at once. */
+  readonly budget: ByteBudget
+}
+
+/** What one capability call acts with: its eval's scope and its own reservation. */
+export interface CapabilityScope extends Omit<EvalScope, 'budget'> {
+  /**
+   * What this call holds of the eval's byte budget. A call that reads data reserves its size
+   * here before reading; it is given back once the answer reached the sandbox.
+   */
+  readonly bytes: CallReservation
 }
 
 /** One function of a capability. */

@@ -26,8 +26,9 @@ export type NamespaceList = Readonly<Record<string, readonly string[]>>
 
 /**
  * Runs one capability call for the guest. `args` is plain JSON, already validated; the answer
- * must be plain JSON. A thrown `EitriError` reaches the guest as an error with its code and
- * message (never a stack or a host path).
+ * must be plain JSON, or a `JsonAnswer` (JSON already made, see `json-answer.ts`), whose `delivered` the engine
+ * calls once the sandbox has it or it is dropped. A thrown `EitriError` reaches the guest as an
+ * error with its code and message (never a stack or a host path).
  */
 export type CapabilityHandler = (
   namespace: string,

@@ -27,6 +27,22 @@ export const MAX_VALUE_CHARS = 50_000
 export const MAX_OUTPUT_CHARS = 50_000
 /** Characters of one capability call's JSON arguments. */
 export const MAX_ARGUMENT_CHARS = 32 * 1024 * 1024
+/** Characters of JSON arguments of one eval's calls in flight at once (in the sandbox). */
+export const MAX_ARGUMENT_CHARS_IN_FLIGHT = 64 * 1024 * 1024
+/**
+ * Bytes of data one capability call answers at most: a file read, a drive read, an HTTP
+ * response. Larger data is read in parts (`fs.readRange`).
+ */
+export const MAX_RESULT_BYTES = 16 * 1024 * 1024
+/** Bytes the capability calls of one eval may hold at once; more calls wait their turn. */
+export const SESSION_BYTES_IN_FLIGHT = 64 * 1024 * 1024
+/** Bytes the capability calls of every session of a server may hold at once. */
+export const SERVER_BYTES_IN_FLIGHT = 256 * 1024 * 1024
+/**
+ * What a `tools.call` reserves while its tool runs: the tool itself may hold this much (a
+ * file read) before its result is cut to size.
+ */
+export const TOOL_CALL_RESERVED_BYTES = 8 * 1024 * 1024
 /** Characters of one capability answer sent into the isolate. */
 export const MAX_ANSWER_CHARS = 32 * 1024 * 1024
 /** Nesting depth of JSON crossing the boundary. */

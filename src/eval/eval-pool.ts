@@ -10,6 +10,7 @@ import { EitriError } from '../errors/eitri-error.ts'
 import type { CodeEvaluator, EvalAnswer, EvalRequest } from '../tool/code-evaluator.ts'
 import type { ToolContext } from '../tool/tool-context.ts'
 import type { Toolset } from '../tool/toolset.ts'
+import { ByteBudget } from './byte-budget.ts'
 import type { CapabilityCatalog } from './capability-catalog.ts'
 import type { CapabilitySettings } from './capability-settings.ts'
 import type { EngineSession, EvalEngine, SessionLoss } from './eval-engine.ts'
@@ -18,6 +19,8 @@ import {
   DEFAULT_IDLE_TIMEOUT_MS,
   DEFAULT_MAX_SESSIONS,
   DEFAULT_MEMORY_LIMIT_MB,
+  SERVER_BYTES_IN_FLIGHT,
+  SESSION_BYTES_IN_FLIGHT,
 } from './eval-limits.ts'
 
 /** The session an owner gets when it names none. */
@@ -41,6 +44,8 @@ export interface EvalPoolOptions {
   readonly memoryLimitMb?: number | undefined
   /** @default 60 000 */
   readonly defaultTimeoutMs?: number | undefined
+  /** Bytes capability calls may hold at once, per session and for the whole server. */
+  readonly bytesInFlight?: { readonly session?: number; readonly server?: number } | undefined
 }
 
 interface Entry {
@@ -48,6 +53,8 @@ interface Entry {
   readonly owner: EvalOwner
   readonly name: string
   session: EngineSession | undefined
+  /** The bytes this session's capability calls may hold at once. */
+  readonly budget: ByteBudget
   queue: Promise<unknown>
   busy: number
   idleTimer: NodeJS.Timeout | undefined
@@ -60,12 +67,19 @@ export class EvalPool implements AsyncDisposable {
   readonly #options: EvalPoolOptions
   readonly #entries = new Map<string, Entry>()
   readonly #owners = new Set<EvalOwner>()
+  readonly #budget: ByteBudget
   #engine: EvalEngine | undefined
   #nextOwner = 1
   #closed = false
 
   constructor(options: EvalPoolOptions) {
     this.#options = options
+    this.#budget = new ByteBudget(options.bytesInFlight?.server ?? SERVER_BYTES_IN_FLIGHT)
+  }
+
+  /** The bytes every session's capability calls hold at once (and the most they held). */
+  get bytesInFlight(): ByteBudget {
+    return this.#budget
   }
 
   /** The most sessions alive at once. */
@@ -118,6 +132,10 @@ export class EvalPool implements AsyncDisposable {
         owner,
         name,
         session: undefined,
+        budget: new ByteBudget(
+          this.#options.bytesInFlight?.session ?? SESSION_BYTES_IN_FLIGHT,
+          this.#budget,
+        ),
         queue: Promise.resolve(),
         busy: 0,
         idleTimer: undefined,
@@ -156,6 +174,7 @@ export class EvalPool implements AsyncDisposable {
         toolset: this.#options.toolset,
         settings: this.#options.settings,
         usage,
+        budget: entry.budget,
       }),
     })
     const reset = entry.reset

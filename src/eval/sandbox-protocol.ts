@@ -1,10 +1,11 @@
 /**
  * @module eval/sandbox-protocol
- * The messages between the server and its sandbox process (JSON over Node's IPC channel). The
- * server trusts nothing the sandbox says: every message from it is validated against
+ * The messages between the server and its sandbox process (JSON lines over pipes). The server
+ * trusts nothing the sandbox says: every line from it is bounded in length and validated against
  * {@link sandboxMessageSchema} before it is acted on.
  */
 import { z } from 'zod'
+import { MAX_ARGUMENT_CHARS } from './eval-limits.ts'
 import type { EvalOutcome } from './eval-outcome.ts'
 
 /** Server → sandbox. */
@@ -65,7 +66,7 @@ export const sandboxMessageSchema = z.discriminatedUnion('type', [
     callId: id,
     namespace: name,
     name,
-    args: z.string(),
+    args: z.string().max(MAX_ARGUMENT_CHARS),
   }),
   z.strictObject({ type: z.literal('result'), evalId: id, outcome: outcomeSchema }),
   z.strictObject({ type: z.literal('stats'), requestId: id, rss: id, sessions: id }),

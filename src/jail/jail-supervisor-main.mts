@@ -101,8 +101,32 @@ function runNext(): void {
   child.once('close', (code, signal) => finish(code, signal))
 }
 
+/** A line of the host, or undefined for anything else (a command can reach this pipe too). */
+function parseLine(line: string): Request | Cancel | undefined {
+  let value: unknown
+  try {
+    value = JSON.parse(line)
+  } catch {
+    return undefined
+  }
+  if (typeof value !== 'object' || value === null) return undefined
+  const message = value as Partial<Request> & Partial<Cancel>
+  if (typeof message.cancel === 'number') return { cancel: message.cancel }
+  const fine =
+    typeof message.id === 'number' &&
+    Array.isArray(message.argv) &&
+    message.argv.every((part) => typeof part === 'string') &&
+    typeof message.cwd === 'string' &&
+    typeof message.environment === 'object' &&
+    message.environment !== null &&
+    typeof message.timeoutMs === 'number' &&
+    typeof message.maxOutputChars === 'number'
+  return fine ? (message as Request) : undefined
+}
+
 createInterface({ input: process.stdin }).on('line', (line) => {
-  const message = JSON.parse(line) as Request | Cancel
+  const message = parseLine(line)
+  if (message === undefined) return
   if ('cancel' in message) {
     if (current?.id === message.cancel) current.stop('cancelled')
     const index = queue.findIndex((request) => request.id === message.cancel)

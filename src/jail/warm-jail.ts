@@ -7,7 +7,9 @@
  * share only what a shell session shares: the workspace and /tmp.
  */
 import { fileURLToPath } from 'node:url'
+import { z } from 'zod'
 import { EitriError } from '../errors/eitri-error.ts'
+import { LineSplitter } from '../util/line-splitter.ts'
 import type { JailedProcess } from './jailed-process.ts'
 import { type JailedExit } from './jailed-process.ts'
 import { countDescendants } from './process-tree.ts'
@@ -30,6 +32,36 @@ const SUPERVISOR_GRACE_MS = 2000
 /** How long the host waits for what a command left behind to die before ending the jail. */
 const SETTLE_MS = 200
 
+/** Longest reply line before any command is sent (the ready line). */
+const IDLE_REPLY_BYTES = 4096
+/**
+ * Bytes one character of output can take in a reply line: JSON writes a control character as
+ * six (`\u0001`), and nothing takes more.
+ */
+const REPLY_BYTES_PER_CHAR = 6
+/** Room in a reply line besides its two outputs (ids, codes, a spawn error). */
+const REPLY_OVERHEAD_BYTES = 64 * 1024
+
+/**
+ * The supervisor's lines, checked before use: a command runs as the same user and can take the
+ * reply channel (pidfd_getfd, /proc/PID/fd), so anything may arrive on it.
+ */
+const replySchema = z.union([
+  z.strictObject({ ready: z.literal(true) }),
+  z.strictObject({
+    id: z.number().int().positive(),
+    exitCode: z.number().int().nullable(),
+    signal: z.string().max(64).nullable(),
+    timedOut: z.boolean(),
+    cancelled: z.boolean(),
+    durationMs: z.number().nonnegative(),
+    stdout: z.string(),
+    stderr: z.string(),
+    stdoutDropped: z.number().int().nonnegative(),
+    stderrDropped: z.number().int().nonnegative(),
+  }),
+])
+
 /** One command for the supervisor. */
 export interface WarmCommand {
   readonly argv: readonly string[]
@@ -51,8 +83,14 @@ export interface WarmOutcome extends JailedExit {
 /** A supervisor running in a jail. */
 export class WarmJail {
   readonly #process: JailedProcess
-  readonly #waiting = new Map<number, (outcome: WarmOutcome) => void>()
+  readonly #waiting = new Map<
+    number,
+    { readonly resolve: (outcome: WarmOutcome) => void; readonly maxOutputChars: number }
+  >()
+  readonly #replies: LineSplitter
   readonly ready: Promise<void>
+  /** The run in progress; the next one starts after it. */
+  #queue: Promise<unknown> = Promise.resolve()
   #nextId = 1
   #dead: string | undefined
   /** Processes below bubblewrap when the supervisor was ready: its init and the supervisor. */
@@ -68,22 +106,20 @@ export class WarmJail {
       markReady = resolve
       failReady = reject
     })
-    let buffer = ''
+    this.#replies = new LineSplitter(IDLE_REPLY_BYTES, {
+      line: (line) => this.#receive(line, markReady),
+      overflow: (bytes) =>
+        this.#fail(
+          `a reply line of the supervisor was over ${this.#replies.limit} bytes (${bytes} so far)`,
+        ),
+    })
     this.#process = startJail((stream, chunk) => {
-      if (stream !== 'stdout') return
-      buffer += chunk.toString('utf8')
-      for (let newline = buffer.indexOf('\n'); newline !== -1; newline = buffer.indexOf('\n')) {
-        this.#receive(buffer.slice(0, newline), markReady)
-        buffer = buffer.slice(newline + 1)
-      }
+      if (stream === 'stdout') this.#replies.push(chunk)
     })
     void this.#process.exited.then((exit) => {
-      this.#dead = `the warm jail ended (exit ${exit.exitCode ?? exit.signal ?? 'unknown'}): ${this.#process.stderr.text().trim() || exit.spawnError || 'no message'}`
+      this.#dead ??= `the warm jail ended (exit ${exit.exitCode ?? exit.signal ?? 'unknown'}): ${this.#process.stderr.text().trim() || exit.spawnError || 'no message'}`
       failReady(new EitriError('jail_unavailable', this.#dead))
-      for (const [id, resolve] of this.#waiting) {
-        this.#waiting.delete(id)
-        resolve(deadOutcome(this.#dead))
-      }
+      this.#answerAllDead()
     })
   }
 
@@ -92,12 +128,26 @@ export class WarmJail {
     return this.#dead === undefined && this.#process.running
   }
 
-  /** Runs one command; the supervisor runs them in order, one at a time. */
-  async run(command: WarmCommand): Promise<WarmOutcome> {
+  /**
+   * Runs one command. Commands run one at a time, each after the previous one settled: the
+   * count of what a command left behind would otherwise see the next one running.
+   */
+  run(command: WarmCommand): Promise<WarmOutcome> {
+    const outcome = this.#queue.then(() => this.#runNow(command))
+    this.#queue = outcome.catch(() => undefined)
+    return outcome
+  }
+
+  async #runNow(command: WarmCommand): Promise<WarmOutcome> {
     await this.ready
+    const aborted = (): boolean => command.signal?.aborted === true
+    if (aborted()) return { ...deadOutcome('cancelled'), cancelled: true }
     if (!this.alive) return deadOutcome(this.#dead ?? 'the warm jail ended')
     const id = this.#nextId++
-    const outcome = new Promise<WarmOutcome>((resolve) => this.#waiting.set(id, resolve))
+    const outcome = new Promise<WarmOutcome>((resolve) =>
+      this.#waiting.set(id, { resolve, maxOutputChars: command.maxOutputChars }),
+    )
+    this.#replies.limit = this.#replyLimit()
     const onAbort = (): void => this.#send({ cancel: id })
     command.signal?.addEventListener('abort', onAbort, { once: true })
     // If the supervisor itself hangs past the deadline, the whole jail goes.
@@ -110,7 +160,7 @@ export class WarmJail {
       timeoutMs: command.timeoutMs,
       maxOutputChars: command.maxOutputChars,
     })
-    if (command.signal?.aborted === true) onAbort()
+    if (aborted()) onAbort()
     try {
       const answer = await outcome
       // The supervisor's answer proves nothing: a command runs as the same user, can take its
@@ -146,32 +196,71 @@ export class WarmJail {
     if (this.alive) this.#process.write(`${JSON.stringify(message)}\n`)
   }
 
+  /** The longest reply any command waiting now can legitimately get. */
+  #replyLimit(): number {
+    let largest = 0
+    for (const { maxOutputChars } of this.#waiting.values())
+      largest = Math.max(largest, maxOutputChars)
+    return Math.max(IDLE_REPLY_BYTES, 2 * REPLY_BYTES_PER_CHAR * largest + REPLY_OVERHEAD_BYTES)
+  }
+
   #receive(line: string, markReady: () => void): void {
-    let message: { ready?: boolean; id?: number } & Partial<WarmOutcome>
+    if (this.#dead !== undefined) return
+    let json: unknown
     try {
-      message = JSON.parse(line) as typeof message
+      json = JSON.parse(line)
     } catch {
-      return
+      return this.#fail('the supervisor sent a line that is not JSON')
     }
-    if (message.ready === true) {
+    const parsed = replySchema.safeParse(json)
+    if (!parsed.success) return this.#fail('the supervisor sent a reply out of protocol')
+    const message = parsed.data
+    if ('ready' in message) {
       this.#idleProcesses = countDescendants(this.#process.pid ?? 0)
       return markReady()
     }
-    if (typeof message.id !== 'number') return
-    const resolve = this.#waiting.get(message.id)
-    if (resolve === undefined) return
+    const waiting = this.#waiting.get(message.id)
+    if (waiting === undefined)
+      return this.#fail(`the supervisor answered command ${message.id}, which is not waiting`)
+    // The supervisor keeps each stream to the command's limit; more means someone else wrote.
+    if (
+      message.stdout.length > waiting.maxOutputChars ||
+      message.stderr.length > waiting.maxOutputChars + REPLY_OVERHEAD_BYTES
+    )
+      return this.#fail('the supervisor sent more output than the command may keep')
     this.#waiting.delete(message.id)
-    resolve({
-      exitCode: message.exitCode ?? null,
-      signal: message.signal ?? null,
-      timedOut: message.timedOut === true,
-      cancelled: message.cancelled === true,
-      durationMs: message.durationMs ?? 0,
-      stdout: message.stdout ?? '',
-      stderr: message.stderr ?? '',
-      stdoutDropped: message.stdoutDropped ?? 0,
-      stderrDropped: message.stderrDropped ?? 0,
+    this.#replies.limit = this.#replyLimit()
+    waiting.resolve({
+      exitCode: message.exitCode,
+      signal: message.signal,
+      timedOut: message.timedOut,
+      cancelled: message.cancelled,
+      durationMs: message.durationMs,
+      stdout: message.stdout,
+      stderr: message.stderr,
+      stdoutDropped: message.stdoutDropped,
+      stderrDropped: message.stderrDropped,
     })
+  }
+
+  /**
+   * Ends the jail over a reply out of protocol: whoever wrote it controls the channel, so no
+   * answer on it can be believed any more. Every waiting command answers why.
+   */
+  #fail(reason: string): void {
+    if (this.#dead !== undefined) return
+    this.#dead = `${reason}; a command may have taken over the warm jail's reply channel, so the jail was ended. Run the command again (in a new jail)`
+    this.#replies.stop()
+    this.#process.kill()
+    this.#answerAllDead()
+  }
+
+  #answerAllDead(): void {
+    const reason = this.#dead ?? 'the warm jail ended'
+    for (const [id, { resolve }] of this.#waiting) {
+      this.#waiting.delete(id)
+      resolve(deadOutcome(reason))
+    }
   }
 }
 
@@ -183,7 +272,7 @@ function deadOutcome(reason: string): WarmOutcome {
     cancelled: false,
     durationMs: 0,
     stdout: '',
-    stderr: '',
+    stderr: `eitri: ${reason}.\n`,
     stdoutDropped: 0,
     stderrDropped: 0,
     spawnError: reason,

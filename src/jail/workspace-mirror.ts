@@ -31,6 +31,8 @@ const FOLDER_FLAGS = fs.constants.O_RDONLY | fs.constants.O_DIRECTORY | fs.const
 
 /** Files copied into the mirror at once: their contents are read concurrently. */
 const PARALLEL_COPIES = 64
+/** Bytes of one file held at a time while it is copied from a host folder into the mirror. */
+const COPY_CHUNK_BYTES = 1024 * 1024
 
 /** What a sync back to the host did. */
 export interface SyncReport {
@@ -137,7 +139,12 @@ export class WorkspaceMirror {
       fs.symlinkSync(await this.#tree.readlink(relative), target)
       fs.lchownSync(target, uid, gid)
     } else {
-      fs.writeFileSync(target, await this.#tree.readFile(relative), { mode: 0o600 })
+      const descriptor = fs.openSync(target, 'w', 0o600)
+      try {
+        await copyContent(this.#tree, relative, descriptor)
+      } finally {
+        fs.closeSync(descriptor)
+      }
       fs.chmodSync(target, stat.mode | 0o600)
       fs.utimesSync(target, stat.modifiedMs / 1000, stat.modifiedMs / 1000)
       fs.chownSync(target, uid, gid)
@@ -288,42 +295,43 @@ export class WorkspaceMirror {
     }
     const stat = await this.#tree.stat(relative)
     if (stat === undefined || type === 'other') return
-    const data = type === 'file' ? await this.#tree.readFile(relative) : undefined
+    const isFile = type === 'file'
     const linkTarget = type === 'symlink' ? await this.#tree.readlink(relative) : undefined
     const { uid, gid } = this.#owner
-    atPinned(this.root, relative, (target) => {
+    const descriptor = atPinned(this.root, relative, (target) => {
       if (linkTarget !== undefined) {
         fs.symlinkSync(linkTarget, target)
         fs.lchownSync(target, uid, gid)
-        return
+        return undefined
       }
-      if (data === undefined && fs.lstatSync(target, { throwIfNoEntry: false }) === undefined) {
+      if (!isFile && fs.lstatSync(target, { throwIfNoEntry: false }) === undefined) {
         fs.mkdirSync(target)
       }
-      const descriptor =
-        data === undefined
-          ? fs.openSync(target, FOLDER_FLAGS)
-          : fs.openSync(
-              target,
-              fs.constants.O_WRONLY |
-                fs.constants.O_CREAT |
-                fs.constants.O_EXCL |
-                fs.constants.O_NOFOLLOW,
-              0o600,
-            )
-      try {
-        if (data !== undefined) {
-          fs.writeFileSync(descriptor, data)
-          // The host's time, not now: a program's later write then always changes it, even
-          // within the kernel's coarse timestamp tick.
-          fs.futimesSync(descriptor, stat.modifiedMs / 1000, stat.modifiedMs / 1000)
-        }
-        fs.fchmodSync(descriptor, stat.mode | (data === undefined ? 0o700 : 0o600))
-        fs.fchownSync(descriptor, uid, gid)
-      } finally {
-        fs.closeSync(descriptor)
-      }
+      return isFile
+        ? fs.openSync(
+            target,
+            fs.constants.O_WRONLY |
+              fs.constants.O_CREAT |
+              fs.constants.O_EXCL |
+              fs.constants.O_NOFOLLOW,
+            0o600,
+          )
+        : fs.openSync(target, FOLDER_FLAGS)
     })
+    if (descriptor === undefined) return
+    // Written through the descriptor opened in the pinned folder: no link is followed later.
+    try {
+      if (isFile) {
+        await copyContent(this.#tree, relative, descriptor)
+        // The host's time, not now: a program's later write then always changes it, even
+        // within the kernel's coarse timestamp tick.
+        fs.futimesSync(descriptor, stat.modifiedMs / 1000, stat.modifiedMs / 1000)
+      }
+      fs.fchmodSync(descriptor, stat.mode | (isFile ? 0o600 : 0o700))
+      fs.fchownSync(descriptor, uid, gid)
+    } finally {
+      fs.closeSync(descriptor)
+    }
   }
 
   async #copyOut(change: PlannedChange): Promise<void> {
@@ -484,5 +492,28 @@ async function* walkHost(
       yield [relative, entry.type]
       if (entry.type === 'directory') folders.push(relative)
     }
+  }
+}
+
+/**
+ * Writes a file of `tree` to `descriptor`. From a host folder it goes a chunk at a time, so a
+ * large workspace file (64 copied at once) never sits whole in the server's memory; a fork's
+ * file comes whole from the history (bounded by the fork's quota).
+ */
+async function copyContent(
+  tree: WorkspaceTree,
+  relative: string,
+  descriptor: number,
+): Promise<void> {
+  if (tree.root === undefined) {
+    fs.writeFileSync(descriptor, await tree.readFile(relative))
+    return
+  }
+  for (let offset = 0; ; offset += COPY_CHUNK_BYTES) {
+    const chunk = await tree.readFile(relative, { range: { offset, length: COPY_CHUNK_BYTES } })
+    for (let written = 0; written < chunk.length;) {
+      written += fs.writeSync(descriptor, chunk, written, chunk.length - written, offset + written)
+    }
+    if (chunk.length < COPY_CHUNK_BYTES) return
   }
 }

@@ -37,10 +37,16 @@ export type CommandAuthorization =
       readonly needsApproval: boolean
     }
 
+/** What a write does to its path, for the person asked and the record. */
+export type PathChange = 'write-file' | 'make-folder' | 'remove' | 'create-symlink'
+
 /** A file operation to authorize. */
 export interface PathAction {
+  /** The tool that asks (`edit_file`, `js_eval fs.writeFile`). */
   readonly tool: string
   readonly operation: 'read' | 'write'
+  /** For a write, what it does. @default 'write-file' */
+  readonly change?: PathChange
   /** Workspace-relative for paths inside; absolute for a path outside. */
   readonly path: string
   /** Why the path policy refused it, when it did: the action needs more than the policy gives. */

@@ -25,6 +25,8 @@ export interface DriveAccess {
   read(path: string, options?: { readonly version?: string }): Promise<Uint8Array>
   /** Content by id, whatever name it had. */
   get(id: string): Promise<Uint8Array>
+  /** The latest file or version whose content has id `id` (its size, say); undefined if none. */
+  find(id: string): Promise<DriveFile | undefined>
   list(folder: string): Promise<DriveEntry[]>
   /** Every version a name had, oldest first. */
   versions(path: string): Promise<DriveFile[]>

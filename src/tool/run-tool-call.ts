@@ -33,7 +33,13 @@ export async function runToolCall(
       },
     )
   }
-  const result = await settle(tool, parsed.data, ctx)
+  // Whatever the tool asks a person about its files is asked, and recorded, in its own name.
+  const named = ctx.workspace.forTool?.(tool.name)
+  const result = await settle(
+    tool,
+    parsed.data,
+    named === undefined ? ctx : { ...ctx, workspace: named },
+  )
   return truncateResult(result)
 }
 

@@ -48,6 +48,20 @@ export interface WorkspaceCallOptions {
   readonly signal?: AbortSignal
 }
 
+/**
+ * How much of a file one read may bring into memory: a byte range, or the whole file only if it
+ * holds at most `maxBytes` (a file that grew past it since its size was taken is refused too).
+ */
+export interface ReadBounds {
+  /** Bytes from `offset`, at most `length` (fewer at the end of the file). */
+  readonly range?: { readonly offset: number; readonly length: number } | undefined
+  /** The whole file, refused with `file_too_large` when it holds more. */
+  readonly maxBytes?: number | undefined
+}
+
+/** Options of `readFile`. */
+export interface ReadOptions extends WorkspaceCallOptions, ReadBounds {}
+
 /** Options of `walk`. */
 export interface WalkOptions extends WorkspaceCallOptions {
   /** Entries for which this returns true are neither yielded nor entered. */
@@ -72,8 +86,11 @@ export interface WorkspaceView {
     intent: 'read' | 'write',
     options?: { readonly followFinal?: boolean },
   ): Promise<string>
-  /** Reads a file. Throws `not_found` or `is_directory` besides the policy's codes. */
-  readFile(path: string, options?: WorkspaceCallOptions): Promise<Uint8Array>
+  /**
+   * Reads a file, or the part `options` bounds it to. Throws `not_found`, `is_directory` or
+   * `file_too_large` (over `maxBytes`) besides the policy's codes.
+   */
+  readFile(path: string, options?: ReadOptions): Promise<Uint8Array>
   /**
    * Writes a file atomically, creating folders; an existing file keeps its mode unless
    * `mode` is given (only its permission bits are kept: never setuid, setgid or sticky).
@@ -104,4 +121,9 @@ export interface WorkspaceView {
   walk(path: string, options?: WalkOptions): AsyncIterable<WalkEntry>
   /** Replaces the workspace's host location in `text`, so no output reveals it. */
   redact(text: string): string
+  /**
+   * The same view, with approval requests and their records naming `tool` as the caller. Views
+   * that never ask a person need not have it.
+   */
+  forTool?(tool: string): WorkspaceView
 }

@@ -7,10 +7,13 @@
 import { createHash } from 'node:crypto'
 import fs from 'node:fs'
 import path from 'node:path'
+import { z } from 'zod'
 import { EitriError } from '../errors/eitri-error.ts'
 import type { DriveAccess, DriveEntry, DriveFile } from '../tool/drive-access.ts'
+import { appendStateLine, readStateLines } from './state-file.ts'
 import { encodeTree, type TreeEntry } from './git/git-objects.ts'
 import type { WorkspaceHistory } from './history.ts'
+import { objectIdSchema, relativePathSchema, timestampSchema } from './state-schemas.ts'
 
 /** The reference of the drive's tree. */
 export const DRIVE_REF = 'refs/eitri/drive'
@@ -26,6 +29,29 @@ type CatalogLine =
     }
   | { readonly op: 'folder' | 'remove'; readonly path: string; readonly when: string }
 
+/**
+ * A catalog line read back. Its paths are written under the drive's host copy, so each is
+ * checked as a drive path is.
+ */
+const catalogLineSchema = z.discriminatedUnion('op', [
+  z.strictObject({
+    op: z.literal('write'),
+    path: relativePathSchema,
+    id: z.string().regex(/^sha256:[0-9a-f]{64}$/, 'a sha256 content id'),
+    oid: objectIdSchema,
+    size: z.number().int().nonnegative(),
+    when: timestampSchema,
+  }),
+  z.strictObject({
+    op: z.enum(['folder', 'remove']),
+    path: relativePathSchema,
+    when: timestampSchema,
+  }),
+]) satisfies z.ZodType<CatalogLine>
+
+/** Longest catalog line (a path is at most 4096 characters). */
+const MAX_CATALOG_LINE_BYTES = 64 * 1024
+
 interface Current extends DriveFile {
   readonly oid: string
 }
@@ -37,7 +63,7 @@ export class BlobDrive implements DriveAccess {
   readonly #files = new Map<string, Current>()
   readonly #folders = new Set<string>([''])
   readonly #versions = new Map<string, Current[]>()
-  readonly #byId = new Map<string, string>()
+  readonly #byId = new Map<string, Current>()
   readonly #listeners = new Set<() => void>()
 
   constructor(history: WorkspaceHistory, stateDir: string) {
@@ -95,10 +121,17 @@ export class BlobDrive implements DriveAccess {
   }
 
   async get(id: string): Promise<Uint8Array> {
-    const oid = this.#byId.get(id)
-    if (oid === undefined)
+    const found = this.#byId.get(id)
+    if (found === undefined)
       throw new EitriError('not_found', `No content with id ${id} in the drive.`)
-    return this.#content(oid)
+    return this.#content(found.oid)
+  }
+
+  async find(id: string): Promise<DriveFile | undefined> {
+    const found = this.#byId.get(id)
+    if (found === undefined) return undefined
+    const { oid: _oid, ...file } = found
+    return file
   }
 
   async list(folder: string): Promise<DriveEntry[]> {
@@ -185,13 +218,7 @@ export class BlobDrive implements DriveAccess {
   }
 
   async #record(line: CatalogLine): Promise<void> {
-    const descriptor = fs.openSync(this.#catalog, 'a', 0o600)
-    try {
-      fs.writeSync(descriptor, `${JSON.stringify(line)}\n`)
-      fs.fdatasyncSync(descriptor)
-    } finally {
-      fs.closeSync(descriptor)
-    }
+    appendStateLine(this.#catalog, line)
     this.#apply(line)
     await this.#commit(`${line.op} ${line.path}`)
     for (const listener of this.#listeners) listener()
@@ -211,7 +238,7 @@ export class BlobDrive implements DriveAccess {
       }
       this.#files.set(line.path, file)
       this.#versions.set(line.path, [...(this.#versions.get(line.path) ?? []), file])
-      this.#byId.set(line.id, line.oid)
+      this.#byId.set(line.id, file)
     } else if (line.op === 'folder') {
       this.#folders.add(line.path)
     } else {
@@ -276,19 +303,15 @@ function checkPath(name: string): string {
   return trimmed
 }
 
+/**
+ * The catalog's lines; a last line a crash cut short is dropped.
+ *
+ * @throws EitriError `state_corrupt` naming the file and line of any other bad line.
+ */
 function readCatalog(file: string): CatalogLine[] {
-  let text: string
-  try {
-    text = fs.readFileSync(file, 'utf8')
-  } catch {
-    return []
-  }
-  return text.split('\n').flatMap((line) => {
-    if (line.trim() === '') return []
-    try {
-      return [JSON.parse(line) as CatalogLine]
-    } catch {
-      return []
-    }
+  return readStateLines(file, catalogLineSchema, {
+    what: 'the drive catalog',
+    maxLineBytes: MAX_CATALOG_LINE_BYTES,
+    fix: 'The drive cannot be opened from it: repair or remove that line (the content itself stays in the history, on refs/eitri/drive).',
   })
 }

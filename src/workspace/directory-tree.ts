@@ -7,6 +7,7 @@
 import { randomBytes } from 'node:crypto'
 import {
   readFile as readDescriptorCallback,
+  read as readCallback,
   closeSync,
   constants,
   fstatSync,
@@ -24,7 +25,7 @@ import path from 'node:path'
 import { promisify } from 'node:util'
 import { EitriError } from '../errors/eitri-error.ts'
 import { CONTENT_CHUNK_BYTES, isContentSource } from '../tool/file-content.ts'
-import type { ContentSource, EntryStat, EntryType } from '../tool/workspace-view.ts'
+import type { ContentSource, EntryStat, EntryType, ReadBounds } from '../tool/workspace-view.ts'
 import type { DirectoryEntry, WorkspaceTree } from './workspace-tree.ts'
 
 export type { DirectoryEntry }
@@ -93,14 +94,31 @@ export class DirectoryTree implements WorkspaceTree {
     }
   }
 
-  /** Reads a regular file, refusing to follow a link that appeared since the policy looked. */
-  async readFile(relativePath: string): Promise<Uint8Array> {
+  /**
+   * Reads a regular file, refusing to follow a link that appeared since the policy looked. With
+   * `bounds`, never more than they allow is read, even if the file grows meanwhile.
+   */
+  async readFile(relativePath: string, bounds: ReadBounds = {}): Promise<Uint8Array> {
     const descriptor = openSync(
       this.hostPath(relativePath),
       constants.O_RDONLY | constants.O_NOFOLLOW,
     )
     try {
       const { size } = fstatSync(descriptor)
+      if (bounds.range !== undefined) {
+        const { offset, length } = bounds.range
+        return await readAt(descriptor, offset, Math.min(length, Math.max(size - offset, 0)))
+      }
+      if (bounds.maxBytes !== undefined) {
+        if (size > bounds.maxBytes) throw tooLarge(relativePath, size, bounds.maxBytes)
+        // One byte past the size: a file that grew since fstat is read again up to one byte
+        // past the limit, so it is caught, never read whole.
+        let read = await readAt(descriptor, 0, size + 1)
+        if (read.length > size) read = await readAt(descriptor, 0, bounds.maxBytes + 1)
+        if (read.length > bounds.maxBytes)
+          throw tooLarge(relativePath, read.length, bounds.maxBytes)
+        return read
+      }
       return size <= SYNC_READ_MAX_BYTES
         ? readAll(descriptor, size)
         : await readDescriptor(descriptor)
@@ -287,6 +305,48 @@ function isMissing(error: unknown): boolean {
 }
 
 const readDescriptor = promisify(readDescriptorCallback) as (descriptor: number) => Promise<Buffer>
+const readChunk = promisify(readCallback)
+
+/** Up to `length` bytes from `offset` (fewer at the end of the file). */
+async function readAt(descriptor: number, offset: number, length: number): Promise<Uint8Array> {
+  const buffer = Buffer.allocUnsafe(length)
+  let filled = 0
+  while (filled < length) {
+    const read =
+      length <= SYNC_READ_MAX_BYTES
+        ? readSync(descriptor, buffer, filled, length - filled, offset + filled)
+        : (await readChunk(descriptor, buffer, filled, length - filled, offset + filled)).bytesRead
+    if (read === 0) break
+    filled += read
+  }
+  return buffer.subarray(0, filled)
+}
+
+function tooLarge(relativePath: string, size: number, maxBytes: number): EitriError {
+  return new EitriError(
+    'file_too_large',
+    `File is ${size} bytes or more, over the ${maxBytes}-byte limit of this operation: ${relativePath}.`,
+    { data: { size } },
+  )
+}
+
+/** What of `content` (a whole file) `bounds` allows. */
+export function boundContent(
+  content: Uint8Array,
+  relativePath: string,
+  bounds: ReadBounds,
+): Uint8Array {
+  if (bounds.range !== undefined) {
+    const { offset, length } = bounds.range
+    return content.subarray(
+      Math.min(offset, content.length),
+      Math.min(offset + length, content.length),
+    )
+  }
+  if (bounds.maxBytes !== undefined && content.length > bounds.maxBytes)
+    throw tooLarge(relativePath, content.length, bounds.maxBytes)
+  return content
+}
 
 /** Reads a whole file from a descriptor; a file that grew since fstat is read to its end. */
 function readAll(descriptor: number, size: number): Uint8Array {

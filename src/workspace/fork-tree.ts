@@ -6,13 +6,16 @@
  */
 import { createHash } from 'node:crypto'
 import fs from 'node:fs'
+import { z } from 'zod'
 import { EitriError } from '../errors/eitri-error.ts'
 import { contentBytes, contentLength } from '../tool/file-content.ts'
-import type { ContentSource, EntryStat, EntryType } from '../tool/workspace-view.ts'
-import type { DirectoryEntry } from './directory-tree.ts'
+import type { ContentSource, EntryStat, EntryType, ReadBounds } from '../tool/workspace-view.ts'
+import { boundContent, type DirectoryEntry } from './directory-tree.ts'
 import { encodeTree, parseTree, type TreeEntry, type TreeEntryKind } from './git/git-objects.ts'
 import type { ObjectStore } from './git/object-store.ts'
+import { objectIdSchema, relativePathSchema, timestampSchema } from './state-schemas.ts'
 import type { WorkspaceTree } from './workspace-tree.ts'
+import { appendStateLine, readStateLines } from './state-file.ts'
 
 /** An entry the overlay holds: a blob, a folder, or a deletion. */
 export type OverlayEntry =
@@ -34,6 +37,32 @@ export interface WriteRecord {
   readonly who: string
   readonly when: string
 }
+
+const size = z.number().int().nonnegative()
+
+/** A write log line, checked when read back: the log is in the state folder, a crash can cut it. */
+const writeRecordSchema = z.strictObject({
+  path: relativePathSchema,
+  entry: z.discriminatedUnion('kind', [
+    z.strictObject({
+      kind: z.enum(['file', 'executable', 'symlink']),
+      oid: objectIdSchema,
+      size,
+    }),
+    z.strictObject({ kind: z.literal('directory'), fresh: z.boolean().exactOptional() }),
+    z.strictObject({ kind: z.literal('deleted') }),
+  ]),
+  size,
+  sha256: z
+    .string()
+    .regex(/^[0-9a-f]{64}$/)
+    .exactOptional(),
+  who: z.string().max(1000),
+  when: timestampSchema,
+}) satisfies z.ZodType<WriteRecord>
+
+/** Longest line of a write log (a path is at most 4096 characters). */
+const MAX_WRITE_LOG_LINE_BYTES = 64 * 1024
 
 /** What a fork tree is built from. */
 export interface ForkTreeOptions {
@@ -127,12 +156,17 @@ export class ForkTree implements WorkspaceTree {
     return entry.kind === 'directory' ? 'd:493' : `${entry.kind}:${entry.oid ?? ''}`
   }
 
-  async readFile(relativePath: string): Promise<Uint8Array> {
+  async readFile(relativePath: string, bounds: ReadBounds = {}): Promise<Uint8Array> {
     const entry = await this.#entry(relativePath)
     if (entry === undefined) throw new EitriError('not_found', `File not found: ${relativePath}`)
     if (entry.kind === 'directory')
       throw new EitriError('is_directory', `Path is a directory, not a file: ${relativePath}`)
-    return (await this.#options.store.require(entry.oid as string)).content
+    // The object store gives a blob whole; a fork's blobs are bounded by its write quota.
+    return boundContent(
+      (await this.#options.store.require(entry.oid as string)).content,
+      relativePath,
+      bounds,
+    )
   }
 
   async list(relativePath: string): Promise<DirectoryEntry[]> {
@@ -391,34 +425,23 @@ export class ForkTree implements WorkspaceTree {
       who: this.#options.who ?? 'eitri',
       when: new Date().toISOString(),
     }
-    const descriptor = fs.openSync(this.#options.logFile, 'a', 0o600)
-    try {
-      fs.writeSync(descriptor, `${JSON.stringify(record)}\n`)
-      fs.fdatasyncSync(descriptor)
-    } finally {
-      fs.closeSync(descriptor)
-    }
+    appendStateLine(this.#options.logFile, record)
     this.#remember(path, entry)
     this.#times.set(path, Date.parse(record.when))
     this.#usedBytes += size
   }
 }
 
-/** The records of a write log; a torn last line after a crash is dropped. */
+/**
+ * The records of a write log; a last line a crash cut short is dropped.
+ *
+ * @throws EitriError `state_corrupt` naming the file and line of any other bad line.
+ */
 export function readLog(logFile: string): WriteRecord[] {
-  let text: string
-  try {
-    text = fs.readFileSync(logFile, 'utf8')
-  } catch {
-    return []
-  }
-  return text.split('\n').flatMap((line) => {
-    if (line.trim() === '') return []
-    try {
-      return [JSON.parse(line) as WriteRecord]
-    } catch {
-      return []
-    }
+  return readStateLines(logFile, writeRecordSchema, {
+    what: 'the fork write log',
+    maxLineBytes: MAX_WRITE_LOG_LINE_BYTES,
+    fix: "The fork's writes since its last commit cannot be read back: repair or remove that line, or throw the fork away with `eitri discard`.",
   })
 }
 

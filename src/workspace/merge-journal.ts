@@ -9,10 +9,13 @@
 import { randomBytes } from 'node:crypto'
 import fs from 'node:fs'
 import path from 'node:path'
+import { z } from 'zod'
 import { EitriError } from '../errors/eitri-error.ts'
+import { readStateJson } from './state-file.ts'
 import type { DirectoryTree } from './directory-tree.ts'
 import { encodeObject } from './git/git-objects.ts'
 import type { ObjectStore } from './git/object-store.ts'
+import { objectIdSchema, relativePathSchema } from './state-schemas.ts'
 import type { ConflictSide } from './tree-merge.ts'
 
 /** One path the merge changes. */
@@ -33,6 +36,51 @@ export interface MergeJournal {
   /** The commit main was at when the merge started. */
   readonly previous: string
   readonly entries: readonly JournalEntry[]
+}
+
+const sideSchema = z.strictObject({
+  oid: objectIdSchema,
+  kind: z.enum(['file', 'executable', 'symlink', 'directory', 'gitlink']),
+})
+
+/** A journal read back: its paths are written in the user's folder, so each is checked. */
+const mergeJournalSchema = z.strictObject({
+  id: z.string().max(100),
+  kind: z.enum(['merge', 'undo']),
+  fork: z.string().max(200).exactOptional(),
+  // An undo has no commit to move to.
+  commit: z.union([objectIdSchema, z.literal('')]),
+  previous: z.union([objectIdSchema, z.literal('')]),
+  entries: z.array(
+    z.strictObject({
+      path: relativePathSchema,
+      before: sideSchema.exactOptional(),
+      after: sideSchema.exactOptional(),
+    }),
+  ),
+}) satisfies z.ZodType<MergeJournal>
+
+/** Largest journal read back (a merge of a few hundred thousand paths). */
+const MAX_JOURNAL_BYTES = 256 * 1024 * 1024
+
+/**
+ * The journal a merge left at `file` (the one in progress, or the record of the last merge);
+ * undefined when there is none.
+ *
+ * @throws EitriError `state_corrupt` naming the file when it is not a valid journal.
+ */
+export function readMergeJournal(
+  file: string,
+  role: 'in-progress' | 'last-merge',
+): MergeJournal | undefined {
+  return readStateJson(file, mergeJournalSchema, {
+    what: role === 'in-progress' ? 'the merge journal' : 'the record of the last merge',
+    maxBytes: MAX_JOURNAL_BYTES,
+    fix:
+      role === 'in-progress'
+        ? 'A merge into main was cut short and cannot be finished from it: check the files of main by hand (eitri keeps their history), then move the file aside to open the workspace.'
+        : 'The last merge cannot be undone from it: move the file aside (nothing else depends on it).',
+  })
 }
 
 /** Steps a test can stop a merge at, to prove a crash there leaves main whole. */

@@ -20,6 +20,7 @@ import { MainWatcher } from './main-watcher.ts'
 import {
   applyEntries,
   changedSince,
+  readMergeJournal,
   removeStaleTemporaries,
   writeDurably,
   type JournalEntry,
@@ -163,7 +164,13 @@ export class WorkspaceLines implements AsyncDisposable {
       ...(options.excluded === undefined ? {} : { excluded: options.excluded }),
     })
     const lines = new WorkspaceLines(options, history)
-    await lines.#recover()
+    try {
+      await lines.#recover()
+    } catch (error) {
+      // A journal that cannot be read back leaves nothing open behind the error.
+      await lines.close()
+      throw error
+    }
     return lines
   }
 
@@ -377,8 +384,8 @@ export class WorkspaceLines implements AsyncDisposable {
   > {
     return this.#serialize(async () => {
       const file = path.join(this.#stateDir, 'last-merge.json')
-      if (!fs.existsSync(file)) return { type: 'nothing' as const }
-      const last = JSON.parse(fs.readFileSync(file, 'utf8')) as MergeJournal
+      const last = readMergeJournal(file, 'last-merge')
+      if (last === undefined) return { type: 'nothing' as const }
       const reversed = last.entries.map((entry) => ({
         path: entry.path,
         ...(entry.after === undefined ? {} : { before: entry.after }),
@@ -533,8 +540,8 @@ export class WorkspaceLines implements AsyncDisposable {
   /** A journal left by a crash is finished: main ends wholly after the merge. */
   async #recover(): Promise<void> {
     const file = path.join(this.#stateDir, 'merge-journal.json')
-    if (!fs.existsSync(file)) return
-    const journal = JSON.parse(fs.readFileSync(file, 'utf8')) as MergeJournal
+    const journal = readMergeJournal(file, 'in-progress')
+    if (journal === undefined) return
     await removeStaleTemporaries(this.main, journal.entries)
     await this.#finishJournal(journal)
   }

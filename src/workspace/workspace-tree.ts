@@ -4,7 +4,7 @@
  * (main) or a fork's tree kept in the history. Paths are relative, already resolved by the
  * policy, `/`-separated; `''` is the root.
  */
-import type { ContentSource, EntryStat, EntryType } from '../tool/workspace-view.ts'
+import type { ContentSource, EntryStat, EntryType, ReadBounds } from '../tool/workspace-view.ts'
 
 /** A folder entry as `list` reports it. */
 export interface DirectoryEntry {
@@ -19,7 +19,8 @@ export interface WorkspaceTree {
   kind(relativePath: string): Promise<'symlink' | 'directory' | 'other' | undefined>
   readlink(relativePath: string): Promise<string>
   stat(relativePath: string): Promise<EntryStat | undefined>
-  readFile(relativePath: string): Promise<Uint8Array>
+  /** The file, or the part `bounds` allows; `file_too_large` past `maxBytes`. */
+  readFile(relativePath: string, bounds?: ReadBounds): Promise<Uint8Array>
   list(relativePath: string): Promise<DirectoryEntry[]>
   writeFileAtomic(
     relativePath: string,

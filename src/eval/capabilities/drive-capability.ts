@@ -7,7 +7,8 @@ import { z } from 'zod'
 import { EitriError } from '../../errors/eitri-error.ts'
 import type { DriveAccess } from '../../tool/drive-access.ts'
 import type { ToolContext } from '../../tool/tool-context.ts'
-import { capabilityFunction, type Capability } from '../capability.ts'
+import { capabilityFunction, type Capability, type CapabilityScope } from '../capability.ts'
+import { MAX_RESULT_BYTES } from '../eval-limits.ts'
 
 const encoding = z.strictObject({ encoding: z.enum(['utf8', 'base64']).optional() }).optional()
 
@@ -25,6 +26,29 @@ function driveOf(ctx: ToolContext, change?: string): DriveAccess {
 
 function text(bytes: Uint8Array, as: 'utf8' | 'base64' = 'utf8'): string {
   return Buffer.from(bytes).toString(as)
+}
+
+/**
+ * Refuses content over the cap by the size the drive recorded, before reading it, and
+ * reserves what reading it takes; `read` then reads it (and is checked again, in case the
+ * name was written meanwhile).
+ */
+async function readSized(
+  what: string,
+  size: number | undefined,
+  { bytes }: CapabilityScope,
+  read: () => Promise<Uint8Array>,
+): Promise<Uint8Array> {
+  const tooLarge = (actual: number): EitriError =>
+    new EitriError(
+      'file_too_large',
+      `${what} is ${actual} bytes, over the ${MAX_RESULT_BYTES} bytes one drive read answers. Keep large content in the workspace instead, where fs.readRange reads it in parts.`,
+    )
+  if (size !== undefined && size > MAX_RESULT_BYTES) throw tooLarge(size)
+  await bytes.reserve(size ?? 0)
+  const data = await read()
+  if (data.byteLength > MAX_RESULT_BYTES) throw tooLarge(data.byteLength)
+  return data
 }
 
 /** The `drive` capability. */
@@ -62,21 +86,31 @@ export const driveCapability: Capability = {
           })
           .optional(),
       ]),
-      run: async ([path, options], { ctx }) =>
-        text(
-          await driveOf(ctx).read(
-            path,
-            options?.version === undefined ? {} : { version: options.version },
-          ),
-          options?.encoding,
-        ),
+      run: async ([path, options], scope) => {
+        const drive = driveOf(scope.ctx)
+        const version = options?.version
+        const size =
+          version === undefined
+            ? await drive
+                .stat(path)
+                .then((file) => (file !== undefined && 'size' in file ? file.size : undefined))
+            : (await drive.versions(path)).find((candidate) => candidate.id === version)?.size
+        const data = await readSized(path, size, scope, () =>
+          drive.read(path, version === undefined ? {} : { version }),
+        )
+        return text(data, options?.encoding)
+      },
     }),
     capabilityFunction({
       name: 'get',
       signature: "get(id: string, options?: { encoding?: 'utf8' | 'base64' }): Promise<string>",
       description: 'Content by its sha256 id, whatever name it had.',
       parameters: z.tuple([z.string().min(1), encoding]),
-      run: async ([id, options], { ctx }) => text(await driveOf(ctx).get(id), options?.encoding),
+      run: async ([id, options], scope) => {
+        const drive = driveOf(scope.ctx)
+        const size = (await drive.find(id))?.size
+        return text(await readSized(id, size, scope, () => drive.get(id)), options?.encoding)
+      },
     }),
     capabilityFunction({
       name: 'list',

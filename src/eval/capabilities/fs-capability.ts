@@ -9,6 +9,8 @@ import { z } from 'zod'
 import { EitriError } from '../../errors/eitri-error.ts'
 import type { ToolContext } from '../../tool/tool-context.ts'
 import { capabilityFunction, type Capability } from '../capability.ts'
+import { MAX_RESULT_BYTES } from '../eval-limits.ts'
+import { answerText, readInParts, sizeUp, unfinishedCharacter } from './file-reads.ts'
 
 /** Most paths `fs.glob` answers. */
 export const MAX_GLOB_PATHS = 10_000
@@ -27,18 +29,6 @@ function checkWritable(ctx: ToolContext, what: string): void {
   }
 }
 
-function decode(bytes: Uint8Array, path: string, as: 'utf8' | 'base64'): string {
-  if (as === 'base64') return Buffer.from(bytes).toString('base64')
-  try {
-    return new TextDecoder('utf-8', { fatal: true }).decode(bytes)
-  } catch {
-    throw new EitriError(
-      'binary_file',
-      `${path} is not UTF-8 text; read it with fs.readFile(path, { encoding: 'base64' }).`,
-    )
-  }
-}
-
 /** The `fs` capability. */
 export const fsCapability: Capability = {
   name: 'fs',
@@ -50,14 +40,84 @@ export const fsCapability: Capability = {
       name: 'readFile',
       signature:
         "readFile(path: string, options?: { encoding?: 'utf8' | 'base64' }): Promise<string>",
-      description: 'The whole file as text (UTF-8), or as base64 for binary files.',
+      description: `The whole file as text (UTF-8), or as base64 for binary files; at most ${MAX_RESULT_BYTES} bytes (read larger files with readRange).`,
       parameters: z.tuple([z.string().min(1), encoding]),
-      run: async ([path, options], { ctx }) =>
-        decode(
-          await ctx.workspace.readFile(path, { signal: ctx.signal }),
-          path,
-          options?.encoding ?? 'utf8',
-        ),
+      run: async ([path, options], scope) => {
+        const { ctx } = scope
+        const { resolved, size } = await sizeUp(path, scope)
+        // Refused by its size before anything is read: never materialized whole.
+        if (size > MAX_RESULT_BYTES) throw new EitriError('file_too_large', readInParts(path, size))
+        // The bytes read, and about as much again for the answer made of them.
+        await scope.bytes.reserve(2 * size)
+        let data: Uint8Array
+        try {
+          data = await ctx.workspace.readFile(resolved, {
+            signal: ctx.signal,
+            maxBytes: MAX_RESULT_BYTES,
+          })
+        } catch (error) {
+          // It grew past the limit since its size was taken.
+          if (EitriError.isInstance(error) && error.code === 'file_too_large')
+            throw new EitriError('file_too_large', readInParts(path, Number(error.data['size'])))
+          throw error
+        }
+        return answerText(data, path, options?.encoding ?? 'utf8', scope)
+      },
+    }),
+    capabilityFunction({
+      name: 'readRange',
+      signature:
+        "readRange(path: string, options?: { offset?: number, length?: number, encoding?: 'utf8' | 'base64' }): Promise<{ content, offset, bytes, nextOffset, size, done }>",
+      description: `Part of a file: up to length bytes (default and most ${MAX_RESULT_BYTES}) from offset (default 0). As UTF-8 a part ends before a character it would cut; read on from nextOffset until done.`,
+      parameters: z.tuple([
+        z.string().min(1),
+        z
+          .strictObject({
+            offset: z.number().int().nonnegative().optional(),
+            length: z.number().int().positive().max(MAX_RESULT_BYTES).optional(),
+            encoding: z.enum(['utf8', 'base64']).optional(),
+          })
+          .optional(),
+      ]),
+      run: async ([path, options], scope) => {
+        const { ctx } = scope
+        const offset = options?.offset ?? 0
+        const as = options?.encoding ?? 'utf8'
+        const { resolved, size } = await sizeUp(path, scope)
+        const length = Math.min(options?.length ?? MAX_RESULT_BYTES, Math.max(size - offset, 0))
+        await scope.bytes.reserve(2 * length)
+        const data = await ctx.workspace.readFile(resolved, {
+          signal: ctx.signal,
+          range: { offset, length },
+        })
+        let kept = data
+        if (as === 'utf8') {
+          if (offset > 0 && data.length > 0 && ((data[0] as number) & 0xc0) === 0x80) {
+            throw new EitriError(
+              'invalid_input',
+              `Offset ${offset} of ${path} is inside a UTF-8 character: start at a nextOffset of an earlier part, or read with encoding 'base64'.`,
+            )
+          }
+          // A character cut by the end of the part is left whole for the next part.
+          if (offset + data.length < size)
+            kept = data.subarray(0, data.length - unfinishedCharacter(data))
+          if (kept.length === 0 && data.length > 0) {
+            throw new EitriError(
+              'invalid_input',
+              `A length of ${data.length} cannot hold the character at offset ${offset} of ${path}: ask for at least 4 bytes.`,
+            )
+          }
+        }
+        const nextOffset = offset + kept.length
+        return {
+          content: await answerText(kept, path, as, scope),
+          offset,
+          bytes: kept.length,
+          nextOffset,
+          size,
+          done: nextOffset >= size,
+        }
+      },
     }),
     capabilityFunction({
       name: 'writeFile',
@@ -113,8 +173,10 @@ export const fsCapability: Capability = {
         for await (const entry of ctx.workspace.walk(base, { signal: ctx.signal })) {
           if (entry.type !== 'directory' && matches(entry.path.slice(prefix.length)))
             found.push(entry.path)
+          // Held to the cap while walking: a huge tree never makes a huge list.
+          if (found.length >= MAX_GLOB_PATHS) break
         }
-        return found.sort().slice(0, MAX_GLOB_PATHS)
+        return found.sort()
       },
     }),
     capabilityFunction({

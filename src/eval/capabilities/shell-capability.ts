@@ -8,6 +8,9 @@ import { EitriError } from '../../errors/eitri-error.ts'
 import { availablePrograms } from '../../tool/program-session.ts'
 import { capabilityFunction, type Capability } from '../capability.ts'
 
+/** Characters of each stream shell.run keeps. */
+export const SHELL_RUN_OUTPUT_CHARS = 30_000
+
 /** Default and longest limits of one command. */
 export const DEFAULT_RUN_TIMEOUT_S = 60
 export const MAX_RUN_TIMEOUT_S = 600
@@ -30,7 +33,7 @@ export const shellCapability: Capability = {
           .strictObject({ timeout_s: z.number().positive().max(MAX_RUN_TIMEOUT_S).optional() })
           .optional(),
       ]),
-      run: async ([command, options], { ctx }) => {
+      run: async ([command, options], { ctx, bytes }) => {
         if (ctx.access !== undefined) {
           const judgement = await ctx.access.judgeCommand(command)
           if (judgement.verdict === 'deny' || judgement.verdict === 'ask') {
@@ -41,10 +44,13 @@ export const shellCapability: Capability = {
           }
         }
         const programs = await availablePrograms(ctx.programs, 'shell.run')
+        // Two streams, two bytes a character.
+        await bytes.reserve(2 * 2 * SHELL_RUN_OUTPUT_CHARS)
         const run = await programs.run({
           command: ['/bin/bash', '-c', command],
           access: ctx.access?.level === 'read-only' ? 'read-only' : 'workspace-write',
           timeoutMs: (options?.timeout_s ?? DEFAULT_RUN_TIMEOUT_S) * 1000,
+          maxOutputChars: SHELL_RUN_OUTPUT_CHARS,
           signal: ctx.signal,
         })
         if (run.cancelled) throw new EitriError('cancelled', `Command cancelled: ${command}`)

@@ -7,6 +7,7 @@
 import { z } from 'zod'
 import { EitriError } from '../../errors/eitri-error.ts'
 import { capabilityFunction, type Capability } from '../capability.ts'
+import { TOOL_CALL_RESERVED_BYTES } from '../eval-limits.ts'
 
 /** The tool that runs evals, which an eval may not call. */
 export const EVAL_TOOL_NAME = 'js_eval'
@@ -26,7 +27,7 @@ export const toolsCapability: Capability = {
       description:
         'Runs one tool call and answers its result (an error result is answered, not thrown). Each eval may make a limited number of calls.',
       parameters: z.tuple([z.string().min(1), z.record(z.string(), z.unknown()).optional()]),
-      run: async ([name, input = {}], { ctx, toolset, usage, settings }) => {
+      run: async ([name, input = {}], { ctx, toolset, usage, settings, bytes }) => {
         if (name === EVAL_TOOL_NAME) {
           throw new EitriError(
             'not_available',
@@ -43,6 +44,8 @@ export const toolsCapability: Capability = {
           )
         }
         usage.toolCalls++
+        // What the tool may hold while it runs (a file it reads), before its result is cut.
+        await bytes.reserve(TOOL_CALL_RESERVED_BYTES)
         const { evaluator: _evaluator, ...rest } = ctx
         return await toolset.run({ name, input }, rest)
       },

@@ -20,12 +20,15 @@ import type {
 } from '../eval-engine.ts'
 import { CANCEL_GRACE_MS, MAX_ANSWER_CHARS, TIMEOUT_GRACE_MS } from '../eval-limits.ts'
 import type { EvalFailure, EvalOutcome } from '../eval-outcome.ts'
+import { JsonAnswer } from '../json-answer.ts'
 import { parsePlainJson } from '../plain-json.ts'
 import type { SandboxMessage } from '../sandbox-protocol.ts'
 import { SandboxProcess } from './sandbox-process.ts'
 
 /** How long a new session may take. */
 const CREATE_TIMEOUT_MS = 10_000
+/** How long a stats request may take. */
+const STATS_TIMEOUT_MS = 10_000
 
 interface PendingEval {
   readonly session: IsolateEngineSession
@@ -57,7 +60,14 @@ export class IsolateEngine implements EvalEngine {
   readonly #sessions = new Map<string, IsolateEngineSession>()
   readonly #creating = new Map<string, (error: string | undefined) => void>()
   readonly #evals = new Map<number, PendingEval>()
-  readonly #stats = new Map<number, (stats: { rss: number; sessions: number }) => void>()
+  /** Stats requests waiting for the sandbox: each settles when it answers, dies or is slow. */
+  readonly #stats = new Map<
+    number,
+    {
+      readonly resolve: (stats: { rss: number; sessions: number }) => void
+      readonly reject: (error: Error) => void
+    }
+  >()
   #nextId = 1
   #closed = false
 
@@ -89,15 +99,48 @@ export class IsolateEngine implements EvalEngine {
     return session
   }
 
-  /** The sandbox process's resident memory and session count (for measurements). */
+  /**
+   * The sandbox process's resident memory and session count (for measurements).
+   *
+   * @throws EitriError `sandbox_reset` when the sandbox dies or does not answer in time.
+   */
   async stats(): Promise<{ rss: number; sessions: number; pid: number | undefined }> {
     const sandbox = await this.#sandbox()
-    const requestId = this.#nextId++
-    const answer = await new Promise<{ rss: number; sessions: number }>((resolve) => {
-      this.#stats.set(requestId, resolve)
-      sandbox.send({ type: 'stats', requestId })
-    })
+    const answer = await this.#requestStats(sandbox, STATS_TIMEOUT_MS)
     return { ...answer, pid: sandbox.pid }
+  }
+
+  /** Asks `sandbox` for its stats; settles on its answer, its death or `timeoutMs`. */
+  #requestStats(
+    sandbox: SandboxProcess,
+    timeoutMs: number,
+  ): Promise<{ rss: number; sessions: number }> {
+    const requestId = this.#nextId++
+    return new Promise<{ rss: number; sessions: number }>((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.#stats.delete(requestId)
+        reject(new EitriError('sandbox_reset', 'The code sandbox did not answer in time.'))
+      }, timeoutMs)
+      timer.unref()
+      const done = (): void => {
+        clearTimeout(timer)
+        this.#stats.delete(requestId)
+      }
+      this.#stats.set(requestId, {
+        resolve: (stats) => {
+          done()
+          resolve(stats)
+        },
+        reject: (error) => {
+          done()
+          reject(error)
+        },
+      })
+      if (!sandbox.send({ type: 'stats', requestId }))
+        this.#stats
+          .get(requestId)
+          ?.reject(new EitriError('sandbox_reset', 'The code sandbox is not running.'))
+    })
   }
 
   async close(): Promise<void> {
@@ -193,15 +236,10 @@ export class IsolateEngine implements EvalEngine {
   async #checkHealth(): Promise<void> {
     const sandbox = await this.#process?.catch(() => undefined)
     if (sandbox === undefined) return
-    const requestId = this.#nextId++
-    const answered = await Promise.race([
-      new Promise<boolean>((resolve) => {
-        this.#stats.set(requestId, () => resolve(true))
-        sandbox.send({ type: 'stats', requestId })
-      }),
-      new Promise<boolean>((resolve) => setTimeout(() => resolve(false), 1_000).unref()),
-    ])
-    this.#stats.delete(requestId)
+    const answered = await this.#requestStats(sandbox, 1_000).then(
+      () => true,
+      () => false,
+    )
     if (!answered)
       await sandbox.close().then(() => this.#onExit(sandbox, 'the sandbox stopped answering'))
   }
@@ -253,6 +291,8 @@ export class IsolateEngine implements EvalEngine {
     for (const pending of this.#evals.values())
       pending.resolve(failure('sandbox_reset', message, false))
     for (const resolve of this.#creating.values()) resolve(message)
+    for (const pending of this.#stats.values())
+      pending.reject(new EitriError('sandbox_reset', message))
   }
 
   #receive(message: SandboxMessage): void {
@@ -266,8 +306,9 @@ export class IsolateEngine implements EvalEngine {
         this.#evals.get(message.evalId)?.resolve(message.outcome)
         return
       case 'stats':
-        this.#stats.get(message.requestId)?.({ rss: message.rss, sessions: message.sessions })
-        this.#stats.delete(message.requestId)
+        this.#stats
+          .get(message.requestId)
+          ?.resolve({ rss: message.rss, sessions: message.sessions })
         return
       case 'call':
         void this.#serveCall(message)
@@ -278,10 +319,18 @@ export class IsolateEngine implements EvalEngine {
   async #serveCall(message: Extract<SandboxMessage, { type: 'call' }>): Promise<void> {
     const pending = this.#evals.get(message.evalId)
     if (pending === undefined) return
-    const reply = (answer: { value?: string; error?: { code: string; message: string } }): void => {
-      if (!this.#evals.has(message.evalId)) return
-      void this.#process?.then((sandbox) =>
-        sandbox.send({ type: 'reply', evalId: message.evalId, callId: message.callId, ...answer }),
+    const reply = (
+      answer: { value?: string; error?: { code: string; message: string } },
+      written?: () => void,
+    ): void => {
+      const sandbox = this.#ready
+      if (!this.#evals.has(message.evalId) || sandbox === undefined) {
+        written?.()
+        return
+      }
+      sandbox.send(
+        { type: 'reply', evalId: message.evalId, callId: message.callId, ...answer },
+        written,
       )
     }
     const name = `${message.namespace}.${message.name}`
@@ -304,31 +353,41 @@ export class IsolateEngine implements EvalEngine {
       })
       return
     }
+    let answer: unknown
     try {
-      const value = await pending.capabilities(
+      answer = await pending.capabilities(
         message.namespace,
         message.name,
         parsed.value,
         pending.calls.signal,
       )
-      const json = value === undefined ? '' : JSON.stringify(value)
-      if (json.length > MAX_ANSWER_CHARS) {
-        reply({
-          error: {
-            code: 'limit_exceeded',
-            message: `The answer of ${name} is over ${MAX_ANSWER_CHARS} characters.`,
-          },
-        })
-        return
-      }
-      reply({ value: json })
     } catch (error) {
       reply({
         error: EitriError.isInstance(error)
           ? { code: error.code, message: error.message }
           : { code: 'tool_failed', message: `${name} failed.` },
       })
+      return
     }
+    // What the answer holds is given back once it is handed to the sandbox (or dropped).
+    const delivered = answer instanceof JsonAnswer ? () => answer.delivered() : undefined
+    const json =
+      answer instanceof JsonAnswer
+        ? answer.json
+        : answer === undefined
+          ? ''
+          : JSON.stringify(answer)
+    if (json.length > MAX_ANSWER_CHARS) {
+      delivered?.()
+      reply({
+        error: {
+          code: 'limit_exceeded',
+          message: `The answer of ${name} is over ${MAX_ANSWER_CHARS} characters.`,
+        },
+      })
+      return
+    }
+    reply({ value: json }, delivered)
   }
 }
 

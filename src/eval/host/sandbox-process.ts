@@ -2,13 +2,17 @@
  * @module eval/host/sandbox-process
  * The process that hosts the isolates, seen from the server: started with the server's own
  * Node, `--no-node-snapshot` (isolated-vm needs it) and an empty environment (no secret of the
- * server's is ever in it), spoken to over Node's IPC channel as JSON. Every message from it is
- * validated before use; when it dies, the owner is told and starts another.
+ * server's is ever in it), spoken to in JSON lines: the server writes to its stdin, it answers
+ * on fd 3. Every line from it is bounded in length and validated before use, since the guest
+ * code it runs is the least trusted thing on the machine; a line out of protocol ends it.
  */
 import { spawn, type ChildProcess } from 'node:child_process'
 import path from 'node:path'
+import type { Readable } from 'node:stream'
 import { fileURLToPath } from 'node:url'
 import { EitriError } from '../../errors/eitri-error.ts'
+import { LineSplitter } from '../../util/line-splitter.ts'
+import { MAX_ARGUMENT_CHARS } from '../eval-limits.ts'
 import { sandboxMessageSchema, type HostMessage, type SandboxMessage } from '../sandbox-protocol.ts'
 
 const here = fileURLToPath(import.meta.url)
@@ -25,6 +29,12 @@ export const SANDBOX_MAIN = path.join(
 const START_TIMEOUT_MS = 15_000
 /** Characters of the sandbox's stderr kept, for the message when it dies. */
 const STDERR_KEPT_CHARS = 4_000
+/**
+ * Longest line the sandbox may send: a call's arguments (JSON, at most MAX_ARGUMENT_CHARS
+ * characters) written again inside the message's JSON take at most three bytes a character,
+ * plus room for the rest of the message.
+ */
+export const MAX_SANDBOX_LINE_BYTES = 3 * MAX_ARGUMENT_CHARS + 1024 * 1024
 
 /** What the owner of a sandbox process hears. */
 export interface SandboxProcessEvents {
@@ -36,15 +46,13 @@ export interface SandboxProcessEvents {
 /** One running sandbox process. */
 export class SandboxProcess {
   readonly #child: ChildProcess
-  readonly #events: SandboxProcessEvents
   #stderr = ''
   #closed = false
   #exited = false
   readonly #exit: Promise<void>
 
-  private constructor(child: ChildProcess, events: SandboxProcessEvents) {
+  private constructor(child: ChildProcess) {
     this.#child = child
-    this.#events = events
     this.#exit = new Promise((resolve) => child.once('exit', () => resolve()))
   }
 
@@ -60,12 +68,26 @@ export class SandboxProcess {
     const child = spawn(
       nodePath,
       ['--no-node-snapshot', '--disable-warning=ExperimentalWarning', SANDBOX_MAIN],
-      { stdio: ['ignore', 'ignore', 'pipe', 'ipc'], serialization: 'json', env: {}, cwd: '/' },
+      { stdio: ['pipe', 'ignore', 'pipe', 'pipe'], env: {}, cwd: '/' },
     )
-    const sandbox = new SandboxProcess(child, events)
+    const sandbox = new SandboxProcess(child)
     child.stderr?.on('data', (chunk: Buffer) => {
       sandbox.#stderr = (sandbox.#stderr + chunk.toString('utf8')).slice(-STDERR_KEPT_CHARS)
     })
+    // A write to a sandbox that died fails with EPIPE; its exit is reported on its own.
+    child.stdin?.on('error', () => undefined)
+    let onReady: ((message: SandboxMessage | undefined) => void) | undefined
+    const lines = new LineSplitter(MAX_SANDBOX_LINE_BYTES, {
+      line: (line) => {
+        const message = sandbox.#parse(line)
+        if (onReady !== undefined) return onReady(message)
+        if (message !== undefined) events.message(message)
+      },
+      overflow: () => sandbox.#outOfProtocol(),
+    })
+    const fromSandbox = child.stdio[3] as Readable | null
+    fromSandbox?.on('data', (chunk: Buffer) => lines.push(chunk))
+    fromSandbox?.on('error', () => undefined)
     await new Promise<void>((resolve, reject) => {
       const onError = (error: Error): void => fail(error.message)
       const onExit = (code: number | null, signal: string | null): void =>
@@ -73,6 +95,7 @@ export class SandboxProcess {
       const timer = setTimeout(() => fail('it did not start in time'), START_TIMEOUT_MS)
       const settle = (): void => {
         clearTimeout(timer)
+        onReady = undefined
         child.off('error', onError)
         child.off('exit', onExit)
       }
@@ -88,13 +111,12 @@ export class SandboxProcess {
       }
       child.once('error', onError)
       child.once('exit', onExit)
-      child.once('message', (message) => {
+      onReady = (message) => {
+        if (message?.type !== 'ready') return fail('it did not introduce itself')
         settle()
-        if (sandboxMessageSchema.safeParse(message).data?.type === 'ready') resolve()
-        else fail('it did not introduce itself')
-      })
+        resolve()
+      }
     })
-    child.on('message', (raw) => sandbox.#receive(raw))
     child.on('error', () => undefined)
     child.once('exit', (code, signal) => {
       sandbox.#exited = true
@@ -117,13 +139,21 @@ export class SandboxProcess {
     return !this.#exited
   }
 
-  /** Sends one message; false when the process is gone. */
-  send(message: HostMessage): boolean {
-    if (this.#exited || !this.#child.connected) return false
+  /**
+   * Sends one message; false when the process is gone. `written` is called once the message
+   * has been handed to the pipe, or at once when it could not be sent.
+   */
+  send(message: HostMessage, written?: () => void): boolean {
+    const stdin = this.#child.stdin
+    if (this.#exited || stdin === null || stdin.destroyed || !stdin.writable) {
+      written?.()
+      return false
+    }
     try {
-      this.#child.send(message)
+      stdin.write(`${JSON.stringify(message)}\n`, () => written?.())
       return true
     } catch {
+      written?.()
       return false
     }
   }
@@ -135,13 +165,28 @@ export class SandboxProcess {
     await this.#exit
   }
 
-  #receive(raw: unknown): void {
-    const parsed = sandboxMessageSchema.safeParse(raw)
-    if (!parsed.success) {
-      // A sandbox that speaks out of protocol is not trusted with anything more.
-      this.#child.kill('SIGKILL')
-      return
+  /** One line from the sandbox, validated; undefined (and the sandbox killed) if it is not. */
+  #parse(line: string): SandboxMessage | undefined {
+    let json: unknown
+    try {
+      json = JSON.parse(line)
+    } catch {
+      this.#outOfProtocol()
+      return undefined
     }
-    this.#events.message(parsed.data)
+    const parsed = sandboxMessageSchema.safeParse(json)
+    if (!parsed.success) {
+      this.#outOfProtocol()
+      return undefined
+    }
+    return parsed.data
+  }
+
+  /** A sandbox that speaks out of protocol is not trusted with anything more. */
+  #outOfProtocol(): void {
+    this.#stderr += '\neitri: the sandbox sent a message out of protocol and was ended.'
+    this.#child.kill('SIGKILL')
+    // Whatever still writes to the channel (a child it left) gets EPIPE, not a reader.
+    ;(this.#child.stdio[3] as Readable | null)?.destroy()
   }
 }

@@ -11,6 +11,7 @@ import ivm from 'isolated-vm'
 import {
   MAX_ANSWER_CHARS,
   MAX_ARGUMENT_CHARS,
+  MAX_ARGUMENT_CHARS_IN_FLIGHT,
   MAX_CAPABILITY_CALLS,
   MAX_CONCURRENT_CAPABILITY_CALLS,
   MAX_OUTPUT_CHARS,
@@ -48,6 +49,9 @@ interface Running {
   active: number
   settled: boolean
   inFlight: number
+  /** The argument characters of each call in flight, and their sum. */
+  readonly argumentChars: Map<number, number>
+  argumentCharsInFlight: number
   calls: number
   watchdog: NodeJS.Timeout | undefined
 }
@@ -155,6 +159,8 @@ export class IsolateSession {
       active: 0,
       settled: false,
       inFlight: 0,
+      argumentChars: new Map(),
+      argumentCharsInFlight: 0,
       calls: 0,
       watchdog: undefined,
     }
@@ -180,6 +186,8 @@ export class IsolateSession {
     const running = this.#running
     if (running === undefined || running.evalId !== evalId || running.settled) return
     running.inFlight--
+    running.argumentCharsInFlight -= running.argumentChars.get(callId) ?? 0
+    running.argumentChars.delete(callId)
     const ok = error === undefined
     let payload = ok ? (value ?? '') : JSON.stringify(error)
     if (payload.length > MAX_ANSWER_CHARS) {
@@ -368,8 +376,16 @@ export class IsolateSession {
       )
       return
     }
+    if (running.argumentCharsInFlight + json.length > MAX_ARGUMENT_CHARS_IN_FLIGHT) {
+      refuse(
+        `This eval's calls in flight already carry ${running.argumentCharsInFlight} characters of arguments; with these ${json.length} they would pass ${MAX_ARGUMENT_CHARS_IN_FLIGHT}. Await some calls first.`,
+      )
+      return
+    }
     running.calls++
     running.inFlight++
+    running.argumentChars.set(callId, json.length)
+    running.argumentCharsInFlight += json.length
     this.#events.call(running.evalId, callId, namespace, name, json)
   }
 

@@ -2,14 +2,27 @@
  * @module eval/sandbox/sandbox-main
  * The sandbox process: hosts every session's isolate, apart from the server, so that a V8 out
  * of memory or a native fault ends this process (the server restarts it), never the server.
- * Started by the server with `--no-node-snapshot` (isolated-vm asks for it), an empty
- * environment and an IPC channel; it ends when the channel closes.
+ * Started by the server with `--no-node-snapshot` (isolated-vm asks for it) and an empty
+ * environment; it reads the server's JSON lines on stdin, answers in JSON lines on fd 3, and
+ * ends when stdin closes.
  */
+import { Socket } from 'node:net'
+import { LineSplitter } from '../../util/line-splitter.ts'
+import { MAX_ANSWER_CHARS, MAX_CODE_CHARS } from '../eval-limits.ts'
 import type { HostMessage } from '../sandbox-protocol.ts'
 import { SandboxHost } from './sandbox-host.ts'
 
+/**
+ * Longest line the server sends: an answer (JSON of at most MAX_ANSWER_CHARS characters)
+ * written again inside the message's JSON, or the code of an eval.
+ */
+const MAX_SERVER_LINE_BYTES = 6 * MAX_ANSWER_CHARS + 6 * MAX_CODE_CHARS
+
+const toServer = new Socket({ fd: 3, readable: false, writable: true })
+toServer.on('error', () => process.exit(0))
+
 const send = (message: Record<string, unknown>): void => {
-  if (process.connected) process.send?.(message)
+  if (!toServer.destroyed) toServer.write(`${JSON.stringify(message)}\n`)
 }
 
 const host = new SandboxHost(send, (message) => {
@@ -17,7 +30,7 @@ const host = new SandboxHost(send, (message) => {
   process.abort()
 })
 
-process.on('message', (message: HostMessage) => {
+function receive(message: HostMessage): void {
   if (message.type === 'stats') {
     send({
       type: 'stats',
@@ -30,6 +43,17 @@ process.on('message', (message: HostMessage) => {
   void host.handle(message).catch((error: unknown) => {
     process.stderr.write(`eitri sandbox: ${(error as Error).stack ?? String(error)}\n`)
   })
+}
+
+const lines = new LineSplitter(MAX_SERVER_LINE_BYTES, {
+  // The server is trusted: its lines are its own JSON.
+  line: (line) => receive(JSON.parse(line) as HostMessage),
+  overflow: () => {
+    process.stderr.write('eitri sandbox: a line from the server was too long\n')
+    process.exit(1)
+  },
 })
-process.on('disconnect', () => process.exit(0))
+process.stdin.on('data', (chunk: Buffer) => lines.push(chunk))
+process.stdin.on('end', () => process.exit(0))
+process.stdin.on('error', () => process.exit(0))
 send({ type: 'ready', pid: process.pid })

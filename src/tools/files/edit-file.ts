@@ -6,6 +6,7 @@ import { z } from 'zod'
 import { EitriError } from '../../errors/eitri-error.ts'
 import { defineTool } from '../../tool/define-tool.ts'
 import { toolSuccess } from '../../tool/tool-result.ts'
+import { MAX_READ_BYTES } from './read-file.ts'
 import { decodeText } from './text.ts'
 
 /** Replaces literal text in a file of the workspace. */
@@ -33,7 +34,7 @@ export const editFileTool = defineTool({
       )
     }
     const resolved = await workspace.resolve(path, 'write')
-    const bytes = await workspace.readFile(resolved, { signal })
+    const bytes = await workspace.readFile(resolved, { signal, maxBytes: MAX_READ_BYTES })
     const text = decodeText(bytes, resolved)
     if (!Buffer.from(text, 'utf8').equals(bytes)) {
       // Invalid UTF-8 decodes to U+FFFD: writing the text back would change bytes nobody edited.

@@ -66,8 +66,14 @@ export const grepTool = defineTool({
       }
       const stat = await workspace.stat(entry.path)
       if (stat === undefined || stat.size > MAX_GREP_FILE_BYTES) continue
-      const bytes = await workspace.readFile(entry.path, { signal })
-      if (looksBinary(bytes)) continue
+      const bytes = await workspace
+        .readFile(entry.path, { signal, maxBytes: MAX_GREP_FILE_BYTES })
+        .catch((error: unknown) => {
+          // It grew past the limit since its size was taken: skipped like any larger file.
+          if (EitriError.isInstance(error) && error.code === 'file_too_large') return undefined
+          throw error
+        })
+      if (bytes === undefined || looksBinary(bytes)) continue
       filesSearched++
       for (const hit of matchingLines(regex, new TextDecoder().decode(bytes))) {
         matchCount++

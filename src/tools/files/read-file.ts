@@ -36,7 +36,11 @@ export const readFileTool = defineTool({
         `File is ${stat.size} bytes, over the ${MAX_READ_BYTES}-byte read limit: ${resolved}. Search it with grep instead.`,
       )
     }
-    const text = decodeText(await workspace.readFile(resolved, { signal }), resolved)
+    // Bounded even if the file grew since its size was taken.
+    const text = decodeText(
+      await workspace.readFile(resolved, { signal, maxBytes: MAX_READ_BYTES }),
+      resolved,
+    )
     const range = lineRange(text, offset, limit)
     const metadata = {
       path: resolved,

@@ -6,6 +6,7 @@
 import { z } from 'zod'
 import { defineTool } from '../../tool/define-tool.ts'
 import { toolSuccess } from '../../tool/tool-result.ts'
+import { MAX_READ_BYTES } from '../files/read-file.ts'
 import { decodeText } from '../files/text.ts'
 import { linesOf } from './lines-of.ts'
 
@@ -47,7 +48,10 @@ export const roomReadTool = defineTool({
     const workspace = await lines.workspace(fork ?? lines.current)
     const resolved = await workspace.resolve(path, 'read')
     return toolSuccess(
-      decodeText(await workspace.readFile(resolved, { signal: ctx.signal }), resolved),
+      decodeText(
+        await workspace.readFile(resolved, { signal: ctx.signal, maxBytes: MAX_READ_BYTES }),
+        resolved,
+      ),
       { path: resolved },
     )
   },

@@ -9,6 +9,7 @@ import { z } from 'zod'
 import { EitriError } from '../../../errors/eitri-error.ts'
 import { capabilityFunction, type Capability } from '../../capability.ts'
 import type { CapabilitySettings } from '../../capability-settings.ts'
+import { MAX_RESULT_BYTES } from '../../eval-limits.ts'
 import { resolveChecked } from './address-guard.ts'
 import { canonicalHost, hostAllowed } from './host-allowlist.ts'
 import { maskSecrets, placeholdersIn, substituteSecrets } from './secret-placeholders.ts'
@@ -68,8 +69,39 @@ function checkUrl(url: URL, settings: CapabilitySettings): void {
   }
 }
 
-/** Fetches `address` with every gate; see the module documentation. */
+/**
+ * Fetches `address` with every gate; see the module documentation. Everything that reaches the
+ * guest (the answer, and any error's message, which may quote a host a redirect named) has
+ * every secret value masked.
+ */
 export async function guardedFetch(
+  address: string,
+  options: z.output<typeof init>,
+  settings: CapabilitySettings,
+  signal: AbortSignal,
+): Promise<FetchAnswer> {
+  const mask = (text: string): string => maskSecrets(text, settings)
+  let answer: FetchAnswer
+  try {
+    answer = await fetchHops(address, options, settings, signal)
+  } catch (error) {
+    if (EitriError.isInstance(error)) throw new EitriError(error.code, mask(error.message))
+    throw error
+  }
+  return {
+    status: answer.status,
+    statusText: mask(answer.statusText),
+    ok: answer.ok,
+    headers: Object.fromEntries(
+      Object.entries(answer.headers).map(([name, value]) => [mask(name), mask(value)]),
+    ),
+    body: mask(answer.body),
+    url: mask(answer.url),
+    redirected: answer.redirected,
+  }
+}
+
+async function fetchHops(
   address: string,
   options: z.output<typeof init>,
   settings: CapabilitySettings,
@@ -110,14 +142,9 @@ export async function guardedFetch(
         status: response.status,
         statusText: response.statusText,
         ok: response.status >= 200 && response.status < 300,
-        headers: Object.fromEntries(
-          Object.entries(response.headers).map(([name, value]) => [
-            name,
-            maskSecrets(value, settings),
-          ]),
-        ),
-        body: maskSecrets(response.body, settings),
-        url: maskSecrets(url.href, settings),
+        headers: response.headers,
+        body: response.body,
+        url: url.href,
         redirected: hop > 0,
       }
     }
@@ -162,7 +189,17 @@ export const httpCapability: Capability = {
       description:
         'One HTTP(S) request, redirects followed (and checked again). Only allowlisted hosts on public addresses; a refused request throws permission_denied saying why.',
       parameters: z.tuple([z.string().min(1), init]),
-      run: ([url, options], { settings, ctx }) => guardedFetch(url, options, settings, ctx.signal),
+      run: async ([url, options], { settings, ctx, bytes }) => {
+        // However large the configuration allows, one answer is at most MAX_RESULT_BYTES.
+        const maxResponseBytes = Math.min(settings.http.maxResponseBytes, MAX_RESULT_BYTES)
+        await bytes.reserve(maxResponseBytes)
+        return guardedFetch(
+          url,
+          options,
+          { ...settings, http: { ...settings.http, maxResponseBytes } },
+          ctx.signal,
+        )
+      },
     }),
   ],
 }

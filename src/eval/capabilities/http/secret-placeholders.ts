@@ -1,10 +1,10 @@
 /**
  * @module eval/capabilities/http/secret-placeholders
  * Secrets travel as placeholders (`${secret:NAME}`): `env.get` hands them out, and only the host
- * replaces one with its value, only in a request to the host the secret is bound to and only
- * in the header it is bound to. A placeholder anywhere else (the URL, the body, another header,
- * another host) refuses the whole request. Whatever comes back has every secret value masked
- * with its placeholder again.
+ * replaces one with its value, only in an https request to the host the secret is bound to and
+ * only in the header it is bound to. A placeholder anywhere else (the URL, the body, another
+ * header, another host, plain http) refuses the whole request. Whatever comes back has every
+ * secret value masked with its placeholder again, in any case and percent-encoded too.
  */
 import { EitriError } from '../../../errors/eitri-error.ts'
 import type { CapabilitySettings } from '../../capability-settings.ts'
@@ -49,6 +49,14 @@ export function substituteSecrets(
   const inBody = placeholdersIn(request.body ?? '')
   if (inBody.length > 0) refuse('the body', inBody)
   const host = canonicalHost(request.url.hostname)
+  const inHeaders = Object.values(request.headers).flatMap((value) => placeholdersIn(value))
+  if (inHeaders.length > 0 && request.url.protocol !== 'https:') {
+    // Anyone on the way reads a plain http request: a bound host does not make it private.
+    throw new EitriError(
+      'permission_denied',
+      `http.fetch refused: secret ${[...new Set(inHeaders)].join(', ')} may only be sent over https, and ${request.url.protocol}//${request.url.host} is plain ${request.url.protocol.slice(0, -1)}. Use an https:// URL.`,
+    )
+  }
   const headers: Record<string, string> = {}
   for (const [name, value] of Object.entries(request.headers)) {
     const header = name.toLowerCase()
@@ -77,7 +85,10 @@ export function substituteSecrets(
   return headers
 }
 
-/** Masks every configured secret's value in `text` with its placeholder. */
+/**
+ * Masks every configured secret's value in `text` with its placeholder: as it is, in any case
+ * (a header name comes back lower-cased) and percent-encoded (in a URL).
+ */
 export function maskSecrets(
   text: string,
   settings: Pick<CapabilitySettings, 'secrets' | 'readVariable'>,
@@ -85,7 +96,14 @@ export function maskSecrets(
   let masked = text
   for (const name of Object.keys(settings.secrets)) {
     const value = settings.readVariable(name)
-    if (value !== undefined && value !== '') masked = masked.replaceAll(value, placeholder(name))
+    if (value === undefined || value === '') continue
+    for (const form of new Set([value, encodeURIComponent(value), encodeURI(value)])) {
+      masked = masked.replace(new RegExp(escapeRegExp(form), 'gi'), () => placeholder(name))
+    }
   }
   return masked
+}
+
+function escapeRegExp(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
 }
