@@ -9,11 +9,13 @@
 import { randomBytes } from 'node:crypto'
 import fs from 'node:fs'
 import path from 'node:path'
+import { z } from 'zod'
 import { EitriError } from '../errors/eitri-error.ts'
 import type { DirectoryTree } from './directory-tree.ts'
 import { encodeObject } from './git/git-objects.ts'
 import type { ObjectStore } from './git/object-store.ts'
 import type { ConflictSide } from './tree-merge.ts'
+import type { RefMove } from './user-git-refs.ts'
 
 /** One path the merge changes. */
 export interface JournalEntry {
@@ -22,12 +24,16 @@ export interface JournalEntry {
   readonly after?: ConflictSide
 }
 
-/** The plan of a merge into main. */
+/** The plan of a merge into main (or of an undo or a restore, which change main the same way). */
 export interface MergeJournal {
   readonly id: string
-  readonly kind: 'merge' | 'undo'
+  readonly kind: 'merge' | 'undo' | 'restore'
   /** The fork merged (for a merge). */
   readonly fork?: string
+  /** The snapshot restored (for a restore). */
+  readonly snapshot?: number
+  /** The user's git references a restore moves back once the files are in place. */
+  readonly refs?: readonly RefMove[]
   /** The commit main moves to once every file is in place. */
   readonly commit: string
   /** The commit main was at when the merge started. */
@@ -57,6 +63,48 @@ export function writeDurably(file: string, value: unknown): void {
   } finally {
     fs.closeSync(folder)
   }
+}
+
+const side = z.object({
+  oid: z.string().regex(/^[0-9a-f]{40}$/),
+  kind: z.enum(['file', 'executable', 'symlink', 'directory', 'gitlink']),
+})
+
+const journalSchema = z.object({
+  id: z.string(),
+  kind: z.enum(['merge', 'undo', 'restore']),
+  fork: z.string().optional(),
+  snapshot: z.number().int().optional(),
+  refs: z
+    .array(z.object({ name: z.string(), from: z.string().optional(), to: z.string() }))
+    .optional(),
+  commit: z.string(),
+  previous: z.string(),
+  entries: z.array(z.object({ path: z.string(), before: side.optional(), after: side.optional() })),
+})
+
+/**
+ * Reads a journal written by {@link writeDurably}.
+ *
+ * @throws EitriError `tool_failed` naming the file when it is not a journal (never half-applied).
+ */
+export function readJournal(file: string): MergeJournal {
+  let value: unknown
+  try {
+    value = JSON.parse(fs.readFileSync(file, 'utf8'))
+  } catch (error) {
+    throw new EitriError(
+      'tool_failed',
+      `The journal ${file} cannot be read: ${(error as Error).message}`,
+    )
+  }
+  const parsed = journalSchema.safeParse(value)
+  if (!parsed.success)
+    throw new EitriError(
+      'tool_failed',
+      `The journal ${file} is not one eitri wrote (${parsed.error.issues[0]?.message ?? 'invalid'}); move it away to open the workspace.`,
+    )
+  return parsed.data as MergeJournal
 }
 
 /** The git object id of what is at `relativePath` in the live folder now (undefined: nothing). */

@@ -16,15 +16,20 @@ export { forkRef, type ForkInfo }
 import { runGit } from './git/run-git.ts'
 import { MAIN_REF, WorkspaceHistory } from './history.ts'
 import { MainWatcher } from './main-watcher.ts'
+import { MainSnapshots, type MainState, type SnapshotRetention } from './main-snapshots.ts'
 import {
   applyEntries,
   changedSince,
+  readJournal,
   removeStaleTemporaries,
   writeDurably,
   type JournalEntry,
   type MergeJournal,
   type MergeStep,
 } from './merge-journal.ts'
+import { planRestore } from './restore-plan.ts'
+import { SnapshotLog } from './snapshot-log.ts'
+import { applyRefMoves, UserGitRefs, type RefMove } from './user-git-refs.ts'
 import {
   diffTrees,
   mergeCommits,
@@ -84,21 +89,61 @@ export interface LinesOptions {
   /** Watch main for changes (a server): forks then cost what changed. @default false */
   readonly watch?: boolean
   readonly hooks?: LineHooks
+  /** Files of main larger than this stay out of history and snapshots. @default 64 MiB */
+  readonly maxFileBytes?: number
 }
+
+/** What a restore did, or why it did nothing. */
+export type RestoreOutcome =
+  | {
+      readonly type: 'restored'
+      readonly snapshot: number
+      readonly paths: readonly string[]
+      /** References moved back, with their values before and after. */
+      readonly refs: readonly RefMove[]
+      /** References that could not be moved back, with git's reason. */
+      readonly refsFailed: readonly { name: string; reason: string }[]
+      readonly refsKept: readonly string[]
+      readonly refsNote?: string
+      readonly tooLarge: readonly string[]
+    }
+  | { readonly type: 'nothing'; readonly snapshot: number; readonly tooLarge: readonly string[] }
+  /** A person changed these since the snapshot: restoring them needs `force`. */
+  | {
+      readonly type: 'changed-since'
+      readonly snapshot: number
+      readonly paths: readonly string[]
+      readonly refs: readonly string[]
+    }
+  | {
+      readonly type: 'changed-on-disk'
+      readonly snapshot: number
+      readonly paths: readonly string[]
+    }
 
 /** The lines of one workspace. */
 export class WorkspaceLines implements AsyncDisposable {
   readonly main: DirectoryTree
   readonly history: WorkspaceHistory
+  /** The snapshots of main taken around calls that may change it. */
+  readonly snapshots: MainSnapshots
   readonly #stateDir: string
   readonly #hooks: LineHooks
   readonly #watcher: MainWatcher | undefined
   readonly #trees = new Map<string, ForkTree>()
   #serial: Promise<unknown> = Promise.resolve()
+  /** True while a change under `.git` may not be in the newest snapshot's references yet. */
+  #gitTouched = true
 
   private constructor(options: LinesOptions, history: WorkspaceHistory) {
     this.main = options.main
     this.history = history
+    this.snapshots = new MainSnapshots({
+      log: new SnapshotLog(history),
+      refs: new UserGitRefs(options.main.root),
+      serialize: (work) => this.#serialize(work),
+      takeMain: () => this.#mainState(),
+    })
     this.#stateDir = options.stateDir
     this.#hooks = options.hooks ?? {}
     const excluded = options.excluded ?? []
@@ -117,6 +162,7 @@ export class WorkspaceLines implements AsyncDisposable {
       stateDir: options.stateDir,
       workTree: options.main.root,
       ...(options.excluded === undefined ? {} : { excluded: options.excluded }),
+      ...(options.maxFileBytes === undefined ? {} : { maxFileBytes: options.maxFileBytes }),
     })
     const lines = new WorkspaceLines(options, history)
     await lines.#recover()
@@ -332,6 +378,107 @@ export class WorkspaceLines implements AsyncDisposable {
     })
   }
 
+  /**
+   * Puts main's files (or only `paths`) back as they were at a snapshot, through the journal,
+   * in the queue of writers to main; a whole restore also moves the user's git references back
+   * (never deleting one made since). Refused, with the list, for what a person changed since the
+   * snapshot, unless `force`. Take a snapshot first (`snapshots.around`) to make it undoable.
+   *
+   * @throws EitriError `not_found` for an unknown snapshot, `invalid_input` for a bad path.
+   */
+  async restore(
+    snapshot: string | number,
+    options: {
+      paths?: readonly string[]
+      force?: boolean
+      onStep?: (step: MergeStep) => void
+    } = {},
+  ): Promise<RestoreOutcome> {
+    const paths = options.paths?.map(checkRestorePath)
+    return this.#serialize(async () => {
+      const target = await this.snapshots.log.find(snapshot)
+      const later = (await this.snapshots.log.list())
+        .filter((record) => record.id > target.id)
+        .reverse()
+      const main = await this.#snapshotMain('snapshot')
+      const reading = this.snapshots.readRefs()
+      const plan = await planRestore({
+        gitDir: this.history.gitDir,
+        log: this.snapshots.log,
+        target,
+        later,
+        now: {
+          files: main.tree,
+          skipped: main.skipped,
+          owner: this.snapshots.owner,
+          ...(reading.type === 'recorded' ? { refs: reading.refs } : { refsNote: reading.reason }),
+        },
+        ...(paths === undefined || paths.length === 0 ? {} : { paths }),
+      })
+      const id = target.id
+      if (
+        options.force !== true &&
+        (plan.changedByPerson.length > 0 || plan.refsChangedByPerson.length > 0)
+      )
+        return {
+          type: 'changed-since' as const,
+          snapshot: id,
+          paths: plan.changedByPerson,
+          refs: plan.refsChangedByPerson,
+        }
+      if (plan.changes.length === 0 && plan.refMoves.length === 0)
+        return { type: 'nothing' as const, snapshot: id, tooLarge: plan.tooLarge }
+      const entries = plan.changes.map((change) => entryOf(change))
+      options.onStep?.('planned')
+      const changed = await changedSince(this.main, entries)
+      if (changed.length > 0)
+        return { type: 'changed-on-disk' as const, snapshot: id, paths: changed }
+      const failed = await this.#runJournal(
+        {
+          id: randomBytes(6).toString('hex'),
+          kind: 'restore',
+          snapshot: id,
+          commit: '',
+          previous: main.commit,
+          entries,
+          refs: plan.refMoves,
+        },
+        options.onStep,
+      )
+      return {
+        type: 'restored' as const,
+        snapshot: id,
+        paths: entries.map((entry) => entry.path),
+        refs: plan.refMoves.filter((move) => !failed.some((failure) => failure.name === move.name)),
+        refsFailed: failed,
+        refsKept: plan.refsKept,
+        ...(plan.refsNote === undefined ? {} : { refsNote: plan.refsNote }),
+        tooLarge: plan.tooLarge,
+      }
+    })
+  }
+
+  /**
+   * Deletes the snapshots beyond `retention`, then lets git tidy eitri's own history if it is
+   * due (`git gc --auto`, which keeps unreferenced objects younger than two weeks: a fork's
+   * writes not yet committed are among them). Open forks are committed first, so none of their
+   * writes is unreferenced. Answers the snapshot numbers deleted.
+   */
+  async prune(retention: SnapshotRetention): Promise<number[]> {
+    const removed = await this.snapshots.prune(retention)
+    for (const fork of this.forks()) if (fork.merged === undefined) await this.commit(fork.id)
+    await this.#serialize(() =>
+      runGit({ gitDir: this.history.gitDir }, [
+        '-c',
+        'gc.packRefs=false',
+        'gc',
+        '--auto',
+        '--quiet',
+      ]),
+    )
+    return removed
+  }
+
   /** The commits of a line, newest first. */
   async log(
     line: string = MAIN,
@@ -394,19 +541,41 @@ export class WorkspaceLines implements AsyncDisposable {
     await this.#hooks.merged?.(info.id, into)
   }
 
-  /** The journal's steps: durable plan, files, main's reference, record for undo. */
-  async #runJournal(journal: MergeJournal, onStep?: (step: MergeStep) => void): Promise<void> {
+  /**
+   * The journal's steps: durable plan, files, main's reference (and a restore's git
+   * references), record for undo. Answers the git references that could not be moved.
+   */
+  async #runJournal(
+    journal: MergeJournal,
+    onStep?: (step: MergeStep) => void,
+  ): Promise<{ name: string; reason: string }[]> {
     const file = path.join(this.#stateDir, 'merge-journal.json')
     writeDurably(file, journal)
     onStep?.('journal-written')
-    await this.#finishJournal(journal, onStep)
+    return this.#finishJournal(journal, onStep)
   }
 
-  async #finishJournal(journal: MergeJournal, onStep?: (step: MergeStep) => void): Promise<void> {
+  async #finishJournal(
+    journal: MergeJournal,
+    onStep?: (step: MergeStep) => void,
+  ): Promise<{ name: string; reason: string }[]> {
     await applyEntries(this.main, this.history.store, journal.entries, onStep)
     for (const entry of journal.entries) this.#watcher?.touch(entry.path)
     onStep?.('files-written')
-    if (journal.kind === 'merge') {
+    let failed: { name: string; reason: string }[] = []
+    if (journal.kind === 'restore') {
+      await this.#snapshotMain(`restore snapshot #${journal.snapshot ?? '?'}`, {
+        paths: journal.entries.map((entry) => entry.path),
+      })
+      // Each reference moves only if it still holds what the plan saw: replayed after a
+      // crash, the ones already moved fail harmlessly and are left as they are.
+      failed = await applyRefMoves(
+        this.main.root,
+        journal.refs ?? [],
+        `eitri: restore snapshot #${journal.snapshot ?? '?'}`,
+      )
+      this.#gitTouched = true
+    } else if (journal.kind === 'merge') {
       await runGit({ gitDir: this.history.gitDir }, ['update-ref', MAIN_REF, journal.commit])
       // main's index still describes the old files: refresh it for the paths merged
       await this.history.snapshotMain({ paths: journal.entries.map((entry) => entry.path) })
@@ -419,25 +588,53 @@ export class WorkspaceLines implements AsyncDisposable {
     }
     onStep?.('ref-moved')
     fs.rmSync(path.join(this.#stateDir, 'merge-journal.json'), { force: true })
+    return failed
   }
 
   /** A journal left by a crash is finished: main ends wholly after the merge. */
   async #recover(): Promise<void> {
     const file = path.join(this.#stateDir, 'merge-journal.json')
     if (!fs.existsSync(file)) return
-    const journal = JSON.parse(fs.readFileSync(file, 'utf8')) as MergeJournal
+    const journal = readJournal(file)
     await removeStaleTemporaries(this.main, journal.entries)
     await this.#finishJournal(journal)
   }
 
+  /**
+   * Snapshots main in history: what the watcher saw change (or `paths`), else everything git's
+   * stat cache finds changed. Only inside the queue.
+   */
+  async #snapshotMain(
+    message: string,
+    options: { paths?: readonly string[] } = {},
+  ): Promise<{ commit: string; tree: string; skipped: readonly string[] }> {
+    const paths = options.paths ?? (await this.#watcher?.take())
+    if (
+      paths === undefined ||
+      paths.some((changed) => changed === '.git' || changed.startsWith('.git/'))
+    )
+      this.#gitTouched = true
+    try {
+      return await this.history.snapshotMain({ ...(paths === undefined ? {} : { paths }), message })
+    } catch (error) {
+      // What the watcher saw must reach the next snapshot.
+      if (options.paths === undefined)
+        for (const changed of paths ?? []) this.#watcher?.touch(changed)
+      throw error
+    }
+  }
+
+  /** Main for a snapshot record: its files, and whether `.git` changed since the last record. */
+  async #mainState(): Promise<MainState> {
+    const main = await this.#snapshotMain('snapshot')
+    const gitTouched = this.#gitTouched
+    this.#gitTouched = false
+    return { files: main.tree, skipped: main.skipped, gitTouched }
+  }
+
   /** The head commit of a line, snapshotting main or committing a fork's writes first. */
   async #head(line: string, message = 'snapshot'): Promise<string> {
-    if (line === MAIN) {
-      const paths = await this.#watcher?.take()
-      return (
-        await this.history.snapshotMain({ ...(paths === undefined ? {} : { paths }), message })
-      ).commit
-    }
+    if (line === MAIN) return (await this.#snapshotMain(message)).commit
     const info = this.#fork(line)
     const ref = forkRef(info.id)
     const head = (await this.history.readRef(ref)) ?? info.forkPoint
@@ -506,6 +703,21 @@ export class WorkspaceLines implements AsyncDisposable {
     this.#serial = next.catch(() => undefined)
     return next
   }
+}
+
+/** A path a restore may name: workspace-relative, without `..`. */
+function checkRestorePath(raw: string): string {
+  const trimmed = raw
+    .trim()
+    .replace(/^\.\/+/, '')
+    .replace(/\/+$/, '')
+  const normal = trimmed === '' ? '.' : path.posix.normalize(trimmed)
+  if (path.posix.isAbsolute(normal) || normal === '..' || normal.startsWith('../'))
+    throw new EitriError(
+      'invalid_input',
+      `paths: ${JSON.stringify(raw)} is not a workspace-relative path; name files or folders inside the workspace, such as src or src/a.ts.`,
+    )
+  return normal
 }
 
 function entryOf(change: TreeChange): JournalEntry {
