@@ -88,6 +88,35 @@ const httpSchema = z
   })
   .default({ allow: [], maxResponseBytes: 5 * 1024 * 1024, timeoutMs: 30_000 })
 
+/** The defaults of the `snapshots` section. */
+export const SNAPSHOT_DEFAULTS = Object.freeze({
+  keep: 200,
+  maxAgeDays: 30,
+  maxFileBytes: 64 * 1024 * 1024,
+})
+
+const snapshotsSchema = z
+  .strictObject({
+    keep: z
+      .number()
+      .int()
+      .min(1, 'keep at least 1 snapshot')
+      .default(SNAPSHOT_DEFAULTS.keep)
+      .describe('The most snapshots of main kept (one per call that may change it).'),
+    maxAgeDays: z
+      .number()
+      .positive()
+      .default(SNAPSHOT_DEFAULTS.maxAgeDays)
+      .describe('Snapshots older than this many days are pruned (the newest is always kept).'),
+    maxFileBytes: z
+      .number()
+      .int()
+      .positive()
+      .default(SNAPSHOT_DEFAULTS.maxFileBytes)
+      .describe('Files larger than this are left out of snapshots and forks, and listed.'),
+  })
+  .default({ ...SNAPSHOT_DEFAULTS })
+
 /** The configuration file's schema. Later capabilities add their sections here. */
 export const configSchema = z.strictObject({
   protectedPaths: z
@@ -117,6 +146,9 @@ export const configSchema = z.strictObject({
       error: 'mode names must be unique',
     }),
   rules: rulesSchema.default({ allow: [], deny: [] }),
+  snapshots: snapshotsSchema.describe(
+    'How snapshots of main are kept: `eitri log` lists them, `eitri restore` uses them, `eitri forks --prune` prunes them.',
+  ),
 })
 
 /** A mode as configured. */

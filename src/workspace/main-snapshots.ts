@@ -116,6 +116,33 @@ export class MainSnapshots {
   }
 
   /**
+   * Runs `work` (a person deciding on an approval during `call`) as time no call covers: what
+   * changes meanwhile counts as the person's, so a restore will not silently undo it. Takes a
+   * snapshot as the wait starts and one as it ends.
+   */
+  async aside<T>(call: SnapshotCall, work: () => Promise<T>): Promise<T> {
+    await this.#options
+      .serialize(async () => {
+        this.#inFlight--
+        await this.#record('after', {
+          ...call,
+          detail: `${call.detail ?? ''} (waiting for a person)`.trim(),
+        })
+      })
+      .catch(() => undefined)
+    try {
+      return await work()
+    } finally {
+      await this.#options
+        .serialize(async () => {
+          this.#inFlight++
+          await this.#record('before', call)
+        })
+        .catch(() => undefined)
+    }
+  }
+
+  /**
    * Counts `finished` as a call still changing main (a background job started by a call) until
    * it settles, then takes the snapshot after it.
    */
@@ -125,6 +152,11 @@ export class MainSnapshots {
       () => this.#after(call, 'finished'),
       () => this.#after(call, 'finished'),
     )
+  }
+
+  /** Settles once the first snapshot (and the pruning after it) is done. */
+  settled(): Promise<void> {
+    return this.#started
   }
 
   /** Reads the user's git references now. */

@@ -8,11 +8,12 @@ import { randomBytes } from 'node:crypto'
 import fs from 'node:fs'
 import path from 'node:path'
 import { EitriError } from '../errors/eitri-error.ts'
+import type { RestoreOutcome } from '../tool/line-control.ts'
 import type { DirectoryTree } from './directory-tree.ts'
 import { forkRef, readForks, writeFork, type ForkInfo } from './fork-registry.ts'
 import { ForkTree } from './fork-tree.ts'
 
-export { forkRef, type ForkInfo }
+export { forkRef, type ForkInfo, type RestoreOutcome }
 import { runGit } from './git/run-git.ts'
 import { MAIN_REF, WorkspaceHistory } from './history.ts'
 import { MainWatcher } from './main-watcher.ts'
@@ -29,7 +30,7 @@ import {
 } from './merge-journal.ts'
 import { planRestore } from './restore-plan.ts'
 import { SnapshotLog } from './snapshot-log.ts'
-import { applyRefMoves, UserGitRefs, type RefMove } from './user-git-refs.ts'
+import { applyRefMoves, UserGitRefs } from './user-git-refs.ts'
 import {
   diffTrees,
   mergeCommits,
@@ -92,34 +93,6 @@ export interface LinesOptions {
   /** Files of main larger than this stay out of history and snapshots. @default 64 MiB */
   readonly maxFileBytes?: number
 }
-
-/** What a restore did, or why it did nothing. */
-export type RestoreOutcome =
-  | {
-      readonly type: 'restored'
-      readonly snapshot: number
-      readonly paths: readonly string[]
-      /** References moved back, with their values before and after. */
-      readonly refs: readonly RefMove[]
-      /** References that could not be moved back, with git's reason. */
-      readonly refsFailed: readonly { name: string; reason: string }[]
-      readonly refsKept: readonly string[]
-      readonly refsNote?: string
-      readonly tooLarge: readonly string[]
-    }
-  | { readonly type: 'nothing'; readonly snapshot: number; readonly tooLarge: readonly string[] }
-  /** A person changed these since the snapshot: restoring them needs `force`. */
-  | {
-      readonly type: 'changed-since'
-      readonly snapshot: number
-      readonly paths: readonly string[]
-      readonly refs: readonly string[]
-    }
-  | {
-      readonly type: 'changed-on-disk'
-      readonly snapshot: number
-      readonly paths: readonly string[]
-    }
 
 /** The lines of one workspace. */
 export class WorkspaceLines implements AsyncDisposable {
@@ -503,6 +476,7 @@ export class WorkspaceLines implements AsyncDisposable {
   }
 
   async close(): Promise<void> {
+    await this.snapshots.settled()
     await this.#serial.catch(() => undefined)
     this.#watcher?.close()
     this.history.close()
