@@ -123,6 +123,7 @@ export class SnapshotLog {
         : undefined
     if (found !== undefined) return found
     const newest = records
+      .filter((record) => record.kind !== 'after')
       .slice(0, 5)
       .map((record) => `#${record.id}`)
       .join(', ')

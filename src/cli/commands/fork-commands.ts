@@ -157,12 +157,14 @@ async function restore(
   snapshot: string,
 ): Promise<number> {
   const paths = line.positionals.slice(1)
+  // An unknown snapshot is refused before anything is snapshotted.
+  const target = await workshop.lines.snapshots.log.find(snapshot)
   const outcome = await changingMain(
     workshop,
     'eitri restore',
-    [snapshot, ...paths].join(' '),
+    [`#${target.id}`, ...paths].join(' '),
     () =>
-      workshop.lines.restore(snapshot, {
+      workshop.lines.restore(target.id, {
         ...(paths.length === 0 ? {} : { paths }),
         force: line.force,
       }),

@@ -140,7 +140,11 @@ export const workspaceRestoreTool = defineTool({
           { snapshot: outcome.snapshot, changed: outcome.paths },
         )
       case 'refused':
-        return toolError('permission_denied', `Not restored: ${outcome.reason}`)
+        return toolError(
+          'permission_denied',
+          `Not restored: ${outcome.reason}. The user can restore it at the terminal: eitri restore ${String(snapshot).replace(/^#/, '')}${paths === undefined ? '' : ` ${paths.join(' ')}`}`,
+          { snapshot },
+        )
     }
   },
 })
