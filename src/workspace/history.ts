@@ -28,6 +28,8 @@ export class WorkspaceHistory {
   readonly #mainIndex: string
   readonly #large: LargeFiles
   #lastMain: Snapshot | undefined
+  /** The tree git's index of main last gave: the index changes only through this class. */
+  #lastTree: string | undefined
 
   private constructor(gitDir: string, workTree: string, maxFileBytes: number) {
     this.gitDir = gitDir
@@ -118,39 +120,14 @@ export class WorkspaceHistory {
     if (
       options.paths?.length === 0 &&
       this.#lastMain !== undefined &&
-      this.#lastMain.commit === previous
+      this.#lastMain.commit === previous &&
+      this.#lastMain.tree === this.#lastTree
     ) {
       return { ...this.#lastMain, skipped: this.#large.paths() }
     }
-    const folders =
-      options.paths === undefined || previous === undefined || !fs.existsSync(this.#mainIndex)
-        ? ['.']
-        : this.#foldersOf(options.paths)
-    if (folders.length > 0) {
-      const newlyLarge = await this.#large.update({
-        target: this.mainTarget,
-        folders,
-        ...(folders[0] === '.' || options.paths === undefined ? {} : { paths: options.paths }),
-      })
-      // A file that grew past the bound leaves the index: its old content must not pass for
-      // its current one.
-      if (newlyLarge.length > 0)
-        await runGit(this.mainTarget, ['update-index', '--force-remove', '-z', '--stdin'], {
-          input: newlyLarge.map((file) => `${file}\0`).join(''),
-        })
-      // Folders, not files: a pathspec that names a file gone again would stop git.
-      const pathspecs = [
-        ...folders.map((folder) => `:(literal)${folder}`),
-        ...this.#large.paths().map((file) => `:(exclude,literal)${file}`),
-      ]
-      await runGit(
-        this.mainTarget,
-        ['add', '--all', '--pathspec-from-file=-', '--pathspec-file-nul'],
-        { input: pathspecs.map((pathspec) => `${pathspec}\0`).join('') },
-      )
-    }
-    const tree = (await runGit(this.mainTarget, ['write-tree'])).stdout.toString().trim()
-    const skipped = this.#large.paths()
+    const { tree, skipped } = await this.mainTree(
+      previous === undefined || options.paths === undefined ? {} : { paths: options.paths },
+    )
     if (previous !== undefined && (await this.treeOf(previous)) === tree) {
       this.#lastMain = { commit: previous, tree }
       return { ...this.#lastMain, skipped }
@@ -163,6 +140,48 @@ export class WorkspaceHistory {
     await this.updateRef(MAIN_REF, commit, previous)
     this.#lastMain = { commit, tree }
     return { ...this.#lastMain, skipped }
+  }
+
+  /**
+   * Main's tree as it is now, without a commit: git's index of main takes what changed (in the
+   * folders of `paths` when a watcher knows them; nothing at all when it saw nothing change),
+   * files over the size bound left out and listed.
+   */
+  async mainTree(
+    options: { paths?: readonly string[] } = {},
+  ): Promise<{ readonly tree: string; readonly skipped: readonly string[] }> {
+    if (options.paths?.length === 0 && this.#lastTree !== undefined)
+      return { tree: this.#lastTree, skipped: this.#large.paths() }
+    const folders =
+      options.paths === undefined || !fs.existsSync(this.#mainIndex)
+        ? ['.']
+        : this.#foldersOf(options.paths)
+    const newlyLarge = await this.#large.update({
+      target: this.mainTarget,
+      folders,
+      ...(folders[0] === '.' || options.paths === undefined ? {} : { paths: options.paths }),
+    })
+    // A file that grew past the bound leaves the index: its old content must not pass for its
+    // current one.
+    if (newlyLarge.length > 0)
+      await runGit(this.mainTarget, ['update-index', '--force-remove', '-z', '--stdin'], {
+        input: newlyLarge.map((file) => `${file}\0`).join(''),
+      })
+    // Folders, not files: a pathspec that names a file gone again would stop git.
+    const pathspecs = [
+      ...folders.map((folder) => `:(literal)${folder}`),
+      ...this.#large.paths().map((file) => `:(exclude,literal)${file}`),
+    ]
+    await runGit(
+      this.mainTarget,
+      ['add', '--all', '--pathspec-from-file=-', '--pathspec-file-nul'],
+      {
+        input: pathspecs.map((pathspec) => `${pathspec}\0`).join(''),
+      },
+    )
+    const tree = (await runGit(this.mainTarget, ['write-tree'])).stdout.toString().trim()
+    this.#lastTree = tree
+    return { tree, skipped: this.#large.paths() }
   }
 
   /** The nearest existing folder of each changed path, without nesting. */

@@ -202,3 +202,16 @@ describe('snapshots: size bound, git references, retention', () => {
     assert.equal((await lines.snapshots.list())[0]?.kind, 'open')
   })
 })
+
+describe('snapshots and forks share main’s index', () => {
+  it('a fork taken after a snapshot saw a change has that change, with a watcher', async (t) => {
+    const { lines, workspace } = await linesFixture(t, { 'a.txt': 'a\n' }, { watch: true })
+    await lines.fork({ name: 'first' })
+    await lines.snapshots.around(call('echo b > a.txt'), () =>
+      fs.writeFile(path.join(workspace, 'a.txt'), 'b\n'),
+    )
+    const fork = await lines.fork({ name: 'second' })
+    const tree = await lines.tree(fork.id)
+    assert.equal(Buffer.from(await tree.readFile('a.txt')).toString(), 'b\n')
+  })
+})

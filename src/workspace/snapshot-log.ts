@@ -68,8 +68,12 @@ export class SnapshotLog {
     fs.mkdirSync(folder, { recursive: true })
     let id = this.#next ?? (await this.#highest()) + 1
     // The reference appears whole or not at all, and never replaces another process's: a link
-    // fails if the name is taken, and the next number is tried.
-    const temporary = path.join(folder, `.new-${randomBytes(6).toString('hex')}`)
+    // fails if the name is taken, and the next number is tried. The temporary file lies outside
+    // refs/, where git never mistakes one a crash left for a reference.
+    const temporary = path.join(
+      this.#history.gitDir,
+      `new-snapshot-${randomBytes(6).toString('hex')}`,
+    )
     fs.writeFileSync(temporary, `${commit}\n`, { mode: 0o644 })
     try {
       for (;;) {

@@ -583,11 +583,7 @@ export class WorkspaceLines implements AsyncDisposable {
     options: { paths?: readonly string[] } = {},
   ): Promise<{ commit: string; tree: string; skipped: readonly string[] }> {
     const paths = options.paths ?? (await this.#watcher?.take())
-    if (
-      paths === undefined ||
-      paths.some((changed) => changed === '.git' || changed.startsWith('.git/'))
-    )
-      this.#gitTouched = true
+    if (paths === undefined || paths.some(insideUserGit)) this.#gitTouched = true
     try {
       return await this.history.snapshotMain({ ...(paths === undefined ? {} : { paths }), message })
     } catch (error) {
@@ -598,9 +594,20 @@ export class WorkspaceLines implements AsyncDisposable {
     }
   }
 
-  /** Main for a snapshot record: its files, and whether `.git` changed since the last record. */
+  /**
+   * Main for a snapshot record: its files (a tree; main's line of commits moves only when a
+   * fork or a merge needs it), and whether `.git` changed since the last record.
+   */
   async #mainState(): Promise<MainState> {
-    const main = await this.#snapshotMain('snapshot')
+    const paths = await this.#watcher?.take()
+    if (paths === undefined || paths.some(insideUserGit)) this.#gitTouched = true
+    let main
+    try {
+      main = await this.history.mainTree(paths === undefined ? {} : { paths })
+    } catch (error) {
+      for (const changed of paths ?? []) this.#watcher?.touch(changed)
+      throw error
+    }
     const gitTouched = this.#gitTouched
     this.#gitTouched = false
     return { files: main.tree, skipped: main.skipped, gitTouched }
@@ -677,6 +684,11 @@ export class WorkspaceLines implements AsyncDisposable {
     this.#serial = next.catch(() => undefined)
     return next
   }
+}
+
+/** Whether a changed path lies in the user's `.git` (its references may have moved). */
+function insideUserGit(changed: string): boolean {
+  return changed === '.git' || changed.startsWith('.git/')
 }
 
 /** A path a restore may name: workspace-relative, without `..`. */
