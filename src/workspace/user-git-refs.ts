@@ -21,6 +21,26 @@ export type RefsReading =
 const OBJECT_ID = /^(?:[0-9a-f]{40}|[0-9a-f]{64})$/
 const SYMBOLIC = /^ref: (refs\/\S+|HEAD)$/
 
+/**
+ * Whether `name` is a reference name git itself would accept (`git check-ref-format`'s rules),
+ * so a file a command planted under `.git/refs` with a newline or a tab in its name can never
+ * pass for another reference in a snapshot's list.
+ */
+export function isReferenceName(name: string): boolean {
+  if (name === 'HEAD') return true
+  return (
+    name.startsWith('refs/') &&
+    // no control characters, space, ~ ^ : ? * [ \ or DEL
+    !/[\x00-\x20\x7f~^:?*[\\]/.test(name) &&
+    !name.includes('..') &&
+    !name.includes('@{') &&
+    !name.includes('//') &&
+    !name.endsWith('/') &&
+    !name.endsWith('.') &&
+    name.split('/').every((part) => !part.startsWith('.') && !part.endsWith('.lock'))
+  )
+}
+
 /** A packed-refs file as last parsed, kept while the file is unchanged. */
 interface PackedCache {
   readonly signature: string
@@ -81,7 +101,7 @@ export class UserGitRefs {
       const space = line.indexOf(' ')
       const oid = line.slice(0, space)
       const name = line.slice(space + 1)
-      if (OBJECT_ID.test(oid) && name.startsWith('refs/')) refs.set(name, oid)
+      if (OBJECT_ID.test(oid) && isReferenceName(name)) refs.set(name, oid)
     }
     this.#packed = { signature, refs }
     return refs
@@ -97,7 +117,7 @@ export class UserGitRefs {
     for (const entry of entries) {
       const name = `${relative}/${entry.name}`
       if (entry.isDirectory()) this.#readLoose(name, into)
-      else if (entry.isFile() && !entry.name.endsWith('.lock')) {
+      else if (entry.isFile() && isReferenceName(name)) {
         const value = readValue(path.join(this.#gitDir, name))
         if (value !== undefined) into.set(name, value)
       }
@@ -131,10 +151,7 @@ export function decodeRefs(text: string): Map<string, string> {
     if (tab <= 0) continue
     const name = line.slice(0, tab)
     const value = line.slice(tab + 1)
-    if (
-      (name === 'HEAD' || name.startsWith('refs/')) &&
-      (OBJECT_ID.test(value) || SYMBOLIC.test(value))
-    )
+    if (isReferenceName(name) && (OBJECT_ID.test(value) || SYMBOLIC.test(value)))
       refs.set(name, value)
   }
   return refs
