@@ -30,8 +30,9 @@ export function isReferenceName(name: string): boolean {
   if (name === 'HEAD') return true
   return (
     name.startsWith('refs/') &&
-    // no control characters, space, ~ ^ : ? * [ \ or DEL
-    !/[\x00-\x20\x7f~^:?*[\\]/.test(name) &&
+    // no control characters, space or DEL, and none of ~ ^ : ? * [ \
+    ![...name].some((character) => character <= ' ' || character === '\x7f') &&
+    !/[~^:?*[\\]/.test(name) &&
     !name.includes('..') &&
     !name.includes('@{') &&
     !name.includes('//') &&
