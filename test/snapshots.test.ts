@@ -202,6 +202,33 @@ describe('restore', () => {
     assert.equal(await fs.readFile(path.join(scratch.workspace, 'mine.txt'), 'utf8'), 'v1\n')
   })
 
+  it('counts what a background job writes after its call answered as the call’s, not a person’s', async () => {
+    await using scratch = await makeScratch({ 'a.txt': 'one\n' })
+    await using workshop = await open(scratch)
+    const started = await workshop.call('shell', {
+      command: 'sleep 1; echo late > late.txt',
+      background: true,
+    })
+    assert.equal(started.type, 'success', started.content)
+    const id = started.metadata.id as string
+    for (;;) {
+      const read = await workshop.call('shell_output', { id })
+      if (read.metadata.running === false) break
+      await new Promise((resolve) => setTimeout(resolve, 100))
+    }
+    await workshop.lines.snapshots.around({ tool: 'test' }, async () => undefined)
+    assert.equal(await fs.readFile(path.join(scratch.workspace, 'late.txt'), 'utf8'), 'late\n')
+    const taken = await records(workshop)
+    assert.deepEqual(taken.map((record) => [record.kind, record.call?.detail]).slice(0, 3), [
+      ['before', 'sleep 1; echo late > late.txt'],
+      ['after', 'sleep 1; echo late > late.txt'],
+      ['after', 'sleep 1; echo late > late.txt (background job)'],
+    ])
+    const restored = await workshop.call('workspace_restore', { snapshot: taken[0]?.id ?? 0 })
+    assert.equal(restored.type, 'success', restored.content)
+    await assert.rejects(fs.access(path.join(scratch.workspace, 'late.txt')))
+  })
+
   it('puts back the git branch a jailed command deleted and the branch a jailed commit moved', async (t) => {
     await using scratch = await makeScratch({ 'a.txt': 'one\n' })
     git(scratch.workspace, 'init', '-q', '-b', 'main')
