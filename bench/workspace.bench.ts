@@ -2,7 +2,8 @@
  * Forks against the alternatives a user would pick, on the same trees in one run: eitri's fork
  * (a server watching main, so a fork costs what changed), `git worktree add` and `cp -r`, at
  * 100, 10,000 and 100,000 files; the first jailed command on a fork of 10,000 files; merging a
- * 10-file change into a 10,000-file base.
+ * 10-file change into a 10,000-file base; a 1-file write on main between the snapshots taken
+ * around every call that may change main, beside the bare write.
  */
 import { execFileSync } from 'node:child_process'
 import fs from 'node:fs'
@@ -157,6 +158,28 @@ try {
         median(merges),
         median(gitMerges),
         'git merge in a checkout',
+      )
+      // What "nothing an agent does is unrecoverable" costs a call: a snapshot of main before
+      // and after a 1-file write (the watcher knows what changed), beside the bare write.
+      let round = 0
+      const target = 'd3/e3/f3.txt'
+      const bareWrite = await time(
+        () => lines.main.writeFileAtomic(target, Buffer.from(`bare ${round++}\n`)),
+        20,
+      )
+      await lines.snapshots.around({ tool: 'bench' }, async () => undefined)
+      const snapshotted = await time(
+        () =>
+          lines.snapshots.around({ tool: 'write_file', detail: target }, () =>
+            lines.main.writeFileAtomic(target, Buffer.from(`snapshotted ${round++}\n`)),
+          ),
+        20,
+      )
+      report(
+        'a 1-file write between snapshots, 10000 files',
+        snapshotted,
+        bareWrite,
+        'the bare write',
       )
     }
   }

@@ -94,7 +94,7 @@ describe('bin/eitri.js', () => {
     const merged = await runEitri(['merge', 'exp', ...scratch.flags])
     assert.equal(merged.status, 0, merged.stderr)
     assert.equal(await readFile(`${scratch.workspace}/a.txt`, 'utf8'), 'v2\n')
-    assert.match((await runEitri(['log', ...scratch.flags])).stdout, /merge exp into main/)
+    assert.match((await runEitri(['log', 'main', ...scratch.flags])).stdout, /merge exp into main/)
     assert.equal((await runEitri(['undo-merge', ...scratch.flags])).status, 0)
     assert.equal(await readFile(`${scratch.workspace}/a.txt`, 'utf8'), 'v1\n')
     assert.match((await runEitri(['forks', ...scratch.flags])).stdout, /exp/)

@@ -4,7 +4,6 @@
  * and at random moments.
  */
 import assert from 'node:assert/strict'
-import { spawn } from 'node:child_process'
 import fs from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
@@ -12,6 +11,7 @@ import { describe, it } from 'node:test'
 import { fileURLToPath } from 'node:url'
 import { DirectoryTree } from '../src/workspace/directory-tree.ts'
 import { WorkspaceLines } from '../src/workspace/workspace-lines.ts'
+import { crashProcess } from './helpers/crash-process.ts'
 
 const CRASHER = fileURLToPath(new URL('./fixtures/merge-crash.ts', import.meta.url))
 const FILES = 12
@@ -73,23 +73,7 @@ function crash(
   step: string,
   killAfterMs?: number,
 ): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [CRASHER, workspace, stateDir, step], {
-      stdio: ['ignore', 'pipe', 'pipe'],
-    })
-    let stderr = ''
-    let began = 0
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()))
-    child.stdout.once('data', () => {
-      began = performance.now()
-      if (killAfterMs !== undefined) setTimeout(() => child.kill('SIGKILL'), killAfterMs)
-    })
-    child.once('error', reject)
-    child.once('exit', (code, signal) => {
-      if (code === 0 || signal === 'SIGKILL') resolve(performance.now() - began)
-      else reject(new Error(`the merging process failed (${code ?? signal}): ${stderr}`))
-    })
-  })
+  return crashProcess(CRASHER, [workspace, stateDir, step], killAfterMs)
 }
 
 async function reopenAndCheck(workspace: string, stateDir: string): Promise<string> {

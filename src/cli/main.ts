@@ -37,6 +37,7 @@ export async function main(
       case 'undo-merge':
       case 'discard':
       case 'log':
+      case 'restore':
         return await (await import('./commands/fork-commands.ts')).forkCommand(line, io)
       case 'approvals':
         return await (await import('./commands/approvals-command.ts')).approvalsCommand(line, io)

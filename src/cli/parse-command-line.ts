@@ -28,6 +28,10 @@ export interface CommandLine {
   readonly fork: string | undefined
   /** `--isolate`: every session on a fresh fork of main. */
   readonly isolate: boolean
+  /** `--force`: restore also what a person changed since the snapshot. */
+  readonly force: boolean
+  /** `--prune`: forks, delete the snapshots beyond the retention. */
+  readonly prune: boolean
   readonly help: boolean
   readonly version: boolean
 }
@@ -47,6 +51,8 @@ const OPTIONS = {
   mode: { type: 'string' },
   fork: { type: 'string' },
   isolate: { type: 'boolean', default: false },
+  force: { type: 'boolean', default: false },
+  prune: { type: 'boolean', default: false },
   help: { type: 'boolean', short: 'h', default: false },
   version: { type: 'boolean', short: 'v', default: false },
 } as const
@@ -80,6 +86,8 @@ export function parseCommandLine(argv: readonly string[]): CommandLine {
     mode: values.mode,
     fork: values.fork,
     isolate: values.isolate,
+    force: values.force,
+    prune: values.prune,
     help: values.help,
     version: values.version,
   }

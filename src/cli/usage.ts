@@ -21,7 +21,9 @@ Usage:
   eitri mcp-config [--http PORT]     print MCP client settings (Claude Code, Codex, Cursor) for this copy
   eitri approvals [--json]           every recorded decision on an action that needed a person
   eitri fork [NAME] [--fork FROM]    a new fork of main (or of FROM); copies nothing
-  eitri forks | log [FORK]           the forks; the history of main or a fork
+  eitri forks [--prune]              the forks; --prune deletes snapshots beyond the retention
+  eitri log [FORK] [--json]          the snapshots of main (one before each call that may change it); with FORK, its history
+  eitri restore SNAPSHOT [PATH...]   put main (or PATHs) back as at a snapshot, git branches too; --force also what you changed since
   eitri diff FORK                    what a fork changed, as unified diffs
   eitri merge FORK | undo-merge      merge a fork into its parent (you approve by running it); undo the last merge into main
   eitri discard FORK                 throw a fork away
@@ -38,6 +40,8 @@ Options:
   --mode NAME             start in a mode: default, plan (read-only), or one from the configuration
   --fork FORK             call, exec: act on a fork instead of main
   --isolate               serve: every connection works on a fork of its own; main only with a person's approval
+  --force                 restore: also restore files you changed since the snapshot
+  --prune                 forks: delete the snapshots beyond the retention (configuration: snapshots.keep, snapshots.maxAgeDays)
   --json                  machine-readable output
   --state-dir DIR         eitri's state folder (default: $EITRI_STATE_DIR, else $XDG_STATE_HOME/eitri)
   --config FILE           configuration file (default: $EITRI_CONFIG, else $XDG_CONFIG_HOME/eitri/config.json)

@@ -90,6 +90,35 @@ const httpSchema = z
 
 const MIB = 1024 * 1024
 
+/** The defaults of the `snapshots` section. */
+export const SNAPSHOT_DEFAULTS = Object.freeze({
+  keep: 200,
+  maxAgeDays: 30,
+  maxFileBytes: 64 * 1024 * 1024,
+})
+
+const snapshotsSchema = z
+  .strictObject({
+    keep: z
+      .number()
+      .int()
+      .min(1, 'keep at least 1 snapshot')
+      .default(SNAPSHOT_DEFAULTS.keep)
+      .describe('The most snapshots of main kept (one per call that may change it).'),
+    maxAgeDays: z
+      .number()
+      .positive()
+      .default(SNAPSHOT_DEFAULTS.maxAgeDays)
+      .describe('Snapshots older than this many days are pruned (the newest is always kept).'),
+    maxFileBytes: z
+      .number()
+      .int()
+      .positive()
+      .default(SNAPSHOT_DEFAULTS.maxFileBytes)
+      .describe('Files larger than this are left out of snapshots and forks, and listed.'),
+  })
+  .default({ ...SNAPSHOT_DEFAULTS })
+
 /** What one jailed command may bring back to the workspace, by apparent size. */
 const jailSchema = z
   .strictObject({
@@ -138,6 +167,9 @@ export const configSchema = z.strictObject({
     }),
   rules: rulesSchema.default({ allow: [], deny: [] }),
   jail: jailSchema.describe('Bounds on what a jailed command brings back to the workspace.'),
+  snapshots: snapshotsSchema.describe(
+    'How snapshots of main are kept: `eitri log` lists them, `eitri restore` uses them, `eitri forks --prune` prunes them.',
+  ),
 })
 
 /** A mode as configured. */

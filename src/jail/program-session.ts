@@ -39,13 +39,23 @@ export const MAX_JOBS_PER_SESSION = 16
 export class JailProgramSession implements ProgramSession {
   readonly #jail: Jail
   readonly #outside: OutsideOptions
+  readonly #onJob: ((finished: Promise<unknown>) => void) | undefined
   readonly #jobs = new Map<string, Job>()
   #nextId = 1
 
-  /** `outside` says where and with what environment an approved unconfined run happens. */
-  constructor(jail: Jail, outside: OutsideOptions) {
+  /**
+   * `outside` says where and with what environment an approved unconfined run happens;
+   * `onJob` hears of each background job started, with the promise of its end (its changes
+   * reach the workspace until then).
+   */
+  constructor(
+    jail: Jail,
+    outside: OutsideOptions,
+    options: { onJob?: (finished: Promise<unknown>) => void } = {},
+  ) {
     this.#jail = jail
     this.#outside = outside
+    this.#onJob = options.onJob
   }
 
   async runOutsideJail(request: Omit<ProgramRequest, 'access'>): Promise<ProgramRun> {
@@ -120,6 +130,7 @@ export class JailProgramSession implements ProgramSession {
     void job.finished.then((exit) => {
       entry.exit = exit
     })
+    this.#onJob?.(job.finished)
     return id
   }
 

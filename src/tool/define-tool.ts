@@ -16,6 +16,13 @@ export type JsonSchema = Record<string, unknown>
 /** A tool's input schema: always an object, since every model API expects one. */
 export type ToolParameters = z.ZodObject
 
+/**
+ * Which line of the workspace a call may change, so main is snapshotted before it (and can be
+ * restored): `current-line` (the line the session works on), or a function of the input that
+ * names the line (`main` or a fork id). A tool without it never changes workspace files.
+ */
+export type LineChanges<Input> = 'current-line' | ((input: Input, ctx: ToolContext) => string)
+
 /** A tool, as defined by `defineTool`. */
 export interface Tool<Parameters extends ToolParameters = ToolParameters> {
   readonly name: string
@@ -27,6 +34,8 @@ export interface Tool<Parameters extends ToolParameters = ToolParameters> {
   readonly execute: (input: z.output<Parameters>, ctx: ToolContext) => Promise<ToolResult>
   /** Side effects, limits and sandbox of a confined tool (see `confine`); absent otherwise. */
   readonly governance?: ToolGovernance
+  /** Which line a call may change; absent for a tool that never changes workspace files. */
+  readonly changes?: LineChanges<z.output<Parameters>>
   /**
    * Whether the tool can be offered in this context; a reason when it cannot. A tool that is
    * unavailable is hidden from what is offered and refused with the reason.
@@ -42,6 +51,7 @@ export interface ToolDefinitionInput<Parameters extends ToolParameters> {
   readonly execute: (input: z.output<Parameters>, ctx: ToolContext) => Promise<ToolResult>
   /** Frozen with the tool. */
   readonly governance?: ToolGovernance | undefined
+  readonly changes?: LineChanges<z.output<Parameters>> | undefined
   readonly availability?: ((ctx: ToolContext) => Promise<string | undefined>) | undefined
 }
 
@@ -62,7 +72,7 @@ export interface ToolDefinitionInput<Parameters extends ToolParameters> {
 export function defineTool<Parameters extends ToolParameters>(
   definition: ToolDefinitionInput<Parameters>,
 ): Tool<Parameters> {
-  const { name, description, parameters, execute, governance, availability } = definition
+  const { name, description, parameters, execute, governance, changes, availability } = definition
   if (typeof name !== 'string' || !TOOL_NAME_PATTERN.test(name)) {
     throw new TypeError(
       `Invalid tool name ${JSON.stringify(name)}: names must match ${TOOL_NAME_PATTERN.source} (lower snake case, at most 64 characters).`,
@@ -77,6 +87,11 @@ export function defineTool<Parameters extends ToolParameters>(
   if (typeof execute !== 'function') {
     throw new TypeError(`Tool "${name}": execute must be a function.`)
   }
+  if (changes !== undefined && changes !== 'current-line' && typeof changes !== 'function') {
+    throw new TypeError(
+      `Tool "${name}": changes must be 'current-line' or a function of the input naming the line.`,
+    )
+  }
   return Object.freeze({
     name,
     description,
@@ -84,6 +99,7 @@ export function defineTool<Parameters extends ToolParameters>(
     inputSchema: inputJsonSchema(parameters),
     execute,
     ...(governance === undefined ? {} : { governance: freezeGovernance(governance) }),
+    ...(changes === undefined ? {} : { changes }),
     ...(availability === undefined ? {} : { availability }),
   })
 }

@@ -41,6 +41,63 @@ export type LineMergeInfo =
   | { readonly type: 'changed-on-disk'; readonly into: string; readonly paths: readonly string[] }
   | { readonly type: 'refused'; readonly into: string; readonly reason: string }
 
+/** A snapshot of main, taken around a call that could change it. */
+export interface SnapshotInfo {
+  /** Its number, for `workspace_restore` and `eitri restore`. */
+  readonly id: number
+  readonly commit: string
+  /** `before` or `after` a call, or `open` (main changed while no eitri call ran). */
+  readonly kind: 'open' | 'before' | 'after'
+  readonly time: string
+  /** The call it was taken for: tool, command or path, session. */
+  readonly call?: { readonly tool: string; readonly detail?: string; readonly session?: string }
+  /** Files over the size bound, left out. */
+  readonly skipped: readonly string[]
+  readonly skippedCount: number
+}
+
+/** A git reference a restore moved back: from its value before (absent: gone) to the recorded one. */
+export interface RestoredRef {
+  readonly name: string
+  readonly from?: string
+  readonly to: string
+}
+
+/** What a restore did, or why it did nothing. */
+export type RestoreOutcome =
+  | {
+      readonly type: 'restored'
+      readonly snapshot: number
+      readonly paths: readonly string[]
+      /** References moved back. */
+      readonly refs: readonly RestoredRef[]
+      /** References that could not be moved back, with git's reason. */
+      readonly refsFailed: readonly { readonly name: string; readonly reason: string }[]
+      /** References made since the snapshot: kept. */
+      readonly refsKept: readonly string[]
+      /** Why references were not restored, when they were not. */
+      readonly refsNote?: string
+      /** Paths left alone because they are over the size bound (then or now). */
+      readonly tooLarge: readonly string[]
+    }
+  | { readonly type: 'nothing'; readonly snapshot: number; readonly tooLarge: readonly string[] }
+  /** A person changed these since the snapshot: restoring them needs `force`. */
+  | {
+      readonly type: 'changed-since'
+      readonly snapshot: number
+      readonly paths: readonly string[]
+      readonly refs: readonly string[]
+    }
+  /** These files changed on disk while restoring; nothing changed. */
+  | {
+      readonly type: 'changed-on-disk'
+      readonly snapshot: number
+      readonly paths: readonly string[]
+    }
+
+/** A restore as tools report it: refused when no person approved it. */
+export type RestoreInfo = RestoreOutcome | { readonly type: 'refused'; readonly reason: string }
+
 /** What switching lines did: refused when only a person may allow it and none did. */
 export type LineSwitch =
   | { readonly type: 'switched'; readonly line: string }
@@ -89,4 +146,14 @@ export interface LineControl {
    * it (throws `permission_denied` when not).
    */
   workspace(line: string, options?: { write?: LineWriteIntent }): Promise<WorkspaceView>
+  /** The snapshots of main, newest first. */
+  snapshots(): Promise<readonly SnapshotInfo[]>
+  /**
+   * Puts main's files (or `paths`) back as they were at a snapshot, with a person's approval;
+   * refuses what a person changed since, unless `force`.
+   */
+  restore(
+    snapshot: string,
+    options: { paths?: readonly string[]; force?: boolean; signal: AbortSignal },
+  ): Promise<RestoreInfo>
 }

@@ -43,6 +43,34 @@ export async function runToolCall(
   return truncateResult(result)
 }
 
+/**
+ * The line a call may change when its tool says so and the context takes snapshots; when the
+ * tool cannot tell (its input names no line that exists), main, so a snapshot is never missed.
+ */
+function changedLine(tool: Tool, input: unknown, ctx: ToolContext): string | undefined {
+  const changes = tool.changes
+  if (changes === undefined || ctx.checkpoints === undefined) return undefined
+  if (changes === 'current-line') return ctx.lines?.current ?? 'main'
+  try {
+    return changes(input as never, ctx)
+  } catch {
+    return 'main'
+  }
+}
+
+/** Runs the tool, between snapshots of main when it may change it. */
+function execute(tool: Tool, input: unknown, ctx: ToolContext): Promise<ToolResult> {
+  const line = changedLine(tool, input, ctx)
+  const { checkpoints, ...inner } = ctx
+  if (line === undefined || checkpoints === undefined) return tool.execute(input as never, ctx)
+  // The snapshots around this call cover the calls it makes (js_eval's tools.call).
+  return checkpoints.around({ tool: tool.name, input, line }, async () =>
+    ctx.signal.aborted
+      ? toolError('cancelled', '[cancelled before execution]', { tool: tool.name })
+      : tool.execute(input as never, inner),
+  )
+}
+
 async function settle(tool: Tool, input: unknown, ctx: ToolContext): Promise<ToolResult> {
   const { signal } = ctx
   let onAbort: (() => void) | undefined
@@ -58,7 +86,7 @@ async function settle(tool: Tool, input: unknown, ctx: ToolContext): Promise<Too
     signal.addEventListener('abort', onAbort, { once: true })
   })
   try {
-    const running = (async () => tool.execute(input as never, ctx))().catch((error: unknown) =>
+    const running = (async () => execute(tool, input, ctx))().catch((error: unknown) =>
       failure(tool, error, ctx),
     )
     return await Promise.race([running, cancelled])

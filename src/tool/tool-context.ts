@@ -3,6 +3,7 @@
  * What one tool call receives besides its input.
  */
 import type { AccessContext } from './access-context.ts'
+import type { CallCheckpoints } from './call-checkpoints.ts'
 import type { DriveAccess } from './drive-access.ts'
 import type { LineControl } from './line-control.ts'
 import type { CodeEvaluator } from './code-evaluator.ts'
@@ -34,4 +35,9 @@ export interface ToolContext {
   readonly tasks?: TaskBoard
   /** The knowledge of the workspace's line, kept in the store; absent when there is no store. */
   readonly knowledge?: KnowledgeBase
+  /**
+   * Snapshots main around calls whose tool declares it may change it; absent without
+   * versioning, and inside such a call (the calls it makes are covered by its snapshots).
+   */
+  readonly checkpoints?: CallCheckpoints
 }

@@ -16,6 +16,7 @@ import type {
   LineMergeInfo,
   LineSwitch,
   LineWriteIntent,
+  RestoreInfo,
 } from '../tool/line-control.ts'
 import {
   MAIN,
@@ -23,6 +24,7 @@ import {
   type Principal,
   type WorkspaceLines,
 } from '../workspace/workspace-lines.ts'
+import { recordTitle } from '../workspace/snapshot-record.ts'
 import type { LineSurfaces } from './line-surfaces.ts'
 
 /** What a session's line control needs from the session. */
@@ -181,6 +183,33 @@ export function sessionLineControl(options: SessionLineOptions): LineControl {
       if (refusal !== undefined)
         throw new EitriError('permission_denied', `Not written to main: ${refusal}.`)
       return gateWorkspace(surface.view, access)
+    },
+    snapshots: () => lines.snapshots.list(),
+    async restore(snapshot, { paths, force, signal }): Promise<RestoreInfo> {
+      const access = options.access()
+      if (access.level === 'read-only')
+        return {
+          type: 'refused',
+          reason: `a restore writes the user’s live files, and this session is read-only (${access.mode} mode); ask the user to run \`eitri restore ${snapshot}\` instead`,
+        }
+      const record = await lines.snapshots.log.find(snapshot)
+      const what =
+        paths === undefined || paths.length === 0 ? 'every file' : paths.slice(0, 20).join(', ')
+      const refusal =
+        access.approve === undefined
+          ? 'no person can be asked in this session'
+          : await access.approve({
+              tool: 'workspace_restore',
+              input: { snapshot: record.id, ...(paths === undefined ? {} : { paths }), force },
+              reason: 'a restore puts back the user’s live files as they were at a snapshot',
+              summary: `restore snapshot #${record.id} (${record.time}, ${recordTitle(record)}) into main (your live folder): ${what}${force === true ? ', overwriting your own changes since' : ''}`,
+              signal,
+            })
+      if (refusal !== undefined) return { type: 'refused', reason: refusal }
+      return lines.restore(record.id, {
+        ...(paths === undefined ? {} : { paths }),
+        ...(force === undefined ? {} : { force }),
+      })
     },
   }
 }

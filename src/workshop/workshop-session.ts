@@ -3,6 +3,7 @@
  * One session of a workshop: its access, its programs, its eval sessions, and the line of work
  * its tools act on (main, or a fork it switched to or was isolated in).
  */
+import { randomBytes } from 'node:crypto'
 import type { ApprovalRecorder } from '../access/approval-log.ts'
 import { nobodyToAsk, type ApprovalPolicy, type Approver } from '../access/approval.ts'
 import { gateWorkspace } from '../access/gated-workspace.ts'
@@ -21,6 +22,7 @@ import { PERSON_PRINCIPAL } from '../workspace/fork-owner.ts'
 import { MAIN, type Principal, type WorkspaceLines } from '../workspace/workspace-lines.ts'
 import type { EvalPool } from '../eval/eval-pool.ts'
 import type { LineSurface, LineSurfaces } from './line-surfaces.ts'
+import { sessionCheckpoints } from './session-checkpoints.ts'
 import { sessionLineControl } from './session-lines.ts'
 
 /** What one session may set for itself (an MCP connection gets its own approver). */
@@ -47,6 +49,8 @@ export interface SessionOptions {
 
 /** The calls of one connection or caller, with its own background jobs, access and line. */
 export interface WorkshopSession extends AsyncDisposable {
+  /** The session's id, recorded with the snapshots its calls take. */
+  readonly id: string
   /** The session's access: setting, mode, approvals. */
   readonly access: SessionAccess
   /** The lines of work and the one this session's tools act on. */
@@ -82,11 +86,17 @@ export async function createSession(
   onClose: (session: WorkshopSession) => void,
 ): Promise<WorkshopSession> {
   const options = { ...parts.defaults, ...sessionOptions }
+  const id = `s-${randomBytes(4).toString('hex')}`
+  const checkpoints = sessionCheckpoints(parts.lines.snapshots, id)
   let surface: LineSurface = parts.main
-  let programs = new JailProgramSession(surface.jail, {
-    cwd: parts.mainRoot,
-    environment: parentEnvironment(),
-  })
+  const programsOf = (line: LineSurface): JailProgramSession =>
+    new JailProgramSession(
+      line.jail,
+      { cwd: parts.mainRoot, environment: parentEnvironment() },
+      // A background job on main goes on changing it after its call answered.
+      line.line === MAIN ? { onJob: checkpoints.job } : {},
+    )
+  let programs = programsOf(surface)
   const evaluator = parts.evaluation.owner()
   const access = new SessionAccess({
     setting:
@@ -96,7 +106,7 @@ export async function createSession(
     caps: options.caps ?? [],
     approval: options.approval ?? parts.config.approval ?? 'on-request',
     rules: parts.rules,
-    approver: options.approver ?? nobodyToAsk,
+    approver: checkpoints.approver(options.approver ?? nobodyToAsk),
     recorder: parts.recorder,
     judge: parts.judge,
     onNarrow: (level) => programs.stopJobsWiderThan(level),
@@ -106,10 +116,7 @@ export async function createSession(
     const next = await parts.surfaces.surface(line)
     await programs.close()
     surface = next
-    programs = new JailProgramSession(surface.jail, {
-      cwd: parts.mainRoot,
-      environment: parentEnvironment(),
-    })
+    programs = programsOf(surface)
   }
   const principal = options.principal ?? PERSON_PRINCIPAL
   // The session's one fork: made at the start under `isolate`, and again if it discards it.
@@ -130,6 +137,7 @@ export async function createSession(
   })
   if (options.isolate === true) await isolate()
   const session: WorkshopSession = {
+    id,
     access,
     lines,
     context: ({ signal } = {}) => {
@@ -144,6 +152,7 @@ export async function createSession(
         evaluator,
         tasks: parts.store.tasks(surface.line),
         knowledge: parts.store.knowledge(surface.line),
+        checkpoints: checkpoints.checkpoints,
       }
     },
     close: async () => {

@@ -192,6 +192,7 @@ export async function openWorkshop(options: WorkshopOptions = {}): Promise<Works
     excluded: hidden,
     watch: options.watch === true,
     guardMain: mainWriteGuard(workspace, tree),
+    maxFileBytes: config.snapshots.maxFileBytes,
     hooks: {
       forked: async (parent, child) => void (await store.forkLine(parent, child)),
       merged: async (child) => void (await store.mergeLine(child)),
@@ -201,6 +202,10 @@ export async function openWorkshop(options: WorkshopOptions = {}): Promise<Works
       },
     },
   })
+  // A server watches main, so its first snapshot, taken now in the background, lets every
+  // later one cost what changed. Without a watcher each snapshot looks at everything anyway,
+  // and the first call's own snapshot is the first one.
+  if (options.watch === true) lines.snapshots.start(config.snapshots)
   const drive = new BlobDrive(lines.history, stateDir)
   const driveCopy = await materializedDrive(drive)
   const driveMount = { source: driveCopy.folder, target: '/drive', writable: false }

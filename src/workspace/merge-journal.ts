@@ -17,6 +17,13 @@ import { encodeObject } from './git/git-objects.ts'
 import type { ObjectStore } from './git/object-store.ts'
 import { objectIdSchema, relativePathSchema } from './state-schemas.ts'
 import type { ConflictSide } from './tree-merge.ts'
+import { isReferenceName, type RefMove } from './user-git-refs.ts'
+
+/** A reference's value as a journal keeps it: a commit id, or `ref: NAME` for a symbolic one. */
+const refValueSchema = z
+  .string()
+  .max(4200)
+  .regex(/^(?:[0-9a-f]{40}|[0-9a-f]{64}|ref: (?:refs\/\S+|HEAD))$/, 'a commit id or ref: NAME')
 
 /** One path the merge changes. */
 export interface JournalEntry {
@@ -25,12 +32,16 @@ export interface JournalEntry {
   readonly after?: ConflictSide
 }
 
-/** The plan of a merge into main. */
+/** The plan of a merge into main (or of an undo or a restore, which change main the same way). */
 export interface MergeJournal {
   readonly id: string
-  readonly kind: 'merge' | 'undo'
+  readonly kind: 'merge' | 'undo' | 'restore'
   /** The fork merged (for a merge). */
   readonly fork?: string
+  /** The snapshot restored (for a restore). */
+  readonly snapshot?: number
+  /** The user's git references a restore moves back once the files are in place. */
+  readonly refs?: readonly RefMove[]
   /** The commit main moves to once every file is in place. */
   readonly commit: string
   /** The commit main was at when the merge started. */
@@ -46,8 +57,18 @@ const sideSchema = z.strictObject({
 /** A journal read back: its paths are written in the user's folder, so each is checked. */
 const mergeJournalSchema = z.strictObject({
   id: z.string().max(100),
-  kind: z.enum(['merge', 'undo']),
+  kind: z.enum(['merge', 'undo', 'restore']),
   fork: z.string().max(200).exactOptional(),
+  snapshot: z.number().int().nonnegative().exactOptional(),
+  refs: z
+    .array(
+      z.strictObject({
+        name: z.string().max(4096).refine(isReferenceName, 'a git reference name'),
+        from: refValueSchema.exactOptional(),
+        to: refValueSchema,
+      }),
+    )
+    .exactOptional(),
   // An undo has no commit to move to.
   commit: z.union([objectIdSchema, z.literal('')]),
   previous: z.union([objectIdSchema, z.literal('')]),

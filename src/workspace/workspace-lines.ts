@@ -8,15 +8,17 @@ import { randomBytes } from 'node:crypto'
 import fs from 'node:fs'
 import path from 'node:path'
 import { EitriError } from '../errors/eitri-error.ts'
+import type { RestoreOutcome } from '../tool/line-control.ts'
 import type { DirectoryTree } from './directory-tree.ts'
 import { PERSON_PRINCIPAL, visibleForks, type Principal } from './fork-owner.ts'
 import { forkRef, readForks, writeFork, type ForkInfo } from './fork-registry.ts'
 import { ForkTree } from './fork-tree.ts'
 
-export { forkRef, type ForkInfo, type Principal }
+export { forkRef, type ForkInfo, type Principal, type RestoreOutcome }
 import { runGit } from './git/run-git.ts'
 import { MAIN_REF, WorkspaceHistory } from './history.ts'
 import { MainWatcher } from './main-watcher.ts'
+import { MainSnapshots, type MainState, type SnapshotRetention } from './main-snapshots.ts'
 import {
   applyEntries,
   changedSince,
@@ -27,6 +29,9 @@ import {
   type MergeJournal,
   type MergeStep,
 } from './merge-journal.ts'
+import { planRestore } from './restore-plan.ts'
+import { SnapshotLog } from './snapshot-log.ts'
+import { applyRefMoves, UserGitRefs } from './user-git-refs.ts'
 import {
   diffTrees,
   mergeCommits,
@@ -125,12 +130,16 @@ export interface LinesOptions {
    * door's): a fork's tree knows nothing of main's repositories. Without it, merges are not judged.
    */
   readonly guardMain?: MainWriteGuard
+  /** Files of main larger than this stay out of history and snapshots. @default 64 MiB */
+  readonly maxFileBytes?: number
 }
 
 /** The lines of one workspace. */
 export class WorkspaceLines implements AsyncDisposable {
   readonly main: DirectoryTree
   readonly history: WorkspaceHistory
+  /** The snapshots of main taken around calls that may change it. */
+  readonly snapshots: MainSnapshots
   readonly #stateDir: string
   readonly #hooks: LineHooks
   readonly #guardMain: MainWriteGuard | undefined
@@ -138,10 +147,18 @@ export class WorkspaceLines implements AsyncDisposable {
   readonly #watcher: MainWatcher | undefined
   readonly #trees = new Map<string, ForkTree>()
   #serial: Promise<unknown> = Promise.resolve()
+  /** True while a change under `.git` may not be in the newest snapshot's references yet. */
+  #gitTouched = true
 
   private constructor(options: LinesOptions, history: WorkspaceHistory) {
     this.main = options.main
     this.history = history
+    this.snapshots = new MainSnapshots({
+      log: new SnapshotLog(history),
+      refs: new UserGitRefs(options.main.root),
+      serialize: (work) => this.#serialize(work),
+      takeMain: () => this.#mainState(),
+    })
     this.#stateDir = options.stateDir
     this.#hooks = options.hooks ?? {}
     this.#guardMain = options.guardMain
@@ -162,6 +179,7 @@ export class WorkspaceLines implements AsyncDisposable {
       stateDir: options.stateDir,
       workTree: options.main.root,
       ...(options.excluded === undefined ? {} : { excluded: options.excluded }),
+      ...(options.maxFileBytes === undefined ? {} : { maxFileBytes: options.maxFileBytes }),
     })
     const lines = new WorkspaceLines(options, history)
     try {
@@ -427,6 +445,107 @@ export class WorkspaceLines implements AsyncDisposable {
     })
   }
 
+  /**
+   * Puts main's files (or only `paths`) back as they were at a snapshot, through the journal,
+   * in the queue of writers to main; a whole restore also moves the user's git references back
+   * (never deleting one made since). Refused, with the list, for what a person changed since the
+   * snapshot, unless `force`. Take a snapshot first (`snapshots.around`) to make it undoable.
+   *
+   * @throws EitriError `not_found` for an unknown snapshot, `invalid_input` for a bad path.
+   */
+  async restore(
+    snapshot: string | number,
+    options: {
+      paths?: readonly string[]
+      force?: boolean
+      onStep?: (step: MergeStep) => void
+    } = {},
+  ): Promise<RestoreOutcome> {
+    const paths = options.paths?.map(checkRestorePath)
+    return this.#serialize(async () => {
+      const target = await this.snapshots.log.find(snapshot)
+      const later = (await this.snapshots.log.list())
+        .filter((record) => record.id > target.id)
+        .reverse()
+      const main = await this.#snapshotMain('snapshot')
+      const reading = this.snapshots.readRefs()
+      const plan = await planRestore({
+        gitDir: this.history.gitDir,
+        log: this.snapshots.log,
+        target,
+        later,
+        now: {
+          files: main.tree,
+          skipped: main.skipped,
+          owner: this.snapshots.owner,
+          ...(reading.type === 'recorded' ? { refs: reading.refs } : { refsNote: reading.reason }),
+        },
+        ...(paths === undefined || paths.length === 0 ? {} : { paths }),
+      })
+      const id = target.id
+      if (
+        options.force !== true &&
+        (plan.changedByPerson.length > 0 || plan.refsChangedByPerson.length > 0)
+      )
+        return {
+          type: 'changed-since' as const,
+          snapshot: id,
+          paths: plan.changedByPerson,
+          refs: plan.refsChangedByPerson,
+        }
+      if (plan.changes.length === 0 && plan.refMoves.length === 0)
+        return { type: 'nothing' as const, snapshot: id, tooLarge: plan.tooLarge }
+      const entries = plan.changes.map((change) => entryOf(change))
+      options.onStep?.('planned')
+      const changed = await changedSince(this.main, entries)
+      if (changed.length > 0)
+        return { type: 'changed-on-disk' as const, snapshot: id, paths: changed }
+      const failed = await this.#runJournal(
+        {
+          id: randomBytes(6).toString('hex'),
+          kind: 'restore',
+          snapshot: id,
+          commit: '',
+          previous: main.commit,
+          entries,
+          refs: plan.refMoves,
+        },
+        options.onStep,
+      )
+      return {
+        type: 'restored' as const,
+        snapshot: id,
+        paths: entries.map((entry) => entry.path),
+        refs: plan.refMoves.filter((move) => !failed.some((failure) => failure.name === move.name)),
+        refsFailed: failed,
+        refsKept: plan.refsKept,
+        ...(plan.refsNote === undefined ? {} : { refsNote: plan.refsNote }),
+        tooLarge: plan.tooLarge,
+      }
+    })
+  }
+
+  /**
+   * Deletes the snapshots beyond `retention`, then lets git tidy eitri's own history if it is
+   * due (`git gc --auto`, which keeps unreferenced objects younger than two weeks: a fork's
+   * writes not yet committed are among them). Open forks are committed first, so none of their
+   * writes is unreferenced. Answers the snapshot numbers deleted.
+   */
+  async prune(retention: SnapshotRetention): Promise<number[]> {
+    const removed = await this.snapshots.prune(retention)
+    for (const fork of this.forks()) if (fork.merged === undefined) await this.commit(fork.id)
+    await this.#serialize(() =>
+      runGit({ gitDir: this.history.gitDir }, [
+        '-c',
+        'gc.packRefs=false',
+        'gc',
+        '--auto',
+        '--quiet',
+      ]),
+    )
+    return removed
+  }
+
   /** The commits of a line, newest first. */
   async log(
     line: string = MAIN,
@@ -451,6 +570,7 @@ export class WorkspaceLines implements AsyncDisposable {
   }
 
   async close(): Promise<void> {
+    await this.snapshots.settled()
     await this.#serial.catch(() => undefined)
     this.#watcher?.close()
     this.history.close()
@@ -510,19 +630,41 @@ export class WorkspaceLines implements AsyncDisposable {
     return this.#guardMain(writes)
   }
 
-  /** The journal's steps: durable plan, files, main's reference, record for undo. */
-  async #runJournal(journal: MergeJournal, onStep?: (step: MergeStep) => void): Promise<void> {
+  /**
+   * The journal's steps: durable plan, files, main's reference (and a restore's git
+   * references), record for undo. Answers the git references that could not be moved.
+   */
+  async #runJournal(
+    journal: MergeJournal,
+    onStep?: (step: MergeStep) => void,
+  ): Promise<{ name: string; reason: string }[]> {
     const file = path.join(this.#stateDir, 'merge-journal.json')
     writeDurably(file, journal)
     onStep?.('journal-written')
-    await this.#finishJournal(journal, onStep)
+    return this.#finishJournal(journal, onStep)
   }
 
-  async #finishJournal(journal: MergeJournal, onStep?: (step: MergeStep) => void): Promise<void> {
+  async #finishJournal(
+    journal: MergeJournal,
+    onStep?: (step: MergeStep) => void,
+  ): Promise<{ name: string; reason: string }[]> {
     await applyEntries(this.main, this.history.store, journal.entries, onStep)
     for (const entry of journal.entries) this.#watcher?.touch(entry.path)
     onStep?.('files-written')
-    if (journal.kind === 'merge') {
+    let failed: { name: string; reason: string }[] = []
+    if (journal.kind === 'restore') {
+      await this.#snapshotMain(`restore snapshot #${journal.snapshot ?? '?'}`, {
+        paths: journal.entries.map((entry) => entry.path),
+      })
+      // Each reference moves only if it still holds what the plan saw: replayed after a
+      // crash, the ones already moved fail harmlessly and are left as they are.
+      failed = await applyRefMoves(
+        this.main.root,
+        journal.refs ?? [],
+        `eitri: restore snapshot #${journal.snapshot ?? '?'}`,
+      )
+      this.#gitTouched = true
+    } else if (journal.kind === 'merge') {
       await runGit({ gitDir: this.history.gitDir }, ['update-ref', MAIN_REF, journal.commit])
       // main's index still describes the old files: refresh it for the paths merged
       await this.history.snapshotMain({ paths: journal.entries.map((entry) => entry.path) })
@@ -535,6 +677,7 @@ export class WorkspaceLines implements AsyncDisposable {
     }
     onStep?.('ref-moved')
     fs.rmSync(path.join(this.#stateDir, 'merge-journal.json'), { force: true })
+    return failed
   }
 
   /** A journal left by a crash is finished: main ends wholly after the merge. */
@@ -546,14 +689,48 @@ export class WorkspaceLines implements AsyncDisposable {
     await this.#finishJournal(journal)
   }
 
+  /**
+   * Snapshots main in history: what the watcher saw change (or `paths`), else everything git's
+   * stat cache finds changed. Only inside the queue.
+   */
+  async #snapshotMain(
+    message: string,
+    options: { paths?: readonly string[] } = {},
+  ): Promise<{ commit: string; tree: string; skipped: readonly string[] }> {
+    const paths = options.paths ?? (await this.#watcher?.take())
+    if (paths === undefined || paths.some(insideUserGit)) this.#gitTouched = true
+    try {
+      return await this.history.snapshotMain({ ...(paths === undefined ? {} : { paths }), message })
+    } catch (error) {
+      // What the watcher saw must reach the next snapshot.
+      if (options.paths === undefined)
+        for (const changed of paths ?? []) this.#watcher?.touch(changed)
+      throw error
+    }
+  }
+
+  /**
+   * Main for a snapshot record: its files (a tree; main's line of commits moves only when a
+   * fork or a merge needs it), and whether `.git` changed since the last record.
+   */
+  async #mainState(): Promise<MainState> {
+    const paths = await this.#watcher?.take()
+    if (paths === undefined || paths.some(insideUserGit)) this.#gitTouched = true
+    let main
+    try {
+      main = await this.history.mainTree(paths === undefined ? {} : { paths })
+    } catch (error) {
+      for (const changed of paths ?? []) this.#watcher?.touch(changed)
+      throw error
+    }
+    const gitTouched = this.#gitTouched
+    this.#gitTouched = false
+    return { files: main.tree, skipped: main.skipped, gitTouched }
+  }
+
   /** The head commit of a line, snapshotting main or committing a fork's writes first. */
   async #head(line: string, message = 'snapshot'): Promise<string> {
-    if (line === MAIN) {
-      const paths = await this.#watcher?.take()
-      return (
-        await this.history.snapshotMain({ ...(paths === undefined ? {} : { paths }), message })
-      ).commit
-    }
+    if (line === MAIN) return (await this.#snapshotMain(message)).commit
     const info = this.#fork(line)
     const ref = forkRef(info.id)
     const head = (await this.history.readRef(ref)) ?? info.forkPoint
@@ -622,6 +799,26 @@ export class WorkspaceLines implements AsyncDisposable {
     this.#serial = next.catch(() => undefined)
     return next
   }
+}
+
+/** Whether a changed path lies in the user's `.git` (its references may have moved). */
+function insideUserGit(changed: string): boolean {
+  return changed === '.git' || changed.startsWith('.git/')
+}
+
+/** A path a restore may name: workspace-relative, without `..`. */
+function checkRestorePath(raw: string): string {
+  const trimmed = raw
+    .trim()
+    .replace(/^\.\/+/, '')
+    .replace(/\/+$/, '')
+  const normal = trimmed === '' ? '.' : path.posix.normalize(trimmed)
+  if (path.posix.isAbsolute(normal) || normal === '..' || normal.startsWith('../'))
+    throw new EitriError(
+      'invalid_input',
+      `paths: ${JSON.stringify(raw)} is not a workspace-relative path; name files or folders inside the workspace, such as src or src/a.ts.`,
+    )
+  return normal
 }
 
 function entryOf(change: TreeChange): JournalEntry {

@@ -29,6 +29,8 @@ export const BUILT_IN_TOOL_NAMES: readonly string[] = [
   'workspace_merge',
   'workspace_discard',
   'workspace_log',
+  'workspace_snapshots',
+  'workspace_restore',
   'room_files',
   'room_read',
   'room_write',

@@ -22,14 +22,24 @@ export async function execCommand(
   }
   await using workshop = await openFromCommandLine(line)
   const jail = line.fork === undefined ? workshop.jail : await workshop.jailOf(line.fork)
-  const job = await jail.start({
-    command: line.positionals,
-    access: 'workspace-write',
-    maxOutputChars: 0,
-    signal,
-    onOutput: (stream, chunk) => (stream === 'stdout' ? io.stdout : io.stderr)(chunk.toString()),
-  })
-  const result = await job.finished
+  const run = async () => {
+    const job = await jail.start({
+      command: line.positionals,
+      access: 'workspace-write',
+      maxOutputChars: 0,
+      signal,
+      onOutput: (stream, chunk) => (stream === 'stdout' ? io.stdout : io.stderr)(chunk.toString()),
+    })
+    return job.finished
+  }
+  // On main, the command runs between snapshots of it, so what it did can be restored.
+  const result =
+    line.fork === undefined || line.fork === 'main'
+      ? await workshop.lines.snapshots.around(
+          { tool: 'eitri exec', detail: line.positionals.join(' '), session: 'cli' },
+          run,
+        )
+      : await run()
   for (const refused of result.sync?.refused ?? []) {
     io.stderr(`eitri: not written back: ${refused.path}: ${refused.reason}\n`)
   }

@@ -1,13 +1,26 @@
 /**
  * @module cli/commands/fork-commands
- * `eitri fork`, `forks`, `diff FORK`, `merge FORK`, `undo-merge`, `discard FORK`, `log [FORK]`:
- * the person at the terminal working the workspace's lines. Running `eitri merge FORK` is
- * itself the person's approval.
+ * `eitri fork`, `forks [--prune]`, `diff FORK`, `merge FORK`, `undo-merge`, `discard FORK`,
+ * `log [FORK]`, `restore SNAPSHOT [PATH…]`: the person at the terminal working the workspace's
+ * lines and its snapshots. Running `eitri merge FORK` or `eitri restore` is itself the person's
+ * approval; each takes a snapshot of main first, so it can be undone.
  */
+import { describeSnapshot } from '../../tools/workspace/snapshot-tools.ts'
+import type { Workshop } from '../../workshop/workshop.ts'
 import type { CliIo } from '../cli-io.ts'
 import { EXIT_FAILURE, EXIT_OK, UsageError } from '../cli-io.ts'
 import type { CommandLine } from '../parse-command-line.ts'
 import { openFromCommandLine } from './open-from-command-line.ts'
+
+/** Runs a command that changes main between snapshots of it, as the person at the terminal. */
+function changingMain<T>(
+  workshop: Workshop,
+  tool: string,
+  detail: string,
+  work: () => Promise<T>,
+): Promise<T> {
+  return workshop.lines.snapshots.around({ tool, detail, session: 'cli' }, work)
+}
 
 /** Runs one of the fork commands. */
 export async function forkCommand(line: CommandLine, io: CliIo): Promise<number> {
@@ -33,6 +46,13 @@ export async function forkCommand(line: CommandLine, io: CliIo): Promise<number>
       return EXIT_OK
     }
     case 'forks': {
+      if (line.prune) {
+        const removed = await lines.prune(workshop.config.snapshots)
+        const { keep, maxAgeDays } = workshop.config.snapshots
+        io.stderr(
+          `Pruned ${removed.length} snapshot record(s) (keeping at most ${keep} snapshots, none older than ${maxAgeDays} days but the newest).\n`,
+        )
+      }
       const forks = lines.forks()
       if (line.json) io.stdout(`${JSON.stringify(forks, null, 2)}\n`)
       else if (forks.length === 0) io.stdout('No forks.\n')
@@ -57,7 +77,12 @@ export async function forkCommand(line: CommandLine, io: CliIo): Promise<number>
       return EXIT_OK
     }
     case 'merge': {
-      const outcome = await lines.merge(need('a fork'))
+      const fork = need('a fork')
+      const found = lines.find(fork)
+      const outcome =
+        found !== 'main' && found.parent === 'main'
+          ? await changingMain(workshop, 'eitri merge', fork, () => lines.merge(fork))
+          : await lines.merge(fork)
       if (line.json) io.stdout(`${JSON.stringify(outcome, null, 2)}\n`)
       switch (outcome.type) {
         case 'merged':
@@ -88,7 +113,9 @@ export async function forkCommand(line: CommandLine, io: CliIo): Promise<number>
       return EXIT_FAILURE
     }
     case 'undo-merge': {
-      const outcome = await lines.undoMerge()
+      const outcome = await changingMain(workshop, 'eitri undo-merge', 'the last merge', () =>
+        lines.undoMerge(),
+      )
       if (outcome.type === 'undone')
         io.stdout(`Undid the last merge: ${outcome.paths.join(', ')}\n`)
       else if (outcome.type === 'nothing') io.stdout('No merge to undo.\n')
@@ -103,15 +130,86 @@ export async function forkCommand(line: CommandLine, io: CliIo): Promise<number>
       io.stdout(`Discarded ${target}.\n`)
       return EXIT_OK
     case 'log': {
-      const log = await lines.log(target ?? 'main')
+      if (target === undefined) {
+        const snapshots = (await lines.snapshots.list()).filter(
+          (snapshot) => snapshot.kind !== 'after',
+        )
+        if (line.json) io.stdout(`${JSON.stringify(snapshots, null, 2)}\n`)
+        else if (snapshots.length === 0) io.stdout('No snapshots yet.\n')
+        else for (const snapshot of snapshots) io.stdout(`${describeSnapshot(snapshot)}\n`)
+        return EXIT_OK
+      }
+      const log = await lines.log(target)
       if (line.json) io.stdout(`${JSON.stringify(log, null, 2)}\n`)
       else
         for (const entry of log)
           io.stdout(`${entry.commit.slice(0, 10)}  ${entry.time}  ${entry.message}\n`)
       return EXIT_OK
     }
+    case 'restore':
+      return restore(workshop, line, io, need('a snapshot (a number from `eitri log`)'))
     case undefined:
     default:
       throw new UsageError(`unknown command '${line.command ?? ''}'`)
+  }
+}
+
+/** `eitri restore SNAPSHOT [PATH…] [--force]`. */
+async function restore(
+  workshop: Workshop,
+  line: CommandLine,
+  io: CliIo,
+  snapshot: string,
+): Promise<number> {
+  const paths = line.positionals.slice(1)
+  // An unknown snapshot is refused before anything is snapshotted.
+  const target = await workshop.lines.snapshots.log.find(snapshot)
+  const outcome = await changingMain(
+    workshop,
+    'eitri restore',
+    [`#${target.id}`, ...paths].join(' '),
+    () =>
+      workshop.lines.restore(target.id, {
+        ...(paths.length === 0 ? {} : { paths }),
+        force: line.force,
+      }),
+  )
+  if (line.json) io.stdout(`${JSON.stringify(outcome, null, 2)}\n`)
+  switch (outcome.type) {
+    case 'restored': {
+      if (line.json) return EXIT_OK
+      const undo = (await workshop.lines.snapshots.list()).find(
+        (record) => record.kind === 'before' && record.call?.tool === 'eitri restore',
+      )
+      io.stdout(
+        `Restored snapshot #${outcome.snapshot}: ${outcome.paths.length === 0 ? 'no files' : outcome.paths.join(', ')}\n`,
+      )
+      for (const ref of outcome.refs)
+        io.stdout(
+          `  ${ref.name}: ${ref.from === undefined ? '(gone)' : ref.from.slice(0, 10)} -> ${ref.to.startsWith('ref: ') ? ref.to : ref.to.slice(0, 10)}\n`,
+        )
+      for (const failure of outcome.refsFailed)
+        io.stderr(`eitri: not moved back: ${failure.name}: ${failure.reason}\n`)
+      if (outcome.refsKept.length > 0)
+        io.stdout(`Kept (made since the snapshot): ${outcome.refsKept.join(', ')}\n`)
+      if (outcome.tooLarge.length > 0)
+        io.stdout(`Left alone (over the size bound): ${outcome.tooLarge.join(', ')}\n`)
+      if (undo !== undefined) io.stdout(`Undo it with: eitri restore ${undo.id}\n`)
+      return EXIT_OK
+    }
+    case 'nothing':
+      if (!line.json)
+        io.stdout(`Nothing to restore: main already matches snapshot #${outcome.snapshot}.\n`)
+      return EXIT_OK
+    case 'changed-since':
+      io.stderr(
+        `Not restored: since snapshot #${outcome.snapshot} these were changed outside eitri calls (by you?): ${[...outcome.paths, ...outcome.refs].join(', ')}\nNothing changed. Name the other paths, or run again with --force to restore these too.\n`,
+      )
+      return EXIT_FAILURE
+    case 'changed-on-disk':
+      io.stderr(
+        `Not restored: these files changed on disk meanwhile: ${outcome.paths.join(', ')}\nNothing changed; run it again.\n`,
+      )
+      return EXIT_FAILURE
   }
 }

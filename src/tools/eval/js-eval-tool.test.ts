@@ -54,6 +54,12 @@ describe('js_eval', () => {
       { code: 'while (true) {}' },
       { signal: controller.signal },
     )
+    // Cancel once the eval runs: after the snapshot of main taken before it.
+    for (;;) {
+      const snapshots = await fixture.workshop.lines.snapshots.list()
+      if (snapshots.some((record) => record.call?.detail === 'while (true) {}')) break
+      await new Promise((resolve) => setTimeout(resolve, 20))
+    }
     setTimeout(() => controller.abort(), 200)
     assert.equal(
       evalError(await pending, 'cancelled'),

@@ -19,6 +19,7 @@ export const MAX_EVAL_CODE_CHARS = 1_000_000
 /** Runs code in the caller's eval session. */
 export const jsEvalTool = defineTool({
   name: 'js_eval',
+  changes: 'current-line',
   description: `Run JavaScript or TypeScript (types are stripped, not checked) in a sandboxed V8 isolate. Top-level definitions persist within the session, top-level await works, and the answer is console output then the value of the last expression. Write a small program instead of many tool calls: async globals fs (readFile, readRange, writeFile, list, glob, stat, exists, remove), tools (call, list), shell (run), http (fetch, allowlisted hosts only), env (get) and sandbox (overview, doc) reach the workspace through the same policy as every tool. No process, require or timers. Default timeout ${DEFAULT_EVAL_TIMEOUT_S} s; memory is limited.`,
   parameters: z.object({
     code: z.string().min(1).max(MAX_EVAL_CODE_CHARS).describe('The code to run.'),

@@ -12,6 +12,7 @@ import { decodeText } from './text.ts'
 /** Replaces literal text in a file of the workspace. */
 export const editFileTool = defineTool({
   name: 'edit_file',
+  changes: 'current-line',
   description:
     'Replace exact text in a file of the workspace. old_string must match the file literally (whitespace and indentation included) and exactly once, unless replace_all is true. Read the file first to copy the text exactly.',
   parameters: z.object({

@@ -9,6 +9,7 @@ import { toolSuccess } from '../../tool/tool-result.ts'
 /** Writes a whole file of the workspace. */
 export const writeFileTool = defineTool({
   name: 'write_file',
+  changes: 'current-line',
   description:
     'Create or overwrite a file of the workspace with the given text. Creates missing folders. The write is atomic: readers see the old file or the new one, never a mix. Prefer edit_file to change part of an existing file.',
   parameters: z.object({

@@ -48,6 +48,8 @@ export const shellTool = defineTool({
         'Ask a person to run this command outside the sandbox (full access). Refused under a cap such as plan mode.',
       ),
   }),
+  // Any command may write, and a background job goes on writing after the call answers.
+  changes: 'current-line',
   availability: shellAvailability,
   async execute(
     { command, timeout_s: timeoutSeconds = DEFAULT_SHELL_TIMEOUT_S, background = false, escalate },

@@ -1,9 +1,10 @@
 /**
  * @module tools/workspace
- * The workspace tools: forks and the room operations.
+ * The workspace tools: forks, snapshots of main, and the room operations.
  */
 import type { Tool } from '../../tool/define-tool.ts'
 import { roomFilesTool, roomReadTool, roomWriteTool } from './room-tools.ts'
+import { workspaceRestoreTool, workspaceSnapshotsTool } from './snapshot-tools.ts'
 import {
   workspaceDiffTool,
   workspaceDiscardTool,
@@ -25,6 +26,8 @@ export const workspaceTools: readonly Tool[] = [
   workspaceMergeTool,
   workspaceDiscardTool,
   workspaceLogTool,
+  workspaceSnapshotsTool,
+  workspaceRestoreTool,
   roomFilesTool,
   roomReadTool,
   roomWriteTool,

@@ -71,6 +71,10 @@ export const roomWriteTool = defineTool({
     fork: forkOption,
     message: z.string().min(1).optional().describe('The commit message.'),
   }),
+  changes: ({ fork }, ctx) => {
+    const lines = linesOf(ctx)
+    return lines.resolve(fork ?? lines.current)
+  },
   async execute({ files, fork, message }, ctx) {
     const lines = linesOf(ctx)
     const line = lines.resolve(fork ?? lines.current)

@@ -114,6 +114,11 @@ export const workspaceMergeTool = defineTool({
   description:
     'Merge a fork into its parent line (three-way). Into main, the user’s live folder, only with a person’s approval. Overlapping changes are reported as conflicts and nothing changes.',
   parameters: z.object({ fork: forkName }),
+  changes: ({ fork }, ctx) => {
+    const lines = linesOf(ctx)
+    const id = lines.resolve(fork)
+    return lines.list().find((line) => line.id === id)?.parent ?? 'main'
+  },
   async execute({ fork }, ctx) {
     const outcome = await linesOf(ctx).merge(fork, { signal: ctx.signal })
     switch (outcome.type) {

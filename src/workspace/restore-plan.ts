@@ -1,0 +1,114 @@
+/**
+ * @module workspace/restore-plan
+ * What restoring a snapshot would change: the files (or only the given paths) that differ
+ * between main now and the snapshot, and the user's git references it recorded. And what it
+ * must not change without being told to: whatever a person changed since the snapshot. Between
+ * two snapshots, changes are an eitri call's when a call was running in the same process all
+ * along (the snapshot before a call to the one after it); every other change is a person's.
+ */
+import { diffTrees, type TreeChange } from './tree-merge.ts'
+import type { SnapshotContents, SnapshotLog } from './snapshot-log.ts'
+import type { SnapshotRecord } from './snapshot-record.ts'
+import { changedRefs, refMoves, type GitRefs, type RefMove } from './user-git-refs.ts'
+
+/** Main as it is now, for a restore. */
+export interface MainNow {
+  readonly files: string
+  readonly refs?: GitRefs
+  /** Why the references cannot be read now, when they cannot. */
+  readonly refsNote?: string
+  readonly skipped: readonly string[]
+  /** The process restoring (snapshot-record's `owner`). */
+  readonly owner: string
+}
+
+/** What a restore would do. */
+export interface RestorePlan {
+  /** Each path that differs, from main now (`before`) to the snapshot (`after`). */
+  readonly changes: readonly TreeChange[]
+  /** The paths among `changes` a person changed since the snapshot. */
+  readonly changedByPerson: readonly string[]
+  /** Paths left alone because they were (or are) over the size bound. */
+  readonly tooLarge: readonly string[]
+  /** The references to move back (only when the whole snapshot is restored). */
+  readonly refMoves: readonly RefMove[]
+  /** The references among `refMoves` a person moved since the snapshot. */
+  readonly refsChangedByPerson: readonly string[]
+  /** References made since the snapshot: kept, never deleted. */
+  readonly refsKept: readonly string[]
+  /** Why references are not restored, when they are not. */
+  readonly refsNote?: string
+}
+
+/**
+ * Plans restoring `target`. `later` are the snapshots taken after it, oldest first; `paths`
+ * limits the restore to those files and folders (the references then stay as they are).
+ */
+export async function planRestore(options: {
+  readonly gitDir: string
+  readonly log: SnapshotLog
+  readonly target: SnapshotRecord
+  readonly later: readonly SnapshotRecord[]
+  readonly now: MainNow
+  readonly paths?: readonly string[]
+}): Promise<RestorePlan> {
+  const { gitDir, log, target, now, paths } = options
+  const contents = new Map<number, Promise<SnapshotContents>>()
+  const contentsOf = (record: SnapshotRecord): Promise<SnapshotContents> => {
+    const known = contents.get(record.id) ?? log.contents(record)
+    contents.set(record.id, known)
+    return known
+  }
+  const recorded = await contentsOf(target)
+  const selected = (file: string): boolean =>
+    paths === undefined ||
+    paths.some((wanted) => wanted === '.' || file === wanted || file.startsWith(`${wanted}/`))
+  const large = new Set([...recorded.skipped, ...now.skipped])
+  const differing = (await diffTrees(gitDir, now.files, recorded.files)).filter((change) =>
+    selected(change.path),
+  )
+  const changes = differing.filter((change) => !large.has(change.path))
+  const wholeRestore = paths === undefined
+  const moves =
+    wholeRestore && recorded.refs !== undefined && now.refs !== undefined
+      ? refMoves(recorded.refs, now.refs)
+      : []
+
+  // What a person changed since the snapshot: the changes between snapshots no call covered.
+  const byPerson = new Set<string>()
+  const refsByPerson = new Set<string>()
+  if (changes.length > 0 || moves.length > 0) {
+    const points: (SnapshotRecord | undefined)[] = [target, ...options.later, undefined]
+    for (let index = 0; index + 1 < points.length; index++) {
+      const from = points[index] as SnapshotRecord
+      const to = points[index + 1]
+      if (from.inFlight > 0 && from.owner === (to?.owner ?? now.owner)) continue
+      const before = await contentsOf(from)
+      const after = to === undefined ? now : await contentsOf(to)
+      if (before.files !== after.files)
+        for (const change of await diffTrees(gitDir, before.files, after.files))
+          byPerson.add(change.path)
+      if (before.refs !== undefined && after.refs !== undefined)
+        for (const name of changedRefs(before.refs, after.refs)) refsByPerson.add(name)
+    }
+  }
+  const refsNote = !wholeRestore
+    ? 'only the named paths are restored; git references stay as they are'
+    : recorded.refs === undefined
+      ? `the snapshot recorded no git references (${target.refsNote ?? 'none'})`
+      : now.refs === undefined
+        ? `the git references cannot be read now (${now.refsNote ?? 'unknown'})`
+        : undefined
+  return {
+    changes,
+    changedByPerson: changes.map((change) => change.path).filter((file) => byPerson.has(file)),
+    tooLarge: differing.map((change) => change.path).filter((file) => large.has(file)),
+    refMoves: moves,
+    refsChangedByPerson: moves.map((move) => move.name).filter((name) => refsByPerson.has(name)),
+    refsKept:
+      wholeRestore && recorded.refs !== undefined && now.refs !== undefined
+        ? [...now.refs.keys()].filter((name) => !recorded.refs?.has(name)).sort()
+        : [],
+    ...(refsNote === undefined ? {} : { refsNote }),
+  }
+}
