@@ -15,7 +15,8 @@ import { CallToolResultSchema, type CallToolResult } from '@modelcontextprotocol
 import { startEitri, stop } from './helpers/eitri-process.ts'
 import { makeScratch, type Scratch } from './helpers/scratch.ts'
 
-const LISTENING = /listening on (http:\/\/\S+\/mcp)/
+/** The URL and the token the server prints. */
+const LISTENING = /listening on (http:\/\/\S+\/mcp)\n.*"Authorization: Bearer ([A-Za-z0-9_-]+)"/
 const GIB = 1024 ** 3
 /** The most the server's peak resident memory may be: far below any one gibibyte read. */
 const MAX_SERVER_PEAK_BYTES = 768 * 1024 * 1024
@@ -65,7 +66,11 @@ describe('eitri serve survives any eval', () => {
     const started = await startEitri(['serve', '--http', '0', ...scratch.flags], LISTENING)
     server = started.child
     client = new Client({ name: 'eitri-faults-test', version: '1.0.0' })
-    await client.connect(new StreamableHTTPClientTransport(new URL(started.match[1] as string)))
+    await client.connect(
+      new StreamableHTTPClientTransport(new URL(started.match[1] as string), {
+        requestInit: { headers: { authorization: `Bearer ${started.match[2] as string}` } },
+      }),
+    )
   })
   after(async () => {
     await client.close()

@@ -9,7 +9,27 @@ describe('readEnvironment', () => {
       stateDir: '/home/ada/.local/state/eitri',
       configPath: '/home/ada/.config/eitri/config.json',
       token: undefined,
+      home: '/home/ada',
+      gitConfigs: ['/home/ada/.config/git/config', '/home/ada/.gitconfig', '/etc/gitconfig'],
     })
+  })
+
+  it('finds the git configuration files as git does', () => {
+    assert.deepEqual(
+      readEnvironment({ HOME: '/h', XDG_CONFIG_HOME: '/x', GIT_CONFIG_SYSTEM: '/s/gitconfig' })
+        .gitConfigs,
+      ['/x/git/config', '/h/.gitconfig', '/s/gitconfig'],
+    )
+    assert.deepEqual(
+      readEnvironment({ HOME: '/h', GIT_CONFIG_GLOBAL: '/g/config', GIT_CONFIG_NOSYSTEM: '1' })
+        .gitConfigs,
+      ['/g/config'],
+    )
+    assert.deepEqual(
+      readEnvironment({ HOME: '/h', GIT_CONFIG_GLOBAL: '/dev/null', GIT_CONFIG_NOSYSTEM: '1' })
+        .gitConfigs,
+      [],
+    )
   })
 
   it('follows XDG_STATE_HOME and XDG_CONFIG_HOME', () => {
@@ -30,11 +50,14 @@ describe('readEnvironment', () => {
       EITRI_CONFIG: '/etc/eitri.json',
       EITRI_TOKEN: 'abc',
     })
-    assert.deepEqual(environment, {
-      stateDir: '/srv/eitri',
-      configPath: '/etc/eitri.json',
-      token: 'abc',
-    })
+    assert.deepEqual(
+      {
+        stateDir: environment.stateDir,
+        configPath: environment.configPath,
+        token: environment.token,
+      },
+      { stateDir: '/srv/eitri', configPath: '/etc/eitri.json', token: 'abc' },
+    )
     assert.equal(
       readEnvironment({ HOME: '/h', EITRI_STATE_DIR: '', EITRI_TOKEN: '' }).stateDir,
       '/h/.local/state/eitri',
