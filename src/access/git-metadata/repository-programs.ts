@@ -112,7 +112,14 @@ export class RepositoryPrograms {
     ]
     const read: string[] = []
     const paths: WorkspaceProgramPath[] = []
-    for (const program of await this.#programsOf(files.slice(1), hostWorkTree, read)) {
+    const programs = await this.#programsOf(files.slice(1), hostWorkTree, read)
+    // The default hooks folder: itself inside .git, but a link there (`.git/hooks ->
+    // ../scripts/hooks`) makes its target the hooks folder, which must be protected as one.
+    if (fs.lstatSync(dotGit, { throwIfNoEntry: false })?.isDirectory() === true) {
+      programs.push({ hostPath: path.join(dotGit, 'hooks'), folder: true, key: 'core.hookspath' })
+      read.push(path.join(dotGit, 'hooks'))
+    }
+    for (const program of programs) {
       for (const relative of this.#relative(program.hostPath))
         paths.push({ path: relative, folder: program.folder, key: program.key })
     }

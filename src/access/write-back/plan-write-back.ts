@@ -244,7 +244,8 @@ function ordered(changes: readonly PlannedChange[]): PlannedChange[] {
   const folders = changes.filter((c) => c.type === 'directory').sort((a, b) => depth(a) - depth(b))
   const entries = changes.filter((c) => c.type === 'file' || c.type === 'symlink')
   const removals = changes.filter((c) => c.type === 'delete').sort((a, b) => depth(b) - depth(a))
-  return [...folders, ...entries, ...removals]
+  // Removals first: a folder replaced by a file (or a file by a folder) goes before its successor.
+  return [...removals, ...folders, ...entries]
 }
 
 function within(candidate: string, folder: string): boolean {
