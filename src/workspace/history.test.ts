@@ -192,3 +192,62 @@ describe("main's tree: nested repositories and paths git refuses", () => {
     )
   })
 })
+
+/** git add as a plain history of the folder would run it: a fresh index, no attributes. */
+async function plainAdd(f: Fixture, pathspecs: readonly string[]): Promise<number> {
+  const gitDir = path.join(f.root, 'plain.git')
+  await fs.mkdir(gitDir, { recursive: true })
+  await runGit({ gitDir }, ['init', '--quiet', '--bare'])
+  const target = { gitDir, workTree: f.workspace, indexFile: path.join(f.root, 'plain.index') }
+  let status = 0
+  for (const pathspec of pathspecs)
+    status = (await runGit(target, ['add', '--all', '--', pathspec], { check: false })).status
+  return status
+}
+
+describe('workspace content never wedges a snapshot', () => {
+  it('a linked worktree whose branch is garbage', async (t) => {
+    const f = await fixture(t, { 'a.txt': 'a\n' })
+    git(f.workspace, 'init', '-q')
+    git(f.workspace, 'add', '-A')
+    git(f.workspace, 'commit', '-qm', 'first')
+    git(f.workspace, 'worktree', 'add', '-q', '-b', 'feature', 'wt')
+    await fs.writeFile(path.join(f.workspace, '.git/refs/heads/feature'), 'garbage\n')
+    // Positive control: a plain git add over the folder stops on it.
+    assert.notEqual(await plainAdd(f, ['.']), 0)
+    await fs.writeFile(path.join(f.workspace, 'a.txt'), 'b\n')
+    const seen = await f.history.mainTree()
+    assert.match(lsTree(f.history, seen.tree), /\ta\.txt$/m)
+    assert.deepEqual(seen.skipped, ['wt/'])
+  })
+
+  it('a changed path inside a nested repository', async (t) => {
+    const f = await fixture(t, { 'a.txt': 'a\n' })
+    await plantRepository(f, 'sub')
+    await fs.mkdir(path.join(f.workspace, 'sub/src'))
+    await fs.writeFile(path.join(f.workspace, 'sub/src/s.c'), 's\n')
+    // Positive control: once a plain history holds the repository, a path inside it stops git.
+    assert.notEqual(await plainAdd(f, ['.', 'sub/src']), 0)
+    await fs.rm(path.join(f.canaries), { recursive: true })
+    await fs.mkdir(f.canaries)
+    await f.history.mainTree()
+    await fs.writeFile(path.join(f.workspace, 'a.txt'), 'b\n')
+    await fs.writeFile(path.join(f.workspace, 'sub/src/s.c'), 's2\n')
+    const seen = await f.history.mainTree({ paths: ['a.txt', 'sub/src/s.c'] })
+    assert.match(lsTree(f.history, seen.tree), /\ta\.txt$/m)
+    assert.doesNotMatch(lsTree(f.history, seen.tree), /sub/)
+    assert.deepEqual(await fs.readdir(f.canaries), [])
+  })
+
+  it('a working-tree-encoding the bytes do not fit', async (t) => {
+    const f = await fixture(t, {
+      '.gitattributes': '*.enc working-tree-encoding=UTF-16\n',
+      'x.enc': 'abc',
+    })
+    // Positive control: git honouring the workspace's attributes refuses the file outright.
+    assert.notEqual(await plainAdd(f, ['.']), 0)
+    const seen = await f.history.mainTree()
+    assert.match(lsTree(f.history, seen.tree), /\tx\.enc$/m)
+    assert.deepEqual(seen.skipped, [])
+  })
+})
