@@ -47,7 +47,10 @@ export const TOOL_CALL_RESERVED_BYTES = 8 * 1024 * 1024
 export const MAX_ANSWER_CHARS = 32 * 1024 * 1024
 /** Nesting depth of JSON crossing the boundary. */
 export const MAX_JSON_DEPTH = 64
-/** How long after a cancel the eval must have answered. */
+/** How long after a cancel the eval should have answered before the server pings the sandbox. */
 export const CANCEL_GRACE_MS = 1_000
-/** How long past its timeout an eval may take before the host answers for it. */
+/**
+ * How long past its timeout an eval may take before the server pings the sandbox (and answers
+ * for the eval if a live sandbox still has not).
+ */
 export const TIMEOUT_GRACE_MS = 1_000

@@ -8,11 +8,12 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process'
 import path from 'node:path'
-import type { Readable } from 'node:stream'
+import type { Readable, Writable } from 'node:stream'
 import { fileURLToPath } from 'node:url'
 import { EitriError } from '../../errors/eitri-error.ts'
 import { LineSplitter } from '../../util/line-splitter.ts'
 import { MAX_ARGUMENT_CHARS } from '../eval-limits.ts'
+import { LineWriter } from '../line-writer.ts'
 import { sandboxMessageSchema, type HostMessage, type SandboxMessage } from '../sandbox-protocol.ts'
 
 const here = fileURLToPath(import.meta.url)
@@ -46,7 +47,10 @@ export interface SandboxProcessEvents {
 /** One running sandbox process. */
 export class SandboxProcess {
   readonly #child: ChildProcess
+  readonly #toSandbox: LineWriter
   #stderr = ''
+  /** When the sandbox last sent anything (a whole line or a part of one). */
+  #lastHeardAt = performance.now()
   #closed = false
   #exited = false
   readonly #exit: Promise<void>
@@ -54,6 +58,8 @@ export class SandboxProcess {
   private constructor(child: ChildProcess) {
     this.#child = child
     this.#exit = new Promise((resolve) => child.once('exit', () => resolve()))
+    // stdin is piped (spawn below), so it exists.
+    this.#toSandbox = new LineWriter(child.stdin as Writable)
   }
 
   /**
@@ -86,7 +92,10 @@ export class SandboxProcess {
       overflow: () => sandbox.#outOfProtocol(),
     })
     const fromSandbox = child.stdio[3] as Readable | null
-    fromSandbox?.on('data', (chunk: Buffer) => lines.push(chunk))
+    fromSandbox?.on('data', (chunk: Buffer) => {
+      sandbox.#lastHeardAt = performance.now()
+      lines.push(chunk)
+    })
     fromSandbox?.on('error', () => undefined)
     await new Promise<void>((resolve, reject) => {
       const onError = (error: Error): void => fail(error.message)
@@ -120,6 +129,7 @@ export class SandboxProcess {
     child.on('error', () => undefined)
     child.once('exit', (code, signal) => {
       sandbox.#exited = true
+      sandbox.#toSandbox.close()
       if (sandbox.#closed) return
       const detail = sandbox.#stderr.trim().split('\n').slice(-3).join(' ')
       events.exit(
@@ -134,6 +144,14 @@ export class SandboxProcess {
     return this.#child.pid
   }
 
+  /**
+   * When the sandbox last sent anything, in `performance.now()` time: a sandbox busy with large
+   * messages is still heard from, a hung one is not.
+   */
+  get lastHeardAt(): number {
+    return this.#lastHeardAt
+  }
+
   /** True until the process ends. */
   get alive(): boolean {
     return !this.#exited
@@ -141,26 +159,24 @@ export class SandboxProcess {
 
   /**
    * Sends one message; false when the process is gone. `written` is called once the message
-   * has been handed to the pipe, or at once when it could not be sent.
+   * has been handed to the pipe, or at once when it could not be sent. A large message waits
+   * its turn among the large messages of other `key`s (sessions); small ones go at once.
    */
-  send(message: HostMessage, written?: () => void): boolean {
-    const stdin = this.#child.stdin
-    if (this.#exited || stdin === null || stdin.destroyed || !stdin.writable) {
+  send(message: HostMessage, written?: () => void, key?: string): boolean {
+    if (this.#exited) {
       written?.()
       return false
     }
-    try {
-      stdin.write(`${JSON.stringify(message)}\n`, () => written?.())
-      return true
-    } catch {
-      written?.()
-      return false
-    }
+    return this.#toSandbox.write(JSON.stringify(message), {
+      ...(key === undefined ? {} : { key }),
+      ...(written === undefined ? {} : { written }),
+    })
   }
 
   /** Kills the process (its state is only isolates) and waits for it. Idempotent. */
   async close(): Promise<void> {
     this.#closed = true
+    this.#toSandbox.close()
     if (!this.#exited) this.#child.kill('SIGKILL')
     await this.#exit
   }

@@ -7,8 +7,8 @@ import type { EvalOutcome } from '../eval-outcome.ts'
 import type { HostMessage } from '../sandbox-protocol.ts'
 import { IsolateSession } from './isolate-session.ts'
 
-/** What the sandbox sends to the server. */
-export type SendToServer = (message: Record<string, unknown>) => void
+/** What the sandbox sends to the server; `key` (the session) takes turns for large messages. */
+export type SendToServer = (message: Record<string, unknown>, key?: string) => void
 
 /** The sessions of one sandbox process. */
 export class SandboxHost {
@@ -78,7 +78,7 @@ export class SandboxHost {
         onCatastrophicError: this.#onCatastrophicError,
         events: {
           call: (evalId, callId, namespace, name, args) =>
-            this.#send({ type: 'call', evalId, callId, namespace, name, args }),
+            this.#send({ type: 'call', evalId, callId, namespace, name, args }, id),
           result: (evalId, outcome) => this.#result(evalId, outcome),
         },
       })

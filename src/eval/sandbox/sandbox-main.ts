@@ -9,6 +9,7 @@
 import { Socket } from 'node:net'
 import { LineSplitter } from '../../util/line-splitter.ts'
 import { MAX_ANSWER_CHARS, MAX_CODE_CHARS } from '../eval-limits.ts'
+import { LineWriter } from '../line-writer.ts'
 import type { HostMessage } from '../sandbox-protocol.ts'
 import { SandboxHost } from './sandbox-host.ts'
 
@@ -21,8 +22,10 @@ const MAX_SERVER_LINE_BYTES = 6 * MAX_ANSWER_CHARS + 6 * MAX_CODE_CHARS
 const toServer = new Socket({ fd: 3, readable: false, writable: true })
 toServer.on('error', () => process.exit(0))
 
-const send = (message: Record<string, unknown>): void => {
-  if (!toServer.destroyed) toServer.write(`${JSON.stringify(message)}\n`)
+// One session's large calls must not hold back another's result or the answer to a ping.
+const writer = new LineWriter(toServer)
+const send = (message: Record<string, unknown>, key?: string): void => {
+  writer.write(JSON.stringify(message), key === undefined ? {} : { key })
 }
 
 const host = new SandboxHost(send, (message) => {
