@@ -1,73 +1,115 @@
 /**
  * @module eval/line-writer
- * Writes the JSON lines of the pipe between the server and its sandbox, which every session of
- * the server shares. Written in order, one session's large messages (a 32 MiB `writeFile`
- * argument, a 16 MiB file read) would hold back everyone's small ones: another session's result,
- * the answer to a liveness ping. So a line of at most {@link SMALL_LINE_CHARS} goes out at once,
- * while larger lines wait in a queue per key (the session) and go one at a time, the keys taking
- * turns. A small line then waits behind at most one large line, a large one behind at most one
- * of each other key's.
+ * Writes the JSON-line messages between the server and its sandbox, which every session of the
+ * server shares. Written in order on one pipe, one session's large messages (a 32 MiB
+ * `writeFile` argument, a 16 MiB file read) would hold back everyone's small ones: another
+ * session's result, the answer to a liveness ping. So there are two lanes, each a pipe of its
+ * own: a message of at most {@link SMALL_LINE_CHARS} goes out at once on the small lane; larger
+ * ones go on the large lane one at a time, turned into JSON only when their turn comes (so a
+ * burst of them never blocks the process for long), their keys (sessions) taking turns. A large
+ * message waits behind at most one of each other key's.
  *
- * Reordering is safe for this protocol: lines that overtake each other belong to different
+ * Reordering is safe for this protocol: messages that overtake each other belong to different
  * sessions, or to capability calls of one eval that were in flight together (whose effects have
- * no order anyway), or answer a ping.
+ * no order anyway), or are an eval's answer that makes its other messages moot.
  */
 import type { Writable } from 'node:stream'
 
-/** Longest line written at once, in characters; longer lines take turns. */
+/** Longest line of the small lane, in characters (so at most three times as many bytes). */
 export const SMALL_LINE_CHARS = 1024 * 1024
 
-interface QueuedLine {
-  readonly line: string
+/** The two pipes a writer writes to. */
+export interface WriterLanes {
+  readonly small: Writable
+  readonly large: Writable
+}
+
+/** Counters of a writer, for measurements and tests. */
+export interface WriterTraffic {
+  /** Characters written on the small lane. */
+  readonly smallChars: number
+  /** Characters written on the large lane. */
+  readonly largeChars: number
+  /** Large messages waiting now. */
+  readonly queued: number
+  /** The most large messages waiting at once so far. */
+  readonly peakQueued: number
+}
+
+interface QueuedMessage {
+  readonly message: object
+  /** The JSON, when it was made already. */
+  readonly line: string | undefined
   readonly written: (() => void) | undefined
 }
 
-/** Writes lines to `stream`, small ones first. */
+/** Writes messages as JSON lines, small ones first. */
 export class LineWriter {
-  readonly #stream: Writable
+  readonly #lanes: WriterLanes
   readonly #smallLineChars: number
-  /** Large lines waiting, by key; a key's turn comes in insertion order. */
-  readonly #queues = new Map<string, QueuedLine[]>()
-  /** A large line is being written. */
+  /** Large messages waiting, by key; a key's turn comes in insertion order. */
+  readonly #queues = new Map<string, QueuedMessage[]>()
+  /** A large message is being written. */
   #writing = false
-  /** The key of the last large line written. */
+  /** The key of the last large message written. */
   #lastKey: string | undefined
   #closed = false
+  #peakQueued = 0
+  #smallChars = 0
+  #largeChars = 0
 
-  constructor(stream: Writable, options: { readonly smallLineChars?: number } = {}) {
-    this.#stream = stream
+  constructor(lanes: WriterLanes, options: { readonly smallLineChars?: number } = {}) {
+    this.#lanes = lanes
     this.#smallLineChars = options.smallLineChars ?? SMALL_LINE_CHARS
   }
 
-  /** Large lines waiting their turn. */
+  /** Large messages waiting their turn. */
   get queued(): number {
     let count = 0
     for (const queue of this.#queues.values()) count += queue.length
     return count
   }
 
+  /** What has gone through so far: characters per lane, the most large messages waiting at once. */
+  get traffic(): WriterTraffic {
+    return {
+      smallChars: this.#smallChars,
+      largeChars: this.#largeChars,
+      queued: this.queued,
+      peakQueued: this.#peakQueued,
+    }
+  }
+
   /**
-   * Writes `line` (without its newline); false when the stream is gone. `written` is called once
-   * the line has been handed to the stream's file, or at once when it cannot be.
+   * Writes `message` as one line; false when the lanes are gone. `written` is called once the
+   * line has been handed to its pipe, or at once when it cannot be.
    */
   write(
-    line: string,
+    message: object,
     options: { readonly key?: string; readonly written?: () => void } = {},
   ): boolean {
-    if (!this.#writable()) {
+    if (!this.#writable(this.#lanes.small) || !this.#writable(this.#lanes.large)) {
       options.written?.()
       return false
     }
-    if (line.length <= this.#smallLineChars) return this.#send(line, options.written)
+    let line: string | undefined
+    // Made into JSON now only if it is likely small: a large one waits its turn first.
+    if (roughChars(message) <= this.#smallLineChars) {
+      line = JSON.stringify(message)
+      if (line.length <= this.#smallLineChars)
+        return this.#send(this.#lanes.small, line, options.written)
+    }
     const key = options.key ?? ''
+    const queued: QueuedMessage = { message, line, written: options.written }
     const queue = this.#queues.get(key)
-    if (queue === undefined) this.#queues.set(key, [{ line, written: options.written }])
-    else queue.push({ line, written: options.written })
+    if (queue === undefined) this.#queues.set(key, [queued])
+    else queue.push(queued)
+    this.#peakQueued = Math.max(this.#peakQueued, this.queued)
     this.#pump()
     return true
   }
 
-  /** Drops the lines waiting (calling their `written`) and writes nothing more. Idempotent. */
+  /** Drops the messages waiting (calling their `written`) and writes nothing more. Idempotent. */
   close(): void {
     this.#closed = true
     const queues = [...this.#queues.values()]
@@ -76,7 +118,7 @@ export class LineWriter {
   }
 
   #pump(): void {
-    if (this.#writing) return
+    if (this.#writing || this.#closed) return
     // The key that had the last turn goes again only if no other key waits.
     let key: string | undefined
     for (const candidate of this.#queues.keys()) {
@@ -95,23 +137,29 @@ export class LineWriter {
     if (queued === undefined) return this.#pump()
     this.#lastKey = key
     this.#writing = true
-    const sent = this.#send(queued.line, () => {
-      this.#writing = false
-      queued.written?.()
-      if (this.#writable()) this.#pump()
-      else this.close()
-    })
+    const sent = this.#send(
+      this.#lanes.large,
+      queued.line ?? JSON.stringify(queued.message),
+      () => {
+        this.#writing = false
+        queued.written?.()
+        if (this.#writable(this.#lanes.large)) this.#pump()
+        else this.close()
+      },
+    )
     if (!sent) this.close()
   }
 
-  /** Hands one line to the stream; `written` runs exactly once. */
-  #send(line: string, written: (() => void) | undefined): boolean {
-    if (!this.#writable()) {
+  /** Hands one line to `lane`; `written` runs exactly once. */
+  #send(lane: Writable, line: string, written: (() => void) | undefined): boolean {
+    if (!this.#writable(lane)) {
       written?.()
       return false
     }
     try {
-      this.#stream.write(`${line}\n`, () => written?.())
+      lane.write(`${line}\n`, () => written?.())
+      if (lane === this.#lanes.small) this.#smallChars += line.length + 1
+      else this.#largeChars += line.length + 1
       return true
     } catch {
       written?.()
@@ -119,7 +167,22 @@ export class LineWriter {
     }
   }
 
-  #writable(): boolean {
-    return !this.#closed && !this.#stream.destroyed && this.#stream.writable
+  #writable(lane: Writable): boolean {
+    return !this.#closed && !lane.destroyed && lane.writable
   }
+}
+
+/**
+ * About how many characters `message`'s JSON takes, without making it: the lengths of its
+ * strings (two levels deep, as the protocol's messages are) and a little for the rest.
+ */
+function roughChars(message: object, depth = 0): number {
+  let chars = 16
+  for (const value of Object.values(message) as unknown[]) {
+    if (typeof value === 'string') chars += value.length + 16
+    else if (typeof value === 'object' && value !== null && depth < 2)
+      chars += roughChars(value, depth + 1)
+    else chars += 32
+  }
+  return chars
 }

@@ -28,7 +28,7 @@ import { JsonAnswer } from '../json-answer.ts'
 import { parsePlainJson } from '../plain-json.ts'
 import type { SandboxMessage } from '../sandbox-protocol.ts'
 import { probeLiveness, PING_LIMIT_MS, SILENCE_LIMIT_MS } from './sandbox-liveness.ts'
-import { SandboxProcess } from './sandbox-process.ts'
+import { SandboxProcess, type SandboxTraffic } from './sandbox-process.ts'
 
 /** How long a new session may take. */
 const CREATE_TIMEOUT_MS = 10_000
@@ -120,6 +120,11 @@ export class IsolateEngine implements EvalEngine {
     const sandbox = await this.#sandbox()
     const answer = await this.#requestStats(sandbox, STATS_TIMEOUT_MS)
     return { ...answer, pid: sandbox.pid }
+  }
+
+  /** What crossed the pipes of the running sandbox so far; undefined while none runs. */
+  traffic(): SandboxTraffic | undefined {
+    return this.#ready?.traffic
   }
 
   /** Asks `sandbox` for its stats; settles on its answer, its death or `timeoutMs`. */

@@ -2,9 +2,10 @@
  * @module eval/host/sandbox-process
  * The process that hosts the isolates, seen from the server: started with the server's own
  * Node, `--no-node-snapshot` (isolated-vm needs it) and an empty environment (no secret of the
- * server's is ever in it), spoken to in JSON lines: the server writes to its stdin, it answers
- * on fd 3. Every line from it is bounded in length and validated before use, since the guest
- * code it runs is the least trusted thing on the machine; a line out of protocol ends it.
+ * server's is ever in it), spoken to in JSON lines on two lanes each way (small messages on
+ * the sandbox's stdin and fd 3, large ones on fds 5 and 4: `SANDBOX_PIPES`). Every line from it
+ * is bounded in length and validated before use, since the guest code it runs is the least
+ * trusted thing on the machine; a line out of protocol ends it.
  */
 import { spawn, type ChildProcess } from 'node:child_process'
 import path from 'node:path'
@@ -13,8 +14,13 @@ import { fileURLToPath } from 'node:url'
 import { EitriError } from '../../errors/eitri-error.ts'
 import { LineSplitter } from '../../util/line-splitter.ts'
 import { MAX_ARGUMENT_CHARS } from '../eval-limits.ts'
-import { LineWriter } from '../line-writer.ts'
-import { sandboxMessageSchema, type HostMessage, type SandboxMessage } from '../sandbox-protocol.ts'
+import { LineWriter, SMALL_LINE_CHARS, type WriterTraffic } from '../line-writer.ts'
+import {
+  SANDBOX_PIPES,
+  sandboxMessageSchema,
+  type HostMessage,
+  type SandboxMessage,
+} from '../sandbox-protocol.ts'
 
 const here = fileURLToPath(import.meta.url)
 
@@ -36,6 +42,15 @@ const STDERR_KEPT_CHARS = 4_000
  * plus room for the rest of the message.
  */
 export const MAX_SANDBOX_LINE_BYTES = 3 * MAX_ARGUMENT_CHARS + 1024 * 1024
+/** Longest line of the small lane: its writer sends no line over SMALL_LINE_CHARS characters. */
+const MAX_SMALL_LINE_BYTES = 3 * SMALL_LINE_CHARS + 1024
+
+/** What crossed the pipes between the server and one sandbox. */
+export interface SandboxTraffic {
+  /** The server's writer: characters per lane and large messages waiting. */
+  readonly toSandbox: WriterTraffic
+  readonly fromSandbox: { readonly smallBytes: number; readonly largeBytes: number }
+}
 
 /** What the owner of a sandbox process hears. */
 export interface SandboxProcessEvents {
@@ -54,12 +69,17 @@ export class SandboxProcess {
   #closed = false
   #exited = false
   readonly #exit: Promise<void>
+  /** Bytes received from the sandbox on each lane. */
+  readonly #received = { small: 0, large: 0 }
 
   private constructor(child: ChildProcess) {
     this.#child = child
     this.#exit = new Promise((resolve) => child.once('exit', () => resolve()))
-    // stdin is piped (spawn below), so it exists.
-    this.#toSandbox = new LineWriter(child.stdin as Writable)
+    // Both are pipes (spawn below), so they exist.
+    this.#toSandbox = new LineWriter({
+      small: child.stdin as Writable,
+      large: pipeOf(child, SANDBOX_PIPES.largeToSandbox) as Writable,
+    })
   }
 
   /**
@@ -74,7 +94,7 @@ export class SandboxProcess {
     const child = spawn(
       nodePath,
       ['--no-node-snapshot', '--disable-warning=ExperimentalWarning', SANDBOX_MAIN],
-      { stdio: ['pipe', 'ignore', 'pipe', 'pipe'], env: {}, cwd: '/' },
+      { stdio: ['pipe', 'ignore', 'pipe', 'pipe', 'pipe', 'pipe'], env: {}, cwd: '/' },
     )
     const sandbox = new SandboxProcess(child)
     child.stderr?.on('data', (chunk: Buffer) => {
@@ -82,21 +102,28 @@ export class SandboxProcess {
     })
     // A write to a sandbox that died fails with EPIPE; its exit is reported on its own.
     child.stdin?.on('error', () => undefined)
+    pipeOf(child, SANDBOX_PIPES.largeToSandbox)?.on('error', () => undefined)
     let onReady: ((message: SandboxMessage | undefined) => void) | undefined
-    const lines = new LineSplitter(MAX_SANDBOX_LINE_BYTES, {
-      line: (line) => {
-        const message = sandbox.#parse(line)
-        if (onReady !== undefined) return onReady(message)
-        if (message !== undefined) events.message(message)
-      },
-      overflow: () => sandbox.#outOfProtocol(),
-    })
-    const fromSandbox = child.stdio[3] as Readable | null
-    fromSandbox?.on('data', (chunk: Buffer) => {
-      sandbox.#lastHeardAt = performance.now()
-      lines.push(chunk)
-    })
-    fromSandbox?.on('error', () => undefined)
+    for (const [fd, maxLineBytes, lane] of [
+      [SANDBOX_PIPES.smallToServer, MAX_SMALL_LINE_BYTES, 'small'],
+      [SANDBOX_PIPES.largeToServer, MAX_SANDBOX_LINE_BYTES, 'large'],
+    ] as const) {
+      const lines = new LineSplitter(maxLineBytes, {
+        line: (line) => {
+          const message = sandbox.#parse(line)
+          if (onReady !== undefined) return onReady(message)
+          if (message !== undefined) events.message(message)
+        },
+        overflow: () => sandbox.#outOfProtocol(),
+      })
+      const fromSandbox = pipeOf(child, fd)
+      fromSandbox?.on('data', (chunk: Buffer) => {
+        sandbox.#lastHeardAt = performance.now()
+        sandbox.#received[lane] += chunk.length
+        lines.push(chunk)
+      })
+      fromSandbox?.on('error', () => undefined)
+    }
     await new Promise<void>((resolve, reject) => {
       const onError = (error: Error): void => fail(error.message)
       const onExit = (code: number | null, signal: string | null): void =>
@@ -152,6 +179,14 @@ export class SandboxProcess {
     return this.#lastHeardAt
   }
 
+  /** What crossed the pipes so far, each way (for measurements and tests). */
+  get traffic(): SandboxTraffic {
+    return {
+      toSandbox: this.#toSandbox.traffic,
+      fromSandbox: { smallBytes: this.#received.small, largeBytes: this.#received.large },
+    }
+  }
+
   /** True until the process ends. */
   get alive(): boolean {
     return !this.#exited
@@ -167,7 +202,7 @@ export class SandboxProcess {
       written?.()
       return false
     }
-    return this.#toSandbox.write(JSON.stringify(message), {
+    return this.#toSandbox.write(message, {
       ...(key === undefined ? {} : { key }),
       ...(written === undefined ? {} : { written }),
     })
@@ -202,7 +237,13 @@ export class SandboxProcess {
   #outOfProtocol(): void {
     this.#stderr += '\neitri: the sandbox sent a message out of protocol and was ended.'
     this.#child.kill('SIGKILL')
-    // Whatever still writes to the channel (a child it left) gets EPIPE, not a reader.
-    ;(this.#child.stdio[3] as Readable | null)?.destroy()
+    // Whatever still writes to the channels (a child it left) gets EPIPE, not a reader.
+    for (const fd of [SANDBOX_PIPES.smallToServer, SANDBOX_PIPES.largeToServer])
+      pipeOf(this.#child, fd)?.destroy()
   }
+}
+
+/** The pipe at `fd` of the sandbox (spawned with every one of them piped). */
+function pipeOf(child: ChildProcess, fd: number): Readable | Writable | undefined {
+  return (child.stdio as readonly (Readable | Writable | null | undefined)[])[fd] ?? undefined
 }
