@@ -12,12 +12,13 @@
  * recently used otherwise). One connection's load slows that connection, not the others.
  */
 import { EitriError } from '../errors/eitri-error.ts'
-import type { CodeEvaluator, EvalAnswer, EvalRequest } from '../tool/code-evaluator.ts'
+import type { CodeEvaluator, EvalAnswer, EvalOutcome, EvalRequest } from '../tool/code-evaluator.ts'
 import type { ToolContext } from '../tool/tool-context.ts'
 import type { Toolset } from '../tool/toolset.ts'
 import { ByteBudget } from './byte-budget.ts'
 import type { CapabilityCatalog } from './capability-catalog.ts'
 import type { CapabilitySettings } from './capability-settings.ts'
+import { secretMaskerFor } from './capabilities/http/secret-placeholders.ts'
 import type { EngineSession, EvalEngine, SessionLoss } from './eval-engine.ts'
 import {
   DEFAULT_EVAL_TIMEOUT_MS,
@@ -226,7 +227,7 @@ export class EvalPool implements AsyncDisposable {
     const reset = entry.reset
     entry.reset = undefined
     return {
-      outcome,
+      outcome: maskOutcome(outcome, this.#options.settings),
       session: entry.name,
       ...(reset === undefined ? {} : { sessionReset: describeLoss(reset, this) }),
       toolCalls: usage.toolCalls,
@@ -309,6 +310,28 @@ export class EvalPool implements AsyncDisposable {
         .filter((entry) => entry.owner === owner)
         .map((entry) => this.#end(entry, 'closed')),
     )
+  }
+}
+
+/**
+ * `outcome` with every configured secret's value masked in what it says. The guest only ever
+ * holds placeholders and masked answers; this is the last check before the answer reaches the
+ * model (code that spells a value out, a value pieced together from parts).
+ */
+function maskOutcome(
+  outcome: EvalOutcome,
+  settings: Pick<CapabilitySettings, 'secrets' | 'readVariable'>,
+): EvalOutcome {
+  if (Object.keys(settings.secrets).length === 0) return outcome
+  const masker = secretMaskerFor(settings)
+  if (outcome.type === 'value') {
+    return { ...outcome, value: masker.text(outcome.value), output: masker.text(outcome.output) }
+  }
+  return {
+    ...outcome,
+    message: masker.text(outcome.message),
+    output: masker.text(outcome.output),
+    ...(outcome.stack === undefined ? {} : { stack: masker.text(outcome.stack) }),
   }
 }
 
