@@ -4,7 +4,8 @@
  * 32 MiB strings to a protected path at once, as a security test did, and 8 MiB that reach the
  * server), while one other
  * connection's session, made first and then left idle (so it is the least recently used), keeps
- * its definitions, and another connection gets every answer within a bound. The controls show
+ * its definitions, and another connection gets every answer within a bound, while the flood
+ * still runs. The controls show
  * the flood is real: its data crossed (each write was refused by the path policy), it ran only
  * its share at once and queued the rest, and it filled the server's sessions (its own oldest
  * was ended for room).
@@ -32,8 +33,25 @@ const READ_FLOOD_CODE = `
   total
 `
 
-/** The longest another connection's eval may take while the flood runs. */
-const VICTIM_ANSWER_MS = 5_000
+/**
+ * The longest another connection's eval may take while the flood runs: well under the minute a
+ * ping may go unanswered, with room for a machine busy with other work (the flood is CPU-bound,
+ * and the isolates share a thread per core). Each answer must also come in well before the flood
+ * ends (`assertNotStarved`), which is the starving this guards against, however slow the machine.
+ */
+const VICTIM_ANSWER_MS = 15_000
+
+/** Every answer came in while the flood ran, each taking less than half of the flood's time. */
+function assertNotStarved(asked: readonly { readonly ms: number }[], floodMs: number): void {
+  assert.ok(asked.length >= 3, `asked during the flood (${asked.length} times)`)
+  for (const answer of asked) {
+    assert.ok(answer.ms < VICTIM_ANSWER_MS, `an answer took ${Math.round(answer.ms)} ms`)
+    assert.ok(
+      answer.ms < floodMs / 2,
+      `an answer took ${Math.round(answer.ms)} ms of the flood's ${Math.round(floodMs)} ms`,
+    )
+  }
+}
 const FLOOD_EVALS = DEFAULT_MAX_SESSIONS
 // The security test's writes (32 MiB exactly: refused inside the isolate, by their JSON's few
 // characters over the limit of one call's arguments, after the work of making them) and one of
@@ -69,6 +87,7 @@ describe('fairness between the connections of one sandbox', () => {
     const watch = setInterval(() => {
       peakRunning = Math.max(peakRunning, flooder.turns.used)
     }, 5)
+    const floodStarted = performance.now()
     const flood = Promise.all(
       Array.from({ length: FLOOD_EVALS }, (_, index) =>
         flooder.evaluate({ code: FLOOD_CODE, session: `flood-${index}` }, ctx),
@@ -89,15 +108,15 @@ describe('fairness between the connections of one sandbox', () => {
       await delay(100)
     }
     const floods = await flood
+    const floodMs = performance.now() - floodStarted
 
     for (const answer of asked) {
       assert.deepEqual(
         { value: answer.value, reset: answer.reset },
         { value: '7', reset: undefined },
       )
-      assert.ok(answer.ms < VICTIM_ANSWER_MS, `an answer took ${Math.round(answer.ms)} ms`)
     }
-    assert.ok(asked.length >= 3, `asked during the flood (${asked.length} times)`)
+    assertNotStarved(asked, floodMs)
     const afterwards = await idle.evaluate({ code: 'kept' }, ctx)
     assert.deepEqual([value(afterwards), afterwards.sessionReset], ['42', undefined])
     assert.equal((await (pool.engine() as IsolateEngine).stats()).pid, pid, 'the same sandbox')
@@ -131,6 +150,7 @@ describe('fairness on the pipe between the server and the sandbox', () => {
     const before = engine.traffic()?.toSandbox.largeChars ?? 0
 
     let flooding = true
+    const floodStarted = performance.now()
     const flood = Promise.all(
       Array.from({ length: DEFAULT_OWNER_RUNNING_EVALS }, (_, index) =>
         flooder.evaluate({ code: READ_FLOOD_CODE, session: `reader-${index}` }, ctx),
@@ -152,15 +172,15 @@ describe('fairness on the pipe between the server and the sandbox', () => {
       await delay(50)
     }
     const floods = await flood
+    const floodMs = performance.now() - floodStarted
 
     for (const answer of asked) {
       assert.deepEqual(
         { value: answer.value, reset: answer.reset },
         { value: '7', reset: undefined },
       )
-      assert.ok(answer.ms < VICTIM_ANSWER_MS, `an answer took ${Math.round(answer.ms)} ms`)
     }
-    assert.ok(asked.length >= 3, `asked during the flood (${asked.length} times)`)
+    assertNotStarved(asked, floodMs)
     assert.equal((await engine.stats()).pid, pid, 'the same sandbox')
 
     // The controls: every read was answered in full, the replies crossed on the large lane and
