@@ -28,7 +28,9 @@ describe('Jail', () => {
       access: 'workspace-write',
     })
     assert.notEqual(result.stdout.split('\n')[0], '0')
-    assert.doesNotMatch(result.stdout.split('\n').slice(0, 2).join('\n'), new RegExp(workspace))
+    // Not even the mount table names it (an overlay's layers lie under a neutral path).
+    assert.ok(!result.stdout.includes(workspace), result.stdout)
+    assert.ok(!result.stdout.includes(path.dirname(workspace)), result.stdout)
   })
 
   it('brings writes, new folders, executable bits and deletions back to the workspace', async (t) => {
