@@ -5,7 +5,7 @@
  */
 import nodePath from 'node:path'
 import { EitriError } from '../errors/eitri-error.ts'
-import { contentLength } from '../tool/file-content.ts'
+import { contentBytes, contentLength, isContentSource } from '../tool/file-content.ts'
 import type {
   EntryStat,
   FileContent,
@@ -106,7 +106,7 @@ export function createWorkspaceView(options: WorkspaceViewOptions): ConfinedWork
       historyHost,
       contentProposal(data ?? '', historyHost),
     )
-    const reason = judgement.refused.get(change.path)
+    const reason = judgement.refused.get(change.path) ?? judgement.dropped.get(change.path)
     if (reason !== undefined) throw new EitriError('protected_path', `Refused: ${reason}.`)
     return judgement.unchanged.has(change.path)
   }
@@ -200,10 +200,16 @@ export function createWorkspaceView(options: WorkspaceViewOptions): ConfinedWork
     },
     async writeFile(path, data, options = {}): Promise<WriteReceipt> {
       const resolved = await resolve(path, 'write')
-      if (await checkHistory({ path: resolved, type: 'file' }, data)) {
-        return { path: resolved, bytes: contentLength(data), created: false }
+      // Inside a repository folder the content is judged: a source is read once, so the bytes
+      // judged are the bytes written (its file may change between two reads).
+      const content =
+        gitPlaceByName(resolved).type === 'inside' && isContentSource(data)
+          ? contentBytes(data)
+          : data
+      if (await checkHistory({ path: resolved, type: 'file' }, content)) {
+        return { path: resolved, bytes: contentLength(content), created: false }
       }
-      return write(resolved, data, options.mode)
+      return write(resolved, content, options.mode)
     },
     async makeFolder(path) {
       await tree.makeFolder(await resolve(path, 'write'))

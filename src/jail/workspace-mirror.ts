@@ -40,7 +40,10 @@ export interface SyncReport {
   readonly deleted: string[]
   /** Changes the policy refused; the mirror is restored to the host's version of each. */
   readonly refused: { path: string; reason: string }[]
-  /** Left in the jail on purpose (a repository a program made): reported, not a failure. */
+  /**
+   * Not brought back on purpose, reported, not a failure: a repository a program made (it stays
+   * in the jail), and files git derives and rebuilds (the workspace's version is restored).
+   */
   readonly kept: { path: string; reason: string }[]
 }
 
@@ -263,8 +266,15 @@ export class WorkspaceMirror {
       this.#known.set(change.path, {
         type: change.type,
         host: await this.#hostSignature(change.path),
-        mirror: this.#mirrorSignature(change.path),
+        // As listed, before anything was read: if the program changed the file since, the next
+        // sync sees a change and judges it again (what was written is what was judged).
+        mirror: signatures.get(change.path) ?? this.#mirrorSignature(change.path),
       })
+    }
+    // Derived files git rebuilds (a commit graph after `git gc`): not written, not a failure.
+    for (const dropped of plan.dropped) {
+      report.kept.push(dropped)
+      await this.#restore(dropped.path)
     }
     // Parents before children: a refused folder removal comes back before what it held.
     const depth = (relative: string): number => relative.split('/').length
@@ -340,6 +350,9 @@ export class WorkspaceMirror {
       await this.#view.makeFolder(relative)
     } else if (change.type === 'symlink') {
       await this.#view.createSymlink(relative, change.target ?? '')
+    } else if (change.type === 'file' && change.content !== undefined) {
+      // Judged by content (inside a repository folder): these bytes, not the file read again.
+      await this.#view.writeFile(relative, change.content, { mode: change.mode })
     } else if (change.type === 'file') {
       // Opened once, without following a link, and copied a piece at a time: never whole in memory.
       const descriptor = atPinned(this.root, relative, (source) =>

@@ -32,6 +32,6 @@ export function mainWriteGuard(view: WorkspaceView, tree: WorkspaceTree): MainWr
       proposal: { read: async () => undefined, sameAsHost: async () => false },
       limits: { maxFileBytes: Number.POSITIVE_INFINITY, maxTotalBytes: Number.POSITIVE_INFINITY },
     })
-    return [...plan.refused, ...plan.kept]
+    return [...plan.refused, ...plan.kept, ...plan.dropped]
   }
 }

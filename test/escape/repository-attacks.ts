@@ -207,8 +207,14 @@ export const repositoryAttacks: readonly Attack[] = [
       ]
       const control: string[] = []
       const head = (await ctx.plain('git rev-parse HEAD')).stdout.trim()
+      const contents: Record<string, string> = {
+        '.git/refs/heads/from-a-tool': `${head}\n`,
+        // A reflog holds whole lines as git writes them.
+        '.git/logs/refs/heads/from-a-tool': `${'0'.repeat(40)} ${head} person <person@example.org> 1700000000 +0000\tbranch: Created from HEAD\n`,
+        'docs/readme.md': `${head}\n`,
+      }
       for (const target of allowed) {
-        const result = await tool('write_file', { path: target, content: `${head}\n` })
+        const result = await tool('write_file', { path: target, content: contents[target] ?? '' })
         if (result.type === 'success') control.push(target)
       }
       return {

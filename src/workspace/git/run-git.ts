@@ -68,13 +68,24 @@ export function gitEnvironment(target: GitTarget): Record<string, string> {
 export function runGit(
   target: GitTarget,
   args: readonly string[],
-  options: { input?: string | Buffer; check?: boolean; allowStatus?: readonly number[] } = {},
+  options: {
+    input?: string | Buffer
+    check?: boolean
+    allowStatus?: readonly number[]
+    /** Variables added to eitri's git environment (never the caller's own). */
+    env?: Readonly<Record<string, string>>
+    /** git is killed after this long (its status is then -1). */
+    timeoutMs?: number
+  } = {},
 ): Promise<GitOutput> {
   return new Promise((resolve, reject) => {
     const child = spawn('git', [...args], {
-      env: gitEnvironment(target),
+      env: { ...gitEnvironment(target), ...options.env },
       stdio: ['pipe', 'pipe', 'pipe'],
       ...(target.workTree === undefined ? {} : { cwd: target.workTree }),
+      ...(options.timeoutMs === undefined
+        ? {}
+        : { timeout: options.timeoutMs, killSignal: 'SIGKILL' as const }),
     })
     const stdout: Buffer[] = []
     let stderr = ''
