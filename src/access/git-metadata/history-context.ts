@@ -6,6 +6,7 @@
  */
 import type { ObjectFormat } from '../../workspace/git/object-format.ts'
 import type { PackCheck } from '../../workspace/git/object-checks.ts'
+import type { StagedObject, TreeChanges, TreeComparison } from '../../workspace/git/tree-changes.ts'
 
 /** A change to one path, as the history rules see it. */
 export interface HistoryChange {
@@ -31,6 +32,16 @@ export interface HistoryHost {
     index: Uint8Array,
     format: ObjectFormat,
   ): Promise<PackCheck>
+  /**
+   * What checking out each comparison's `to` over its `from` changes, read from the repository
+   * folder's object store and the `staged` object files (new, already checked).
+   */
+  treeChanges(
+    gitDir: string,
+    staged: readonly StagedObject[],
+    comparisons: readonly TreeComparison[],
+    format: ObjectFormat,
+  ): Promise<TreeChanges[]>
 }
 
 /** Reads what a change would put at a path. */

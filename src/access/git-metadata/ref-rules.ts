@@ -19,6 +19,7 @@ import {
   type RefValue,
 } from './git-ref-format.ts'
 import type { InsideChange, RepositoryJudging } from './history-context.ts'
+import type { CheckoutJudge, RefMove } from './checkout-rules.ts'
 
 /** A loose ref is a few dozen bytes; a larger file is none git wrote. */
 const MAX_LOOSE_REF_BYTES = 4096
@@ -39,11 +40,16 @@ interface Failure {
   readonly id?: string
 }
 
-/** Judges the changes to refs, `packed-refs`, `HEAD` and the `*_HEAD` files of one repository. */
+/**
+ * Judges the changes to refs, `packed-refs`, `HEAD` and the `*_HEAD` files of one repository.
+ * A ref (or `HEAD`) that comes to lead to another commit is also judged by what checking it
+ * out would write (`checkout`).
+ */
 export async function judgeRefs(
   repository: RepositoryJudging,
   inside: readonly InsideChange[],
   newObjects: ReadonlySet<string>,
+  checkout: CheckoutJudge,
 ): Promise<void> {
   const { refused, format } = repository
   await judgePseudoRefs(repository, inside, newObjects)
@@ -177,7 +183,6 @@ export async function judgeRefs(
     for (const need of needs) {
       if (missing.has(need.id)) failures.push({ ...need, kind: 'missing' })
     }
-    if (failures.length === 0) return
     let refusedNow = 0
     for (const failure of failures) {
       const responsible = failure.chain.flatMap((name) => [
@@ -194,8 +199,89 @@ export async function judgeRefs(
         refusedNow++
       }
     }
+    if (refusedNow > 0) continue
+    // Every ref holds; now what checking out the ones that moved would write.
+    const moves: { move: RefMove; blamed: InsideChange[] }[] = []
+    for (const name of touched) {
+      const before = await resolve(name, 'before')
+      const after = await resolve(name, 'after')
+      if (after.id === undefined || after.id === before.id) continue
+      const blamed = after.chain.flatMap((link) => [
+        ...(sources.get(link) ?? []),
+        ...(packedTouched.has(link) && packedChange !== undefined ? [packedChange] : []),
+      ])
+      moves.push({
+        move: { name, after: after.id, ...(before.id === undefined ? {} : { before: before.id }) },
+        blamed,
+      })
+    }
+    const head = inside.find(
+      (item) => item.inner === 'HEAD' && item.change.type === 'file' && active(item),
+    )
+    const headValue =
+      head === undefined ? undefined : await repository.judged.read(head.change.path)
+    const parsedHead = headValue === undefined ? undefined : parseLooseRef(headValue, format)
+    if (head !== undefined && parsedHead !== undefined) {
+      const before = await resolve('HEAD', 'before')
+      const after =
+        parsedHead.type === 'object'
+          ? { id: parsedHead.id, chain: ['HEAD'] }
+          : await resolve(parsedHead.target, 'after')
+      if (after.id !== undefined && after.id !== before.id) {
+        moves.push({
+          move: {
+            name: 'HEAD',
+            after: after.id,
+            ...(before.id === undefined ? {} : { before: before.id }),
+          },
+          blamed: [head],
+        })
+      }
+    }
+    const verdicts = await checkout.judge(moves.map(({ move }) => move))
+    moves.forEach(({ blamed }, index) => {
+      const verdict = verdicts[index]
+      if (verdict === undefined) return
+      // Nothing named: refuse every ref change rather than let the commit through.
+      const responsible =
+        blamed.length > 0
+          ? blamed
+          : inside.filter(({ inner }) => gitEntryKind(inner) === 'ref' || inner === 'packed-refs')
+      for (const item of responsible.filter(active)) {
+        refused.set(item.change.path, `${item.change.path} was not written back: ${verdict}`)
+        refusedNow++
+      }
+    })
     if (refusedNow === 0) return
   }
+  // Not settled within as many rounds as there are changes (never expected): fail closed.
+  for (const { change, inner } of inside) {
+    if (refused.has(change.path)) continue
+    if (gitEntryKind(inner) === 'ref' || inner === 'packed-refs' || inner === 'HEAD') {
+      refused.set(
+        change.path,
+        `${change.path} was not written back: the refs of this change could not be judged together`,
+      )
+    }
+  }
+}
+
+/** The commit the host's `HEAD` leads to now, as git resolves it; undefined when none. */
+export async function hostHeadId(repository: RepositoryJudging): Promise<string | undefined> {
+  const host = hostRefs(repository)
+  let current = 'HEAD'
+  for (let depth = 0; depth <= MAX_SYMBOLIC_DEPTH; depth++) {
+    const loose = await host.loose(current)
+    if (loose === 'broken') return undefined
+    if (loose?.type === 'object') return loose.id
+    if (loose?.type === 'symbolic') {
+      current = loose.target
+      continue
+    }
+    const packed = await host.packed()
+    return packed === 'unreadable' ? undefined : packed.get(current)?.id
+  }
+  return undefined
 }
 
 /** The refused change's message, for a model to act on. */

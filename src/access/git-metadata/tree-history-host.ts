@@ -8,6 +8,7 @@ import { contentBytes, contentLength } from '../../tool/file-content.ts'
 import type { FileContent } from '../../tool/workspace-view.ts'
 import { missingObjects, verifyPack } from '../../workspace/git/object-checks.ts'
 import { objectFormatOf } from '../../workspace/git/object-format.ts'
+import { treeChanges } from '../../workspace/git/tree-changes.ts'
 import type { WorkspaceTree } from '../../workspace/workspace-tree.ts'
 import type { HistoryHost, HistoryProposal } from './history-rules.ts'
 
@@ -45,6 +46,9 @@ export function treeHistoryHost(tree: WorkspaceTree): HistoryHost {
     },
     verifyPack(gitDir, pack, index, format) {
       return verifyPack(pack, index, format, objectsFolder(gitDir))
+    },
+    treeChanges(gitDir, staged, comparisons, format) {
+      return treeChanges(objectsFolder(gitDir), staged, comparisons, format)
     },
   }
 }

@@ -44,6 +44,9 @@ const host: HistoryHost = {
   async verifyPack() {
     return { ok: false, reason: 'no packs here' }
   },
+  async treeChanges(_gitDir, _staged, comparisons) {
+    return comparisons.map(() => ({ ok: false, reason: 'no trees here' }))
+  },
 }
 
 function context(overrides: Partial<WriteBackContext> = {}): WriteBackContext {

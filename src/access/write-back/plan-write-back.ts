@@ -153,6 +153,8 @@ export async function planWriteBack(
     candidates.push(planned)
   }
   const history = await judgeHistory(candidates, context.host, context.proposal, {
+    // A ref may not lead to a commit whose checkout writes what the command may not write.
+    mayWrite: (path, change) => context.decide(path, change),
     maxFileBytes: limits.maxFileBytes,
   })
   for (const [changed, reason] of history.refused) refused.push({ path: changed, reason })

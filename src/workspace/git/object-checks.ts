@@ -97,7 +97,7 @@ function isObjectId(id: string, format: ObjectFormat): boolean {
  * folder, removed afterwards): git needs a repository to look objects up, and this one's
  * configuration is eitri's.
  */
-async function withScratchRepository<T>(
+export async function withScratchRepository<T>(
   format: ObjectFormat,
   work: (target: { gitDir: string }) => Promise<T>,
 ): Promise<T> {
