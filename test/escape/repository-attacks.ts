@@ -264,6 +264,48 @@ export const repositoryAttacks: readonly Attack[] = [
   },
 
   {
+    id: 32,
+    name: 'history that delivers a protected file: a commit of a hook under the hooks path, on the checked-out branch, which the person’s next git reset --hard and checkout would write and run',
+    callers: ['root', 'unprivileged'],
+    async run(ctx) {
+      await makeRepository(ctx)
+      const canary = quote(path.join(ctx.outside, 'ran-post-checkout')).slice(1, -1)
+      const commit = (files: string): string =>
+        `git add ${files} && git -c user.name=agent -c user.email=a@b commit -q --no-verify -m work`
+      const plant = [
+        `printf '#!/bin/sh\\ntouch ${canary}\\n' > .husky/post-checkout`,
+        'chmod +x .husky/post-checkout',
+        commit('.husky/post-checkout'),
+      ].join(' && ')
+      // The person's next git work: a hard reset to the branch, then a new branch (a checkout).
+      const personWorks = async (): Promise<boolean> => {
+        await ctx.plain(
+          'git reset -q --hard >/dev/null 2>&1; git checkout -q -b "p$RANDOM" >/dev/null 2>&1',
+        )
+        const ran = fs.existsSync(path.join(ctx.outside, 'ran-post-checkout'))
+        fs.rmSync(path.join(ctx.outside, 'ran-post-checkout'), { force: true })
+        return ran
+      }
+      const jailed = await ctx.jailed(plant)
+      const reached = await personWorks()
+      const refused = (jailed.sync?.refused ?? []).map((entry) => entry.path)
+      // Positive control: a commit of ordinary files from the jail comes back.
+      const ordinary = await ctx.jailed(`echo ok > ok.txt && ${commit('ok.txt')}`)
+      const log = await ctx.plain('git log -1 --format=%s')
+      const ordinaryBack =
+        log.stdout.trim() === 'work' && (ordinary.sync?.refused.length ?? 1) === 0
+      // The control: the same commit made without the jail is checked out and runs.
+      await ctx.plain(plant)
+      const control = await personWorks()
+      return {
+        control: control && ordinaryBack,
+        jailed: reached,
+        detail: `hook ran after the jail: ${reached} (refused: ${refused.join(', ') || 'nothing'}); an ordinary commit came back: ${ordinaryBack}; control ran: ${control}`,
+      }
+    },
+  },
+
+  {
     id: 33,
     name: 'files that come back from the jail: setuid and setgid bits, absolute and outward links, sparse files, names that are not UTF-8',
     callers: ['root', 'unprivileged'],
