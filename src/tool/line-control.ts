@@ -88,6 +88,12 @@ export type RestoreOutcome =
       readonly paths: readonly string[]
       readonly refs: readonly string[]
     }
+  /** The line's policy refuses writing these paths now (a hooks path named since); nothing changed. */
+  | {
+      readonly type: 'protected'
+      readonly snapshot: number
+      readonly refused: readonly { readonly path: string; readonly reason: string }[]
+    }
   /** These files changed on disk while restoring; nothing changed. */
   | {
       readonly type: 'changed-on-disk'

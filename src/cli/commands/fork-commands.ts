@@ -211,5 +211,10 @@ async function restore(
         `Not restored: these files changed on disk meanwhile: ${outcome.paths.join(', ')}\nNothing changed; run it again.\n`,
       )
       return EXIT_FAILURE
+    case 'protected':
+      io.stderr(
+        `Not restored: the workspace's policy refuses writing these paths now, nothing changed:\n${outcome.refused.map((refused) => `  ${refused.path}: ${refused.reason}`).join('\n')}\nName the other paths to restore them.\n`,
+      )
+      return EXIT_FAILURE
   }
 }

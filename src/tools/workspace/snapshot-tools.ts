@@ -133,6 +133,12 @@ export const workspaceRestoreTool = defineTool({
           { snapshot: outcome.snapshot, changedByPerson: outcome.paths, refs: outcome.refs },
         )
       }
+      case 'protected':
+        return toolError(
+          'protected_path',
+          `Not restored: the workspace's policy refuses writing ${outcome.refused.map((refused) => `${refused.path} (${refused.reason})`).join('; ')}. Nothing changed. Restore the other paths by naming them in paths, or ask the user.`,
+          { snapshot: outcome.snapshot, refused: outcome.refused.map((refused) => refused.path) },
+        )
       case 'changed-on-disk':
         return toolError(
           'conflict',
