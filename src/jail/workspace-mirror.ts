@@ -28,6 +28,8 @@ const FOLDER_FLAGS = fs.constants.O_RDONLY | fs.constants.O_DIRECTORY | fs.const
 
 /** Files copied into the mirror at once: their contents are read concurrently. */
 const PARALLEL_COPIES = 64
+/** Numbers the staging names of copies into the mirror, unique within this process. */
+let stagingCount = 0
 /** Bytes of one file held at a time while it is copied from a host folder into the mirror. */
 const COPY_CHUNK_BYTES = 1024 * 1024
 
@@ -229,12 +231,19 @@ export class WorkspaceMirror {
       this.#known.set(change.path, {
         type: change.type,
         host: await this.#hostSignature(change.path),
-        mirror: this.#mirrorSignature(change.path),
+        // As listed, before anything was read: if the program changed the file since, the next
+        // sync sees a change and judges it again (what was written is what was judged).
+        mirror: signatures.get(change.path) ?? this.#mirrorSignature(change.path),
       })
     }
     for (const failure of failed) {
       report.refused.push(failure)
       await this.#restore(failure.path)
+    }
+    // Derived files git rebuilds (a commit graph after `git gc`): not written, not a failure.
+    for (const dropped of plan.dropped) {
+      report.kept.push(dropped)
+      await this.#restore(dropped.path)
     }
     // Parents before children: a refused folder removal comes back before what it held.
     const depth = (relative: string): number => relative.split('/').length
@@ -256,6 +265,12 @@ export class WorkspaceMirror {
     return report
   }
 
+  /**
+   * Puts the host's version of `relative` into the mirror. A background job may re-create the
+   * path at any moment, so files and links are made under a fresh name in the pinned folder and
+   * renamed over whatever is there: the last step replaces, it never fails on a file the
+   * program made in between.
+   */
   async #copyIn(relative: string, type: EntryType): Promise<void> {
     const existing = atPinned(this.root, relative, (target) =>
       fs.lstatSync(target, { throwIfNoEntry: false }),
@@ -268,27 +283,42 @@ export class WorkspaceMirror {
     const isFile = type === 'file'
     const linkTarget = type === 'symlink' ? await this.#tree.readlink(relative) : undefined
     const { uid, gid } = this.#owner
+    const staging = `.eitri-copy-${process.pid}-${++stagingCount}`
+    // Renamed over the path; if that fails (the program made a folder there), the staged copy
+    // goes, so it is never taken for a file the program wrote.
+    const place = (): void =>
+      atPinned(this.root, relative, (target) => {
+        const staged = path.posix.join(path.posix.dirname(target), staging)
+        try {
+          fs.renameSync(staged, target)
+        } catch (error) {
+          fs.rmSync(staged, { force: true })
+          throw error
+        }
+      })
+    if (linkTarget !== undefined) {
+      atPinned(this.root, relative, (target) => {
+        const staged = path.posix.join(path.posix.dirname(target), staging)
+        fs.symlinkSync(linkTarget, staged)
+        fs.lchownSync(staged, uid, gid)
+      })
+      place()
+      return
+    }
     const descriptor = atPinned(this.root, relative, (target) => {
-      if (linkTarget !== undefined) {
-        fs.symlinkSync(linkTarget, target)
-        fs.lchownSync(target, uid, gid)
-        return undefined
+      if (isFile) {
+        return fs.openSync(
+          path.posix.join(path.posix.dirname(target), staging),
+          fs.constants.O_WRONLY |
+            fs.constants.O_CREAT |
+            fs.constants.O_EXCL |
+            fs.constants.O_NOFOLLOW,
+          0o600,
+        )
       }
-      if (!isFile && fs.lstatSync(target, { throwIfNoEntry: false }) === undefined) {
-        fs.mkdirSync(target)
-      }
-      return isFile
-        ? fs.openSync(
-            target,
-            fs.constants.O_WRONLY |
-              fs.constants.O_CREAT |
-              fs.constants.O_EXCL |
-              fs.constants.O_NOFOLLOW,
-            0o600,
-          )
-        : fs.openSync(target, FOLDER_FLAGS)
+      if (fs.lstatSync(target, { throwIfNoEntry: false }) === undefined) fs.mkdirSync(target)
+      return fs.openSync(target, FOLDER_FLAGS)
     })
-    if (descriptor === undefined) return
     // Written through the descriptor opened in the pinned folder: no link is followed later.
     try {
       if (isFile) {
@@ -302,22 +332,31 @@ export class WorkspaceMirror {
     } finally {
       fs.closeSync(descriptor)
     }
+    if (isFile) place()
   }
 
-  /** Puts the host's version of a path back into the mirror after a refused change. */
+  /**
+   * Puts the host's version of a path back into the mirror after a refused change. A program
+   * still running may race it (make a folder where a file goes); then the path is forgotten:
+   * the next sync into the mirror copies it again, and the next sync out judges it anew.
+   */
   async #restore(relative: string): Promise<void> {
-    removePinned(this.root, relative)
     const stat = await this.#tree.stat(relative)
-    if (stat === undefined || this.#isPrivate(relative)) {
-      this.#known.delete(relative)
-      return
+    try {
+      removePinned(this.root, relative)
+      if (stat !== undefined && !this.#isPrivate(relative)) {
+        await this.#copyIn(relative, stat.type)
+        this.#known.set(relative, {
+          type: stat.type,
+          host: await this.#hostSignature(relative),
+          mirror: this.#mirrorSignature(relative),
+        })
+        return
+      }
+    } catch {
+      // Forgotten below: nothing of the program's version reaches the host unjudged.
     }
-    await this.#copyIn(relative, stat.type)
-    this.#known.set(relative, {
-      type: stat.type,
-      host: await this.#hostSignature(relative),
-      mirror: this.#mirrorSignature(relative),
-    })
+    this.#known.delete(relative)
   }
 
   #mirrorSignature(relative: string): string {

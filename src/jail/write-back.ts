@@ -28,7 +28,10 @@ export interface SyncReport {
   readonly deleted: string[]
   /** Changes the policy refused; the jail's copy is restored to the host's version of each. */
   readonly refused: { path: string; reason: string }[]
-  /** Left in the jail on purpose (a repository a program made): reported, not a failure. */
+  /**
+   * Not brought back on purpose, reported, not a failure: a repository a program made (it stays
+   * in the jail), and files git derives and rebuilds (the workspace's version stays).
+   */
   readonly kept: { path: string; reason: string }[]
 }
 
@@ -99,6 +102,9 @@ async function copyOut(
     await view.makeFolder(relative)
   } else if (change.type === 'symlink') {
     await view.createSymlink(relative, change.target ?? '')
+  } else if (change.type === 'file' && change.content !== undefined) {
+    // Judged by content (inside a repository folder): these bytes, not the file read again.
+    await view.writeFile(relative, change.content, { mode: change.mode })
   } else if (change.type === 'file') {
     // Opened once, without following a link, and copied a piece at a time: never whole in memory.
     const descriptor = atPinned(source, relative, (pinned) =>

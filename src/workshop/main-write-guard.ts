@@ -35,6 +35,6 @@ export function mainWriteGuard(
       proposal: { read: async () => undefined, sameAsHost: async () => false },
       limits: { maxFileBytes: Number.POSITIVE_INFINITY, maxTotalBytes: Number.POSITIVE_INFINITY },
     })
-    return [...plan.refused, ...plan.kept]
+    return [...plan.refused, ...plan.kept, ...plan.dropped]
   }
 }

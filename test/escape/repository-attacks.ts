@@ -207,8 +207,14 @@ export const repositoryAttacks: readonly Attack[] = [
       ]
       const control: string[] = []
       const head = (await ctx.plain('git rev-parse HEAD')).stdout.trim()
+      const contents: Record<string, string> = {
+        '.git/refs/heads/from-a-tool': `${head}\n`,
+        // A reflog holds whole lines as git writes them.
+        '.git/logs/refs/heads/from-a-tool': `${'0'.repeat(40)} ${head} person <person@example.org> 1700000000 +0000\tbranch: Created from HEAD\n`,
+        'docs/readme.md': `${head}\n`,
+      }
       for (const target of allowed) {
-        const result = await tool('write_file', { path: target, content: `${head}\n` })
+        const result = await tool('write_file', { path: target, content: contents[target] ?? '' })
         if (result.type === 'success') control.push(target)
       }
       return {
@@ -253,6 +259,48 @@ export const repositoryAttacks: readonly Attack[] = [
         ),
         jailed: reached.length > 0 || !grew,
         detail: `lost after the jail: ${reached.slice(0, 8).join(', ') || 'nothing'} (refused in the jail: ${refusedInJail}); history grew from the jail: ${grew} (${grow.sync?.refused.map((r) => r.path).join(', ') || 'nothing refused'}); control lost ${control.length}`,
+      }
+    },
+  },
+
+  {
+    id: 32,
+    name: 'history that delivers a protected file: a commit of a hook under the hooks path, on the checked-out branch, which the person’s next git reset --hard and checkout would write and run',
+    callers: ['root', 'unprivileged'],
+    async run(ctx) {
+      await makeRepository(ctx)
+      const canary = quote(path.join(ctx.outside, 'ran-post-checkout')).slice(1, -1)
+      const commit = (files: string): string =>
+        `git add ${files} && git -c user.name=agent -c user.email=a@b commit -q --no-verify -m work`
+      const plant = [
+        `printf '#!/bin/sh\\ntouch ${canary}\\n' > .husky/post-checkout`,
+        'chmod +x .husky/post-checkout',
+        commit('.husky/post-checkout'),
+      ].join(' && ')
+      // The person's next git work: a hard reset to the branch, then a new branch (a checkout).
+      const personWorks = async (): Promise<boolean> => {
+        await ctx.plain(
+          'git reset -q --hard >/dev/null 2>&1; git checkout -q -b "p$RANDOM" >/dev/null 2>&1',
+        )
+        const ran = fs.existsSync(path.join(ctx.outside, 'ran-post-checkout'))
+        fs.rmSync(path.join(ctx.outside, 'ran-post-checkout'), { force: true })
+        return ran
+      }
+      const jailed = await ctx.jailed(plant)
+      const reached = await personWorks()
+      const refused = (jailed.sync?.refused ?? []).map((entry) => entry.path)
+      // Positive control: a commit of ordinary files from the jail comes back.
+      const ordinary = await ctx.jailed(`echo ok > ok.txt && ${commit('ok.txt')}`)
+      const log = await ctx.plain('git log -1 --format=%s')
+      const ordinaryBack =
+        log.stdout.trim() === 'work' && (ordinary.sync?.refused.length ?? 1) === 0
+      // The control: the same commit made without the jail is checked out and runs.
+      await ctx.plain(plant)
+      const control = await personWorks()
+      return {
+        control: control && ordinaryBack,
+        jailed: reached,
+        detail: `hook ran after the jail: ${reached} (refused: ${refused.join(', ') || 'nothing'}); an ordinary commit came back: ${ordinaryBack}; control ran: ${control}`,
       }
     },
   },

@@ -79,3 +79,40 @@ export function gitEntryKind(inner: string): GitEntryKind | undefined {
   if (/^MERGE_[A-Z_]+$/.test(top)) return 'state'
   return undefined
 }
+
+/**
+ * What a file below a repository folder's `objects/` is to git:
+ * - `loose`: `objects/xx/…`, found by its id alone (checked: its content must hash to its name);
+ * - `pack`, `pack-index`: a pack and its index, used together (checked with git);
+ * - `pack-keep`: a marker that keeps a pack through repacks;
+ * - `pack-list`: `objects/info/packs`, the list dumb HTTP clients read;
+ * - `derived`: files git derives from the objects and then trusts about history (commit graphs,
+ *   multi-pack indexes, bitmaps, reverse indexes, cruft-pack times) and their lock files: a
+ *   forged commit graph with parents removed makes git believe old commits unreachable. They
+ *   never come back from the jail; git rebuilds them.
+ * Undefined for names git does not leave there (temporary files, `.promisor`, anything else).
+ */
+export type ObjectFileKind = 'loose' | 'pack' | 'pack-index' | 'pack-keep' | 'pack-list' | 'derived'
+
+/**
+ * The kind of the file at `inner` (a path inside a repository folder, below `objects/`).
+ *
+ * @example
+ * objectFileKind('objects/info/commit-graph') // 'derived'
+ */
+export function objectFileKind(inner: string): ObjectFileKind | undefined {
+  if (!inner.startsWith('objects/')) return undefined
+  if (inner.endsWith('.lock')) return 'derived'
+  if (/^objects\/[0-9a-f]{2}\/(?:[0-9a-f]{38}|[0-9a-f]{62})$/.test(inner)) return 'loose'
+  if (inner === 'objects/info/packs') return 'pack-list'
+  if (inner === 'objects/info/commit-graph' || inner.startsWith('objects/info/commit-graphs/'))
+    return 'derived'
+  const pack = /^objects\/pack\/([^/]+)$/.exec(inner)?.[1]
+  if (pack === undefined) return undefined
+  if (pack.startsWith('multi-pack-index')) return 'derived'
+  if (/\.(?:bitmap|rev|mtimes)$/.test(pack)) return 'derived'
+  if (pack.endsWith('.pack')) return 'pack'
+  if (pack.endsWith('.idx')) return 'pack-index'
+  if (pack.endsWith('.keep')) return 'pack-keep'
+  return undefined
+}

@@ -1,72 +1,85 @@
 /**
  * @module access/git-metadata/history-rules
- * What a change may do to an existing repository's history, defined by meaning rather than by
- * file: no ref present before disappears (loose and packed refs are one set, so a rewritten
- * `packed-refs` counts), reflogs only grow (the old text stays their prefix), and objects are
- * written once (never deleted, never overwritten; the files git derives from them, such as the
- * commit graph, may be rewritten). Ref moves are allowed: a snapshot records them.
+ * What a change may do to an existing repository's history, defined by what git will read
+ * afterwards rather than by file: no ref git reads on the host becomes unreadable, and every
+ * ref written is one git reads (ref-rules.ts); reflogs only grow, by whole lines; objects are
+ * what they claim and are written once, and the files git derives from them and trusts about
+ * history never come back (object-rules.ts). Ref moves are allowed: a snapshot records them.
+ *
+ * Every file a change puts inside an existing repository folder is read once, bounded; the
+ * rules judge those bytes, and the caller must write exactly those bytes (`contents`): a
+ * program may rewrite a file between a read that is judged and a read that is copied.
  */
-import { gitEntryKind, gitPlaceByName } from './git-place.ts'
+import { OBJECT_ID_HEX_LENGTH, type ObjectFormat } from '../../workspace/git/object-format.ts'
+import type { StagedObject } from '../../workspace/git/tree-changes.ts'
+import { CheckoutJudge, type MayWrite, type RefMove } from './checkout-rules.ts'
+import { gitEntryKind, gitPlaceByName, objectFileKind } from './git-place.ts'
+import {
+  JudgedContents,
+  type HistoryChange,
+  type HistoryHost,
+  type HistoryProposal,
+  type InsideChange,
+  type RepositoryJudging,
+} from './history-context.ts'
+import { isObjectId } from './git-ref-format.ts'
+import { judgeObjects } from './object-rules.ts'
+import { hostHeadId, judgeRefs } from './ref-rules.ts'
 
-/** A change to one path, as the history rules see it. */
-export interface HistoryChange {
-  readonly path: string
-  readonly type: 'file' | 'directory' | 'symlink' | 'delete'
-}
+export type { HistoryChange, HistoryHost, HistoryProposal } from './history-context.ts'
+export type { MayWrite } from './checkout-rules.ts'
 
-/** Reads what is on the host now (before the changes). */
-export interface HistoryHost {
-  kind(path: string): Promise<'file' | 'directory' | 'symlink' | 'other' | undefined>
-  /** A file's content, at most `maxBytes` (undefined when missing or larger). */
-  read(path: string, maxBytes: number): Promise<Buffer | undefined>
-  /** Names in a folder (none when missing). */
-  list(path: string): Promise<{ name: string; type: 'file' | 'directory' | 'symlink' | 'other' }[]>
-}
-
-/** Reads what a change would put at a path. */
-export interface HistoryProposal {
-  /** The new content of a changed file, at most `maxBytes` (undefined when larger). */
-  read(path: string, maxBytes: number): Promise<Buffer | undefined>
-  /** Whether the new content of a changed file is byte for byte what the host holds. */
-  sameAsHost(path: string): Promise<boolean>
-}
-
-/** What the rules found: changes refused (with why) and changes that change nothing. */
+/** What the rules found. */
 export interface HistoryJudgement {
+  /** Changes refused, by path, with why. */
   readonly refused: Map<string, string>
+  /** Changes that would change nothing (an object written again, byte for byte). */
   readonly unchanged: Set<string>
+  /** Derived files left out, by path, with why: not written, and not a failure. */
+  readonly dropped: Map<string, string>
+  /**
+   * The bytes judged, for every file change inside an existing repository folder that was not
+   * refused: what is written must be these bytes, not the file read again.
+   */
+  readonly contents: Map<string, Buffer>
 }
 
-/** A change that would change nothing (an object written again, byte for byte). */
-const UNCHANGED = Symbol('unchanged')
-
-/** Reflogs and packed-refs larger than this are not compared (and so not accepted). */
-const MAX_METADATA_BYTES = 64 * 1024 * 1024
-
-/** Files below objects/ that git derives from the objects and rewrites at will. */
-function isDerivedObjectFile(inner: string): boolean {
-  return (
-    inner === 'objects/info/packs' ||
-    inner === 'objects/info/commit-graph' ||
-    inner.startsWith('objects/info/commit-graphs/') ||
-    inner === 'objects/pack/multi-pack-index' ||
-    /^objects\/pack\/multi-pack-index-[0-9a-f]+\.(bitmap|rev)$/.test(inner) ||
-    inner.endsWith('.lock')
-  )
+/** The policy and bounds of one judgement. */
+export interface HistoryOptions {
+  /**
+   * The write policy for a path of a work tree: a ref may not come to lead to a commit whose
+   * checkout would write (or remove) a path this refuses.
+   */
+  readonly mayWrite: MayWrite
+  /** The largest file read whole. @default 64 MiB */
+  readonly maxFileBytes?: number
 }
+
+const DEFAULT_MAX_FILE_BYTES = 64 * 1024 * 1024
+/**
+ * Inflated bytes one judgement spends checking loose objects: a small compressed file can
+ * claim gigabytes, and each is inflated to be hashed.
+ */
+const MAX_INFLATED_BYTES = 2 * 1024 * 1024 * 1024
 
 /**
  * Judges the changes that fall inside existing repository folders (`.git` folders here; the
- * caller has already refused what the path policy refuses). Changes elsewhere are ignored.
+ * caller has already refused what the path policy refuses). Changes elsewhere are ignored, and
+ * so are repositories the host does not have yet (not the host's history).
  */
 export async function judgeHistory(
   changes: readonly HistoryChange[],
   host: HistoryHost,
   proposal: HistoryProposal,
+  options: HistoryOptions,
 ): Promise<HistoryJudgement> {
+  const maxFileBytes = options.maxFileBytes ?? DEFAULT_MAX_FILE_BYTES
+  const judged = new JudgedContents(proposal, maxFileBytes)
   const refused = new Map<string, string>()
   const unchanged = new Set<string>()
-  const byRepository = new Map<string, { change: HistoryChange; inner: string }[]>()
+  const dropped = new Map<string, string>()
+  const budget = { remaining: MAX_INFLATED_BYTES }
+  const byRepository = new Map<string, InsideChange[]>()
   for (const change of changes) {
     const place = gitPlaceByName(change.path)
     if (place.type !== 'inside') continue
@@ -74,121 +87,181 @@ export async function judgeHistory(
     list.push({ change, inner: place.inner })
     byRepository.set(place.gitDir, list)
   }
+  const written: HistoryChange[] = []
   for (const [gitDir, inside] of byRepository) {
     if ((await host.kind(gitDir)) !== 'directory') continue // a new repository: not the history's
-    for (const { change, inner } of inside) {
-      const reason = await judgeOne(change, inner, host, proposal)
-      if (reason === UNCHANGED) unchanged.add(change.path)
-      else if (reason !== undefined) refused.set(change.path, reason)
+    const format = await host.objectFormat(gitDir)
+    const repository: RepositoryJudging = {
+      gitDir,
+      host,
+      format,
+      judged,
+      refused,
+      unchanged,
+      dropped,
+      maxFileBytes,
     }
-    await judgeRefs(gitDir, inside, host, proposal, refused)
+    for (const { change } of inside) {
+      if (change.type === 'symlink') {
+        refused.set(
+          change.path,
+          `${change.path} was not written back: git keeps no links in its repository folder`,
+        )
+      }
+    }
+    const newObjects = await judgeObjects(repository, inside, budget)
+    for (const item of inside) await judgeReflog(repository, item)
+    const checkout = new CheckoutJudge(
+      repository,
+      options.mayWrite,
+      () => hostHeadId(repository),
+      stagedObjects(repository, inside),
+    )
+    await judgeRefs(repository, inside, newObjects, checkout)
+    await judgeNamedCommits(repository, inside, checkout)
+    // Everything else written inside is read once too, so what is copied is what was seen.
+    for (const { change } of inside) {
+      if (change.type !== 'file' || refused.has(change.path) || dropped.has(change.path)) continue
+      if (unchanged.has(change.path)) continue
+      if ((await judged.read(change.path)) === undefined) {
+        refused.set(
+          change.path,
+          `${change.path} was not written back: it could not be read whole (it is larger than ${maxFileBytes} bytes, or no longer a file)`,
+        )
+      } else written.push(change)
+    }
     refuseFoldersAbove(inside, refused)
   }
-  return { refused, unchanged }
-}
-
-async function judgeOne(
-  change: HistoryChange,
-  inner: string,
-  host: HistoryHost,
-  proposal: HistoryProposal,
-): Promise<string | typeof UNCHANGED | undefined> {
-  const kind = gitEntryKind(inner)
-  const before = await host.kind(change.path)
-  if (kind === 'object') {
-    if (isDerivedObjectFile(inner) || before === undefined) {
-      return change.type === 'symlink' ? `${change.path}: objects are files, not links` : undefined
-    }
-    if (change.type === 'directory' && before === 'directory') return undefined
-    if (change.type === 'file' && before === 'file' && (await proposal.sameAsHost(change.path)))
-      return UNCHANGED
-    return change.type === 'delete'
-      ? `${change.path} was not deleted: git objects are kept once written (history cannot be lost from the jail)`
-      : `${change.path} was not overwritten: git objects are written once and never changed`
+  const contents = new Map<string, Buffer>()
+  for (const change of written) {
+    const bytes = judged.contents.get(change.path)
+    if (!refused.has(change.path) && bytes !== undefined) contents.set(change.path, bytes)
   }
-  if (kind === 'reflog') {
-    if (before === undefined || before === 'directory') return undefined
-    if (change.type === 'delete')
-      return `${change.path} was not deleted: reflogs only grow (they are how lost commits are found again)`
-    if (change.type !== 'file') return `${change.path}: a reflog must stay a file`
-    const old = await host.read(change.path, MAX_METADATA_BYTES)
-    const next = await proposal.read(change.path, MAX_METADATA_BYTES)
-    if (old === undefined || next === undefined || !startsWith(next, old))
-      return `${change.path} was not written back: reflogs only grow, and this one lost lines`
-    return undefined
-  }
-  if (inner === 'HEAD' && change.type === 'delete')
-    return `${change.path} was not deleted: a repository needs its HEAD`
-  return undefined
+  return { refused, unchanged, dropped, contents }
 }
 
 /**
- * No ref present on the host may be missing afterwards, counting loose and packed refs as one
- * set: a loose ref may go only into packed-refs, and packed-refs may drop a ref only if it is
- * loose afterwards.
+ * A reflog only grows: its new text starts with the old one, and what is added is whole lines
+ * as git writes them (`<old id> <new id> <who> <when>\t<message>`). A new reflog is whole
+ * lines too. It is never deleted (reflogs are how lost commits are found again).
  */
-async function judgeRefs(
-  gitDir: string,
-  inside: readonly { change: HistoryChange; inner: string }[],
-  host: HistoryHost,
-  proposal: HistoryProposal,
-  refused: Map<string, string>,
-): Promise<void> {
-  const refChanges = inside.filter(({ inner }) => gitEntryKind(inner) === 'ref')
-  const packedChange = inside.find(({ inner }) => inner === 'packed-refs')
-  if (refChanges.every(({ change }) => change.type !== 'delete') && packedChange === undefined)
-    return
-  const hostLoose = await looseRefs(host, gitDir)
-  const hostPackedText = await host.read(`${gitDir}/packed-refs`, MAX_METADATA_BYTES)
-  const hostPacked = packedRefs(hostPackedText)
-  const before = new Set([...hostLoose, ...hostPacked])
-  let packedAfter = hostPacked
-  if (packedChange !== undefined) {
-    if (packedChange.change.type === 'delete') packedAfter = new Set()
-    else if (packedChange.change.type === 'file') {
-      const text = await proposal.read(packedChange.change.path, MAX_METADATA_BYTES)
-      if (text === undefined) {
-        refused.set(packedChange.change.path, `${packedChange.change.path} is too large to check`)
-      } else packedAfter = packedRefs(text)
-    } else refused.set(packedChange.change.path, `${packedChange.change.path} must stay a file`)
-  }
-  // Twice: refusing packed-refs brings its old list back, which may refuse loose deletions.
-  for (let round = 0; round < 2; round++) {
-    const effectivePacked =
-      packedChange !== undefined && refused.has(packedChange.change.path) ? hostPacked : packedAfter
-    const looseAfter = new Set(hostLoose)
-    for (const { change, inner } of refChanges) {
-      if (change.type === 'delete') {
-        const lost = [...hostLoose].filter(
-          (name) => within(name, inner) && !effectivePacked.has(name),
-        )
-        if (lost.length > 0) {
-          refused.set(
-            change.path,
-            `${change.path} was not deleted: no ref may disappear from the jail (${lost.slice(0, 3).join(', ')} would be lost); snapshots keep ref moves, not deletions`,
-          )
-        }
-        if (!refused.has(change.path)) {
-          for (const name of [...looseAfter]) if (within(name, inner)) looseAfter.delete(name)
-        }
-      } else if (change.type === 'file') looseAfter.add(inner)
-    }
-    if (packedChange === undefined || refused.has(packedChange.change.path)) continue
-    const lost = [...before].filter((name) => !looseAfter.has(name) && !packedAfter.has(name))
-    if (lost.length > 0) {
+async function judgeReflog(repository: RepositoryJudging, item: InsideChange): Promise<void> {
+  const { change, inner } = item
+  if (gitEntryKind(inner) !== 'reflog' || inner.endsWith('.lock')) return
+  const { host, refused } = repository
+  const path = change.path
+  const before = await host.kind(path)
+  if (before === 'directory' && change.type !== 'file') return
+  if (change.type === 'delete') {
+    if (before !== undefined) {
       refused.set(
-        packedChange.change.path,
-        `${packedChange.change.path} was not written back: it would lose ${lost.slice(0, 5).join(', ')}${lost.length > 5 ? ', …' : ''} (no ref may disappear from the jail)`,
+        path,
+        `${path} was not deleted: reflogs only grow (they are how lost commits are found again)`,
       )
     }
+    return
+  }
+  if (change.type !== 'file') {
+    if (before !== undefined) refused.set(path, `${path}: a reflog must stay a file`)
+    return
+  }
+  const next = await repository.judged.read(path)
+  const old = before === 'file' ? await host.read(path, repository.maxFileBytes) : Buffer.alloc(0)
+  if (before !== undefined && before !== 'file') {
+    refused.set(path, `${path}: a reflog must stay a file`)
+  } else if (old === undefined || next === undefined) {
+    refused.set(path, `${path} was not written back: it is too large to check`)
+  } else if (!startsWith(next, old)) {
+    refused.set(path, `${path} was not written back: reflogs only grow, and this one lost lines`)
+  } else if (!wholeReflogLines(next.subarray(old.byteLength), old, repository.format)) {
+    refused.set(
+      path,
+      `${path} was not written back: what was added is not whole reflog lines as git writes them ("<old id> <new id> <who> <when>\\t<message>\\n")`,
+    )
   }
 }
 
+/** Whether `added` (after `old`) is whole reflog lines of `format`. */
+function wholeReflogLines(added: Buffer, old: Buffer, format: ObjectFormat): boolean {
+  if (added.byteLength === 0) return true
+  const text = added.toString('latin1')
+  if (!text.endsWith('\n')) return false
+  const lines = text.slice(0, -1).split('\n')
+  // An old text without its final newline (a crash) is continued by the first line added.
+  if (old.byteLength > 0 && old[old.byteLength - 1] !== 0x0a) lines.shift()
+  const length = OBJECT_ID_HEX_LENGTH[format]
+  return lines.every(
+    (line) =>
+      isObjectId(line.slice(0, length), format) &&
+      line[length] === ' ' &&
+      isObjectId(line.slice(length + 1, 2 * length + 1), format) &&
+      line[2 * length + 1] === ' ',
+  )
+}
+
+/** The new object files accepted (refs in the same change may lead to them), with their bytes. */
+function stagedObjects(
+  repository: RepositoryJudging,
+  inside: readonly InsideChange[],
+): StagedObject[] {
+  const { refused, unchanged, dropped, judged } = repository
+  const staged: StagedObject[] = []
+  for (const { change, inner } of inside) {
+    const kind = objectFileKind(inner)
+    if (change.type !== 'file' || (kind !== 'loose' && kind !== 'pack' && kind !== 'pack-index'))
+      continue
+    if (refused.has(change.path) || unchanged.has(change.path) || dropped.has(change.path)) continue
+    const bytes = judged.contents.get(change.path)
+    if (bytes !== undefined) staged.push({ inner: inner.slice('objects/'.length), bytes })
+  }
+  return staged
+}
+
+/**
+ * Commits named besides refs: the entries a reflog gains (`git checkout main@{1}` checks one
+ * out) and the `*_HEAD` files (`git reset --hard ORIG_HEAD`). Their old ids are the command's
+ * to choose, so each is judged against the host's `HEAD` alone.
+ */
+async function judgeNamedCommits(
+  repository: RepositoryJudging,
+  inside: readonly InsideChange[],
+  checkout: CheckoutJudge,
+): Promise<void> {
+  const { refused, judged, host, format, maxFileBytes } = repository
+  const length = OBJECT_ID_HEX_LENGTH[format]
+  const moves: { move: RefMove; item: InsideChange }[] = []
+  for (const item of inside) {
+    const { change, inner } = item
+    if (change.type !== 'file' || refused.has(change.path) || inner.endsWith('.lock')) continue
+    const isReflog = gitEntryKind(inner) === 'reflog'
+    if (!isReflog && !/^[A-Z][A-Z_]*_HEAD$/.test(inner)) continue
+    const next = await judged.read(change.path)
+    if (next === undefined) continue // refused by the rules that read it
+    const old =
+      isReflog && (await host.kind(change.path)) === 'file'
+        ? ((await host.read(change.path, maxFileBytes)) ?? Buffer.alloc(0))
+        : Buffer.alloc(0)
+    const added = next.subarray(startsWith(next, old) ? old.byteLength : 0).toString('latin1')
+    const ids = new Set<string>()
+    for (const line of added.split('\n')) {
+      // A reflog line: `<old id> <new id> …`; a *_HEAD file: `<id>` first on each line.
+      const id = isReflog ? line.slice(length + 1, 2 * length + 1) : line.slice(0, length)
+      if (isObjectId(id, format)) ids.add(id)
+    }
+    for (const id of ids) {
+      moves.push({ move: { name: isReflog ? `an entry of ${inner}` : inner, after: id }, item })
+    }
+  }
+  const verdicts = await checkout.judge(moves.map(({ move }) => move))
+  moves.forEach(({ item }, index) => {
+    const verdict = verdicts[index]
+    if (verdict !== undefined && !refused.has(item.change.path))
+      refused.set(item.change.path, `${item.change.path} was not written back: ${verdict}`)
+  })
+}
+
 /** Folder deletions are refused when something below them was kept. */
-function refuseFoldersAbove(
-  inside: readonly { change: HistoryChange }[],
-  refused: Map<string, string>,
-): void {
+function refuseFoldersAbove(inside: readonly InsideChange[], refused: Map<string, string>): void {
   for (const { change } of inside) {
     if (change.type !== 'delete' || refused.has(change.path)) continue
     const kept = [...refused.keys()].find((path) => path.startsWith(`${change.path}/`))
@@ -197,36 +270,6 @@ function refuseFoldersAbove(
   }
 }
 
-/** Every loose ref of the host's repository folder, as `refs/…` names. */
-async function looseRefs(host: HistoryHost, gitDir: string): Promise<Set<string>> {
-  const names = new Set<string>()
-  const folders = ['refs']
-  while (folders.length > 0) {
-    const folder = folders.pop() as string
-    for (const entry of await host.list(`${gitDir}/${folder}`)) {
-      const name = `${folder}/${entry.name}`
-      if (entry.type === 'directory') folders.push(name)
-      else if (entry.type === 'file' && !entry.name.endsWith('.lock')) names.add(name)
-    }
-  }
-  return names
-}
-
-/** The ref names in a packed-refs text (`OID NAME` lines; `^OID` peel lines and comments skipped). */
-export function packedRefs(text: Buffer | undefined): Set<string> {
-  const names = new Set<string>()
-  if (text === undefined) return names
-  for (const line of text.toString('utf8').split('\n')) {
-    const match = /^[0-9a-f]{40,64} (\S+)$/.exec(line.trimEnd())
-    if (match?.[1] !== undefined) names.add(match[1])
-  }
-  return names
-}
-
 function startsWith(text: Buffer, prefix: Buffer): boolean {
   return text.byteLength >= prefix.byteLength && text.subarray(0, prefix.byteLength).equals(prefix)
-}
-
-function within(name: string, folder: string): boolean {
-  return name === folder || name.startsWith(`${folder}/`)
 }

@@ -1,6 +1,17 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
+import fs from 'node:fs'
+import path from 'node:path'
+import {
+  contentsProposal,
+  gitOk,
+  looseBlob,
+  loosePath,
+  makeHistoryRepository,
+} from '../../../test/helpers/git-repository.ts'
+import { DirectoryTree } from '../../workspace/directory-tree.ts'
 import type { HistoryHost } from '../git-metadata/history-rules.ts'
+import { treeHistoryHost } from '../git-metadata/tree-history-host.ts'
 import { planWriteBack, type ProposedChange, type WriteBackContext } from './plan-write-back.ts'
 
 const MIB = 1024 * 1024
@@ -23,6 +34,18 @@ const host: HistoryHost = {
       names.set(name, rest.length > 0 ? 'directory' : 'file')
     }
     return [...names].map(([name, type]) => ({ name, type }))
+  },
+  async objectFormat() {
+    return 'sha1'
+  },
+  async missingObjects(_gitDir, ids) {
+    return new Set(ids)
+  },
+  async verifyPack() {
+    return { ok: false, reason: 'no packs here' }
+  },
+  async treeChanges(_gitDir, _staged, comparisons) {
+    return comparisons.map(() => ({ ok: false, reason: 'no trees here' }))
   },
 }
 
@@ -154,22 +177,44 @@ describe('planWriteBack: what may come back from a jail', () => {
     )
   })
 
-  it('applies the history rules to the existing repository', async () => {
+  it('applies the history rules to the existing repository, and hands over the bytes it judged', async (t) => {
+    const fixture = makeHistoryRepository()
+    t.after(() => fs.rmSync(path.dirname(fixture.folder), { recursive: true, force: true }))
+    const claimed = gitOk(fixture.folder, ['hash-object', '-w', '--stdin'], 'later\n')
+    fs.rmSync(path.join(fixture.folder, '.git', loosePath(claimed)))
+    const object = `.git/${loosePath(claimed)}`
     const plan = await planWriteBack(
       [
-        { path: '.git/refs/heads/main', type: 'delete' },
-        { path: '.git/objects/aa/bb', type: 'delete' },
+        { path: '.git/refs/heads/loose', type: 'delete' },
+        { path: `.git/${loosePath(fixture.blob)}`, type: 'delete' },
         file('.git/refs/heads/new'),
+        file('.git/HEAD'),
+        file(object),
+        file('.git/objects/info/commit-graph'),
       ],
-      context(),
+      context({
+        host: treeHistoryHost(new DirectoryTree(fixture.folder)),
+        proposal: contentsProposal(fixture.folder, {
+          '.git/refs/heads/new': `${claimed}\n`,
+          '.git/HEAD': `${claimed}\n`,
+          [object]: looseBlob('later\n'),
+          '.git/objects/info/commit-graph': 'a graph',
+        }),
+      }),
     )
     assert.deepEqual(plan.refused.map((refusal) => refusal.path).sort(), [
-      '.git/objects/aa/bb',
-      '.git/refs/heads/main',
+      `.git/${loosePath(fixture.blob)}`,
+      '.git/refs/heads/loose',
     ])
+    // The object first: each write is judged again, and the ref and HEAD point at it.
     assert.deepEqual(
       plan.apply.map((change) => change.path),
-      ['.git/refs/heads/new'],
+      [object, '.git/HEAD', '.git/refs/heads/new'],
+    )
+    assert.equal(Buffer.from(plan.apply[2]?.content ?? []).toString(), `${claimed}\n`)
+    assert.deepEqual(
+      plan.dropped.map((dropped) => dropped.path),
+      ['.git/objects/info/commit-graph'],
     )
   })
 

@@ -6,7 +6,8 @@
  * setuid, setgid or sticky); links must lead inside the workspace on the host too (a link to
  * the jail's `/workspace/…` is written relative); files are bounded by apparent size, per file
  * and per command; a repository a program made (a test suite's `git init`) stays in the jail;
- * an existing repository's history only grows. It decides; it writes nothing.
+ * an existing repository's history only grows. It decides; it writes nothing, and what it
+ * judged by content it hands over as bytes (`content`), so the caller writes what was judged.
  */
 import path from 'node:path'
 import { gitPlaceByName } from '../git-metadata/git-place.ts'
@@ -62,6 +63,11 @@ export interface PlannedChange extends ProposedChange {
   readonly mode?: number
   /** For a link: the target to write (relative when the program wrote a `/workspace/…` path). */
   readonly target?: string
+  /**
+   * For a file inside an existing repository folder: the bytes the history rules judged. The
+   * caller writes exactly these, never the file read again (a program may have changed it).
+   */
+  readonly content?: Uint8Array
 }
 
 /** A path and why it does not come back. */
@@ -78,6 +84,11 @@ export interface WriteBackPlan {
   readonly refused: readonly NotWritten[]
   /** Left in the jail on purpose, reported once each and not as a failure (a repository made there). */
   readonly kept: readonly NotWritten[]
+  /**
+   * Files git derives and rebuilds (commit graphs, multi-pack indexes, bitmaps): never written,
+   * not a failure. The caller restores the workspace's version where the program works.
+   */
+  readonly dropped: readonly NotWritten[]
   /** Changes that would change nothing (an object written again, identical). */
   readonly unchanged: readonly string[]
 }
@@ -141,12 +152,30 @@ export async function planWriteBack(
     }
     candidates.push(planned)
   }
-  const history = await judgeHistory(candidates, context.host, context.proposal)
+  const history = await judgeHistory(candidates, context.host, context.proposal, {
+    // A ref may not lead to a commit whose checkout writes what the command may not write.
+    mayWrite: (path, change) => context.decide(path, change),
+    maxFileBytes: limits.maxFileBytes,
+  })
   for (const [changed, reason] of history.refused) refused.push({ path: changed, reason })
-  const accepted = candidates.filter(
-    (change) => !history.refused.has(change.path) && !history.unchanged.has(change.path),
-  )
-  return { apply: ordered(accepted), refused, kept, unchanged: [...history.unchanged] }
+  const accepted = candidates
+    .filter(
+      (change) =>
+        !history.refused.has(change.path) &&
+        !history.unchanged.has(change.path) &&
+        !history.dropped.has(change.path),
+    )
+    .map((change) => {
+      const content = history.contents.get(change.path)
+      return content === undefined ? change : { ...change, content }
+    })
+  return {
+    apply: ordered(accepted),
+    refused,
+    kept,
+    dropped: [...history.dropped].map(([changed, reason]) => ({ path: changed, reason })),
+    unchanged: [...history.unchanged],
+  }
 }
 
 /** Strips what may never come back and rewrites links into the jail's mount; a string is a refusal. */
@@ -238,11 +267,21 @@ export function linkTargetPath(linkPath: string, target: string): string {
   return folder === '.' ? target : `${folder}/${target}`
 }
 
-/** Folders (shallow first), then files and links, then removals (deep first). */
+/**
+ * Folders (shallow first), then files and links — a repository's objects before the refs and
+ * `HEAD` that may point at them, since each write is judged again against what is there — then
+ * removals (deep first).
+ */
 function ordered(changes: readonly PlannedChange[]): PlannedChange[] {
   const depth = (change: PlannedChange): number => change.path.split('/').length
   const folders = changes.filter((c) => c.type === 'directory').sort((a, b) => depth(a) - depth(b))
-  const entries = changes.filter((c) => c.type === 'file' || c.type === 'symlink')
+  const isObject = (change: PlannedChange): boolean => {
+    const place = gitPlaceByName(change.path)
+    return place.type === 'inside' && place.inner.startsWith('objects/')
+  }
+  const entries = changes
+    .filter((c) => c.type === 'file' || c.type === 'symlink')
+    .sort((a, b) => Number(isObject(b)) - Number(isObject(a)))
   const removals = changes.filter((c) => c.type === 'delete').sort((a, b) => depth(b) - depth(a))
   // Removals first: a folder replaced by a file (or a file by a folder) goes before its successor.
   return [...removals, ...folders, ...entries]

@@ -278,7 +278,9 @@ export class OverlayWorkspace {
       else report.written.push(change.path)
     }
     report.refused.push(...failed, ...plan.refused)
-    report.kept.push(...plan.kept)
+    // Repositories made in the jail, and derived files git rebuilds (a commit graph): not
+    // written, not failures.
+    report.kept.push(...plan.kept, ...plan.dropped)
     for (const { path: relative, reason } of plan.kept) {
       keepLayer(upper, path.join(this.#root, 'kept'), relative)
       this.#kept.set(relative, reason)

@@ -21,6 +21,8 @@ export interface GitOutput {
   readonly status: number
   readonly stdout: Buffer
   readonly stderr: string
+  /** True when git wrote more than `maxStdoutBytes` and was stopped (its status is then -1). */
+  readonly overflowed?: boolean
 }
 
 /**
@@ -92,17 +94,41 @@ export function gitEnvironment(target: GitTarget): Record<string, string> {
 export function runGit(
   target: GitTarget,
   args: readonly string[],
-  options: { input?: string | Buffer; check?: boolean; allowStatus?: readonly number[] } = {},
+  options: {
+    input?: string | Buffer
+    check?: boolean
+    allowStatus?: readonly number[]
+    /** Variables added to eitri's git environment (never the caller's own). */
+    env?: Readonly<Record<string, string>>
+    /** git is killed after this long (its status is then -1). */
+    timeoutMs?: number
+    /** git is killed once it wrote more than this to its output (`overflowed` says so). */
+    maxStdoutBytes?: number
+  } = {},
 ): Promise<GitOutput> {
   return new Promise((resolve, reject) => {
     const child = spawn('git', [...args], {
-      env: gitEnvironment(target),
+      env: { ...gitEnvironment(target), ...options.env },
       stdio: ['pipe', 'pipe', 'pipe'],
       ...(target.workTree === undefined ? {} : { cwd: target.workTree }),
+      ...(options.timeoutMs === undefined
+        ? {}
+        : { timeout: options.timeoutMs, killSignal: 'SIGKILL' as const }),
     })
     const stdout: Buffer[] = []
+    let stdoutBytes = 0
+    let overflowed = false
     let stderr = ''
-    child.stdout.on('data', (chunk: Buffer) => stdout.push(chunk))
+    child.stdout.on('data', (chunk: Buffer) => {
+      if (overflowed) return
+      stdoutBytes += chunk.byteLength
+      if (stdoutBytes > (options.maxStdoutBytes ?? Number.POSITIVE_INFINITY)) {
+        overflowed = true
+        child.kill('SIGKILL')
+        return
+      }
+      stdout.push(chunk)
+    })
     child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()))
     child.once('error', (error) =>
       reject(
@@ -113,7 +139,12 @@ export function runGit(
       ),
     )
     child.once('close', (status) => {
-      const output = { status: status ?? -1, stdout: Buffer.concat(stdout), stderr }
+      const output = {
+        status: overflowed ? -1 : (status ?? -1),
+        stdout: Buffer.concat(stdout),
+        stderr,
+        ...(overflowed ? { overflowed } : {}),
+      }
       const allowed = options.allowStatus ?? [0]
       if (options.check !== false && !allowed.includes(output.status)) {
         reject(
