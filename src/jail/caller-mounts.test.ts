@@ -356,9 +356,7 @@ describe('a jail whose sources its user cannot reach', () => {
     const { jail, workspace } = await jailFixture(
       t,
       { 'a.txt': 'one\n', '.git/config': '' },
-      {
-        temporaryRoot,
-      },
+      { temporaryRoot, layers: 'mirror' },
     )
     await assertJailAvailable(jail)
     const result = await jail.run({
@@ -376,5 +374,36 @@ describe('a jail whose sources its user cannot reach', () => {
     assert.equal(fs.readFileSync(path.join(workspace, 'b.txt'), 'utf8'), 'two\n')
     assert.equal(fs.readFileSync(path.join(workspace, '.git/config'), 'utf8'), '')
     if (IS_ROOT) assert.ok(jail.identity.dropped)
+  })
+
+  it('works on overlays in a 0700 temporary folder, protected paths refused on the way back', async (t) => {
+    const { base } = privateTree(t)
+    const temporaryRoot = path.join(base, 'private-tmp')
+    fs.mkdirSync(temporaryRoot, { mode: 0o700 })
+    fs.chmodSync(temporaryRoot, 0o700)
+    const { jail, workspace } = await jailFixture(
+      t,
+      { 'a.txt': 'one\n', '.git/config': '' },
+      { temporaryRoot },
+    )
+    await assertJailAvailable(jail)
+    const script = 'cat a.txt; echo two > b.txt; echo x > .git/config; echo x > .envrc; true'
+    // Twice: the first command starts the warm jail, the second gets its overlay by propagation.
+    for (const round of [1, 2]) {
+      const result = await jail.run({
+        command: ['/bin/bash', '-c', script],
+        access: 'workspace-write',
+      })
+      assert.equal(result.exitCode, 0, result.stderr)
+      assert.equal(result.stdout, round === 1 ? 'one\n' : 'one\n', `round ${round}`)
+      assert.deepEqual(result.sync?.refused.map((refusal) => refusal.path).sort(), [
+        '.envrc',
+        '.git/config',
+      ])
+      assert.equal(fs.readFileSync(path.join(workspace, 'b.txt'), 'utf8'), 'two\n')
+      assert.equal(fs.readFileSync(path.join(workspace, '.git/config'), 'utf8'), '')
+      assert.equal(fs.existsSync(path.join(workspace, '.envrc')), false)
+    }
+    if (IS_ROOT) assert.equal(jail.layers.mode, 'overlay')
   })
 })

@@ -430,7 +430,11 @@ describe('Jail', () => {
     const temporaryRoot = await fs.mkdtemp(path.join(os.tmpdir(), 'eitri-race-'))
     await fs.chmod(temporaryRoot, 0o755)
     t.after(() => fs.rm(temporaryRoot, { recursive: true, force: true }))
-    const { jail, workspace } = await jailFixture(t, { 'a.txt': 'a\n' }, { temporaryRoot })
+    const { jail, workspace } = await jailFixture(
+      t,
+      { 'a.txt': 'a\n' },
+      { temporaryRoot, layers: 'mirror' },
+    )
     const git = (...args: string[]) =>
       execFileSync('git', args, { cwd: workspace, env: GIT_TEST_ENV }).toString().trim()
     git('init', '-q', '-b', 'main')
