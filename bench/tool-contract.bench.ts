@@ -3,8 +3,12 @@
  *
  * - read_file through the whole contract (allowlist, validation, path policy, truncation)
  *   against a bare fs.readFile of the same file;
- * - the same call as an MCP stdio round trip to `eitri serve` against the in-process call.
+ * - the same call as an MCP stdio round trip to `eitri serve` against the in-process call;
+ * - write_file five folders deep in a git repository (the git rule looks at every folder on the
+ *   way and at the repository's configuration) against a bare fs.writeFile, and the path
+ *   policy's write decision alone against its read decision (which has no git rule).
  */
+import { execFileSync } from 'node:child_process'
 import { readFileSync } from 'node:fs'
 import fs from 'node:fs/promises'
 import os from 'node:os'
@@ -47,6 +51,32 @@ try {
   report('read_file through the contract', contract, bareSync, 'bare fs.readFileSync')
   process.stdout.write(
     `  contract overhead per call: ${micros(contract - bare)} against fs.readFile, ${micros(contract - bareSync)} against fs.readFileSync (goal < 50 µs)\n`,
+  )
+
+  execFileSync('git', ['init', '-q'], { cwd: workspace })
+  execFileSync('git', ['config', 'core.hooksPath', '.husky'], { cwd: workspace })
+  await fs.mkdir(path.join(workspace, 'a/b/c/d'), { recursive: true })
+  const deep = path.join(workspace, 'a/b/c/d/file.ts')
+  const content = 'export const line = 1\n'.repeat(40)
+  const bareWrite = await medianMicros(() => fs.writeFile(deep, content), ITERATIONS)
+  const toolWrite = await medianMicros(
+    () => workshop.call('write_file', { path: 'a/b/c/d/file.ts', content }),
+    ITERATIONS,
+  )
+  report('write_file 5 folders deep in a git repository', toolWrite, bareWrite, 'bare fs.writeFile')
+  const writeDecision = await medianMicros(
+    () => workshop.workspace.resolve('a/b/c/d/file.ts', 'write'),
+    ITERATIONS,
+  )
+  const readDecision = await medianMicros(
+    () => workshop.workspace.resolve('a/b/c/d/file.ts', 'read'),
+    ITERATIONS,
+  )
+  report(
+    'the path policy deciding a write (git rule included)',
+    writeDecision,
+    readDecision,
+    'deciding a read',
   )
 
   const client = new Client({ name: 'bench', version: '1' })

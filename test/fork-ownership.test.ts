@@ -307,3 +307,30 @@ describe('--isolate: one fork per session, main only through a person', () => {
     assert.equal(await fs.readFile(path.join(scratch.workspace, 'b.txt'), 'utf8'), 'on main\n')
   })
 })
+
+describe('snapshots of main are seen only by the sessions that made them', () => {
+  it('another connection’s calls stay out of workspace_snapshots and workspace_restore', async () => {
+    await using scratch = await makeScratch({ 'a.txt': 'a\n' })
+    await using workshop = await open(scratch)
+    const a = await workshop.openSession({ principal: alice, approver: approve })
+    const b = await workshop.openSession({ principal: bob, approver: approve })
+    const callA = caller(workshop, a)
+    const callB = caller(workshop, b)
+    const wrote = await callA('write_file', { path: 'secret-plan.md', content: 'x\n' })
+    assert.equal(wrote.type, 'success', wrote.content)
+    const seenByB = await callB('workspace_snapshots', {})
+    assert.doesNotMatch(seenByB.content, /secret-plan/)
+    // The positive controls: the session that made them, and the person, see them.
+    assert.match((await callA('workspace_snapshots', {})).content, /secret-plan/)
+    assert.match((await workshop.call('workspace_snapshots', {})).content, /secret-plan/)
+    const ids =
+      (
+        (await callA('workspace_snapshots', {})).metadata as { snapshots?: { id: number }[] }
+      ).snapshots?.map((record) => record.id) ?? []
+    assert.ok(ids.length > 0)
+    const restored = await callB('workspace_restore', { snapshot: ids[0] })
+    assert.equal(restored.type === 'error' && restored.code, 'not_found', restored.content)
+    await a.close()
+    await b.close()
+  })
+})

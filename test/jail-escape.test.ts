@@ -30,7 +30,7 @@ const RUNNER = path.join(REPOSITORY, 'test/escape/run-attacks.ts')
  */
 const INHERITED_FD = 20
 /** The whole runner is stopped after this long. */
-const RUNNER_TIMEOUT_MS = 180_000
+const RUNNER_TIMEOUT_MS = 420_000
 
 /** The unprivileged caller, as the jail code names a user a root caller drops to. */
 const NOBODY_IDENTITY = { uid: NOBODY, gid: NOBODY, dropped: true } as const

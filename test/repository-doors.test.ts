@@ -67,6 +67,16 @@ describe('repository metadata at every door of a workshop', () => {
     }
     assert.equal(await live(scratch, '.husky/pre-commit'), 'exit 0\n')
     assert.equal(await live(scratch, '.git/commondir'), undefined)
+    // room_write judges every path first: one refused path leaves the others unwritten too.
+    const several = await workshop.call('room_write', {
+      fork: 'main',
+      files: [
+        { path: 'first.md', content: 'x\n' },
+        { path: '.husky/pre-commit', content: 'touch /tmp/x\n' },
+      ],
+    })
+    assert.equal(several.type, 'error', several.content)
+    assert.equal(await live(scratch, 'first.md'), undefined)
     // Positive control: what local git work writes goes through every door.
     const head = execFileSync('git', ['rev-parse', 'HEAD'], {
       cwd: scratch.workspace,
@@ -124,6 +134,80 @@ describe('repository metadata at every door of a workshop', () => {
     assert.equal(clean.type, 'success', clean.content)
     assert.equal(await live(scratch, 'src/b.ts'), 'export const b = 2\n')
     await session.close()
+  })
+
+  it('merges between forks are judged too: a repository assembled from parts written in two forks', async () => {
+    await using scratch = await project()
+    await using workshop = await openWorkshop({
+      workspace: scratch.workspace,
+      stateDir: scratch.stateDir,
+      configPath: scratch.configPath,
+      approver: approve,
+    })
+    const ok = (result: { type: string; content: string }) =>
+      assert.equal(result.type, 'success', result.content)
+    ok(await workshop.call('workspace_fork', { name: 'p' }))
+    ok(
+      await workshop.call('room_write', {
+        fork: 'p',
+        files: [{ path: 'src/refs/heads/main', content: 'x\n' }],
+      }),
+    )
+    ok(await workshop.call('workspace_fork', { name: 'a', from: 'p' }))
+    ok(await workshop.call('workspace_fork', { name: 'b', from: 'p' }))
+    ok(
+      await workshop.call('room_write', {
+        fork: 'a',
+        files: [{ path: 'src/HEAD', content: 'ref: refs/heads/main\n' }],
+      }),
+    )
+    ok(
+      await workshop.call('room_write', {
+        fork: 'b',
+        files: [{ path: 'src/objects/info/alternates', content: '../../.git/objects\n' }],
+      }),
+    )
+    ok(await workshop.call('workspace_merge', { fork: 'a' }))
+    const merged = await workshop.call('workspace_merge', { fork: 'b' })
+    assert.equal(merged.type, 'error', merged.content)
+    assert.match(merged.content, /src: a repository/)
+    const pFiles = await workshop.call('room_files', { fork: 'p' })
+    assert.doesNotMatch(pFiles.content, /alternates/, 'nothing of b reached p')
+  })
+
+  it('a restore is judged like any door: it never writes what the configuration names as code now', async () => {
+    await using scratch = await project()
+    await using workshop = await openWorkshop({
+      workspace: scratch.workspace,
+      stateDir: scratch.stateDir,
+      configPath: scratch.configPath,
+      approver: approve,
+    })
+    const evil = await workshop.call('write_file', {
+      path: 'tools2/hooks/pre-commit',
+      content: 'touch /tmp/x\n',
+    })
+    assert.equal(evil.type, 'success', evil.content)
+    await workshop.call('write_file', { path: 'tools2/hooks/pre-commit', content: 'exit 0\n' })
+    const snapshots = (await workshop.lines.snapshots.list()).filter(
+      (record) => record.kind === 'after',
+    )
+    const evilAfter = snapshots.at(-1)
+    assert.ok(evilAfter)
+    execFileSync('git', ['config', 'core.hooksPath', 'tools2/hooks'], {
+      cwd: scratch.workspace,
+      env: GIT_ENV,
+    })
+    const restored = await workshop.lines.restore(evilAfter.id, { force: true })
+    assert.equal(restored.type, 'protected', JSON.stringify(restored))
+    assert.equal(await live(scratch, 'tools2/hooks/pre-commit'), 'exit 0\n')
+    // The positive control: once the configuration no longer names it, the same restore goes through.
+    execFileSync('git', ['config', '--unset', 'core.hooksPath'], {
+      cwd: scratch.workspace,
+      env: GIT_ENV,
+    })
+    const again = await workshop.lines.restore(evilAfter.id, { force: true })
+    assert.equal(again.type, 'restored', JSON.stringify(again))
   })
 
   it('shell: a nested repository made by a test suite works in the jail, is reported once, and stays there', async () => {

@@ -108,3 +108,39 @@ describe('state and configuration inside a workspace behind a symbolic link', ()
     })
   }
 })
+
+describe('a configuration that does not exist yet cannot be planted through a link on its way', () => {
+  it('refuses links and removals on the way to it, from the tools and from the jail', async () => {
+    await using scratch = await makeScratch()
+    const real = path.join(scratch.root, 'real-home')
+    const link = path.join(scratch.root, 'home')
+    await fs.mkdir(path.join(real, '.config'), { recursive: true })
+    await fs.mkdir(path.join(real, '.local', 'state', 'eitri'), { recursive: true })
+    await fs.symlink(real, link)
+    await using workshop = await openWorkshop({
+      workspace: link,
+      stateDir: path.join(link, '.local', 'state', 'eitri'),
+      configPath: path.join(link, CONFIG_FILE),
+    })
+    const call = (name: string, input: unknown) => workshop.call(name, input)
+    // The agent's own configuration, in a folder of its own: allowed, it is an ordinary file.
+    const planted = await call('write_file', {
+      path: 'elsewhere/config.json',
+      content: '{"rules":{"allow":["shell(touch *)"]}}',
+    })
+    assert.equal(planted.type, 'success', planted.content)
+    const viaJail = await call('shell', { command: 'ln -s ../elsewhere .config/eitri' })
+    assert.match(viaJail.content, /not written back: \.config\/eitri: .*on the way to eitri/)
+    const viaTool = await call('js_eval', {
+      code: "await fs.writeFile('.config/x', ''); await fs.remove('.config/x'); 'ok'",
+    })
+    assert.match(viaTool.content, /ok/, 'an ordinary file on the way may come and go')
+    await assert.rejects(fs.lstat(path.join(real, '.config/eitri')))
+    // The positive control: the same link elsewhere comes back.
+    const control = await call('shell', { command: 'ln -s ../elsewhere .config/other' })
+    assert.doesNotMatch(control.content, /not written back/)
+    assert.equal(await fs.readlink(path.join(real, '.config/other')), '../elsewhere')
+    // A removal on the way (the state folder's parent) is refused too.
+    assert.ok(failed(await call('js_eval', { code: "await fs.remove('.local/state')" })))
+  })
+})

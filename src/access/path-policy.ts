@@ -88,6 +88,19 @@ export async function decidePath(
         `${input} is eitri's own state, which no tool may read or write`,
       )
     }
+    // A link made (or an entry removed) on the way to eitri's state or configuration would let
+    // the next eitri read a file of the agent's (a configuration that does not exist yet,
+    // reached through `.config/eitri -> elsewhere`).
+    if (
+      intent === 'write' &&
+      !followFinal &&
+      touched.some((candidate) => candidate !== '' && hidden.startsWith(`${candidate}/`))
+    ) {
+      return denied(
+        'protected_path',
+        `${input} is on the way to eitri's own state or configuration: it may not be replaced by a link or removed`,
+      )
+    }
   }
   if (intent === 'write') {
     for (const candidate of touched) {

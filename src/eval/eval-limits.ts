@@ -11,6 +11,11 @@ export const MAX_EVAL_TIMEOUT_MS = 600_000
 export const DEFAULT_MEMORY_LIMIT_MB = 128
 /** Sessions alive at once, per server; the least recently used is ended to make room. */
 export const DEFAULT_MAX_SESSIONS = 16
+/**
+ * Evals one owner (an MCP connection, a library caller) runs at once; its further evals wait
+ * their turn, so that one connection cannot take the whole sandbox from the others.
+ */
+export const DEFAULT_OWNER_RUNNING_EVALS = 4
 /** A session unused this long is ended. */
 export const DEFAULT_IDLE_TIMEOUT_MS = 30 * 60_000
 /** `tools.call` calls one eval may make. */
@@ -36,6 +41,8 @@ export const MAX_ARGUMENT_CHARS_IN_FLIGHT = 64 * 1024 * 1024
 export const MAX_RESULT_BYTES = 16 * 1024 * 1024
 /** Bytes the capability calls of one eval may hold at once; more calls wait their turn. */
 export const SESSION_BYTES_IN_FLIGHT = 64 * 1024 * 1024
+/** Bytes the capability calls of every session of one owner may hold at once. */
+export const OWNER_BYTES_IN_FLIGHT = 128 * 1024 * 1024
 /** Bytes the capability calls of every session of a server may hold at once. */
 export const SERVER_BYTES_IN_FLIGHT = 256 * 1024 * 1024
 /**
@@ -47,7 +54,10 @@ export const TOOL_CALL_RESERVED_BYTES = 8 * 1024 * 1024
 export const MAX_ANSWER_CHARS = 32 * 1024 * 1024
 /** Nesting depth of JSON crossing the boundary. */
 export const MAX_JSON_DEPTH = 64
-/** How long after a cancel the eval must have answered. */
+/** How long after a cancel the eval should have answered before the server pings the sandbox. */
 export const CANCEL_GRACE_MS = 1_000
-/** How long past its timeout an eval may take before the host answers for it. */
+/**
+ * How long past its timeout an eval may take before the server pings the sandbox (and answers
+ * for the eval if a live sandbox still has not).
+ */
 export const TIMEOUT_GRACE_MS = 1_000

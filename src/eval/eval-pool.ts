@@ -3,22 +3,30 @@
  * Every eval session of a server. A session belongs to the caller (owner) that made it: an
  * owner names only its own sessions, so naming another connection's session just names one of
  * its own. Evals of one session run one after another. Sessions end when their owner closes,
- * after an idle timeout, or by eviction (least recently used first) when the server is at its
- * session cap; the next eval in a session that ended says so (`sessionReset`).
+ * after an idle timeout, or by eviction when the server is at its session cap; the next eval in
+ * a session that ended says so (`sessionReset`).
+ *
+ * Owners share one sandbox, so each is held to its share: it runs a few evals at once (more
+ * wait their turn), its calls hold a part of the server's bytes in flight, and eviction takes a
+ * session only from an owner that holds more sessions than the one asking (its own least
+ * recently used otherwise). One connection's load slows that connection, not the others.
  */
 import { EitriError } from '../errors/eitri-error.ts'
-import type { CodeEvaluator, EvalAnswer, EvalRequest } from '../tool/code-evaluator.ts'
+import type { CodeEvaluator, EvalAnswer, EvalOutcome, EvalRequest } from '../tool/code-evaluator.ts'
 import type { ToolContext } from '../tool/tool-context.ts'
 import type { Toolset } from '../tool/toolset.ts'
 import { ByteBudget } from './byte-budget.ts'
 import type { CapabilityCatalog } from './capability-catalog.ts'
 import type { CapabilitySettings } from './capability-settings.ts'
+import { secretMaskerFor } from './capabilities/http/secret-placeholders.ts'
 import type { EngineSession, EvalEngine, SessionLoss } from './eval-engine.ts'
 import {
   DEFAULT_EVAL_TIMEOUT_MS,
   DEFAULT_IDLE_TIMEOUT_MS,
   DEFAULT_MAX_SESSIONS,
   DEFAULT_MEMORY_LIMIT_MB,
+  DEFAULT_OWNER_RUNNING_EVALS,
+  OWNER_BYTES_IN_FLIGHT,
   SERVER_BYTES_IN_FLIGHT,
   SESSION_BYTES_IN_FLIGHT,
 } from './eval-limits.ts'
@@ -44,8 +52,11 @@ export interface EvalPoolOptions {
   readonly memoryLimitMb?: number | undefined
   /** @default 60 000 */
   readonly defaultTimeoutMs?: number | undefined
-  /** Bytes capability calls may hold at once, per session and for the whole server. */
-  readonly bytesInFlight?: { readonly session?: number; readonly server?: number } | undefined
+  /** Bytes capability calls may hold at once, per session, per owner and for the whole server. */
+  readonly bytesInFlight?:
+    { readonly session?: number; readonly owner?: number; readonly server?: number } | undefined
+  /** Evals one owner runs at once; more wait their turn. @default 4 */
+  readonly ownerRunningEvals?: number | undefined
 }
 
 interface Entry {
@@ -104,7 +115,13 @@ export class EvalPool implements AsyncDisposable {
   /** A new owner: one per MCP connection or library caller. */
   owner(): EvalOwner {
     if (this.#closed) throw new EitriError('not_available', 'The code sandbox is closed.')
-    const owner = new EvalOwner(`o${this.#nextOwner++}`, this)
+    const owner = new EvalOwner(`o${this.#nextOwner++}`, this, {
+      budget: new ByteBudget(
+        this.#options.bytesInFlight?.owner ?? OWNER_BYTES_IN_FLIGHT,
+        this.#budget,
+      ),
+      runningEvals: this.#options.ownerRunningEvals ?? DEFAULT_OWNER_RUNNING_EVALS,
+    })
     this.#owners.add(owner)
     return owner
   }
@@ -134,7 +151,7 @@ export class EvalPool implements AsyncDisposable {
         session: undefined,
         budget: new ByteBudget(
           this.#options.bytesInFlight?.session ?? SESSION_BYTES_IN_FLIGHT,
-          this.#budget,
+          owner.budget,
         ),
         queue: Promise.resolve(),
         busy: 0,
@@ -160,6 +177,36 @@ export class EvalPool implements AsyncDisposable {
 
   async #run(entry: Entry, request: EvalRequest, ctx: ToolContext): Promise<EvalAnswer> {
     const started = performance.now()
+    try {
+      await entry.owner.turns.acquire(1, ctx.signal)
+    } catch {
+      // Only a cancel ends the wait: a turn never asks for more than there is.
+      return {
+        outcome: {
+          type: 'error',
+          code: 'cancelled',
+          message: `The eval was cancelled before it started: it was waiting its turn (a connection runs at most ${entry.owner.turns.limit} evals at once).`,
+          output: '',
+          stateKept: true,
+        },
+        session: entry.name,
+        toolCalls: 0,
+        durationMs: Math.round(performance.now() - started),
+      }
+    }
+    try {
+      return await this.#runTurn(entry, request, ctx, started)
+    } finally {
+      entry.owner.turns.release(1)
+    }
+  }
+
+  async #runTurn(
+    entry: Entry,
+    request: EvalRequest,
+    ctx: ToolContext,
+    started: number,
+  ): Promise<EvalAnswer> {
     if (entry.session?.lost !== undefined) {
       entry.reset ??= entry.session.lost
       entry.session = undefined
@@ -180,7 +227,7 @@ export class EvalPool implements AsyncDisposable {
     const reset = entry.reset
     entry.reset = undefined
     return {
-      outcome,
+      outcome: maskOutcome(outcome, this.#options.settings),
       session: entry.name,
       ...(reset === undefined ? {} : { sessionReset: describeLoss(reset, this) }),
       toolCalls: usage.toolCalls,
@@ -190,14 +237,12 @@ export class EvalPool implements AsyncDisposable {
 
   async #createSession(entry: Entry): Promise<EngineSession> {
     while (this.liveSessions >= this.maxSessions) {
-      const victim = [...this.#entries.values()].find(
-        (candidate) =>
-          candidate.session !== undefined && candidate.busy === 0 && candidate !== entry,
-      )
+      const victim = this.#victimFor(entry)
       if (victim === undefined) {
+        const mine = this.#sessionsHeld().get(entry.owner) ?? 0
         throw new EitriError(
           'limit_exceeded',
-          `All ${this.maxSessions} eval sessions are busy; try again when one finishes.`,
+          `All ${this.maxSessions} eval sessions are busy or held by other connections (this one holds ${mine}); try again when one of this connection's evals finishes, or reuse one of its sessions instead of naming a new one.`,
         )
       }
       await this.#end(victim, 'evicted')
@@ -206,6 +251,39 @@ export class EvalPool implements AsyncDisposable {
       memoryLimitMb: this.#options.memoryLimitMb ?? DEFAULT_MEMORY_LIMIT_MB,
       namespaces: this.#options.catalog.namespaces(),
     })
+  }
+
+  /**
+   * The session to end to make room for `entry`'s: an idle one, of the owner holding the most
+   * sessions, least recently used first. Another owner's session is taken only if that owner
+   * holds more than the asking owner will (so a connection making many sessions ends its own,
+   * never the one session of another); the asking owner's own may always be taken.
+   */
+  #victimFor(entry: Entry): Entry | undefined {
+    const held = this.#sessionsHeld()
+    const mine = (held.get(entry.owner) ?? 0) + 1
+    let victim: Entry | undefined
+    let victimHolds = 0
+    // Least recently used first: the first of the most-holding owner wins.
+    for (const candidate of this.#entries.values()) {
+      if (candidate.session === undefined || candidate.busy > 0 || candidate === entry) continue
+      const theirs = held.get(candidate.owner) ?? 0
+      if (candidate.owner !== entry.owner && theirs <= mine) continue
+      if (victim === undefined || theirs > victimHolds) {
+        victim = candidate
+        victimHolds = theirs
+      }
+    }
+    return victim
+  }
+
+  /** Live sessions per owner. */
+  #sessionsHeld(): Map<EvalOwner, number> {
+    const held = new Map<EvalOwner, number>()
+    for (const entry of this.#entries.values()) {
+      if (entry.session !== undefined) held.set(entry.owner, (held.get(entry.owner) ?? 0) + 1)
+    }
+    return held
   }
 
   #armIdle(entry: Entry): void {
@@ -235,16 +313,52 @@ export class EvalPool implements AsyncDisposable {
   }
 }
 
+/**
+ * `outcome` with every configured secret's value masked in what it says. The guest only ever
+ * holds placeholders and masked answers; this is the last check before the answer reaches the
+ * model (code that spells a value out, a value pieced together from parts).
+ */
+function maskOutcome(
+  outcome: EvalOutcome,
+  settings: Pick<CapabilitySettings, 'secrets' | 'readVariable'>,
+): EvalOutcome {
+  if (Object.keys(settings.secrets).length === 0) return outcome
+  const masker = secretMaskerFor(settings)
+  if (outcome.type === 'value') {
+    return { ...outcome, value: masker.text(outcome.value), output: masker.text(outcome.output) }
+  }
+  return {
+    ...outcome,
+    message: masker.text(outcome.message),
+    output: masker.text(outcome.output),
+    ...(outcome.stack === undefined ? {} : { stack: masker.text(outcome.stack) }),
+  }
+}
+
 /** One caller's sessions: what a connection's tool calls evaluate through. */
 export class EvalOwner implements CodeEvaluator<ToolContext>, AsyncDisposable {
   readonly id: string
+  /** The bytes the capability calls of all this owner's sessions may hold at once. */
+  readonly budget: ByteBudget
+  /**
+   * This owner's evals running now, counted in evals rather than bytes (the same
+   * first-come-first-served wait, ended by the eval's signal).
+   */
+  readonly turns: ByteBudget
   readonly #pool: EvalPool
   readonly #endings = new Map<string, SessionLoss>()
   #closed = false
 
-  constructor(id: string, pool: EvalPool) {
+  /** @internal Made by {@link EvalPool.owner}. */
+  constructor(
+    id: string,
+    pool: EvalPool,
+    limits: { readonly budget: ByteBudget; readonly runningEvals: number },
+  ) {
     this.id = id
     this.#pool = pool
+    this.budget = limits.budget
+    this.turns = new ByteBudget(limits.runningEvals)
   }
 
   evaluate(request: EvalRequest, ctx: ToolContext): Promise<EvalAnswer> {

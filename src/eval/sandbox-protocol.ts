@@ -8,6 +8,20 @@ import { z } from 'zod'
 import { MAX_ARGUMENT_CHARS } from './eval-limits.ts'
 import type { EvalOutcome } from './eval-outcome.ts'
 
+/**
+ * The pipes between the server and its sandbox, as file descriptors of the sandbox: each way a
+ * lane for small messages and one for large ones (`line-writer.ts`), so that a large message
+ * never holds back a small one. The server writes small messages to the sandbox's stdin.
+ */
+export const SANDBOX_PIPES = {
+  /** Sandbox → server, small messages. */
+  smallToServer: 3,
+  /** Sandbox → server, large messages. */
+  largeToServer: 4,
+  /** Server → sandbox, large messages. */
+  largeToSandbox: 5,
+} as const
+
 /** Server → sandbox. */
 export type HostMessage =
   | {

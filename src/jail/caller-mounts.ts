@@ -273,3 +273,23 @@ export function mountingLaunch(
     ],
   }
 }
+
+/**
+ * The command that starts `program` with `args` inside another mount namespace (`enter`: a
+ * layer host's `nsenter …`, whose caller mounts are already made), as `identity`: `setpriv`
+ * drops a root caller to the jail's user (no supplementary groups) first. Each step execs the
+ * next, as with {@link mountingLaunch}.
+ */
+export function enteringLaunch(
+  enter: readonly string[],
+  program: string,
+  args: readonly string[],
+  identity: HostIdentity,
+): { command: string; args: string[] } {
+  const drop = identity.dropped
+    ? [SETPRIV, `--reuid=${identity.uid}`, `--regid=${identity.gid}`, '--clear-groups', '--']
+    : []
+  const [command, ...rest] = enter
+  if (command === undefined) throw new Error('enteringLaunch needs a command to enter with')
+  return { command, args: [...rest, ...drop, program, ...args] }
+}

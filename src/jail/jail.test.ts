@@ -91,11 +91,12 @@ describe('Jail', () => {
     await assert.rejects(fs.access(path.join(workspace, 'b.txt')))
   })
 
-  it('keeps protected paths read-only whether or not they exist, and leaves no placeholders behind', async (t) => {
-    const { jail, workspace } = await jailFixture(t, {
-      '.git/HEAD': 'ref: refs/heads/main\n',
-      '.vscode/settings.json': '{}',
-    })
+  it('on a mirror, keeps protected paths read-only whether or not they exist, and leaves no placeholders behind', async (t) => {
+    const { jail, workspace } = await jailFixture(
+      t,
+      { '.git/HEAD': 'ref: refs/heads/main\n', '.vscode/settings.json': '{}' },
+      { layers: 'mirror' },
+    )
     const result = await jail.run({
       command: bash(
         'for p in .git/hooks/pre-commit .git/config .git/info/attributes .gitmodules .envrc .mcp.json .vscode/tasks.json .vscode/settings.json .idea/x .claude/settings.json .codex/config.toml .cursor/mcp.json; do (echo pwned > $p) 2>/dev/null && echo "WROTE $p"; done; mv .git .git-moved 2>/dev/null && echo MOVED; mv .vscode .v2 2>/dev/null && echo MOVED2; echo end',
@@ -108,8 +109,8 @@ describe('Jail', () => {
     assert.equal(await fs.readFile(path.join(workspace, '.vscode/settings.json'), 'utf8'), '{}')
   })
 
-  it('refuses to start when a protected path is a symbolic link', async (t) => {
-    const { jail, workspace } = await jailFixture(t)
+  it('on a mirror, refuses to start when a protected path is a symbolic link', async (t) => {
+    const { jail, workspace } = await jailFixture(t, {}, { layers: 'mirror' })
     await fs.symlink('/tmp', path.join(workspace, '.vscode'))
     await assert.rejects(
       jail.run({ command: ['/bin/true'], access: 'workspace-write' }),
@@ -118,6 +119,44 @@ describe('Jail', () => {
         error.code === 'protected_path' &&
         /\.vscode is a symbolic link/.test(error.message),
     )
+  })
+
+  it('on an overlay, lets programs write protected paths in the jail and brings none of them back', async (t) => {
+    const { jail, workspace } = await jailFixture(t, {
+      '.git/HEAD': 'ref: refs/heads/main\n',
+      '.vscode/settings.json': '{}',
+    })
+    const protectedPaths = [
+      '.git/hooks/pre-commit',
+      '.git/config',
+      '.git/info/attributes',
+      '.gitmodules',
+      '.envrc',
+      '.mcp.json',
+      '.vscode/tasks.json',
+      '.vscode/settings.json',
+      '.claude/settings.json',
+    ]
+    const result = await jail.run({
+      command: bash(
+        `for p in ${protectedPaths.join(' ')}; do mkdir -p $(dirname $p); (echo pwned > $p) && echo "WROTE $p"; done; cat .vscode/settings.json`,
+      ),
+      access: 'workspace-write',
+    })
+    // Write protection is the way back's: in the jail they are ordinary files.
+    assert.equal(
+      result.stdout,
+      `${protectedPaths.map((p) => `WROTE ${p}\n`).join('')}pwned\n`,
+      result.stderr,
+    )
+    const refused = new Set(result.sync?.refused.map((refusal) => refusal.path))
+    for (const protectedPath of protectedPaths) assert.ok(refused.has(protectedPath), protectedPath)
+    assert.deepEqual((await fs.readdir(workspace)).sort(), ['.git', '.vscode'])
+    assert.deepEqual(await fs.readdir(path.join(workspace, '.git')), ['HEAD'])
+    assert.equal(await fs.readFile(path.join(workspace, '.vscode/settings.json'), 'utf8'), '{}')
+    // No placeholder shows in the jail: git sees only what the workspace holds.
+    const listing = await jail.run({ command: bash('ls -A'), access: 'workspace-write' })
+    assert.equal(listing.stdout, '.git\n.vscode\n')
   })
 
   it('hides private paths inside the workspace', async (t) => {

@@ -27,6 +27,7 @@ import {
 import { JailedProcess, type JailedExit } from './jailed-process.ts'
 import { planProtectedMounts, removeMountPoints, type Placeholders } from './protected-mounts.ts'
 import { NODE_MOUNT, SUPERVISOR_FILE, SUPERVISOR_MOUNT, WarmJail } from './warm-jail.ts'
+import { OverlayWorkspace, type Layer } from './overlay/overlay-workspace.ts'
 import { WorkspaceMirror, type SyncReport } from './workspace-mirror.ts'
 import type { WriteBackLimits } from '../access/write-back/plan-write-back.ts'
 
@@ -55,7 +56,20 @@ export interface JailOptions {
   readonly mounts?: readonly JailBind[]
   /** What one command may bring back. @default 64 MiB a file, 256 MiB a command */
   readonly writeBack?: WriteBackLimits
+  /**
+   * How programs see the workspace: `overlay` (a fresh copy-on-write layer per command, for a
+   * root caller on a workspace folder), `mirror` (a copy kept in step). `auto` takes the
+   * overlay where it can run and the mirror elsewhere. @default 'auto'
+   */
+  readonly layers?: 'auto' | 'overlay' | 'mirror'
 }
+
+/** Where one start sees the workspace: a mirror, or an overlay mounted for it. */
+type WorkspaceLayer =
+  | { readonly type: 'mirror'; readonly mirror: WorkspaceMirror }
+  | { readonly type: 'overlay'; readonly layer: Layer; readonly release?: () => void }
+  /** A warm jail's shared mount point, on which each command's overlay is mounted later. */
+  | { readonly type: 'point'; readonly mountPoint: string }
 
 /** One program to run. */
 export interface JailRequest {
@@ -105,6 +119,9 @@ export class Jail implements AsyncDisposable {
   #availability: Promise<JailAvailability> | undefined
   #support: { root: string; placeholders: Placeholders } | undefined
   #mirror: WorkspaceMirror | undefined
+  /** The overlays, once tried: undefined before, null when the mirror serves instead. */
+  #overlay: OverlayWorkspace | null | undefined
+  #overlayUnavailable: string | undefined
   #serial: Promise<unknown> = Promise.resolve()
   #activeRuns = 0
   #pendingMountPoints = new Set<string>()
@@ -126,6 +143,18 @@ export class Jail implements AsyncDisposable {
       '/tmp',
       '/dev/shm',
     ])
+  }
+
+  /**
+   * How programs see the workspace: through a fresh overlay per command, or a mirror (with why
+   * the overlay could not serve, when it was tried). `undecided` before the first command.
+   */
+  get layers(): { readonly mode: 'overlay' | 'mirror' | 'undecided'; readonly reason?: string } {
+    if (this.#overlay === undefined) return { mode: 'undecided' }
+    if (this.#overlay !== null) return { mode: 'overlay' }
+    return this.#overlayUnavailable === undefined
+      ? { mode: 'mirror' }
+      : { mode: 'mirror', reason: this.#overlayUnavailable }
   }
 
   /** Whether jails run here; probed once with a real jailed command. */
@@ -167,6 +196,7 @@ export class Jail implements AsyncDisposable {
     await this.#serial.catch(() => undefined)
     removeMountPoints([...this.#pendingMountPoints])
     if (this.#mirror !== undefined) fs.rmSync(this.#mirror.root, { recursive: true, force: true })
+    if (this.#overlay) this.#overlay.close()
     if (this.#support !== undefined) fs.rmSync(this.#support.root, { recursive: true, force: true })
     this.#callerMounts.close()
   }
@@ -177,8 +207,9 @@ export class Jail implements AsyncDisposable {
 
   async #launch(request: JailRequest, timeoutMs: number | undefined): Promise<JailJob> {
     const writable = await this.#admit(request)
-    const mirror = await this.#syncIn()
-    const process = this.#startProcess(request.command, request, writable, mirror, {
+    const workspace = await this.#prepareCold(writable)
+    const start = await this.#processStarter(request.command, request, writable, workspace)
+    const process = start({
       maxOutputChars: request.maxOutputChars ?? DEFAULT_MAX_OUTPUT_CHARS,
       timeoutMs,
       signal: request.signal,
@@ -188,7 +219,7 @@ export class Jail implements AsyncDisposable {
     this.#jobs.add(process)
     const finished = process.exited.then(async (exit): Promise<JailResult> => {
       this.#jobs.delete(process)
-      const sync = await this.#syncOut(mirror, writable)
+      const sync = await this.#finish(workspace, writable)
       return {
         ...exit,
         stdout: process.stdout.text(),
@@ -203,21 +234,21 @@ export class Jail implements AsyncDisposable {
   /** Runs a plain foreground command in the access level's warm jail; undefined if none can start. */
   async #runWarm(request: JailRequest): Promise<JailResult | undefined> {
     const writable = await this.#admit(request)
-    const mirror = await this.#syncIn()
+    const overlay = await this.#overlayWorkspace()
+    const mirror = overlay === undefined ? await this.#syncIn() : undefined
+    const point = overlay === undefined ? undefined : await overlay.sharedPoint(request.access)
+    const shown: WorkspaceLayer | undefined =
+      mirror !== undefined ? { type: 'mirror', mirror } : undefined
     let warm = this.#warm.get(request.access)
     if (warm === undefined || !warm.jail.alive) {
+      const start = await this.#processStarter(
+        [NODE_MOUNT, SUPERVISOR_MOUNT],
+        { binds: this.#runtimeBinds() },
+        writable,
+        shown ?? { type: 'point', mountPoint: point as string },
+      )
       const process = (onOutput: (stream: 'stdout' | 'stderr', chunk: Buffer) => void) =>
-        this.#startProcess(
-          [NODE_MOUNT, SUPERVISOR_MOUNT],
-          { binds: this.#runtimeBinds() },
-          writable,
-          mirror,
-          {
-            maxOutputChars: 64 * 1024,
-            keepStdinOpen: true,
-            onOutput,
-          },
-        )
+        start({ maxOutputChars: 64 * 1024, keepStdinOpen: true, onOutput })
       warm = { jail: new WarmJail(process), idle: undefined }
       this.#warm.set(request.access, warm)
     }
@@ -230,21 +261,35 @@ export class Jail implements AsyncDisposable {
       return undefined
     }
     if (warm.idle !== undefined) clearTimeout(warm.idle)
-    const outcome = await warm.jail.run({
-      argv: request.command,
-      cwd: request.cwd ?? JAIL_WORKSPACE,
-      environment: request.environment ?? {},
-      timeoutMs: request.timeoutMs ?? DEFAULT_JAIL_TIMEOUT_MS,
-      maxOutputChars: request.maxOutputChars ?? DEFAULT_MAX_OUTPUT_CHARS,
-      signal: request.signal,
-    })
+    const layer =
+      overlay === undefined || point === undefined
+        ? undefined
+        : await this.#serialize(() => overlay.mount(point, writable))
+    let outcome: Awaited<ReturnType<WarmJail['run']>>
+    try {
+      outcome = await warm.jail.run({
+        argv: request.command,
+        cwd: request.cwd ?? JAIL_WORKSPACE,
+        environment: request.environment ?? {},
+        timeoutMs: request.timeoutMs ?? DEFAULT_JAIL_TIMEOUT_MS,
+        maxOutputChars: request.maxOutputChars ?? DEFAULT_MAX_OUTPUT_CHARS,
+        signal: request.signal,
+      })
+    } catch (error) {
+      if (layer !== undefined && overlay !== undefined)
+        await overlay.finish(layer).catch(() => undefined)
+      throw error
+    }
     const idleWarm = warm
     warm.idle = setTimeout(() => {
       if (this.#warm.get(request.access) === idleWarm) this.#warm.delete(request.access)
       void idleWarm.jail.close()
     }, WARM_IDLE_MS)
     warm.idle.unref()
-    const sync = await this.#syncOut(mirror, writable)
+    const sync =
+      layer === undefined
+        ? await this.#syncOut(mirror, writable)
+        : await this.#finish({ type: 'overlay', layer }, writable)
     const { stdoutDropped, stderrDropped, ...exit } = outcome
     return {
       ...exit,
@@ -274,7 +319,7 @@ export class Jail implements AsyncDisposable {
     return request.access === 'workspace-write'
   }
 
-  async #syncIn(): Promise<WorkspaceMirror | undefined> {
+  async #syncIn(): Promise<WorkspaceMirror> {
     // Every caller's jail works on a mirror, not only a root caller's: read-only mounts can
     // protect the root's .git/hooks, .envrc and the like, but not the same names in a nested
     // repository a program creates (sub/.git/config with core.fsmonitor runs when an editor
@@ -295,26 +340,109 @@ export class Jail implements AsyncDisposable {
     return this.#serialize(() => mirror.syncOut(mountPoints))
   }
 
-  /** Starts bubblewrap on `command` with the workspace mounts for this access. */
-  #startProcess(
+  /**
+   * The overlays, where they serve this jail: a root caller on a workspace folder, unless the
+   * options ask for the mirror. If the layer host cannot start, the mirror serves (still
+   * confined) and the reason is kept for `eitri doctor`-style reports.
+   */
+  async #overlayWorkspace(): Promise<OverlayWorkspace | undefined> {
+    if (this.#overlay === undefined) {
+      const mode = this.#options.layers ?? 'auto'
+      const root = this.#options.tree.root
+      if (mode === 'mirror' || root === undefined || !this.identity.dropped) {
+        this.#overlay = null
+      } else {
+        const overlay = new OverlayWorkspace({
+          tree: this.#options.tree,
+          root,
+          view: this.#options.view,
+          identity: this.identity,
+          privatePaths: this.#privateRelativePaths(),
+          placeholders: this.#ensureSupport().placeholders,
+          ...(this.#options.temporaryRoot === undefined
+            ? {}
+            : { temporaryRoot: this.#options.temporaryRoot }),
+          ...(this.#options.writeBack === undefined ? {} : { limits: this.#options.writeBack }),
+        })
+        this.#overlay = overlay
+        try {
+          await overlay.ready
+        } catch (error) {
+          overlay.close()
+          this.#overlayUnavailable = (error as Error).message
+          if (mode === 'overlay') throw error
+          this.#overlay = null
+        }
+      }
+    }
+    const overlay = this.#overlay
+    if (overlay === undefined || overlay === null) return undefined
+    await overlay.ready
+    return overlay
+  }
+
+  /** The workspace of one cold start: a fresh overlay on a point of its own, or the mirror. */
+  async #prepareCold(writable: boolean): Promise<WorkspaceLayer> {
+    const overlay = await this.#overlayWorkspace()
+    if (overlay === undefined) return { type: 'mirror', mirror: await this.#syncIn() }
+    const point = await overlay.privatePoint()
+    try {
+      const layer = await this.#serialize(() => overlay.mount(point, writable))
+      return { type: 'overlay', layer, release: () => overlay.releasePoint(point) }
+    } catch (error) {
+      overlay.releasePoint(point)
+      throw error
+    }
+  }
+
+  /** Brings back what one start changed, and ends its overlay. */
+  async #finish(workspace: WorkspaceLayer, writable: boolean): Promise<SyncReport | undefined> {
+    if (workspace.type === 'mirror') return this.#syncOut(workspace.mirror, writable)
+    if (workspace.type === 'point') return undefined
+    const overlay = this.#overlay
+    if (overlay === undefined || overlay === null) return undefined
+    try {
+      return await this.#serialize(() => overlay.finish(workspace.layer))
+    } finally {
+      workspace.release?.()
+    }
+  }
+
+  /**
+   * What starts bubblewrap on `command` with the workspace mounts for this access: for a
+   * mirror, the protected paths' read-only mounts over it; for an overlay, none (the way back
+   * judges every path), and bubblewrap starts in the layer host's namespace.
+   */
+  async #processStarter(
     command: readonly string[],
     request: Pick<JailRequest, 'binds' | 'environment' | 'limits' | 'cwd'>,
     writable: boolean,
-    mirror: WorkspaceMirror | undefined,
-    processOptions: Omit<
-      ConstructorParameters<typeof JailedProcess>[0],
-      'bwrap' | 'args' | 'identity'
-    >,
-  ): JailedProcess {
-    const root = mirror?.root ?? this.#ensureMirror().root
-    const plan = planProtectedMounts({
-      root,
-      placeholders: this.#ensureSupport().placeholders,
-      extraPatterns: this.#options.protectedPaths ?? [],
-      // A mirror never holds private paths: they are not copied in, and refused on the way out.
-      privatePaths: mirror === undefined ? this.#privateRelativePaths() : [],
-      protect: writable,
-    })
+    workspace: WorkspaceLayer,
+  ): Promise<
+    (
+      processOptions: Omit<
+        ConstructorParameters<typeof JailedProcess>[0],
+        'bwrap' | 'args' | 'identity'
+      >,
+    ) => JailedProcess
+  > {
+    const mirrored = workspace.type === 'mirror'
+    const root =
+      workspace.type === 'mirror'
+        ? workspace.mirror.root
+        : workspace.type === 'point'
+          ? workspace.mountPoint
+          : workspace.layer.mountPoint
+    const plan = mirrored
+      ? planProtectedMounts({
+          root,
+          placeholders: this.#ensureSupport().placeholders,
+          extraPatterns: this.#options.protectedPaths ?? [],
+          // A mirror never holds private paths: they are not copied in, and refused on the way out.
+          privatePaths: [],
+          protect: writable,
+        })
+      : { overlays: [], hiddenFolders: [], createdMountPoints: [] }
     for (const mountPoint of plan.createdMountPoints) this.#pendingMountPoints.add(mountPoint)
     const spec: JailSpec = {
       command,
@@ -328,20 +456,25 @@ export class Jail implements AsyncDisposable {
       ...(request.cwd === undefined ? {} : { cwd: request.cwd }),
     }
     const reachable = this.#callerMounts.plan(spec)
-    this.#activeRuns++
-    const process = new JailedProcess({
-      ...processOptions,
-      bwrap: this.#bwrap,
-      args: buildBwrapArgs(reachable.spec),
-      identity: this.identity,
-      callerMounts: reachable.mounts,
-    })
-    void process.exited.then(() => {
-      if (--this.#activeRuns > 0) return
-      removeMountPoints([...this.#pendingMountPoints])
-      this.#pendingMountPoints.clear()
-    })
-    return process
+    const overlay = mirrored ? undefined : (this.#overlay ?? undefined)
+    if (overlay !== undefined) await overlay.callerMounts(reachable.mounts)
+    const enter = overlay?.enter()
+    return (processOptions) => {
+      this.#activeRuns++
+      const process = new JailedProcess({
+        ...processOptions,
+        bwrap: this.#bwrap,
+        args: buildBwrapArgs(reachable.spec),
+        identity: this.identity,
+        ...(enter === undefined ? { callerMounts: reachable.mounts } : { enter }),
+      })
+      void process.exited.then(() => {
+        if (--this.#activeRuns > 0) return
+        removeMountPoints([...this.#pendingMountPoints])
+        this.#pendingMountPoints.clear()
+      })
+      return process
+    }
   }
 
   /**

@@ -6,7 +6,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process'
 import { BoundedOutput } from './bounded-output.ts'
-import { mountingLaunch, type CallerMount } from './caller-mounts.ts'
+import { enteringLaunch, mountingLaunch, type CallerMount } from './caller-mounts.ts'
 import type { HostIdentity } from './jail-identity.ts'
 
 /** How a jailed process ended. */
@@ -28,6 +28,11 @@ export interface JailedProcessOptions {
   readonly identity: HostIdentity
   /** Sources the caller mounts for the jail's user before bubblewrap starts (root callers). */
   readonly callerMounts?: readonly CallerMount[] | undefined
+  /**
+   * Starts bubblewrap inside another mount namespace (a layer host's: `nsenter …`), where any
+   * caller mounts are already made.
+   */
+  readonly enter?: readonly string[] | undefined
   readonly maxOutputChars: number
   /** Undefined: no deadline (a background job, stopped by `kill`). */
   readonly timeoutMs?: number | undefined
@@ -55,10 +60,20 @@ export class JailedProcess {
     this.stdout = new BoundedOutput(options.maxOutputChars)
     this.stderr = new BoundedOutput(options.maxOutputChars)
     // With caller mounts, root starts the mount step, which drops to the jail's user itself.
-    const mounting = options.identity.dropped && (options.callerMounts ?? []).length > 0
-    const launch = mounting
-      ? mountingLaunch(options.bwrap, options.args, options.identity, options.callerMounts ?? [])
-      : { command: options.bwrap, args: [...options.args] }
+    const enter = options.enter ?? []
+    const mounting =
+      enter.length > 0 || (options.identity.dropped && (options.callerMounts ?? []).length > 0)
+    const launch =
+      enter.length > 0
+        ? enteringLaunch(enter, options.bwrap, options.args, options.identity)
+        : mounting
+          ? mountingLaunch(
+              options.bwrap,
+              options.args,
+              options.identity,
+              options.callerMounts ?? [],
+            )
+          : { command: options.bwrap, args: [...options.args] }
     this.#child = spawn(launch.command, launch.args, {
       // Only fds 0-2 reach bubblewrap; Node marks its own descriptors close-on-exec.
       stdio: ['pipe', 'pipe', 'pipe'],

@@ -12,19 +12,16 @@
 import fs from 'node:fs'
 import path from 'node:path'
 import { EitriError } from '../errors/eitri-error.ts'
-import { treeHistoryHost } from '../access/git-metadata/tree-history-host.ts'
 import {
   DEFAULT_WRITE_BACK_LIMITS,
-  linkTargetPath,
-  planWriteBack,
-  type PlannedChange,
   type ProposedChange,
   type WriteBackLimits,
 } from '../access/write-back/plan-write-back.ts'
-import type { ContentSource, EntryType, WorkspaceView } from '../tool/workspace-view.ts'
+import type { EntryType, WorkspaceView } from '../tool/workspace-view.ts'
 import type { WorkspaceTree } from '../workspace/workspace-tree.ts'
 import type { HostIdentity } from './jail-identity.ts'
 import { atPinned, removePinned, walkPinned } from './pinned-folder.ts'
+import { writeBack, type SyncReport } from './write-back.ts'
 
 /** A folder of the mirror opened without following a final link. */
 const FOLDER_FLAGS = fs.constants.O_RDONLY | fs.constants.O_DIRECTORY | fs.constants.O_NOFOLLOW
@@ -34,15 +31,7 @@ const PARALLEL_COPIES = 64
 /** Bytes of one file held at a time while it is copied from a host folder into the mirror. */
 const COPY_CHUNK_BYTES = 1024 * 1024
 
-/** What a sync back to the host did. */
-export interface SyncReport {
-  readonly written: string[]
-  readonly deleted: string[]
-  /** Changes the policy refused; the mirror is restored to the host's version of each. */
-  readonly refused: { path: string; reason: string }[]
-  /** Left in the jail on purpose (a repository a program made): reported, not a failure. */
-  readonly kept: { path: string; reason: string }[]
-}
+export type { SyncReport } from './write-back.ts'
 
 interface Known {
   type: EntryType
@@ -223,48 +212,29 @@ export class WorkspaceMirror {
       changes.push({ path: relative, type: 'delete' })
     }
     if (changes.length === 0) return report
-    const host = treeHistoryHost(this.#tree)
-    const plan = await planWriteBack(changes, {
-      decide: async (relative, change) => {
-        try {
-          await this.#view.resolve(relative, 'write', {
-            followFinal: change.type !== 'delete' && change.type !== 'symlink',
-          })
-          if (change.type === 'symlink') {
-            await this.#view.resolve(linkTargetPath(relative, change.target ?? ''), 'read')
-          }
-          return undefined
-        } catch (error) {
-          return reasonOf(error)
-        }
-      },
-      host,
-      proposal: {
-        read: async (relative, maxBytes) => readPinned(this.root, relative, maxBytes),
-        sameAsHost: async (relative) => sameContent(this.root, relative, this.#tree),
-      },
+    const { plan, applied, failed } = await writeBack({
+      source: this.root,
+      changes,
+      tree: this.#tree,
+      view: this.#view,
       limits: this.#limits,
     })
-    for (const change of plan.apply) {
-      try {
-        if (change.type === 'delete') {
-          await this.#view.remove(change.path)
-          report.deleted.push(change.path)
-          this.#known.delete(change.path)
-          continue
-        }
-        await this.#copyOut(change)
-        report.written.push(change.path)
-      } catch (error) {
-        report.refused.push({ path: change.path, reason: reasonOf(error) })
-        await this.#restore(change.path)
+    for (const change of applied) {
+      if (change.type === 'delete') {
+        report.deleted.push(change.path)
+        this.#known.delete(change.path)
         continue
       }
+      report.written.push(change.path)
       this.#known.set(change.path, {
         type: change.type,
         host: await this.#hostSignature(change.path),
         mirror: this.#mirrorSignature(change.path),
       })
+    }
+    for (const failure of failed) {
+      report.refused.push(failure)
+      await this.#restore(failure.path)
     }
     // Parents before children: a refused folder removal comes back before what it held.
     const depth = (relative: string): number => relative.split('/').length
@@ -334,39 +304,6 @@ export class WorkspaceMirror {
     }
   }
 
-  async #copyOut(change: PlannedChange): Promise<void> {
-    const relative = change.path
-    if (change.type === 'directory') {
-      await this.#view.makeFolder(relative)
-    } else if (change.type === 'symlink') {
-      await this.#view.createSymlink(relative, change.target ?? '')
-    } else if (change.type === 'file') {
-      // Opened once, without following a link, and copied a piece at a time: never whole in memory.
-      const descriptor = atPinned(this.root, relative, (source) =>
-        fs.openSync(source, fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW),
-      )
-      try {
-        const stat = fs.fstatSync(descriptor)
-        if (!stat.isFile()) throw new Error(`${relative} is no longer a regular file`)
-        const maxFileBytes = this.#limits.maxFileBytes
-        if (stat.size > maxFileBytes) {
-          throw new EitriError(
-            'quota_exceeded',
-            `it grew past the ${maxFileBytes} bytes a file may bring back from the jail`,
-          )
-        }
-        const source: ContentSource = {
-          size: stat.size,
-          read: (buffer, position) =>
-            fs.readSync(descriptor, buffer, 0, buffer.byteLength, position),
-        }
-        await this.#view.writeFile(relative, source, { mode: change.mode })
-      } finally {
-        fs.closeSync(descriptor)
-      }
-    }
-  }
-
   /** Puts the host's version of a path back into the mirror after a refused change. */
   async #restore(relative: string): Promise<void> {
     removePinned(this.root, relative)
@@ -404,37 +341,6 @@ export class WorkspaceMirror {
   }
 }
 
-/** A mirror file's content, at most `maxBytes` (undefined when larger or not a file). */
-function readPinned(root: string, relative: string, maxBytes: number): Buffer | undefined {
-  return atPinned(root, relative, (source) => {
-    const descriptor = fs.openSync(source, fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW)
-    try {
-      const stat = fs.fstatSync(descriptor)
-      if (!stat.isFile() || stat.size > maxBytes) return undefined
-      const buffer = Buffer.alloc(stat.size)
-      let filled = 0
-      while (filled < stat.size) {
-        const read = fs.readSync(descriptor, buffer, filled, stat.size - filled, filled)
-        if (read === 0) break
-        filled += read
-      }
-      return buffer.subarray(0, filled)
-    } finally {
-      fs.closeSync(descriptor)
-    }
-  })
-}
-
-/** Whether a mirror file holds exactly what the host file holds, compared a piece at a time. */
-async function sameContent(root: string, relative: string, tree: WorkspaceTree): Promise<boolean> {
-  const hostStat = await tree.stat(relative)
-  if (hostStat?.type !== 'file' || hostStat.size > DEFAULT_WRITE_BACK_LIMITS.maxFileBytes)
-    return false
-  const host = Buffer.from(await tree.readFile(relative))
-  const mirror = readPinned(root, relative, hostStat.size)
-  return mirror !== undefined && mirror.equals(host)
-}
-
 /** The kind of a mirror entry from its lstat. */
 function typeOfStat(stat: fs.Stats): EntryType {
   return stat.isSymbolicLink()
@@ -460,11 +366,6 @@ function signatureOfStat(type: EntryType, stat: fs.Stats, target: string): strin
     { size: stat.size, modifiedMs: stat.mtimeMs, mode: stat.mode & 0o7777 },
     target,
   )
-}
-
-function reasonOf(error: unknown): string {
-  if (EitriError.isInstance(error)) return error.message
-  return `could not be written back: ${(error as NodeJS.ErrnoException).code ?? String(error)}`
 }
 
 function signature(

@@ -51,7 +51,7 @@ export interface SnapshotInfo {
   readonly time: string
   /** The call it was taken for: tool, command or path, session. */
   readonly call?: { readonly tool: string; readonly detail?: string; readonly session?: string }
-  /** Files over the size bound, left out. */
+  /** Paths left out: over the size bound, nested repositories (`folder/`), refused by git. */
   readonly skipped: readonly string[]
   readonly skippedCount: number
 }
@@ -77,7 +77,7 @@ export type RestoreOutcome =
       readonly refsKept: readonly string[]
       /** Why references were not restored, when they were not. */
       readonly refsNote?: string
-      /** Paths left alone because they are over the size bound (then or now). */
+      /** Paths left alone because they were left out of snapshots (then or now). */
       readonly tooLarge: readonly string[]
     }
   | { readonly type: 'nothing'; readonly snapshot: number; readonly tooLarge: readonly string[] }
@@ -87,6 +87,12 @@ export type RestoreOutcome =
       readonly snapshot: number
       readonly paths: readonly string[]
       readonly refs: readonly string[]
+    }
+  /** The line's policy refuses writing these paths now (a hooks path named since); nothing changed. */
+  | {
+      readonly type: 'protected'
+      readonly snapshot: number
+      readonly refused: readonly { readonly path: string; readonly reason: string }[]
     }
   /** These files changed on disk while restoring; nothing changed. */
   | {

@@ -11,9 +11,12 @@ import type { WorkspaceView } from '../tool/workspace-view.ts'
 import type { MainWriteGuard } from '../workspace/workspace-lines.ts'
 import type { WorkspaceTree } from '../workspace/workspace-tree.ts'
 
-/** The guard of merges into main, judged by main's `view` over main's `tree`. */
-export function mainWriteGuard(view: WorkspaceView, tree: WorkspaceTree): MainWriteGuard {
-  return async (writes) => {
+/** The guard of merges and restores into a line, judged by that line's view over its tree. */
+export function mainWriteGuard(
+  surfaceOf: (line: string) => Promise<{ view: WorkspaceView; tree: WorkspaceTree }>,
+): MainWriteGuard {
+  return async (line, writes) => {
+    const { view, tree } = await surfaceOf(line)
     const plan = await planWriteBack(writes, {
       decide: async (path, change) => {
         try {

@@ -44,11 +44,15 @@ export interface SessionLineOptions {
   readonly guardMain: boolean
   /** Makes the session a fresh fork of main (its session fork, after it discarded its own). */
   readonly isolate: () => Promise<void>
+  /** The session's id, as its snapshots record it. */
+  readonly session: string
 }
 
 /** The line control of one session. */
 export function sessionLineControl(options: SessionLineOptions): LineControl {
   const { lines, principal } = options
+  const visibleSnapshot = (record: { call?: { session?: string } }): boolean =>
+    principal.seesEveryFork || record.call === undefined || record.call.session === options.session
   const info = (fork: ForkInfo): LineInfo => ({
     id: fork.id,
     ...(fork.name === undefined ? {} : { name: fork.name }),
@@ -184,7 +188,9 @@ export function sessionLineControl(options: SessionLineOptions): LineControl {
         throw new EitriError('permission_denied', `Not written to main: ${refusal}.`)
       return gateWorkspace(surface.view, access)
     },
-    snapshots: () => lines.snapshots.list(),
+    // Snapshots record calls (tool, path or command): a session that does not see every fork
+    // sees its own calls' snapshots only, never another connection's activity.
+    snapshots: async () => (await lines.snapshots.list()).filter(visibleSnapshot),
     async restore(snapshot, { paths, force, signal }): Promise<RestoreInfo> {
       const access = options.access()
       if (access.level === 'read-only')
@@ -193,6 +199,12 @@ export function sessionLineControl(options: SessionLineOptions): LineControl {
           reason: `a restore writes the user’s live files, and this session is read-only (${access.mode} mode); ask the user to run \`eitri restore ${snapshot}\` instead`,
         }
       const record = await lines.snapshots.log.find(snapshot)
+      if (!visibleSnapshot(record)) {
+        throw new EitriError(
+          'not_found',
+          `No snapshot ${JSON.stringify(snapshot)} among this session's; workspace_snapshots lists them.`,
+        )
+      }
       const what =
         paths === undefined || paths.length === 0 ? 'every file' : paths.slice(0, 20).join(', ')
       const refusal =

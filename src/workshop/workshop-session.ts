@@ -134,6 +134,7 @@ export async function createSession(
     principal,
     guardMain: options.isolate === true && !principal.seesEveryFork,
     isolate,
+    session: id,
   })
   if (options.isolate === true) await isolate()
   const session: WorkshopSession = {

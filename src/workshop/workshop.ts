@@ -191,7 +191,11 @@ export async function openWorkshop(options: WorkshopOptions = {}): Promise<Works
     stateDir,
     excluded: hidden,
     watch: options.watch === true,
-    guardMain: mainWriteGuard(workspace, tree),
+    guardMain: mainWriteGuard(async (line) =>
+      line === 'main'
+        ? { view: workspace, tree }
+        : { view: (await surfaces.surface(line)).view, tree: await lines.tree(line) },
+    ),
     maxFileBytes: config.snapshots.maxFileBytes,
     hooks: {
       forked: async (parent, child) => void (await store.forkLine(parent, child)),

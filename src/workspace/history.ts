@@ -8,11 +8,24 @@ import fs from 'node:fs'
 import path from 'node:path'
 import { encodeCommit, treeOfCommit } from './git/git-objects.ts'
 import { ObjectStore } from './git/object-store.ts'
+import { gitBytes, splitGitPaths, type GitPath } from './git/git-path.ts'
 import { runGit, type GitTarget } from './git/run-git.ts'
-import { DEFAULT_MAX_FILE_BYTES, LargeFiles } from './large-files.ts'
+import { gitlinksAdded } from './git/tree-gitlinks.ts'
+import { changedPaths, DEFAULT_MAX_FILE_BYTES, LeftOutPaths } from './left-out-paths.ts'
+import { snapshotScope } from './snapshot-scope.ts'
 
 /** The reference of main's snapshots. */
 export const MAIN_REF = 'refs/eitri/main'
+
+/**
+ * The attributes of every path in eitri's history (`info/attributes` beats the workspace's own
+ * `.gitattributes`): a snapshot stores a file's bytes as they are, with no end-of-line
+ * conversion, no re-encoding (which also fails outright on bytes that do not fit), no `$Id$`
+ * collapsing and no filter. `diff` and `merge` are made unspecified (`!`), not unset: whatever
+ * driver the workspace names is ignored, and forks' diffs and merges keep git's defaults (unset
+ * would print every diff as binary and make every edit both sides made a conflict).
+ */
+const STORE_AS_IS = '* -text -eol -crlf -working-tree-encoding -ident -filter !diff !merge\n'
 
 /** A commit and its tree. */
 export interface Snapshot {
@@ -26,16 +39,18 @@ export class WorkspaceHistory {
   readonly store: ObjectStore
   readonly #workTree: string
   readonly #mainIndex: string
-  readonly #large: LargeFiles
+  readonly #leftOut: LeftOutPaths
   #lastMain: Snapshot | undefined
-  /** The tree git's index of main last gave: the index changes only through this class. */
+  /** The tree git's index of main last gave (never a gitlink in it). */
   #lastTree: string | undefined
+  /** The index file as this class last left it: another process may write it too. */
+  #indexSignature: string | undefined
 
   private constructor(gitDir: string, workTree: string, maxFileBytes: number) {
     this.gitDir = gitDir
     this.#workTree = workTree
     this.#mainIndex = path.join(path.dirname(gitDir), 'main.index')
-    this.#large = new LargeFiles(workTree, maxFileBytes)
+    this.#leftOut = new LeftOutPaths(workTree, maxFileBytes)
     this.store = new ObjectStore(gitDir)
   }
 
@@ -43,6 +58,7 @@ export class WorkspaceHistory {
    * Opens (creating if needed) the history of the workspace at `workTree`, kept in
    * `stateDir/history.git`. `excluded` are workspace-relative paths never snapshotted
    * (eitri's own state, if it lies inside). Files over `maxFileBytes` are never snapshotted.
+   * Whatever the workspace's attributes say, a snapshot stores bytes as they are.
    */
   static async open(options: {
     stateDir: string
@@ -62,6 +78,7 @@ export class WorkspaceHistory {
     )
     const exclude = path.join(gitDir, 'info', 'exclude')
     fs.mkdirSync(path.dirname(exclude), { recursive: true })
+    fs.writeFileSync(path.join(gitDir, 'info', 'attributes'), STORE_AS_IS)
     fs.writeFileSync(
       exclude,
       (options.excluded ?? []).map((relative) => `${excludeLine(relative)}\n`).join(''),
@@ -113,7 +130,8 @@ export class WorkspaceHistory {
   /**
    * Records main as it is now: git's index of main (its stat cache) takes what changed, or only
    * what lies in the folders of `paths` when a watcher knows them; a new commit only when the
-   * tree changed. Files over the size bound stay out (they are listed in `skipped`).
+   * tree changed. What is left out (files over the size bound, nested repositories, paths git
+   * refuses) is listed in `skipped`.
    */
   async snapshotMain(
     options: { paths?: readonly string[]; message?: string } = {},
@@ -126,7 +144,7 @@ export class WorkspaceHistory {
       this.#lastMain.commit === previous &&
       this.#lastMain.tree === this.#lastTree
     ) {
-      return { ...this.#lastMain, skipped: this.#large.paths() }
+      return { ...this.#lastMain, skipped: this.#leftOut.list() }
     }
     const { tree, skipped } = await this.mainTree(
       previous === undefined || options.paths === undefined ? {} : { paths: options.paths },
@@ -147,60 +165,133 @@ export class WorkspaceHistory {
 
   /**
    * Main's tree as it is now, without a commit: git's index of main takes what changed (in the
-   * folders of `paths` when a watcher knows them; nothing at all when it saw nothing change),
-   * files over the size bound left out and listed.
+   * folders of `paths` when a watcher knows them; nothing at all when it saw nothing change).
+   * Left out, and listed in `skipped`: files over the size bound, nested repositories (a
+   * repository's `folder/`) and paths git refuses to store. A process's first look is a whole
+   * one; a look with `paths` that fails is tried once more over the whole folder, and a
+   * failure leaves the next look a whole one.
+   *
+   * @throws EitriError `tool_failed` when git fails for the whole folder (its message names why).
    */
   async mainTree(
     options: { paths?: readonly string[] } = {},
   ): Promise<{ readonly tree: string; readonly skipped: readonly string[] }> {
     if (options.paths?.length === 0 && this.#lastTree !== undefined)
-      return { tree: this.#lastTree, skipped: this.#large.paths() }
-    const folders =
-      options.paths === undefined || !fs.existsSync(this.#mainIndex)
-        ? ['.']
-        : this.#foldersOf(options.paths)
-    const newlyLarge = await this.#large.update({
-      target: this.mainTarget,
-      folders,
-      ...(folders[0] === '.' || options.paths === undefined ? {} : { paths: options.paths }),
-    })
-    // A file that grew past the bound leaves the index: its old content must not pass for its
-    // current one.
-    if (newlyLarge.length > 0)
-      await runGit(this.mainTarget, ['update-index', '--force-remove', '-z', '--stdin'], {
-        input: newlyLarge.map((file) => `${file}\0`).join(''),
-      })
-    // Folders, not files: a pathspec that names a file gone again would stop git.
-    const pathspecs = [
-      ...folders.map((folder) => `:(literal)${folder}`),
-      ...this.#large.paths().map((file) => `:(exclude,literal)${file}`),
-    ]
-    await runGit(
-      this.mainTarget,
-      ['add', '--all', '--pathspec-from-file=-', '--pathspec-file-nul'],
-      {
-        input: pathspecs.map((pathspec) => `${pathspec}\0`).join(''),
-      },
-    )
-    const tree = (await runGit(this.mainTarget, ['write-tree'])).stdout.toString().trim()
-    this.#lastTree = tree
-    return { tree, skipped: this.#large.paths() }
+      return { tree: this.#lastTree, skipped: this.#leftOut.list() }
+    try {
+      return await this.#look(options.paths)
+    } catch (error) {
+      this.#forget()
+      if (options.paths === undefined) throw error
+    }
+    try {
+      return await this.#look(undefined)
+    } catch (error) {
+      this.#forget()
+      throw error
+    }
   }
 
-  /** The nearest existing folder of each changed path, without nesting. */
-  #foldersOf(paths: readonly string[]): string[] {
-    const folders = new Set<string>()
-    for (const changed of paths) {
-      let folder = path.posix.dirname(changed)
-      while (folder !== '.' && !fs.existsSync(path.join(this.#workTree, folder)))
-        folder = path.posix.dirname(folder)
-      folders.add(folder)
-    }
-    if (folders.has('.')) return ['.']
-    const sorted = [...folders].sort()
-    return sorted.filter(
-      (folder) => !sorted.some((other) => other !== folder && folder.startsWith(`${other}/`)),
+  async #look(
+    paths: readonly string[] | undefined,
+  ): Promise<{ readonly tree: string; readonly skipped: readonly string[] }> {
+    const target = this.mainTarget
+    // The tree the index holds now, free of gitlinks: git add spawns a git inside every
+    // repository the index records (to ask whether it is dirty), and that git runs whatever the
+    // nested repository's own configuration names. An index another process wrote (or a crash
+    // left) is cleaned first.
+    const base =
+      this.#lastTree !== undefined && indexSignature(this.#mainIndex) === this.#indexSignature
+        ? this.#lastTree
+        : await this.#cleanIndex()
+    // The first look of a process (or the one after a failure) is a whole one: the folder may
+    // have changed while no one watched.
+    const scope =
+      paths === undefined || this.#lastTree === undefined
+        ? { folders: ['.' as GitPath] }
+        : snapshotScope(this.#workTree, paths, this.#leftOut)
+    if (scope.folders.length === 0) return this.#finish(base)
+    const folders = scope.folders
+    await this.#forceRemove(
+      await this.#leftOut.update({
+        target,
+        folders,
+        ...(scope.files === undefined ? {} : { files: scope.files }),
+      }),
     )
+    // Folders, not files: a pathspec that names a file gone again would stop git. Whatever is
+    // left out stays out: git never enters a nested repository named here.
+    const pathspecs = [
+      ...folders.map((folder) => `:(literal)${folder}`),
+      ...this.#leftOut.excludes(),
+    ]
+    const added = await runGit(
+      target,
+      ['add', '--all', '--ignore-errors', '--pathspec-from-file=-', '--pathspec-file-nul'],
+      {
+        input: gitBytes(pathspecs.map((pathspec) => `${pathspec}\0`).join('')),
+        allowStatus: [0, 1],
+      },
+    )
+    if (added.status !== 0) {
+      // git added all it could: what it still sees as new or modified it could not store (a
+      // path it refuses, a nested repository with no commit, a file it cannot read).
+      const failed: GitPath[] = []
+      for (const listed of await changedPaths(target, folders)) {
+        if (this.#leftOut.covers(listed)) continue
+        const repository = listed.endsWith('/')
+        const relative = (repository ? listed.slice(0, -1) : listed) as GitPath
+        this.#leftOut.add(relative, repository ? 'repository' : 'unstorable')
+        failed.push(relative)
+      }
+      await this.#forceRemove(failed)
+    }
+    let tree = await this.#writeTree()
+    // A repository git met before eitri knew it (one made valid between two looks) is taken
+    // out again at once, before any later git add could enter it.
+    const gitlinks = await gitlinksAdded(this.store, base, tree)
+    if (gitlinks.length > 0) {
+      for (const gitlink of gitlinks) this.#leftOut.add(gitlink, 'repository')
+      await this.#forceRemove(gitlinks)
+      tree = await this.#writeTree()
+    }
+    return this.#finish(tree)
+  }
+
+  #finish(tree: string): { readonly tree: string; readonly skipped: readonly string[] } {
+    this.#lastTree = tree
+    this.#indexSignature = indexSignature(this.#mainIndex)
+    return { tree, skipped: this.#leftOut.list() }
+  }
+
+  /** After a failure: the next look is a whole one, and checks the index first. */
+  #forget(): void {
+    this.#lastTree = undefined
+    this.#indexSignature = undefined
+    this.#leftOut.invalidate()
+  }
+
+  /** Takes every gitlink out of the index and answers the index's tree. */
+  async #cleanIndex(): Promise<string> {
+    const output = await runGit(this.mainTarget, ['ls-files', '-z', '--stage'])
+    const gitlinks = splitGitPaths(output.stdout)
+      .filter((line) => line.startsWith('160000 '))
+      .map((line) => line.slice(line.indexOf('\t') + 1) as GitPath)
+    for (const gitlink of gitlinks) this.#leftOut.add(gitlink, 'repository')
+    await this.#forceRemove(gitlinks)
+    return this.#writeTree()
+  }
+
+  /** Takes paths out of the index: their old content must not pass for their current one. */
+  async #forceRemove(paths: readonly GitPath[]): Promise<void> {
+    if (paths.length === 0) return
+    await runGit(this.mainTarget, ['update-index', '--force-remove', '-z', '--stdin'], {
+      input: gitBytes(paths.map((file) => `${file}\0`).join('')),
+    })
+  }
+
+  async #writeTree(): Promise<string> {
+    return (await runGit(this.mainTarget, ['write-tree'])).stdout.toString().trim()
   }
 
   close(): void {
@@ -214,4 +305,14 @@ export class WorkspaceHistory {
  */
 function excludeLine(relative: string): string {
   return `/${relative.replace(/[*?[\\!#]/g, '\\$&').replace(/ +$/, (spaces) => spaces.replaceAll(' ', '\\ '))}`
+}
+
+/** The index file's identity and times, or `none`: changes when any process writes it. */
+function indexSignature(file: string): string {
+  try {
+    const stat = fs.statSync(file)
+    return `${stat.ino}:${stat.size}:${stat.mtimeMs}:${stat.ctimeMs}`
+  } catch {
+    return 'none'
+  }
 }

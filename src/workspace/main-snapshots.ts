@@ -18,7 +18,7 @@ import { encodeRefs, type RefsReading, type UserGitRefs } from './user-git-refs.
 export interface MainState {
   /** The tree of main's files. */
   readonly files: string
-  /** Files over the size bound, left out. */
+  /** Paths left out: over the size bound, nested repositories (`folder/`), refused by git. */
   readonly skipped: readonly string[]
   /** Whether anything under `.git` changed since the last look; undefined when unknown. */
   readonly gitTouched: boolean | undefined

@@ -28,7 +28,10 @@ export interface RestorePlan {
   readonly changes: readonly TreeChange[]
   /** The paths among `changes` a person changed since the snapshot. */
   readonly changedByPerson: readonly string[]
-  /** Paths left alone because they were (or are) over the size bound. */
+  /**
+   * Paths left alone because they were (or are) left out of snapshots: over the size bound,
+   * inside a nested repository, or refused by git.
+   */
   readonly tooLarge: readonly string[]
   /** The references to move back (only when the whole snapshot is restored). */
   readonly refMoves: readonly RefMove[]
@@ -64,10 +67,17 @@ export async function planRestore(options: {
     paths === undefined ||
     paths.some((wanted) => wanted === '.' || file === wanted || file.startsWith(`${wanted}/`))
   const large = new Set([...recorded.skipped, ...now.skipped])
+  // A nested repository is listed as `folder/`; older snapshots recorded one as a gitlink.
+  const repositories = [...large].filter((entry) => entry.endsWith('/'))
+  const leftAlone = (change: TreeChange): boolean =>
+    large.has(change.path) ||
+    repositories.some((folder) => `${change.path}/`.startsWith(folder)) ||
+    change.before?.kind === 'gitlink' ||
+    change.after?.kind === 'gitlink'
   const differing = (await diffTrees(gitDir, now.files, recorded.files)).filter((change) =>
     selected(change.path),
   )
-  const changes = differing.filter((change) => !large.has(change.path))
+  const changes = differing.filter((change) => !leftAlone(change))
   const wholeRestore = paths === undefined
   const moves =
     wholeRestore && recorded.refs !== undefined && now.refs !== undefined
@@ -102,7 +112,7 @@ export async function planRestore(options: {
   return {
     changes,
     changedByPerson: changes.map((change) => change.path).filter((file) => byPerson.has(file)),
-    tooLarge: differing.map((change) => change.path).filter((file) => large.has(file)),
+    tooLarge: differing.filter(leftAlone).map((change) => change.path),
     refMoves: moves,
     refsChangedByPerson: moves.map((move) => move.name).filter((name) => refsByPerson.has(name)),
     refsKept:

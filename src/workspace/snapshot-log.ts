@@ -30,7 +30,7 @@ export interface SnapshotContents {
   readonly files: string
   /** The user's git references, when recorded. */
   readonly refs?: GitRefs
-  /** Every file left out for its size (the record itself lists only the first ones). */
+  /** Every path left out (the record itself lists only the first ones). */
   readonly skipped: readonly string[]
 }
 

@@ -33,9 +33,12 @@ export interface SnapshotRecord {
   readonly call?: SnapshotCall
   /** How a call ended (`after` snapshots): `success` or an error code. */
   readonly outcome?: string
-  /** Files over the size bound, left out of this snapshot (at most {@link MAX_LISTED_SKIPPED}). */
+  /**
+   * Paths left out of this snapshot (at most {@link MAX_LISTED_SKIPPED}): files over the size
+   * bound, nested repositories (`folder/`), paths git refuses to store.
+   */
   readonly skipped: readonly string[]
-  /** How many files were left out in all. */
+  /** How many paths were left out in all. */
   readonly skippedCount: number
   /** Why the user's git references are not recorded, when they are not. */
   readonly refsNote?: string

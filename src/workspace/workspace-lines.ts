@@ -104,8 +104,12 @@ export interface MainWrite {
   readonly target?: string
 }
 
-/** Judges what a merge would write into main: the refusals (none: the merge may go on). */
+/**
+ * Judges what a merge (or a restore) would write into a line by that line's policy: the
+ * refusals (none: it may go on).
+ */
 export type MainWriteGuard = (
+  line: string,
   writes: readonly MainWrite[],
 ) => Promise<readonly { path: string; reason: string }[]>
 
@@ -126,8 +130,9 @@ export interface LinesOptions {
   readonly watch?: boolean
   readonly hooks?: LineHooks
   /**
-   * Judges every path a merge would write into main by main's policy (the same as every other
-   * door's): a fork's tree knows nothing of main's repositories. Without it, merges are not judged.
+   * Judges every path a merge or a restore would write into a line by that line's policy (the
+   * same as every other door's): a merge combines what each side was allowed alone, and a
+   * fork's tree knows nothing of main's repositories. Without it, merges are not judged.
    */
   readonly guardMain?: MainWriteGuard
   /** Files of main larger than this stay out of history and snapshots. @default 64 MiB */
@@ -366,7 +371,7 @@ export class WorkspaceLines implements AsyncDisposable {
           'protected_path',
           `Not merged: fork ${info.name ?? info.id} changes eitri's own state or configuration (${hidden.map((entry) => entry.path).join(', ')}), which nothing may write into the live folder. Remove those files from the fork and merge again.`,
         )
-      const refused = await this.#guard(entries)
+      const refused = await this.#guard(MAIN, entries)
       if (refused.length > 0) return { type: 'refused', into: MAIN, refused }
       options.onStep?.('planned')
       const changed = await changedSince(this.main, entries)
@@ -496,6 +501,10 @@ export class WorkspaceLines implements AsyncDisposable {
       if (plan.changes.length === 0 && plan.refMoves.length === 0)
         return { type: 'nothing' as const, snapshot: id, tooLarge: plan.tooLarge }
       const entries = plan.changes.map((change) => entryOf(change))
+      // What a snapshot held may be what main's policy refuses now (a folder the configuration
+      // has since named as its hooks path): a restore is a door like any other.
+      const refused = await this.#guard(MAIN, entries)
+      if (refused.length > 0) return { type: 'protected' as const, snapshot: id, refused }
       options.onStep?.('planned')
       const changed = await changedSince(this.main, entries)
       if (changed.length > 0)
@@ -588,6 +597,13 @@ export class WorkspaceLines implements AsyncDisposable {
       return { type: 'conflict', into: parent.id, conflicts: await this.#reports(result.conflicts) }
     const changes = await diffTrees(this.history.gitDir, ours, result.tree)
     if (changes.length === 0) return { type: 'nothing', into: parent.id }
+    // Each side passed its own fork's policy; together they may not (a repository completed
+    // from parts written in two forks).
+    const refused = await this.#guard(
+      parent.id,
+      changes.map((change) => entryOf(change)),
+    )
+    if (refused.length > 0) return { type: 'refused', into: parent.id, refused }
     const commit = this.history.commit(
       result.tree,
       [ours, theirs],
@@ -611,6 +627,7 @@ export class WorkspaceLines implements AsyncDisposable {
 
   /** Main's policy on what a journal would write. */
   async #guard(
+    line: string,
     entries: readonly JournalEntry[],
   ): Promise<readonly { path: string; reason: string }[]> {
     if (this.#guardMain === undefined) return []
@@ -627,7 +644,7 @@ export class WorkspaceLines implements AsyncDisposable {
         writes.push({ path: entry.path, type: 'file', mode, size })
       }
     }
-    return this.#guardMain(writes)
+    return this.#guardMain(line, writes)
   }
 
   /**

@@ -44,11 +44,26 @@ export const protectedPathAttacks: readonly Attack[] = [
         const at = (relative: string) =>
           fs.lstatSync(path.join(ctx.workspace, relative), { throwIfNoEntry: false })
         const found: string[] = []
-        const moved = (name: string) =>
-          ['.git', '.git-old'].some((folder) => at(`${folder}/${name}`) !== undefined)
-        if (at('.git')?.isDirectory() !== true || at('.git-old') !== undefined)
+        const real = (relative: string): string | undefined => {
+          try {
+            return fs.realpathSync(path.join(ctx.workspace, relative))
+          } catch {
+            return undefined
+          }
+        }
+        // A copy of the repository's files elsewhere is harmless (an overlay's `mv` copies a
+        // folder it cannot rename) unless git would use it as a repository.
+        const isRepository = (relative: string): boolean =>
+          at(`${relative}/HEAD`) !== undefined &&
+          (at(`${relative}/commondir`) !== undefined ||
+            (at(`${relative}/objects`) !== undefined && at(`${relative}/refs`) !== undefined))
+        if (at('.git')?.isDirectory() !== true || isRepository('.git-old'))
           found.push('.git replaced')
-        if (at('.git/hooks')?.isDirectory() !== true || moved('hooks-old'))
+        if (
+          at('.git/hooks')?.isDirectory() !== true ||
+          real('.git/hooks') !== path.join(fs.realpathSync(ctx.workspace), '.git/hooks') ||
+          at('.git/hooks-old') !== undefined
+        )
           found.push('.git/hooks replaced')
         if (read(path.join(ctx.workspace, '.git/hooks/pre-commit')) !== 'original\n')
           found.push('pre-commit changed')
@@ -166,7 +181,9 @@ export const protectedPathAttacks: readonly Attack[] = [
         refusal = EitriError.isInstance(error) ? error.code : String(error)
       }
       const hooksChanged = () => read(path.join(linked, 'real-hooks/pre-commit')) !== 'original\n'
-      const linkedReached = refusal !== 'protected_path' || hooksChanged()
+      // A mirror refuses to start; an overlay starts, and the way back refuses the hook.
+      const linkedReached =
+        (refusal !== 'protected_path' && refusal !== 'started') || hooksChanged()
       // No .git at all: the jail starts and nothing can create one.
       const bare = path.join(ctx.base, 'bare')
       put(path.join(bare, 'a.txt'), 'a\n')

@@ -158,3 +158,80 @@ describe('the git rule of the path policy', () => {
     await assert.rejects(fixture.view.makeFolder('sub/.git'), /repository's own folder/)
   })
 })
+
+describe('the git rule reaches every repository that names code in the workspace', () => {
+  async function viewOf(root: string): Promise<ConfinedWorkspace> {
+    const repositories = new RepositoryPrograms({ root })
+    return createWorkspaceView({
+      tree: new DirectoryTree(root),
+      programs: (workTrees) => repositories.programPaths(workTrees),
+    })
+  }
+  const base = () => fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'eitri-git-reach-')))
+
+  it('a linked worktree and a submodule (their .git is a file): their hooks paths', async () => {
+    const root = path.join(base(), 'w')
+    fs.mkdirSync(root)
+    git(root, 'init', '-q', '-b', 'main')
+    git(
+      root,
+      '-c',
+      'user.name=p',
+      '-c',
+      'user.email=p@e',
+      'commit',
+      '-q',
+      '--allow-empty',
+      '-m',
+      'x',
+    )
+    git(root, 'config', 'core.hooksPath', '.husky')
+    git(root, 'worktree', 'add', '-q', 'wt', '-b', 'feature')
+    const view = await viewOf(root)
+    assert.match(await decision(view, 'wt/.husky/pre-commit'), /core\.hookspath/)
+    assert.match(await decision(view, '.husky/pre-commit'), /core\.hookspath/)
+    assert.equal(await decision(view, 'wt/src.ts'), 'allowed wt/src.ts')
+  })
+
+  it('the repository the workspace lies in (a folder of a monorepo)', async () => {
+    const mono = path.join(base(), 'mono')
+    fs.mkdirSync(path.join(mono, 'frontend'), { recursive: true })
+    git(mono, 'init', '-q')
+    git(mono, 'config', 'core.hooksPath', 'frontend/.husky/_')
+    const view = await viewOf(path.join(mono, 'frontend'))
+    assert.match(await decision(view, '.husky/_/pre-commit'), /core\.hookspath/)
+    assert.equal(await decision(view, '.husky/readme.md'), 'allowed .husky/readme.md')
+  })
+
+  it('a nested repository whose hooks path lies outside its own folder', async () => {
+    const root = path.join(base(), 'w')
+    fs.mkdirSync(path.join(root, 'nested'), { recursive: true })
+    git(path.join(root, 'nested'), 'init', '-q')
+    git(path.join(root, 'nested'), 'config', 'core.hooksPath', '../tools/hooks')
+    const view = await viewOf(root)
+    assert.match(await decision(view, 'tools/hooks/pre-commit'), /core\.hookspath/)
+    assert.equal(await decision(view, 'tools/other.sh'), 'allowed tools/other.sh')
+  })
+
+  it('a hooks path reached through a link protects the folder it leads to', async () => {
+    const root = path.join(base(), 'w')
+    fs.mkdirSync(path.join(root, 'scripts/git-hooks'), { recursive: true })
+    fs.symlinkSync('scripts/git-hooks', path.join(root, '.githooks'))
+    git(root, 'init', '-q')
+    git(root, 'config', 'core.hooksPath', '.githooks')
+    const view = await viewOf(root)
+    assert.match(await decision(view, 'scripts/git-hooks/pre-commit'), /core\.hookspath/)
+    assert.equal(await decision(view, 'scripts/other.sh'), 'allowed scripts/other.sh')
+  })
+
+  it('a folder inside .git completed into a repository of its own', async () => {
+    const root = path.join(base(), 'w')
+    fs.mkdirSync(root)
+    git(root, 'init', '-q')
+    fs.mkdirSync(path.join(root, '.git/refs/x/objects'), { recursive: true })
+    fs.mkdirSync(path.join(root, '.git/refs/x/refs'), { recursive: true })
+    const view = await viewOf(root)
+    assert.match(await decision(view, '.git/refs/x/HEAD'), /would make \.git\/refs\/x a repository/)
+    assert.equal(await decision(view, '.git/refs/heads/x'), 'allowed .git/refs/heads/x')
+  })
+})

@@ -45,8 +45,13 @@ export async function judgeGitWrite(
     const folder = components.slice(0, depth).join('/')
     const below = components.slice(depth)
     const here = (name: string): string => (folder === '' ? name : `${folder}/${name}`)
-    if (depth > 0 && (await lookup.kind(here(GIT_FOLDER))) === 'directory') workTrees.push(folder)
-    if (place.type === 'inside') continue // the .git folder's own rule decided
+    // A `.git` folder, or a `.git` file (a submodule, a linked worktree) whose repository is
+    // elsewhere: either way its configuration names what git runs there.
+    if (depth > 0 && (await lookup.kind(here(GIT_FOLDER))) !== undefined) workTrees.push(folder)
+    // The repository folder itself and the folders above it: its own rule decided. Below it
+    // (`.git/refs/x/`), a folder completed into a repository is refused like anywhere else.
+    if (place.type === 'inside' && !within(folder, place.gitDir)) continue
+    if (place.type === 'inside' && folder === place.gitDir) continue
     const state = await repositoryState(lookup, here, below[0] as string)
     if (state.before) {
       // A bare repository git would use if someone ran git in it: the same rule as inside .git.

@@ -57,3 +57,27 @@ describe('programPathsOf: what a configuration names as code', () => {
     )
   })
 })
+
+describe('programPathsOf: every word that names a path, keys matched by their ending', () => {
+  const cases: [key: string, value: string, expected: string[]][] = [
+    ['core.fsmonitor', 'sh scripts/fsmon.sh', ['/w/scripts/fsmon.sh']],
+    ['core.fsmonitor', 'VAR=1 ./x', ['/w/x']],
+    ['alias.f', '!f(){ ./x; };f', ['/w/x']],
+    ['core.editor', 'python3 tools/x.py --wait', ['/w/tools/x.py']],
+    ['core.pager', 'less -R', []],
+    ['gpg.ssh.defaultkeycommand', './scripts/key.sh', ['/w/scripts/key.sh']],
+    ['imap.tunnel', './scripts/tun.sh', ['/w/scripts/tun.sh']],
+    ['sendemail.sendmailcmd', 'bin/send -t', ['/w/bin/send']],
+    ['init.templatedir', '~/.git-templates', ['/home/me/.git-templates/']],
+    ['user.signingkey', 'keys/a.pub', []],
+  ]
+  for (const [key, value, expected] of cases) {
+    it(`${key} = ${value}`, () => {
+      const { programs } = programPathsOf([{ key, value }], place)
+      assert.deepEqual(
+        programs.map((program) => `${program.hostPath}${program.folder ? '/' : ''}`),
+        expected,
+      )
+    })
+  }
+})

@@ -18,8 +18,12 @@ export interface ProgramPath {
   readonly key: string
 }
 
-/** Variable names (the last part of a key) whose value is a command or a program. */
-const PROGRAM_NAMES = new Set([
+/**
+ * Endings of variable names (the last part of a key) whose value is a command or a program:
+ * `gpg.ssh.defaultKeyCommand`, `sendemail.sendmailCmd`, `imap.tunnel`, `diff.x.textconv`,
+ * `filter.x.clean`… Matched by ending, so drivers and tools of any name are covered.
+ */
+const PROGRAM_ENDINGS = [
   'command',
   'cmd',
   'program',
@@ -27,28 +31,28 @@ const PROGRAM_NAMES = new Set([
   'editor',
   'pager',
   'askpass',
-  'sshcommand',
   'fsmonitor',
-  'gitproxy',
+  'proxy',
   'textconv',
   'driver',
   'clean',
   'smudge',
   'process',
   'external',
-  'difffilter',
+  'filter',
   'receivepack',
   'uploadpack',
-  'packobjectshook',
-  'alternaterefscommand',
-  'tocmd',
-  'cccmd',
-  'headercmd',
-  'smtpserver',
-])
+  'hook',
+  'tunnel',
+  'server',
+  'exec',
+  'shell',
+]
 
-/** Keys whose whole value is a path (no command line to split). */
-const PATH_NAMES = new Set(['path', 'hookspath'])
+/** Keys whose whole value is a path (no command line to split): a folder for these. */
+const FOLDER_NAMES = new Set(['hookspath', 'templatedir'])
+/** Keys whose whole value is a path to a program. */
+const PATH_NAMES = new Set(['path', ...FOLDER_NAMES])
 
 /** Values of `core.fsmonitor` that switch the built-in daemon on or off rather than name a program. */
 const BOOLEAN_WORDS = new Set(['true', 'false', 'yes', 'no', 'on', 'off', '1', '0', ''])
@@ -90,7 +94,7 @@ export function programPathsOf(
     }
     if (PATH_NAMES.has(name)) {
       const hostPath = resolve(value, place.workTree, place.home)
-      if (hostPath !== undefined) programs.push({ hostPath, folder: name === 'hookspath', key })
+      if (hostPath !== undefined) programs.push({ hostPath, folder: FOLDER_NAMES.has(name), key })
       continue
     }
     const command =
@@ -98,30 +102,33 @@ export function programPathsOf(
         ? value.trimStart().startsWith('!')
           ? value.trimStart().slice(1)
           : undefined
-        : PROGRAM_NAMES.has(name) || section === 'pager'
+        : PROGRAM_ENDINGS.some((ending) => name.endsWith(ending)) || section === 'pager'
           ? value
           : undefined
     if (command === undefined) continue
     if (name === 'fsmonitor' && BOOLEAN_WORDS.has(command.trim().toLowerCase())) continue
-    const program = firstWord(command)
-    // A bare name is looked up in PATH, not in the workspace.
-    if (program === undefined || !(program.includes('/') || program.startsWith('~'))) continue
-    const hostPath = resolve(program, place.workTree, place.home)
-    if (hostPath !== undefined) programs.push({ hostPath, folder: false, key })
+    // Every word that names a path, not only the first: `sh scripts/x.sh`, `VAR=1 ./x`,
+    // `python3 tools/x.py`, `!f(){ ./x; }; f`. A bare name is looked up in PATH, not here.
+    for (const word of pathWords(command)) {
+      const hostPath = resolve(word, place.workTree, place.home)
+      if (hostPath !== undefined) programs.push({ hostPath, folder: false, key })
+    }
   }
   return { programs, includes }
 }
 
-/** The first word of a shell command line, unquoted. */
-function firstWord(command: string): string | undefined {
-  const text = command.trimStart()
-  const quote = text[0]
-  if (quote === '"' || quote === "'") {
-    const end = text.indexOf(quote, 1)
-    return end === -1 ? text.slice(1) : text.slice(1, end)
+/**
+ * The words of a shell command line that name paths (they hold a `/` or start with `~`),
+ * unquoted, with `NAME=` prefixes of assignments taken off.
+ */
+export function pathWords(command: string): string[] {
+  const words: string[] = []
+  for (const match of command.matchAll(/"([^"]*)"|'([^']*)'|([^\s;&|<>(){}"']+)/g)) {
+    const raw = match[1] ?? match[2] ?? (match[3] as string).replace(/\\(.)/g, '$1')
+    const word = raw.replace(/^[A-Za-z_][A-Za-z0-9_]*=/, '')
+    if (word.includes('/') || word.startsWith('~')) words.push(word)
   }
-  const word = /^[^\s;&|<>()]+/.exec(text)?.[0]
-  return word?.replace(/\\(.)/g, '$1')
+  return words
 }
 
 function resolve(value: string, base: string, home: string | undefined): string | undefined {

@@ -10,6 +10,11 @@ import path from 'node:path'
 import { readGitConfigFile, type GitConfigEntry } from '../../workspace/git/git-config-file.ts'
 import { programPathsOf, type ProgramPath } from './program-paths.ts'
 
+/** A walk for nested repositories older than this is made again (in the background). */
+const REDISCOVER_MS = 30_000
+/** The walk for nested repositories stops after this many entries. */
+const MAX_DISCOVERED_ENTRIES = 2_000_000
+
 /** Includes followed from one configuration file, at most (git itself stops at 10 levels). */
 const MAX_CONFIG_FILES = 32
 
@@ -45,29 +50,60 @@ export class RepositoryPrograms {
     { files: readonly string[]; stamp: string; paths: WorkspaceProgramPath[] }
   >()
 
+  #enclosing: string | undefined
+  #discovered: { at: number; workTrees: string[] } | undefined
+  #discovering: Promise<void> | undefined
+
   constructor(options: RepositoryProgramsOptions) {
     this.#options = options
+    this.#enclosing = enclosingWorkTree(options.root)
   }
 
   /**
-   * The program paths that the repositories whose work trees are at `workTrees` (relative to
-   * the root; `''` is the root) name inside the workspace.
+   * What the workspace's repositories name inside it: the root's, the one the workspace lies
+   * in (a workspace that is a folder of a larger repository), every nested one found in the
+   * workspace (a repository's hooks path may point anywhere, not only below itself), and those
+   * at `workTrees` (relative to the root; `''` is the root), found on a written path.
    */
   async programPaths(workTrees: readonly string[]): Promise<WorkspaceProgramPath[]> {
+    const root = this.#options.root
+    const hostTrees = new Set([
+      root,
+      ...(this.#enclosing === undefined ? [] : [this.#enclosing]),
+      ...(await this.#nested()),
+      ...workTrees.map((workTree) => (workTree === '' ? root : path.join(root, workTree))),
+    ])
     const found: WorkspaceProgramPath[] = []
-    for (const workTree of new Set(workTrees)) found.push(...(await this.#ofWorkTree(workTree)))
+    for (const hostTree of hostTrees) found.push(...(await this.#ofWorkTree(hostTree)))
     return found
+  }
+
+  /**
+   * The nested repositories of the workspace, found by one walk and found again in the
+   * background when the last walk is older than {@link REDISCOVER_MS}.
+   */
+  async #nested(): Promise<string[]> {
+    const discover = (): Promise<void> =>
+      (this.#discovering ??= Promise.resolve()
+        .then(() => {
+          this.#discovered = { at: Date.now(), workTrees: nestedWorkTrees(this.#options.root) }
+        })
+        .finally(() => {
+          this.#discovering = undefined
+        }))
+    if (this.#discovered === undefined) await discover()
+    else if (Date.now() - this.#discovered.at > REDISCOVER_MS)
+      void discover().catch(() => undefined)
+    return this.#discovered?.workTrees ?? []
   }
 
   /**
    * One repository's program paths, kept until a file they were read from changes: asking
    * costs a few `stat` calls, so every write may ask.
    */
-  async #ofWorkTree(workTree: string): Promise<WorkspaceProgramPath[]> {
-    const cached = this.#workTrees.get(workTree)
+  async #ofWorkTree(hostWorkTree: string): Promise<WorkspaceProgramPath[]> {
+    const cached = this.#workTrees.get(hostWorkTree)
     if (cached !== undefined && cached.stamp === stampOf(cached.files)) return cached.paths
-    const hostWorkTree =
-      workTree === '' ? this.#options.root : path.join(this.#options.root, workTree)
     const dotGit = path.join(hostWorkTree, '.git')
     const files = [
       dotGit,
@@ -76,13 +112,19 @@ export class RepositoryPrograms {
     ]
     const read: string[] = []
     const paths: WorkspaceProgramPath[] = []
-    for (const program of await this.#programsOf(files.slice(1), hostWorkTree, read)) {
-      const relative = this.#relative(program.hostPath)
-      if (relative !== undefined)
+    const programs = await this.#programsOf(files.slice(1), hostWorkTree, read)
+    // The default hooks folder: itself inside .git, but a link there (`.git/hooks ->
+    // ../scripts/hooks`) makes its target the hooks folder, which must be protected as one.
+    if (fs.lstatSync(dotGit, { throwIfNoEntry: false })?.isDirectory() === true) {
+      programs.push({ hostPath: path.join(dotGit, 'hooks'), folder: true, key: 'core.hookspath' })
+      read.push(path.join(dotGit, 'hooks'))
+    }
+    for (const program of programs) {
+      for (const relative of this.#relative(program.hostPath))
         paths.push({ path: relative, folder: program.folder, key: program.key })
     }
     const watched = [dotGit, ...read]
-    this.#workTrees.set(workTree, { files: watched, stamp: stampOf(watched), paths })
+    this.#workTrees.set(hostWorkTree, { files: watched, stamp: stampOf(watched), paths })
     return paths
   }
 
@@ -122,16 +164,56 @@ export class RepositoryPrograms {
     return entries
   }
 
-  /** A host path as a path relative to the root, through links in its existing part; undefined outside. */
-  #relative(hostPath: string): string | undefined {
-    const real = realExistingPrefix(hostPath)
+  /**
+   * A host path as paths relative to the root: as named, and as reached through the links in
+   * its existing part (a hooks path `.githooks` that is a link to `scripts/hooks` protects
+   * both). None when outside.
+   */
+  #relative(hostPath: string): string[] {
     const root = this.#options.root
-    for (const candidate of new Set([hostPath, real])) {
-      if (candidate === root) return ''
-      if (candidate.startsWith(`${root}/`)) return candidate.slice(root.length + 1)
+    const found = new Set<string>()
+    for (const candidate of [hostPath, realExistingPrefix(hostPath)]) {
+      if (candidate === root) found.add('')
+      else if (candidate.startsWith(`${root}/`)) found.add(candidate.slice(root.length + 1))
     }
-    return undefined
+    return [...found]
   }
+}
+
+/** The work tree of the repository the folder `root` lies in (above it), if any. */
+function enclosingWorkTree(root: string): string | undefined {
+  for (let folder = path.dirname(root); ; folder = path.dirname(folder)) {
+    if (fs.lstatSync(path.join(folder, '.git'), { throwIfNoEntry: false }) !== undefined)
+      return folder
+    if (path.dirname(folder) === folder) return undefined
+  }
+}
+
+/**
+ * Every folder below `root` that holds a `.git` (folder or file: a nested repository, a
+ * submodule, a linked worktree), found without following links and without entering `.git`
+ * folders. Stops after {@link MAX_DISCOVERED_ENTRIES} entries.
+ */
+function nestedWorkTrees(root: string): string[] {
+  const found: string[] = []
+  const folders = [root]
+  let seen = 0
+  while (folders.length > 0 && seen < MAX_DISCOVERED_ENTRIES) {
+    const folder = folders.pop() as string
+    let entries: fs.Dirent[]
+    try {
+      entries = fs.readdirSync(folder, { withFileTypes: true })
+    } catch {
+      continue
+    }
+    seen += entries.length
+    for (const entry of entries) {
+      if (entry.name === '.git') {
+        if (folder !== root) found.push(folder)
+      } else if (entry.isDirectory()) folders.push(path.join(folder, entry.name))
+    }
+  }
+  return found
 }
 
 /** What the files are now (identity, size, times; `-` for a missing one), in one string. */

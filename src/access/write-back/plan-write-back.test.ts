@@ -173,7 +173,7 @@ describe('planWriteBack: what may come back from a jail', () => {
     )
   })
 
-  it('orders folders first (parents first), then files and links, then removals (children first)', async () => {
+  it('orders removals first (children first), then folders (parents first), then files and links', async () => {
     const plan = await planWriteBack(
       [
         { path: 'gone', type: 'delete' },
@@ -185,9 +185,10 @@ describe('planWriteBack: what may come back from a jail', () => {
       ],
       context(),
     )
+    // A folder replaced by a file: the folder goes before the file is written.
     assert.deepEqual(
       plan.apply.map((change) => change.path),
-      ['x', 'x/y', 'x/link', 'x/y/z.txt', 'gone/deeper', 'gone'],
+      ['gone/deeper', 'gone', 'x', 'x/y', 'x/link', 'x/y/z.txt'],
     )
   })
 })

@@ -176,7 +176,7 @@ async function repositoriesMade(
   host: HistoryHost,
 ): Promise<string[]> {
   const made = new Set<string>()
-  const written = new Set(changes.filter((c) => c.type !== 'delete').map((c) => c.path))
+  const written = changes.filter((c) => c.type !== 'delete').map((c) => c.path)
   const deleted = new Set(changes.filter((c) => c.type === 'delete').map((c) => c.path))
   const markerFolders = new Set<string>()
   for (const change of changes) {
@@ -187,18 +187,28 @@ async function repositoriesMade(
       if ((await host.kind(place.gitDir)) === undefined) made.add(place.gitDir)
       continue
     }
-    const name = path.posix.basename(change.path)
-    const folder = path.posix.dirname(change.path)
-    // The root itself is left to the path policy, which refuses the write that completes it.
-    if (['HEAD', 'objects', 'refs', 'commondir'].includes(name) && folder !== '.')
+    // Every folder on the path that gains a marker (`HEAD`, `objects`, `refs`, `commondir`),
+    // named itself or implied by a path below it (`src/objects/info/alternates`). The root is
+    // left to the path policy; an existing repository folder is its own rule's.
+    const components = change.path.split('/')
+    for (let index = 1; index < components.length; index++) {
+      if (!MARKERS.includes(components[index] as string)) continue
+      const folder = components.slice(0, index).join('/')
+      if (
+        place.type === 'inside' &&
+        (folder === place.gitDir || !folder.startsWith(`${place.gitDir}/`))
+      )
+        continue
       markerFolders.add(folder)
+    }
   }
   for (const folder of markerFolders) {
-    const at = (name: string): string => (folder === '' ? name : `${folder}/${name}`)
+    const at = (name: string): string => `${folder}/${name}`
     const before = async (name: string): Promise<boolean> =>
       (await host.kind(at(name))) !== undefined
     const after = async (name: string): Promise<boolean> =>
-      written.has(at(name)) || (!deleted.has(at(name)) && (await before(name)))
+      written.some((path) => path === at(name) || path.startsWith(`${at(name)}/`)) ||
+      (!deleted.has(at(name)) && (await before(name)))
     const was =
       (await before('HEAD')) &&
       ((await before('commondir')) || ((await before('objects')) && (await before('refs'))))
@@ -214,6 +224,9 @@ async function repositoriesMade(
       (repository, index, all) => !all.slice(0, index).some((outer) => within(repository, outer)),
     )
 }
+
+/** The entries that make a folder a repository git would use. */
+const MARKERS = ['HEAD', 'objects', 'refs', 'commondir']
 
 /**
  * What a link at `linkPath` pointing to `target` names, for the path policy to resolve for
@@ -231,7 +244,8 @@ function ordered(changes: readonly PlannedChange[]): PlannedChange[] {
   const folders = changes.filter((c) => c.type === 'directory').sort((a, b) => depth(a) - depth(b))
   const entries = changes.filter((c) => c.type === 'file' || c.type === 'symlink')
   const removals = changes.filter((c) => c.type === 'delete').sort((a, b) => depth(b) - depth(a))
-  return [...folders, ...entries, ...removals]
+  // Removals first: a folder replaced by a file (or a file by a folder) goes before its successor.
+  return [...removals, ...folders, ...entries]
 }
 
 function within(candidate: string, folder: string): boolean {

@@ -193,7 +193,9 @@ async function restore(
       if (outcome.refsKept.length > 0)
         io.stdout(`Kept (made since the snapshot): ${outcome.refsKept.join(', ')}\n`)
       if (outcome.tooLarge.length > 0)
-        io.stdout(`Left alone (over the size bound): ${outcome.tooLarge.join(', ')}\n`)
+        io.stdout(
+          `Left alone (never snapshotted: over the size bound, in a nested repository, or refused by git): ${outcome.tooLarge.join(', ')}\n`,
+        )
       if (undo !== undefined) io.stdout(`Undo it with: eitri restore ${undo.id}\n`)
       return EXIT_OK
     }
@@ -209,6 +211,11 @@ async function restore(
     case 'changed-on-disk':
       io.stderr(
         `Not restored: these files changed on disk meanwhile: ${outcome.paths.join(', ')}\nNothing changed; run it again.\n`,
+      )
+      return EXIT_FAILURE
+    case 'protected':
+      io.stderr(
+        `Not restored: the workspace's policy refuses writing these paths now, nothing changed:\n${outcome.refused.map((refused) => `  ${refused.path}: ${refused.reason}`).join('\n')}\nName the other paths to restore them.\n`,
       )
       return EXIT_FAILURE
   }

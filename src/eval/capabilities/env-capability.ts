@@ -2,13 +2,13 @@
  * @module eval/capabilities/env-capability
  * `env`: only the environment names the configuration grants. A secret's name answers its
  * placeholder (`${secret:NAME}`), never its value: only the host replaces it, in a request to
- * the host it is bound to. Nothing else of the server's environment (PATH, HOME, API keys) is
+ * the host it is bound to; a granted variable holding a secret's value has it masked. Nothing else of the server's environment (PATH, HOME, API keys) is
  * reachable.
  */
 import { z } from 'zod'
 import { EitriError } from '../../errors/eitri-error.ts'
 import { capabilityFunction, type Capability } from '../capability.ts'
-import { placeholder } from './http/secret-placeholders.ts'
+import { placeholder, secretMaskerFor } from './http/secret-placeholders.ts'
 
 /** The `env` capability. */
 export const envCapability: Capability = {
@@ -31,7 +31,9 @@ export const envCapability: Capability = {
             `env.get refused ${name}: it is not granted. Granted: ${settings.env.join(', ') || '(none)'}; the person running eitri can add it under "env" in the configuration.`,
           )
         }
-        return settings.readVariable(name) ?? null
+        const value = settings.readVariable(name)
+        // A granted variable may hold a secret's value too (GH_TOKEN beside GITHUB_TOKEN).
+        return value === undefined ? null : secretMaskerFor(settings).text(value)
       },
     }),
     capabilityFunction({

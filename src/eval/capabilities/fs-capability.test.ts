@@ -5,6 +5,19 @@ import { describe, it } from 'node:test'
 import { evalError, evalValue, evalWorkshop } from './test-eval-workshop.ts'
 
 describe('the fs capability', () => {
+  it('removes a link itself, never what it points to', async () => {
+    await using fixture = await evalWorkshop({ files: { 'README.md': 'keep me\n' } })
+    await fs.symlink('README.md', path.join(fixture.scratch.workspace, 'lnk'))
+    assert.equal(
+      evalValue(await fixture.run('await fs.remove("lnk"); await fs.exists("lnk")')),
+      'false',
+    )
+    assert.equal(
+      await fs.readFile(path.join(fixture.scratch.workspace, 'README.md'), 'utf8'),
+      'keep me\n',
+    )
+  })
+
   it('reads, writes, lists, globs, stats and removes through the path policy', async () => {
     await using fixture = await evalWorkshop({
       files: { 'a.txt': 'alpha\n', 'src/x.ts': 'x', 'src/y.ts': 'y' },

@@ -208,7 +208,8 @@ export const fsCapability: Capability = {
       parameters: z.tuple([z.string().min(1)]),
       run: async ([path], { ctx }) => {
         checkWritable(ctx, `fs.remove(${JSON.stringify(path)})`)
-        const resolved = await ctx.workspace.resolve(path, 'write')
+        // A final link is removed itself, never what it points to.
+        const resolved = await ctx.workspace.resolve(path, 'write', { followFinal: false })
         await ctx.workspace.remove(resolved, { signal: ctx.signal })
         return { path: resolved }
       },

@@ -30,6 +30,52 @@ function fakeSandbox(t: TestContext, misbehave: string): string {
   return file
 }
 
+/**
+ * A stand-in for the sandbox, in Node, for a sandbox that is busy but alive: it creates sessions,
+ * never answers an eval, and answers each ping only after streaming a large (valid) message in
+ * small parts for `streamMs`: it owes the answer long past any silence limit, yet keeps sending.
+ */
+function busySandbox(t: TestContext, streamMs: number): string {
+  const folder = fs.mkdtempSync(path.join(os.tmpdir(), 'eitri-busy-sandbox-'))
+  t.after(() => fs.rmSync(folder, { recursive: true, force: true }))
+  const script = path.join(folder, 'busy.mjs')
+  fs.writeFileSync(
+    script,
+    `
+    import fs from 'node:fs'
+    const out = fs.createWriteStream(null, { fd: 3 })
+    out.write(JSON.stringify({ type: 'ready', pid: process.pid }) + '\\n')
+    let rest = ''
+    process.stdin.on('data', (chunk) => {
+      const lines = (rest + chunk).split('\\n')
+      rest = lines.pop()
+      for (const line of lines) {
+        const message = JSON.parse(line)
+        if (message.type === 'create') out.write(JSON.stringify({ type: 'created', session: message.session }) + '\\n')
+        if (message.type !== 'stats') continue
+        out.write('{"type":"call","evalId":999999,"callId":1,"namespace":"probe","name":"echo","args":"')
+        const started = Date.now()
+        const timer = setInterval(() => {
+          out.write('x'.repeat(10000))
+          if (Date.now() - started < ${streamMs}) return
+          clearInterval(timer)
+          out.write('"}\\n' + JSON.stringify({ type: 'stats', requestId: message.requestId, rss: 1, sessions: 1 }) + '\\n')
+        }, 100)
+      }
+    })
+    `,
+  )
+  const file = path.join(folder, 'node')
+  fs.writeFileSync(
+    file,
+    `#!/bin/bash\nexec ${JSON.stringify(process.execPath)} ${JSON.stringify(script)}\n`,
+    {
+      mode: 0o755,
+    },
+  )
+  return file
+}
+
 engineContract('isolated-vm', () => new IsolateEngine())
 
 describe('the isolated-vm engine', () => {
@@ -86,6 +132,60 @@ describe('the isolated-vm engine', () => {
     assert.equal(await within(creating, 5_000), 'sandbox_reset')
     // The control: the next sandbox answers.
     assert.notEqual((await engine.stats()).pid, pid)
+  })
+
+  it('keeps a sandbox that is slow to answer a ping but not hung: the other sessions keep their state', async () => {
+    await using engine = new IsolateEngine({ silenceLimitMs: 4_000 })
+    const kept = await engine.createSession({ memoryLimitMb: 64, namespaces: {} })
+    assert.equal(valueOf(await kept.eval('const kept = 1; kept', { timeoutMs: 5_000 })), '1')
+    const { pid } = await engine.stats()
+    assert.ok(pid !== undefined)
+    const waiting = await engine.createSession({ memoryLimitMb: 64, namespaces: {} })
+    const running = waiting.eval('await new Promise(() => {})', { timeoutMs: 300 })
+    await delay(50)
+    // Frozen well past the second the fence used to give a ping (it fires at 1.3 s), but
+    // within the silence limit.
+    process.kill(pid, 'SIGSTOP')
+    await delay(2_500)
+    process.kill(pid, 'SIGCONT')
+    const outcome = await within(running, 10_000)
+    assert.notEqual(outcome, 'hung')
+    assert.equal(failureOf(outcome as never), 'timeout')
+    assert.equal(valueOf(await kept.eval('kept', { timeoutMs: 5_000 })), '1')
+    assert.equal((await engine.stats()).pid, pid, 'the same sandbox')
+  })
+
+  it('the control: kills a sandbox that sends nothing and owes a ping past the silence limit', async () => {
+    await using engine = new IsolateEngine({ silenceLimitMs: 2_000 })
+    const session = await engine.createSession({ memoryLimitMb: 64, namespaces: {} })
+    assert.equal(valueOf(await session.eval('const gone = 1; gone', { timeoutMs: 5_000 })), '1')
+    const { pid } = await engine.stats()
+    assert.ok(pid !== undefined)
+    process.kill(pid, 'SIGSTOP')
+    const started = performance.now()
+    const outcome = await within(session.eval('gone', { timeoutMs: 300 }), 15_000)
+    const elapsed = performance.now() - started
+    assert.notEqual(outcome, 'hung')
+    assert.match(failureOf(outcome as never), /^(sandbox_reset|timeout)$/)
+    assert.ok(elapsed >= 1_300 + 2_000, `not before the fence and the silence limit: ${elapsed} ms`)
+    assert.equal(session.lost !== undefined, true)
+    assert.notEqual((await engine.stats()).pid, pid, 'a new sandbox')
+  })
+
+  it('counts a sandbox that keeps sending as alive, however late it answers the ping', async (t) => {
+    await using engine = new IsolateEngine({
+      nodePath: busySandbox(t, 1_500),
+      silenceLimitMs: 500,
+    })
+    const session = await engine.createSession({ memoryLimitMb: 64, namespaces: {} })
+    const first = await engine.stats()
+    const started = performance.now()
+    const outcome = await within(session.eval('1', { timeoutMs: 100 }), 20_000)
+    assert.notEqual(outcome, 'hung')
+    // Answered for by the fence after two pings the sandbox answered: the eval only is given up.
+    assert.equal(failureOf(outcome as never), 'timeout')
+    assert.ok(performance.now() - started > 2 * 1_500, 'after both pings were answered')
+    assert.equal((await engine.stats()).pid, first.pid, 'the sandbox was kept')
   })
 
   it('ends a sandbox that writes a line out of protocol or without end, and never holds the flood', async (t) => {

@@ -5,9 +5,13 @@
  * `sandbox_reset`). The server never loads isolated-vm itself.
  *
  * Besides the sandbox's own deadline, the server keeps an outer fence: an eval that has not
- * answered a second after its timeout (or after a cancel) is answered for, and its session
- * given up; a sandbox that stops answering altogether is killed and replaced.
+ * answered a second after its timeout (or after a cancel) gets the sandbox pinged; if the
+ * sandbox answers and the eval still has not, the eval is answered for and its session given
+ * up. The sandbox itself, which holds every connection's sessions, is killed and replaced only
+ * when it is hung: it owes the ping and sends nothing at all for a long while
+ * (`sandbox-liveness.ts`). A sandbox busy with large messages is not hung.
  */
+import { setTimeout as delay } from 'node:timers/promises'
 import { EitriError } from '../../errors/eitri-error.ts'
 import type {
   CapabilityHandler,
@@ -23,7 +27,8 @@ import type { EvalFailure, EvalOutcome } from '../eval-outcome.ts'
 import { JsonAnswer } from '../json-answer.ts'
 import { parsePlainJson } from '../plain-json.ts'
 import type { SandboxMessage } from '../sandbox-protocol.ts'
-import { SandboxProcess } from './sandbox-process.ts'
+import { probeLiveness, PING_LIMIT_MS, SILENCE_LIMIT_MS } from './sandbox-liveness.ts'
+import { SandboxProcess, type SandboxTraffic } from './sandbox-process.ts'
 
 /** How long a new session may take. */
 const CREATE_TIMEOUT_MS = 10_000
@@ -42,6 +47,11 @@ interface PendingEval {
 export interface IsolateEngineOptions {
   /** The Node that runs the sandbox. @default the server's own */
   readonly nodePath?: string
+  /**
+   * How long a sandbox that owes a ping answer may send nothing before it is killed as hung.
+   * @default SILENCE_LIMIT_MS (10 s)
+   */
+  readonly silenceLimitMs?: number
 }
 
 /** The isolated-vm engine. */
@@ -68,6 +78,8 @@ export class IsolateEngine implements EvalEngine {
       readonly reject: (error: Error) => void
     }
   >()
+  /** The liveness probe in progress, shared by every eval past its fence. */
+  #probe: Promise<void> | undefined
   #nextId = 1
   #closed = false
 
@@ -108,6 +120,11 @@ export class IsolateEngine implements EvalEngine {
     const sandbox = await this.#sandbox()
     const answer = await this.#requestStats(sandbox, STATS_TIMEOUT_MS)
     return { ...answer, pid: sandbox.pid }
+  }
+
+  /** What crossed the pipes of the running sandbox so far; undefined while none runs. */
+  traffic(): SandboxTraffic | undefined {
+    return this.#ready?.traffic
   }
 
   /** Asks `sandbox` for its stats; settles on its answer, its death or `timeoutMs`. */
@@ -180,7 +197,7 @@ export class IsolateEngine implements EvalEngine {
       sandbox.send({ type: 'cancel', evalId })
       clearTimeout(fence)
       fence = setTimeout(
-        () => this.#giveUp(evalId, 'cancelled', 'The eval was cancelled.'),
+        () => void this.#fence(evalId, 'cancelled', 'The eval was cancelled.'),
         CANCEL_GRACE_MS,
       )
     }
@@ -188,15 +205,14 @@ export class IsolateEngine implements EvalEngine {
       const outcome = new Promise<EvalOutcome>((resolve) => {
         this.#evals.set(evalId, { session, resolve, capabilities: options.capabilities, calls })
       })
-      sandbox.send({
-        type: 'eval',
-        session: session.id,
-        evalId,
-        code,
-        timeoutMs: options.timeoutMs,
-      })
+      sandbox.send(
+        { type: 'eval', session: session.id, evalId, code, timeoutMs: options.timeoutMs },
+        undefined,
+        session.id,
+      )
       fence = setTimeout(
-        () => this.#giveUp(evalId, 'timeout', 'The eval ran past its time limit and did not stop.'),
+        () =>
+          void this.#fence(evalId, 'timeout', 'The eval ran past its time limit and did not stop.'),
         options.timeoutMs + TIMEOUT_GRACE_MS,
       )
       options.signal?.addEventListener('abort', onAbort, { once: true })
@@ -224,24 +240,48 @@ export class IsolateEngine implements EvalEngine {
     )
   }
 
-  /** The outer fence: answers for an eval the sandbox did not answer in time. */
-  #giveUp(evalId: number, code: 'timeout' | 'cancelled', message: string): void {
+  /**
+   * The outer fence, for an eval the sandbox did not answer in time. A hung sandbox is killed
+   * (every eval then answers `sandbox_reset`). A live one is given a second round, since its own
+   * answer may be just behind the ping's (a loaded sandbox runs its timers late); only an eval
+   * still unanswered after that is answered for here, and its session given up.
+   */
+  async #fence(evalId: number, code: 'timeout' | 'cancelled', message: string): Promise<void> {
+    for (let round = 0; round < 2; round++) {
+      if (!this.#evals.has(evalId)) return
+      if (round > 0) await delay(TIMEOUT_GRACE_MS, undefined, { ref: false })
+      await this.#checkHealth()
+    }
     const pending = this.#evals.get(evalId)
     if (pending === undefined) return
     pending.resolve(failure(code, `${message} The session was reset.`, false))
-    void this.#checkHealth()
   }
 
-  /** Kills a sandbox that does not answer a ping within a second. */
-  async #checkHealth(): Promise<void> {
+  /** Probes the sandbox, and kills it if it is hung; one probe at a time. */
+  #checkHealth(): Promise<void> {
+    this.#probe ??= this.#probeSandbox().finally(() => {
+      this.#probe = undefined
+    })
+    return this.#probe
+  }
+
+  async #probeSandbox(): Promise<void> {
     const sandbox = await this.#process?.catch(() => undefined)
-    if (sandbox === undefined) return
-    const answered = await this.#requestStats(sandbox, 1_000).then(
-      () => true,
-      () => false,
+    if (sandbox === undefined || !sandbox.alive) return
+    const silenceLimitMs = this.#options.silenceLimitMs ?? SILENCE_LIMIT_MS
+    const liveness = await probeLiveness({
+      // Once the probe has its verdict, a late answer or a rejection changes nothing.
+      ping: this.#requestStats(sandbox, PING_LIMIT_MS + silenceLimitMs),
+      lastHeardAt: () => sandbox.lastHeardAt,
+      alive: () => sandbox.alive,
+      silenceLimitMs,
+    })
+    if (liveness !== 'hung') return
+    await sandbox.close()
+    this.#onExit(
+      sandbox,
+      `the sandbox sent nothing for ${Math.round(silenceLimitMs / 1000)} s and did not answer a ping`,
     )
-    if (!answered)
-      await sandbox.close().then(() => this.#onExit(sandbox, 'the sandbox stopped answering'))
   }
 
   #sandbox(): Promise<SandboxProcess> {
@@ -331,6 +371,7 @@ export class IsolateEngine implements EvalEngine {
       sandbox.send(
         { type: 'reply', evalId: message.evalId, callId: message.callId, ...answer },
         written,
+        pending.session.id,
       )
     }
     const name = `${message.namespace}.${message.name}`

@@ -2,18 +2,25 @@
  * @module eval/host/sandbox-process
  * The process that hosts the isolates, seen from the server: started with the server's own
  * Node, `--no-node-snapshot` (isolated-vm needs it) and an empty environment (no secret of the
- * server's is ever in it), spoken to in JSON lines: the server writes to its stdin, it answers
- * on fd 3. Every line from it is bounded in length and validated before use, since the guest
- * code it runs is the least trusted thing on the machine; a line out of protocol ends it.
+ * server's is ever in it), spoken to in JSON lines on two lanes each way (small messages on
+ * the sandbox's stdin and fd 3, large ones on fds 5 and 4: `SANDBOX_PIPES`). Every line from it
+ * is bounded in length and validated before use, since the guest code it runs is the least
+ * trusted thing on the machine; a line out of protocol ends it.
  */
 import { spawn, type ChildProcess } from 'node:child_process'
 import path from 'node:path'
-import type { Readable } from 'node:stream'
+import type { Readable, Writable } from 'node:stream'
 import { fileURLToPath } from 'node:url'
 import { EitriError } from '../../errors/eitri-error.ts'
 import { LineSplitter } from '../../util/line-splitter.ts'
 import { MAX_ARGUMENT_CHARS } from '../eval-limits.ts'
-import { sandboxMessageSchema, type HostMessage, type SandboxMessage } from '../sandbox-protocol.ts'
+import { LineWriter, SMALL_LINE_CHARS, type WriterTraffic } from '../line-writer.ts'
+import {
+  SANDBOX_PIPES,
+  sandboxMessageSchema,
+  type HostMessage,
+  type SandboxMessage,
+} from '../sandbox-protocol.ts'
 
 const here = fileURLToPath(import.meta.url)
 
@@ -35,6 +42,15 @@ const STDERR_KEPT_CHARS = 4_000
  * plus room for the rest of the message.
  */
 export const MAX_SANDBOX_LINE_BYTES = 3 * MAX_ARGUMENT_CHARS + 1024 * 1024
+/** Longest line of the small lane: its writer sends no line over SMALL_LINE_CHARS characters. */
+const MAX_SMALL_LINE_BYTES = 3 * SMALL_LINE_CHARS + 1024
+
+/** What crossed the pipes between the server and one sandbox. */
+export interface SandboxTraffic {
+  /** The server's writer: characters per lane and large messages waiting. */
+  readonly toSandbox: WriterTraffic
+  readonly fromSandbox: { readonly smallBytes: number; readonly largeBytes: number }
+}
 
 /** What the owner of a sandbox process hears. */
 export interface SandboxProcessEvents {
@@ -46,14 +62,24 @@ export interface SandboxProcessEvents {
 /** One running sandbox process. */
 export class SandboxProcess {
   readonly #child: ChildProcess
+  readonly #toSandbox: LineWriter
   #stderr = ''
+  /** When the sandbox last sent anything (a whole line or a part of one). */
+  #lastHeardAt = performance.now()
   #closed = false
   #exited = false
   readonly #exit: Promise<void>
+  /** Bytes received from the sandbox on each lane. */
+  readonly #received = { small: 0, large: 0 }
 
   private constructor(child: ChildProcess) {
     this.#child = child
     this.#exit = new Promise((resolve) => child.once('exit', () => resolve()))
+    // Both are pipes (spawn below), so they exist.
+    this.#toSandbox = new LineWriter({
+      small: child.stdin as Writable,
+      large: pipeOf(child, SANDBOX_PIPES.largeToSandbox) as Writable,
+    })
   }
 
   /**
@@ -68,7 +94,7 @@ export class SandboxProcess {
     const child = spawn(
       nodePath,
       ['--no-node-snapshot', '--disable-warning=ExperimentalWarning', SANDBOX_MAIN],
-      { stdio: ['pipe', 'ignore', 'pipe', 'pipe'], env: {}, cwd: '/' },
+      { stdio: ['pipe', 'ignore', 'pipe', 'pipe', 'pipe', 'pipe'], env: {}, cwd: '/' },
     )
     const sandbox = new SandboxProcess(child)
     child.stderr?.on('data', (chunk: Buffer) => {
@@ -76,18 +102,28 @@ export class SandboxProcess {
     })
     // A write to a sandbox that died fails with EPIPE; its exit is reported on its own.
     child.stdin?.on('error', () => undefined)
+    pipeOf(child, SANDBOX_PIPES.largeToSandbox)?.on('error', () => undefined)
     let onReady: ((message: SandboxMessage | undefined) => void) | undefined
-    const lines = new LineSplitter(MAX_SANDBOX_LINE_BYTES, {
-      line: (line) => {
-        const message = sandbox.#parse(line)
-        if (onReady !== undefined) return onReady(message)
-        if (message !== undefined) events.message(message)
-      },
-      overflow: () => sandbox.#outOfProtocol(),
-    })
-    const fromSandbox = child.stdio[3] as Readable | null
-    fromSandbox?.on('data', (chunk: Buffer) => lines.push(chunk))
-    fromSandbox?.on('error', () => undefined)
+    for (const [fd, maxLineBytes, lane] of [
+      [SANDBOX_PIPES.smallToServer, MAX_SMALL_LINE_BYTES, 'small'],
+      [SANDBOX_PIPES.largeToServer, MAX_SANDBOX_LINE_BYTES, 'large'],
+    ] as const) {
+      const lines = new LineSplitter(maxLineBytes, {
+        line: (line) => {
+          const message = sandbox.#parse(line)
+          if (onReady !== undefined) return onReady(message)
+          if (message !== undefined) events.message(message)
+        },
+        overflow: () => sandbox.#outOfProtocol(),
+      })
+      const fromSandbox = pipeOf(child, fd)
+      fromSandbox?.on('data', (chunk: Buffer) => {
+        sandbox.#lastHeardAt = performance.now()
+        sandbox.#received[lane] += chunk.length
+        lines.push(chunk)
+      })
+      fromSandbox?.on('error', () => undefined)
+    }
     await new Promise<void>((resolve, reject) => {
       const onError = (error: Error): void => fail(error.message)
       const onExit = (code: number | null, signal: string | null): void =>
@@ -120,6 +156,7 @@ export class SandboxProcess {
     child.on('error', () => undefined)
     child.once('exit', (code, signal) => {
       sandbox.#exited = true
+      sandbox.#toSandbox.close()
       if (sandbox.#closed) return
       const detail = sandbox.#stderr.trim().split('\n').slice(-3).join(' ')
       events.exit(
@@ -134,6 +171,22 @@ export class SandboxProcess {
     return this.#child.pid
   }
 
+  /**
+   * When the sandbox last sent anything, in `performance.now()` time: a sandbox busy with large
+   * messages is still heard from, a hung one is not.
+   */
+  get lastHeardAt(): number {
+    return this.#lastHeardAt
+  }
+
+  /** What crossed the pipes so far, each way (for measurements and tests). */
+  get traffic(): SandboxTraffic {
+    return {
+      toSandbox: this.#toSandbox.traffic,
+      fromSandbox: { smallBytes: this.#received.small, largeBytes: this.#received.large },
+    }
+  }
+
   /** True until the process ends. */
   get alive(): boolean {
     return !this.#exited
@@ -141,26 +194,24 @@ export class SandboxProcess {
 
   /**
    * Sends one message; false when the process is gone. `written` is called once the message
-   * has been handed to the pipe, or at once when it could not be sent.
+   * has been handed to the pipe, or at once when it could not be sent. A large message waits
+   * its turn among the large messages of other `key`s (sessions); small ones go at once.
    */
-  send(message: HostMessage, written?: () => void): boolean {
-    const stdin = this.#child.stdin
-    if (this.#exited || stdin === null || stdin.destroyed || !stdin.writable) {
+  send(message: HostMessage, written?: () => void, key?: string): boolean {
+    if (this.#exited) {
       written?.()
       return false
     }
-    try {
-      stdin.write(`${JSON.stringify(message)}\n`, () => written?.())
-      return true
-    } catch {
-      written?.()
-      return false
-    }
+    return this.#toSandbox.write(message, {
+      ...(key === undefined ? {} : { key }),
+      ...(written === undefined ? {} : { written }),
+    })
   }
 
   /** Kills the process (its state is only isolates) and waits for it. Idempotent. */
   async close(): Promise<void> {
     this.#closed = true
+    this.#toSandbox.close()
     if (!this.#exited) this.#child.kill('SIGKILL')
     await this.#exit
   }
@@ -186,7 +237,13 @@ export class SandboxProcess {
   #outOfProtocol(): void {
     this.#stderr += '\neitri: the sandbox sent a message out of protocol and was ended.'
     this.#child.kill('SIGKILL')
-    // Whatever still writes to the channel (a child it left) gets EPIPE, not a reader.
-    ;(this.#child.stdio[3] as Readable | null)?.destroy()
+    // Whatever still writes to the channels (a child it left) gets EPIPE, not a reader.
+    for (const fd of [SANDBOX_PIPES.smallToServer, SANDBOX_PIPES.largeToServer])
+      pipeOf(this.#child, fd)?.destroy()
   }
+}
+
+/** The pipe at `fd` of the sandbox (spawned with every one of them piped). */
+function pipeOf(child: ChildProcess, fd: number): Readable | Writable | undefined {
+  return (child.stdio as readonly (Readable | Writable | null | undefined)[])[fd] ?? undefined
 }

@@ -7,14 +7,14 @@ import type { EvalOutcome } from '../eval-outcome.ts'
 import type { HostMessage } from '../sandbox-protocol.ts'
 import { IsolateSession } from './isolate-session.ts'
 
-/** What the sandbox sends to the server. */
-export type SendToServer = (message: Record<string, unknown>) => void
+/** What the sandbox sends to the server; `key` (the session) takes turns for large messages. */
+export type SendToServer = (message: Record<string, unknown>, key?: string) => void
 
 /** The sessions of one sandbox process. */
 export class SandboxHost {
   readonly #sessions = new Map<string, IsolateSession>()
-  /** The session of each eval in progress. */
-  readonly #evals = new Map<number, IsolateSession>()
+  /** The session (and its id) of each eval in progress. */
+  readonly #evals = new Map<number, { readonly session: IsolateSession; readonly id: string }>()
   readonly #send: SendToServer
   readonly #onCatastrophicError: (message: string) => void
 
@@ -45,16 +45,16 @@ export class SandboxHost {
           })
           return
         }
-        this.#evals.set(message.evalId, session)
+        this.#evals.set(message.evalId, { session, id: message.session })
         return session.eval(message.evalId, message.code, message.timeoutMs)
       }
       case 'cancel':
-        this.#evals.get(message.evalId)?.cancel(message.evalId)
+        this.#evals.get(message.evalId)?.session.cancel(message.evalId)
         return
       case 'reply':
         return this.#evals
           .get(message.evalId)
-          ?.reply(message.evalId, message.callId, message.value, message.error)
+          ?.session.reply(message.evalId, message.callId, message.value, message.error)
       case 'dispose': {
         const session = this.#sessions.get(message.session)
         this.#sessions.delete(message.session)
@@ -78,7 +78,7 @@ export class SandboxHost {
         onCatastrophicError: this.#onCatastrophicError,
         events: {
           call: (evalId, callId, namespace, name, args) =>
-            this.#send({ type: 'call', evalId, callId, namespace, name, args }),
+            this.#send({ type: 'call', evalId, callId, namespace, name, args }, id),
           result: (evalId, outcome) => this.#result(evalId, outcome),
         },
       })
@@ -90,13 +90,15 @@ export class SandboxHost {
   }
 
   #result(evalId: number, outcome: EvalOutcome): void {
-    const session = this.#evals.get(evalId)
+    const running = this.#evals.get(evalId)
     this.#evals.delete(evalId)
-    if (session?.disposed === true) {
+    if (running?.session.disposed === true) {
       for (const [id, candidate] of this.#sessions) {
-        if (candidate === session) this.#sessions.delete(id)
+        if (candidate === running.session) this.#sessions.delete(id)
       }
     }
-    this.#send({ type: 'result', evalId, outcome })
+    // Keyed by session: a large result takes turns with other sessions' large messages rather
+    // than waiting behind all of them.
+    this.#send({ type: 'result', evalId, outcome }, running?.id)
   }
 }

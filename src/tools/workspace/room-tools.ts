@@ -88,6 +88,8 @@ export const roomWriteTool = defineTool({
         signal: ctx.signal,
       },
     })
+    // Every path is judged before any is written: a refused one leaves the line as it was.
+    for (const file of files) await workspace.resolve(file.path, 'write')
     const written: string[] = []
     for (const file of files)
       written.push(

@@ -21,8 +21,7 @@ export function describeSnapshot(snapshot: SnapshotInfo): string {
       ? 'changes made outside eitri calls'
       : `${snapshot.kind} ${call.tool}${call.detail === undefined ? '' : `: ${call.detail}`}`
   const session = call?.session === undefined ? '' : ` (session ${call.session})`
-  const skipped =
-    snapshot.skippedCount === 0 ? '' : ` [${snapshot.skippedCount} large file(s) left out]`
+  const skipped = snapshot.skippedCount === 0 ? '' : ` [${snapshot.skippedCount} path(s) left out]`
   return `#${snapshot.id}  ${snapshot.time}  ${what}${session}${skipped}`
 }
 
@@ -102,7 +101,7 @@ export const workspaceRestoreTool = defineTool({
           ...(outcome.tooLarge.length === 0
             ? []
             : [
-                `Left alone (over the size bound, never snapshotted): ${outcome.tooLarge.join(', ')}.`,
+                `Left alone (never snapshotted: over the size bound, in a nested repository, or refused by git): ${outcome.tooLarge.join(', ')}.`,
               ]),
           ...(undo === undefined ? [] : [`To undo this restore, restore snapshot #${undo.id}.`]),
         ]
@@ -133,6 +132,12 @@ export const workspaceRestoreTool = defineTool({
           { snapshot: outcome.snapshot, changedByPerson: outcome.paths, refs: outcome.refs },
         )
       }
+      case 'protected':
+        return toolError(
+          'protected_path',
+          `Not restored: the workspace's policy refuses writing ${outcome.refused.map((refused) => `${refused.path} (${refused.reason})`).join('; ')}. Nothing changed. Restore the other paths by naming them in paths, or ask the user.`,
+          { snapshot: outcome.snapshot, refused: outcome.refused.map((refused) => refused.path) },
+        )
       case 'changed-on-disk':
         return toolError(
           'conflict',

@@ -55,15 +55,18 @@ export function encodeObject(
   return { oid: createHash('sha1').update(bytes).digest('hex'), bytes }
 }
 
-/** Parses a tree object's content. */
-export function parseTree(content: Buffer): TreeEntry[] {
+/**
+ * Parses a tree object's content; names are read as UTF-8, or as `latin1` for one character
+ * per byte (names that must go back to git exactly).
+ */
+export function parseTree(content: Buffer, encoding: 'utf8' | 'latin1' = 'utf8'): TreeEntry[] {
   const entries: TreeEntry[] = []
   let index = 0
   while (index < content.length) {
     const space = content.indexOf(0x20, index)
     const nul = content.indexOf(0, space)
     const mode = content.toString('latin1', index, space)
-    const name = content.toString('utf8', space + 1, nul)
+    const name = content.toString(encoding, space + 1, nul)
     const oid = content.toString('hex', nul + 1, nul + 21)
     entries.push({ name, kind: kindOfMode(mode), oid })
     index = nul + 21

@@ -42,8 +42,31 @@ export const GIT_WITHOUT_HOOKS: Readonly<Record<string, string>> = Object.freeze
   GIT_TERMINAL_PROMPT: '0',
 })
 
+/**
+ * Settings eitri's own commands add to {@link GIT_WITHOUT_HOOKS} (not given to git in the jail:
+ * they change what a person's `git status` shows). Settings in the environment reach the git a
+ * command spawns inside a nested repository (git keeps them for submodule processes) and beat
+ * that repository's own configuration: no fsmonitor program runs there, and `status` and `diff`
+ * do not enter a nested repository at all. `git add` enters every repository its index records
+ * whatever they say (to ask whether it is dirty), and that git runs the nested repository's
+ * filters, which no setting can name in advance: so eitri's index never holds a nested
+ * repository (history.ts).
+ */
+const OWN_SETTINGS: readonly (readonly [string, string])[] = [
+  ['core.fsmonitor', 'false'],
+  ['diff.ignoreSubmodules', 'all'],
+  ['status.submoduleSummary', 'false'],
+  ['submodule.recurse', 'false'],
+]
+
 /** The identity and isolation every git command of eitri runs with. */
 export function gitEnvironment(target: GitTarget): Record<string, string> {
+  const base = Number(GIT_WITHOUT_HOOKS.GIT_CONFIG_COUNT)
+  const own: Record<string, string> = { GIT_CONFIG_COUNT: String(base + OWN_SETTINGS.length) }
+  OWN_SETTINGS.forEach(([key, value], index) => {
+    own[`GIT_CONFIG_KEY_${base + index}`] = key
+    own[`GIT_CONFIG_VALUE_${base + index}`] = value
+  })
   return {
     PATH: '/usr/local/bin:/usr/bin:/bin',
     LC_ALL: 'C',
@@ -52,6 +75,7 @@ export function gitEnvironment(target: GitTarget): Record<string, string> {
     ...(target.indexFile === undefined ? {} : { GIT_INDEX_FILE: target.indexFile }),
     // None of the user's or the system's configuration, and never a hook.
     ...GIT_WITHOUT_HOOKS,
+    ...own,
     GIT_AUTHOR_NAME: 'eitri',
     GIT_AUTHOR_EMAIL: 'eitri@eitri.invalid',
     GIT_COMMITTER_NAME: 'eitri',

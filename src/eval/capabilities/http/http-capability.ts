@@ -12,7 +12,7 @@ import type { CapabilitySettings } from '../../capability-settings.ts'
 import { MAX_RESULT_BYTES } from '../../eval-limits.ts'
 import { resolveChecked } from './address-guard.ts'
 import { canonicalHost, hostAllowed } from './host-allowlist.ts'
-import { maskSecrets, placeholdersIn, substituteSecrets } from './secret-placeholders.ts'
+import { placeholdersIn, secretMaskerFor, substituteSecrets } from './secret-placeholders.ts'
 import { sendRequest, type RawResponse } from './send-request.ts'
 
 /** Redirects followed before giving up. */
@@ -80,8 +80,12 @@ export async function guardedFetch(
   settings: CapabilitySettings,
   signal: AbortSignal,
 ): Promise<FetchAnswer> {
-  const mask = (text: string): string => maskSecrets(text, settings)
-  let answer: FetchAnswer
+  const masker = secretMaskerFor(settings)
+  const mask = (text: string): string => masker.text(text)
+  // Node reads a status line and headers as Latin-1, one character per byte: masked as those bytes.
+  const maskRaw = (text: string): string =>
+    masker.bytes(Buffer.from(text, 'latin1')).toString('latin1')
+  let answer: RawAnswer
   try {
     answer = await fetchHops(address, options, settings, signal)
   } catch (error) {
@@ -90,23 +94,27 @@ export async function guardedFetch(
   }
   return {
     status: answer.status,
-    statusText: mask(answer.statusText),
+    statusText: maskRaw(answer.statusText),
     ok: answer.ok,
     headers: Object.fromEntries(
-      Object.entries(answer.headers).map(([name, value]) => [mask(name), mask(value)]),
+      Object.entries(answer.headers).map(([name, value]) => [maskRaw(name), maskRaw(value)]),
     ),
-    body: mask(answer.body),
+    // Masked as bytes, before they become text: UTF-16 and other byte forms are seen whole.
+    body: masker.bytes(answer.body).toString('utf8'),
     url: mask(answer.url),
     redirected: answer.redirected,
   }
 }
+
+/** A {@link FetchAnswer} before masking, its body as bytes. */
+type RawAnswer = Omit<FetchAnswer, 'body'> & { readonly body: Buffer }
 
 async function fetchHops(
   address: string,
   options: z.output<typeof init>,
   settings: CapabilitySettings,
   signal: AbortSignal,
-): Promise<FetchAnswer> {
+): Promise<RawAnswer> {
   let url: URL
   try {
     url = new URL(address)

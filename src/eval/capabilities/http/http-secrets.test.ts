@@ -13,6 +13,27 @@ import { evalError, evalValue, evalWorkshop, type EvalWorkshop } from '../test-e
 /** Upper and lower case, and fit for a host name and a header name, so it can come back as either. */
 const SECRET = 'S3cret-Value-0451'
 
+/** Another value of the same kinds of characters: its forms must come back untouched. */
+const UNRELATED = 'Q9ndom-Thing-7713'
+
+/** The forms a host might echo a value in, one a line. */
+function encodings(value: string): string[] {
+  const bytes = Buffer.from(value)
+  return [
+    JSON.stringify({ token: `${value}/` }).replaceAll('/', '\\/'),
+    [...value].map((c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`).join(''),
+    ...[0, 1, 2].map((offset) =>
+      Buffer.concat([Buffer.from('Bearer: '.slice(0, offset)), bytes]).toString('base64'),
+    ),
+    bytes.toString('hex'),
+    bytes.toString('hex').toUpperCase(),
+    Buffer.from(value, 'utf16le').toString('latin1'),
+    Buffer.from(value, 'utf16le').swap16().toString('latin1'),
+    [...value].map((c) => `&#${c.charCodeAt(0)};`).join(''),
+    [...bytes].map((byte) => `%${byte.toString(16)}`).join(''),
+  ]
+}
+
 /** A self-signed certificate for 127.0.0.1, trusted by this process only. */
 function loopbackCertificate(): { key: string; cert: string } {
   const folder = fs.mkdtempSync(path.join(os.tmpdir(), 'eitri-tls-'))
@@ -64,6 +85,12 @@ describe('secrets in http.fetch', () => {
         response.writeHead(200, `OK ${echo}`)
         response.end(`you sent ${echo}, ${encodeURIComponent(`${echo}/`)}`)
         return
+      case '/encoded':
+        // Every form of the token, or of another value when asked; Latin-1 keeps UTF-16's bytes.
+        response.end(
+          Buffer.from(encodings(url.searchParams.get('value') ?? echo).join('\n'), 'latin1'),
+        )
+        return
       case '/to-unlisted':
         response.writeHead(302, { location: `https://${echo}.example.invalid/` }).end()
         return
@@ -101,11 +128,13 @@ describe('secrets in http.fetch', () => {
       config: {
         http: { allow: ['127.0.0.1', 'localhost'] },
         secrets: { TOKEN: { domain: '127.0.0.1', header: 'x-token' } },
+        env: ['ALSO_TOKEN', 'REGION'],
       },
       workshop: {
         evaluation: {
           testOnlyAllowLoopback: true,
-          readVariable: (name) => (name === 'TOKEN' ? SECRET : undefined),
+          readVariable: (name) =>
+            ({ TOKEN: SECRET, ALSO_TOKEN: `token=${SECRET}`, REGION: UNRELATED })[name],
         },
       },
     })
@@ -189,5 +218,50 @@ describe('secrets in http.fetch', () => {
       /\[permission_denied\]: http\.fetch refused \$\{secret:TOKEN\}\.example\.invalid/,
     )
     assert.doesNotMatch(content, /s3cret-value-0451/i)
+  })
+
+  it('masks the secret in every form a host echoes it in: JSON escapes, base64 at each offset, hex, UTF-16, HTML, URL', async () => {
+    await using fixture = await open()
+    const base = `https://127.0.0.1:${securePort}/encoded`
+    const body = evalValue(
+      await fixture.run(`(await http.fetch(${JSON.stringify(base)}, ${bound})).body`),
+    )
+    assert.equal(seen.at(-1), SECRET, 'the server got the value and echoed it')
+    const lines = body.split('\n')
+    assert.equal(lines.length, encodings(SECRET).length)
+    for (const [index, form] of encodings(SECRET).entries()) {
+      assert.ok(lines[index]?.includes('${secret:TOKEN}'), `form ${index}: ${lines[index]}`)
+      assert.ok(!body.includes(Buffer.from(form, 'latin1').toString('utf8')), `form ${index}`)
+    }
+    // The control: the same forms of another value come back as the host sent them.
+    const other = evalValue(
+      await fixture.run(
+        `(await http.fetch(${JSON.stringify(`${base}?value=${UNRELATED}`)}, ${bound})).body`,
+      ),
+    )
+    assert.equal(other, Buffer.from(encodings(UNRELATED).join('\n'), 'latin1').toString('utf8'))
+    assert.ok(!other.includes('${secret:'))
+  })
+
+  it("masks the secret in a granted variable's value and in what an eval answers", async () => {
+    await using fixture = await open()
+    assert.equal(
+      evalValue(await fixture.run("await env.get('ALSO_TOKEN')")),
+      'token=${secret:TOKEN}',
+    )
+    assert.equal(evalValue(await fixture.run("await env.get('REGION')")), UNRELATED)
+    // Code that spells the value out (a model that saw it elsewhere) gets it masked in its answer.
+    const spelled = await fixture.run(
+      `const v = ['S3cret', 'Value', '0451'].join('-'); console.log(encodeURIComponent('x' + v)); [v, encodeURIComponent(v + '/')].join(' ')`,
+    )
+    const text = JSON.stringify(spelled)
+    assert.doesNotMatch(text, /s3cret-value-0451/i)
+    assert.match(evalValue(spelled), /\$\{secret:TOKEN\} \$\{secret:TOKEN\}%2F/)
+    assert.match(evalValue(spelled), /x\$\{secret:TOKEN\}/, 'the console output too')
+    const failed = await fixture.run(`throw new Error(['S3cret', 'Value', '0451'].join('-'))`)
+    assert.match(evalError(failed, 'eval_error'), /\$\{secret:TOKEN\}/)
+    assert.doesNotMatch(JSON.stringify(failed), /s3cret-value-0451/i)
+    // The control: another value passes.
+    assert.equal(evalValue(await fixture.run(`${JSON.stringify(UNRELATED)}`)), UNRELATED)
   })
 })

@@ -4,11 +4,12 @@
  * replaces one with its value, only in an https request to the host the secret is bound to and
  * only in the header it is bound to. A placeholder anywhere else (the URL, the body, another
  * header, another host, plain http) refuses the whole request. Whatever comes back has every
- * secret value masked with its placeholder again, in any case and percent-encoded too.
+ * secret value masked with its placeholder again, in every form `secret-forms.ts` lists.
  */
 import { EitriError } from '../../../errors/eitri-error.ts'
 import type { CapabilitySettings } from '../../capability-settings.ts'
 import { canonicalHost } from './host-allowlist.ts'
+import { secretMasker, type SecretMasker } from './secret-forms.ts'
 
 const PLACEHOLDER = /\$\{secret:([A-Za-z_][A-Za-z0-9_]*)\}/g
 
@@ -86,24 +87,25 @@ export function substituteSecrets(
 }
 
 /**
- * Masks every configured secret's value in `text` with its placeholder: as it is, in any case
- * (a header name comes back lower-cased) and percent-encoded (in a URL).
+ * A masker of every configured secret's value, in every form `secret-forms.ts` lists (as it is,
+ * in any case, JSON- or URL-escaped, as HTML references, hex, UTF-16 or base64), with its
+ * placeholder. Values are read now: make one per response.
  */
+export function secretMaskerFor(
+  settings: Pick<CapabilitySettings, 'secrets' | 'readVariable'>,
+): SecretMasker {
+  return secretMasker(
+    Object.keys(settings.secrets).map((name) => ({
+      value: settings.readVariable(name) ?? '',
+      placeholder: placeholder(name),
+    })),
+  )
+}
+
+/** `text` with every configured secret's value masked (see {@link secretMaskerFor}). */
 export function maskSecrets(
   text: string,
   settings: Pick<CapabilitySettings, 'secrets' | 'readVariable'>,
 ): string {
-  let masked = text
-  for (const name of Object.keys(settings.secrets)) {
-    const value = settings.readVariable(name)
-    if (value === undefined || value === '') continue
-    for (const form of new Set([value, encodeURIComponent(value), encodeURI(value)])) {
-      masked = masked.replace(new RegExp(escapeRegExp(form), 'gi'), () => placeholder(name))
-    }
-  }
-  return masked
-}
-
-function escapeRegExp(text: string): string {
-  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
+  return secretMaskerFor(settings).text(text)
 }

@@ -10,12 +10,12 @@ import type { LookupFunction } from 'node:net'
 import { EitriError } from '../../../errors/eitri-error.ts'
 import type { CheckedAddress } from './address-guard.ts'
 
-/** One response, body as text. */
+/** One response, its body as bytes (masked before it becomes text). */
 export interface RawResponse {
   readonly status: number
   readonly statusText: string
   readonly headers: Record<string, string>
-  readonly body: string
+  readonly body: Buffer
 }
 
 /** Sends one request to `address` and reads the response. */
@@ -97,7 +97,7 @@ export function sendRequest(options: {
           status: response.statusCode ?? 0,
           statusText: response.statusMessage ?? '',
           headers,
-          body: Buffer.concat(chunks).toString('utf8'),
+          body: Buffer.concat(chunks),
         })
       })
     })

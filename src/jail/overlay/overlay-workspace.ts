@@ -1,0 +1,338 @@
+/**
+ * @module jail/overlay/overlay-workspace
+ * The workspace as a root caller's jail sees it: a fresh overlay for each command, the live
+ * workspace below (read-only), a new empty upper layer above. What the command changes lands
+ * in the upper layer and nowhere else; afterwards exactly that is read (upper-layer.ts), judged
+ * and written back (write-back.ts), and the layer is thrown away. Nothing is copied or walked
+ * whole, so a command costs what it changed, not what the workspace holds.
+ *
+ * The mounts are made by a layer host (layer-host.ts) in its own mount namespace, where every
+ * bubblewrap of this workspace starts. The workspace is first bound there with an id mapping
+ * (its owner appears as the jail's user, so the unprivileged jail can change existing files
+ * and git in the jail sees its own repository) at a neutral path, so the jail never learns
+ * where the workspace lives. A warm jail binds a shared mount point once; each command's
+ * overlay is mounted on that point afterwards and reaches the running jail by propagation, so
+ * no process in the jail ever holds a capability. Private paths (eitri's state and
+ * configuration, when they lie inside the workspace) are covered with empty read-only mounts
+ * on every overlay before the command starts.
+ */
+import fs from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
+import type { WriteBackLimits } from '../../access/write-back/plan-write-back.ts'
+import type { WorkspaceView } from '../../tool/workspace-view.ts'
+import type { WorkspaceTree } from '../../workspace/workspace-tree.ts'
+import type { CallerMount } from '../caller-mounts.ts'
+import type { HostIdentity } from '../jail-identity.ts'
+import type { Placeholders } from '../protected-mounts.ts'
+import { atPinned, listPinned } from '../pinned-folder.ts'
+import { writeBack, type SyncReport } from '../write-back.ts'
+import { LayerHost } from './layer-host.ts'
+import { readUpperLayer } from './upper-layer.ts'
+
+/**
+ * Overlay options: no folder redirects, no metadata-only copies, no index, so the upper layer
+ * holds whole files and plain folders that the host can read without the overlay's help. A
+ * folder that exists below therefore cannot be renamed in the jail (`EXDEV`); `mv` copies it.
+ */
+const OVERLAY_OPTIONS = 'redirect_dir=off,metacopy=off,index=off,xino=off'
+
+/** The attribute the overlay marks an opaque folder with, when mounted by a root caller. */
+const OPAQUE_ATTRIBUTE = 'trusted.overlay.opaque'
+
+/** One command's overlay. */
+export interface Layer {
+  /** Where the overlay is mounted, in the layer host's namespace. */
+  readonly mountPoint: string
+  /** The upper layer, or undefined for a read-only overlay. */
+  readonly upper: string | undefined
+  readonly folder: string
+  /** When it was mounted, in the clock of file change times. */
+  readonly startedMs: number
+}
+
+/** One workspace's overlays; see the module comment. */
+export class OverlayWorkspace {
+  readonly #tree: WorkspaceTree
+  readonly #view: WorkspaceView
+  readonly #identity: HostIdentity
+  readonly #privatePaths: readonly string[]
+  readonly #placeholders: Placeholders
+  readonly #limits: WriteBackLimits | undefined
+  readonly #root: string
+  readonly #workspace: string
+  readonly #host: LayerHost
+  readonly #madeCallerMounts = new Set<string>()
+  readonly #sharedPoints = new Map<string, Promise<string>>()
+  /**
+   * Repositories commands made where there was none: never written back, but kept in a layer
+   * between the workspace and each command's upper layer, so the next command still has them.
+   */
+  readonly #kept = new Map<string, string>()
+  #counter = 0
+  /** Resolves once the workspace is bound below its neutral path. */
+  readonly ready: Promise<void>
+
+  constructor(options: {
+    tree: WorkspaceTree
+    /** The workspace folder (the tree's root). */
+    root: string
+    view: WorkspaceView
+    identity: HostIdentity
+    /** Workspace-relative paths covered in every overlay. */
+    privatePaths: readonly string[]
+    placeholders: Placeholders
+    temporaryRoot?: string
+    limits?: WriteBackLimits
+  }) {
+    this.#tree = options.tree
+    this.#workspace = options.root
+    this.#view = options.view
+    this.#identity = options.identity
+    this.#privatePaths = options.privatePaths
+    this.#placeholders = options.placeholders
+    this.#limits = options.limits
+    this.#root = fs.mkdtempSync(path.join(options.temporaryRoot ?? os.tmpdir(), 'eitri-layers-'))
+    // Passable, not listable: the jail's user reaches its mount points by name only.
+    fs.chmodSync(this.#root, 0o711)
+    for (const folder of ['lower', 'points', 'kept']) fs.mkdirSync(path.join(this.#root, folder))
+    fs.chmodSync(path.join(this.#root, 'points'), 0o711)
+    fs.mkdirSync(path.join(this.#root, 'layers'), { mode: 0o700 })
+    this.#host = new LayerHost()
+    const workspace = fs.statSync(options.root)
+    this.ready = this.#host.ready.then(() =>
+      this.#host.idmappedBind(
+        options.root,
+        path.join(this.#root, 'lower'),
+        { uid: workspace.uid, gid: workspace.gid },
+        { uid: options.identity.uid, gid: options.identity.gid },
+      ),
+    )
+    this.ready.catch(() => undefined)
+  }
+
+  /** Arguments that start bubblewrap in the layer host's namespace. */
+  enter(): string[] {
+    return this.#host.enter()
+  }
+
+  /** Makes the caller mounts a start needs, once each, in the layer host's namespace. */
+  async callerMounts(mounts: readonly CallerMount[]): Promise<void> {
+    for (const mount of mounts) {
+      const key = `${mount.mountPoint}:${mount.writable ? 'rw' : 'ro'}`
+      if (this.#madeCallerMounts.has(key)) continue
+      await this.#host.bind(mount.source, mount.mountPoint, mount.writable ? 'rw' : 'ro')
+      this.#madeCallerMounts.add(key)
+    }
+  }
+
+  /**
+   * A mount point a warm jail binds once, shared: each command's overlay is mounted on it
+   * later and reaches the jail. One per name (an access level).
+   */
+  sharedPoint(name: string): Promise<string> {
+    const known = this.#sharedPoints.get(name)
+    if (known !== undefined) return known
+    const made = (async () => {
+      await this.ready
+      const point = path.join(this.#root, 'points', name)
+      fs.mkdirSync(point, { mode: 0o755 })
+      await this.#host.share(point)
+      return point
+    })()
+    this.#sharedPoints.set(name, made)
+    made.catch(() => this.#sharedPoints.delete(name))
+    return made
+  }
+
+  /** A mount point of its own for one cold start (a background job). */
+  async privatePoint(): Promise<string> {
+    await this.ready
+    const point = path.join(this.#root, 'points', `job-${++this.#counter}`)
+    fs.mkdirSync(point, { mode: 0o755 })
+    return point
+  }
+
+  /** Mounts a fresh overlay on `mountPoint`: writable with a new upper layer, or read-only. */
+  async mount(mountPoint: string, writable: boolean): Promise<Layer> {
+    await this.ready
+    const folder = path.join(this.#root, 'layers', String(++this.#counter))
+    fs.mkdirSync(folder, { mode: 0o700 })
+    const workspaceLayer = path.join(this.#root, 'lower')
+    const lower =
+      this.#kept.size === 0 ? workspaceLayer : `${path.join(this.#root, 'kept')}:${workspaceLayer}`
+    const startedMs = changeClock(folder)
+    let upper: string | undefined
+    if (writable) {
+      upper = path.join(folder, 'upper')
+      const work = path.join(folder, 'work')
+      // The upper layer's root is the overlay's root: the workspace's bits, the jail's owner.
+      fs.mkdirSync(upper, { mode: 0o700 })
+      fs.chmodSync(upper, fs.statSync(this.#workspace).mode & 0o777)
+      fs.chownSync(upper, this.#identity.uid, this.#identity.gid)
+      fs.mkdirSync(work, { mode: 0o700 })
+      await this.#host.overlay({ lower, upper, work, target: mountPoint, options: OVERLAY_OPTIONS })
+    } else {
+      // An overlay needs an upper layer or two lower ones: alone, the workspace is bound.
+      if (this.#kept.size === 0) await this.#host.bind(workspaceLayer, mountPoint, 'ro')
+      else await this.#host.overlay({ lower, target: mountPoint, options: OVERLAY_OPTIONS })
+    }
+    try {
+      await this.#coverPrivatePaths(mountPoint)
+    } catch (error) {
+      await this.#host.unmount(mountPoint).catch(() => undefined)
+      fs.rmSync(folder, { recursive: true, force: true })
+      throw error
+    }
+    return { mountPoint, upper, folder, startedMs }
+  }
+
+  /**
+   * Ends a command's overlay: unmounts it (nothing in the jail can reach the layer after), and
+   * for a writable one brings back what the command changed. The layer is removed either way.
+   */
+  async finish(layer: Layer): Promise<SyncReport | undefined> {
+    try {
+      await this.#host.unmount(layer.mountPoint)
+      if (layer.upper === undefined) return undefined
+      return await this.#writeBack(layer, layer.upper)
+    } finally {
+      fs.rmSync(layer.folder, { recursive: true, force: true })
+    }
+  }
+
+  /** Removes an unused private mount point. */
+  releasePoint(mountPoint: string): void {
+    try {
+      fs.rmdirSync(mountPoint)
+    } catch {
+      // still a mount point in some namespace, or gone: left rather than removed recursively
+    }
+  }
+
+  /** Ends the layer host (its mounts go with its namespace) and removes the folders. */
+  close(): void {
+    this.#host.close()
+    fs.rmSync(path.join(this.#root, 'layers'), { recursive: true, force: true })
+    for (const folder of ['points', 'lower']) {
+      const at = path.join(this.#root, folder)
+      for (const name of fs.existsSync(at) && folder === 'points' ? fs.readdirSync(at) : []) {
+        this.releasePoint(path.join(at, name))
+      }
+      try {
+        fs.rmdirSync(at)
+      } catch {
+        // left rather than removed recursively
+      }
+    }
+    try {
+      fs.rmdirSync(this.#root)
+    } catch {
+      // left rather than removed recursively
+    }
+  }
+
+  async #coverPrivatePaths(mountPoint: string): Promise<void> {
+    for (const relative of this.#privatePaths) {
+      const stat = await this.#tree.stat(relative)
+      if (stat === undefined) continue
+      const cover =
+        stat.type === 'directory' ? this.#placeholders.emptyFolder : this.#placeholders.emptyFile
+      await this.#host.bind(cover, path.join(mountPoint, relative), 'ro')
+    }
+  }
+
+  async #writeBack(layer: Layer, upper: string): Promise<SyncReport> {
+    const isPrivate = (relative: string): boolean =>
+      this.#privatePaths.some((hidden) => relative === hidden || relative.startsWith(`${hidden}/`))
+    const read = await readUpperLayer({
+      upper,
+      tree: this.#tree,
+      isPrivate,
+      startedMs: layer.startedMs,
+      opaque: (relatives) =>
+        this.#host.opaque(
+          OPAQUE_ATTRIBUTE,
+          relatives.map((relative) => path.join(upper, relative)),
+        ),
+    })
+    const report: SyncReport = { written: [], deleted: [], refused: [...read.refused], kept: [] }
+    const keptReport = (): SyncReport => {
+      report.kept.push(
+        ...[...this.#kept]
+          .filter(([relative]) => !report.kept.some((kept) => kept.path === relative))
+          .map(([relative, reason]) => ({ path: relative, reason })),
+      )
+      return report
+    }
+    if (read.changes.length === 0) return keptReport()
+    const { plan, applied, failed } = await writeBack({
+      source: upper,
+      changes: read.changes,
+      tree: this.#tree,
+      view: this.#view,
+      ...(this.#limits === undefined ? {} : { limits: this.#limits }),
+    })
+    for (const change of applied) {
+      if (change.type === 'delete') report.deleted.push(change.path)
+      else report.written.push(change.path)
+    }
+    report.refused.push(...failed, ...plan.refused)
+    report.kept.push(...plan.kept)
+    for (const { path: relative, reason } of plan.kept) {
+      keepLayer(upper, path.join(this.#root, 'kept'), relative)
+      this.#kept.set(relative, reason)
+    }
+    return keptReport()
+  }
+}
+
+/**
+ * Moves what a command left at `relative` in its upper layer into the kept layer, merged with
+ * what is kept there already (whiteouts delete, an opaque folder replaces). Only the host
+ * touches either layer now (the overlay is unmounted); links are moved, never followed.
+ */
+function keepLayer(upper: string, kept: string, relative: string): void {
+  const parts = relative.split('/')
+  for (let index = 1; index < parts.length; index++) {
+    const folder = path.join(kept, ...parts.slice(0, index))
+    if (!fs.existsSync(folder)) {
+      const mode = atPinned(upper, parts.slice(0, index).join('/'), (pinned) =>
+        fs.lstatSync(pinned),
+      )
+      fs.mkdirSync(folder, { mode: mode.mode & 0o777 })
+      fs.chownSync(folder, mode.uid, mode.gid)
+    }
+  }
+  mergeInto(upper, relative, path.join(kept, relative))
+}
+
+function mergeInto(upper: string, relative: string, target: string): void {
+  const stat = atPinned(upper, relative, (pinned) =>
+    fs.lstatSync(pinned, { throwIfNoEntry: false }),
+  )
+  if (stat === undefined) return
+  const existing = fs.lstatSync(target, { throwIfNoEntry: false })
+  if (stat.isCharacterDevice() && stat.rdev === 0) {
+    fs.rmSync(target, { recursive: true, force: true })
+    return
+  }
+  if (stat.isDirectory() && existing?.isDirectory() === true) {
+    for (const entry of listPinned(upper, relative)) {
+      mergeInto(upper, `${relative}/${entry.name}`, path.join(target, entry.name))
+    }
+    return
+  }
+  if (existing !== undefined) fs.rmSync(target, { recursive: true, force: true })
+  atPinned(upper, relative, (pinned) => fs.renameSync(pinned, target))
+}
+
+/**
+ * Now, as the file system stamps change times: the change time of a folder just made. A
+ * workspace entry whose change time is later changed after this moment.
+ */
+function changeClock(folder: string): number {
+  const marker = path.join(folder, 'started')
+  fs.writeFileSync(marker, '')
+  return fs.statSync(marker).ctimeMs
+}

@@ -1,0 +1,141 @@
+/**
+ * @module jail/overlay/upper-layer
+ * What a command changed, read from the upper layer of its overlay: exactly the entries it
+ * wrote (copied up or made), whiteouts for what it deleted, and opaque folders for a folder it
+ * deleted and made again. So the cost is what changed, never what exists. The host reads the
+ * layer through pinned folders (no link in it is followed), and lists the workspace only below
+ * what was deleted.
+ */
+import fs from 'node:fs'
+import path from 'node:path'
+import type { ProposedChange } from '../../access/write-back/plan-write-back.ts'
+import type { WorkspaceTree } from '../../workspace/workspace-tree.ts'
+import { walkPinned } from '../pinned-folder.ts'
+
+/** The changes of one command and what cannot come back as a change at all. */
+export interface UpperLayerChanges {
+  readonly changes: ProposedChange[]
+  /** Paths that are not changes the write-back can judge, with why. */
+  readonly refused: { path: string; reason: string }[]
+}
+
+/** What reading an upper layer needs. */
+export interface UpperLayerContext {
+  /** The upper layer's folder. */
+  readonly upper: string
+  /** The workspace the layer lay over. */
+  readonly tree: WorkspaceTree
+  /** Paths the jail never showed (eitri's state): nothing below them is a change. */
+  readonly isPrivate: (relative: string) => boolean
+  /** Which of these upper folders the overlay marked opaque (made anew over a deleted one). */
+  readonly opaque: (relatives: readonly string[]) => Promise<boolean[]>
+  /**
+   * When the command started, in the clock of file change times: a workspace entry changed
+   * after it changed while the command ran, and the workspace's version wins.
+   */
+  readonly startedMs: number
+}
+
+/** A whiteout: the overlay's mark of a deleted entry, a character device numbered 0, 0. */
+function isWhiteout(stat: fs.Stats): boolean {
+  return stat.isCharacterDevice() && stat.rdev === 0
+}
+
+/** Reads the changes a command left in its upper layer. */
+export async function readUpperLayer(context: UpperLayerContext): Promise<UpperLayerChanges> {
+  const { tree } = context
+  const root = tree.root
+  if (root === undefined) throw new Error('an upper layer lies over a workspace folder')
+  const refused: UpperLayerChanges['refused'] = []
+  const entries: { relative: string; stat: fs.Stats; target: string }[] = []
+  walkPinned(
+    context.upper,
+    new Set(),
+    (entry) => entries.push(entry),
+    (display) =>
+      refused.push({
+        path: display,
+        reason: 'its name is not valid UTF-8, so it cannot be named in the workspace; rename it',
+      }),
+  )
+  const kept = entries.filter(({ relative }) => !context.isPrivate(relative))
+  const folders = kept.filter(({ stat }) => stat.isDirectory()).map(({ relative }) => relative)
+  const opaqueFlags = await context.opaque(folders)
+  const opaque = new Set(folders.filter((_, index) => opaqueFlags[index] === true))
+  const inUpper = new Set(kept.map(({ relative }) => relative))
+
+  const deletes: ProposedChange[] = []
+  const writes: ProposedChange[] = []
+  const deleteHost = async (relative: string): Promise<void> => {
+    // Children first: a folder is removed after what it held.
+    const stat = await tree.stat(relative)
+    if (stat === undefined) return
+    if (stat.type === 'directory') {
+      for (const entry of await tree.list(relative)) {
+        const child = `${relative}/${entry.name}`
+        if (!context.isPrivate(child)) await deleteHost(child)
+      }
+    }
+    deletes.push({ path: relative, type: 'delete' })
+  }
+  const changedMeanwhile = (relative: string): boolean => {
+    const stat = fs.lstatSync(path.join(root, relative), { throwIfNoEntry: false })
+    return stat !== undefined && stat.ctimeMs > context.startedMs
+  }
+
+  for (const { relative, stat, target } of kept) {
+    if (isWhiteout(stat)) {
+      if (changedMeanwhile(relative)) {
+        refused.push({
+          path: relative,
+          reason:
+            'it changed in the workspace while the command ran, which deleted it; the workspace’s version was kept',
+        })
+      } else await deleteHost(relative)
+      continue
+    }
+    const host = await tree.stat(relative)
+    if (stat.isDirectory()) {
+      if (host !== undefined && host.type !== 'directory') await deleteHost(relative)
+      if (host?.type === 'directory' && opaque.has(relative)) {
+        // Made anew over a deleted folder: what the workspace holds there and the layer does
+        // not was deleted.
+        for (const entry of await tree.list(relative)) {
+          const child = `${relative}/${entry.name}`
+          if (!inUpper.has(child) && !context.isPrivate(child)) await deleteHost(child)
+        }
+      }
+      if (host?.type !== 'directory') writes.push({ path: relative, type: 'directory' })
+      continue
+    }
+    if (!stat.isFile() && !stat.isSymbolicLink()) continue // sockets, pipes, devices: not files
+    if (host !== undefined && changedMeanwhile(relative)) {
+      refused.push({
+        path: relative,
+        reason:
+          'it changed in the workspace while the command ran; the workspace’s version was kept',
+      })
+      continue
+    }
+    if (host !== undefined && host.type === 'directory') await deleteHost(relative)
+    if (stat.isSymbolicLink()) {
+      if (host?.type === 'symlink' && (await tree.readlink(relative)) === target) continue
+      writes.push({ path: relative, type: 'symlink', target })
+      continue
+    }
+    // Copied up but not changed (opened for writing, touched, chmod to the same bits): the
+    // overlay keeps the workspace's time on a copy, so the same size, bits and time mean the
+    // same file.
+    if (
+      host?.type === 'file' &&
+      host.size === stat.size &&
+      (host.mode & 0o777) === (stat.mode & 0o777) &&
+      host.modifiedMs === stat.mtimeMs
+    )
+      continue
+    writes.push({ path: relative, type: 'file', mode: stat.mode & 0o7777, size: stat.size })
+  }
+  const seen = new Set<string>()
+  const unique = deletes.filter(({ path: relative }) => !seen.has(relative) && seen.add(relative))
+  return { changes: [...unique, ...writes], refused }
+}

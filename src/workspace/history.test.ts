@@ -1,0 +1,253 @@
+import assert from 'node:assert/strict'
+import { execFileSync } from 'node:child_process'
+import fs from 'node:fs/promises'
+import os from 'node:os'
+import path from 'node:path'
+import { describe, it, type TestContext } from 'node:test'
+import { runGit } from './git/run-git.ts'
+import { WorkspaceHistory } from './history.ts'
+
+interface Fixture {
+  readonly root: string
+  readonly workspace: string
+  readonly canaries: string
+  readonly history: WorkspaceHistory
+}
+
+async function fixture(t: TestContext, files: Record<string, string>): Promise<Fixture> {
+  const root = await fs.realpath(await fs.mkdtemp(path.join(os.tmpdir(), 'eitri-history-')))
+  const workspace = path.join(root, 'workspace')
+  const canaries = path.join(root, 'canaries')
+  await fs.mkdir(canaries)
+  for (const [name, content] of Object.entries(files)) {
+    await fs.mkdir(path.dirname(path.join(workspace, name)), { recursive: true })
+    await fs.writeFile(path.join(workspace, name), content)
+  }
+  const history = await WorkspaceHistory.open({
+    stateDir: path.join(root, 'state'),
+    workTree: workspace,
+  })
+  t.after(async () => {
+    history.close()
+    await fs.rm(root, { recursive: true, force: true })
+  })
+  return { root, workspace, canaries, history }
+}
+
+function git(cwd: string, ...args: string[]): string {
+  return execFileSync(
+    'git',
+    ['-c', 'user.name=p', '-c', 'user.email=p@p', '-c', 'init.defaultBranch=main', ...args],
+    { cwd, encoding: 'utf8', env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: cwd } },
+  ).trim()
+}
+
+/**
+ * A repository at `folder` with one commit, whose own configuration runs programs writing
+ * canaries: an fsmonitor, and a clean filter on every file.
+ */
+async function plantRepository(fixture: Fixture, folder: string): Promise<void> {
+  const repository = path.join(fixture.workspace, folder)
+  const name = path.basename(folder)
+  await fs.mkdir(repository, { recursive: true })
+  git(repository, 'init', '-q')
+  await fs.writeFile(path.join(repository, 'keep.txt'), 'kept\n')
+  git(repository, 'add', '-A')
+  git(repository, 'commit', '-qm', 'code')
+  const script = path.join(repository, 'fsmon.sh')
+  await fs.writeFile(script, `#!/bin/sh\necho ran >> ${fixture.canaries}/fsmonitor-${name}\n`)
+  await fs.chmod(script, 0o755)
+  await fs.writeFile(
+    path.join(repository, 'clean.sh'),
+    `#!/bin/sh\necho ran >> ${fixture.canaries}/filter-${name}\ncat\n`,
+  )
+  await fs.writeFile(path.join(repository, '.gitattributes'), '* filter=canary\n')
+  await fs.appendFile(
+    path.join(repository, '.git/config'),
+    '[core]\n\tfsmonitor = ./fsmon.sh\n[filter "canary"]\n\tclean = sh ./clean.sh\n',
+  )
+}
+
+/** Makes `keep.txt` look changed to git (a new time, the same size): a git asking reads it. */
+async function touchKept(fixture: Fixture, folder: string, seconds: number): Promise<void> {
+  const time = new Date(Date.now() + seconds * 1000)
+  await fs.utimes(path.join(fixture.workspace, folder, 'keep.txt'), time, time)
+}
+
+function lsTree(history: WorkspaceHistory, tree: string): string {
+  return execFileSync('git', ['--git-dir', history.gitDir, 'ls-tree', '-r', tree], {
+    encoding: 'utf8',
+  })
+}
+
+describe("main's tree: nested repositories and paths git refuses", () => {
+  it('a repository git meets before eitri knew it is taken out of the index at once, and never entered', async (t) => {
+    const f = await fixture(t, { 'lib/a.txt': 'a\n', 'top.txt': 'top\n' })
+    await f.history.mainTree()
+    // a repository appears in lib, and the watcher names only a file beside it
+    await plantRepository(f, 'lib/inner')
+    await fs.writeFile(path.join(f.workspace, 'lib/a.txt'), 'a2\n')
+    const seen = await f.history.mainTree({ paths: ['lib/a.txt'] })
+    // the next looks at lib never enter the repository
+    const trees = [seen.tree]
+    for (const [round, content] of ['a3\n', 'a4\n'].entries()) {
+      await touchKept(f, 'lib/inner', round + 1)
+      await fs.writeFile(path.join(f.workspace, 'lib/a.txt'), content)
+      trees.push((await f.history.mainTree({ paths: ['lib/a.txt'] })).tree)
+    }
+    trees.push((await f.history.mainTree()).tree)
+    assert.deepEqual(await fs.readdir(f.canaries), [])
+    for (const tree of trees) {
+      assert.doesNotMatch(lsTree(f.history, tree), /160000|inner/)
+      assert.match(lsTree(f.history, tree), /\tlib\/a\.txt$/m)
+    }
+    assert.deepEqual(seen.skipped, ['lib/inner/'])
+  })
+
+  it('an index holding a gitlink (an older eitri, another process) is cleaned before git adds', async (t) => {
+    const f = await fixture(t, { 'a.txt': 'a\n' })
+    await plantRepository(f, 'sub')
+    await f.history.mainTree()
+    // Another process leaves a gitlink in the index (as eitri did before it left repositories out)
+    const head = git(path.join(f.workspace, 'sub'), 'rev-parse', 'HEAD')
+    await runGit(f.history.mainTarget, [
+      'update-index',
+      '--add',
+      '--cacheinfo',
+      `160000,${head},sub`,
+    ])
+    // Positive control: with that index, eitri's own git add enters sub (to ask whether it is
+    // dirty) and that git runs sub's filter; the fsmonitor does not run, as eitri's environment
+    // sets core.fsmonitor=false, which reaches it, but no setting can name every filter.
+    await touchKept(f, 'sub', 1)
+    await runGit(f.history.mainTarget, ['add', '--all', '--dry-run', '.'])
+    assert.deepEqual(await fs.readdir(f.canaries), ['filter-sub'])
+    await fs.rm(path.join(f.canaries, 'filter-sub'))
+    // The next snapshot, through a history opened anew (as a new server would), runs nothing.
+    f.history.close()
+    const history = await WorkspaceHistory.open({
+      stateDir: path.dirname(f.history.gitDir),
+      workTree: f.workspace,
+    })
+    t.after(() => history.close())
+    await touchKept(f, 'sub', 2)
+    await fs.writeFile(path.join(f.workspace, 'a.txt'), 'b\n')
+    const seen = await history.mainTree({ paths: ['a.txt'] })
+    await touchKept(f, 'sub', 3)
+    await fs.writeFile(path.join(f.workspace, 'a.txt'), 'c\n')
+    await history.mainTree({ paths: ['a.txt'] })
+    assert.deepEqual(await fs.readdir(f.canaries), [])
+    assert.doesNotMatch(lsTree(history, seen.tree), /160000/)
+    assert.deepEqual(seen.skipped, ['sub/'])
+  })
+
+  it('a repository whose name is not UTF-8 is left out all the same', async (t) => {
+    const f = await fixture(t, { 'a.txt': 'a\n' })
+    await f.history.mainTree()
+    await plantRepository(f, 'plain')
+    // rename it to bytes that are no UTF-8 (git and the file system take any byte but / and NUL)
+    const odd = Buffer.concat([Buffer.from(`${f.workspace}/odd-`), Buffer.from([0xff, 0xfe])])
+    await fs.rename(path.join(f.workspace, 'plain'), odd)
+    await fs.writeFile(path.join(f.workspace, 'a.txt'), 'b\n')
+    for (let round = 1; round <= 3; round++) {
+      const time = new Date(Date.now() + round * 1000)
+      await fs.utimes(Buffer.concat([odd, Buffer.from('/keep.txt')]), time, time)
+      const seen = await f.history.mainTree({ paths: ['a.txt'] })
+      assert.doesNotMatch(lsTree(f.history, seen.tree), /160000|odd/)
+      assert.equal(seen.skipped.length, 1)
+    }
+    assert.deepEqual(await fs.readdir(f.canaries), [])
+  })
+
+  it('a folder replaced by a link: git is never given a path beyond it', async (t) => {
+    const f = await fixture(t, { 'a/b/c.txt': 'c\n', 'other/b/c.txt': 'o\n' })
+    await f.history.mainTree()
+    await f.history.mainTree({ paths: ['a/b/c.txt'] })
+    await fs.rm(path.join(f.workspace, 'a'), { recursive: true })
+    await fs.symlink('other', path.join(f.workspace, 'a'))
+    // the watcher names the old path only (its events for `a` itself came earlier)
+    const seen = await f.history.mainTree({ paths: ['a/b/c.txt'] })
+    assert.match(lsTree(f.history, seen.tree), /^120000 blob \w+\ta$/m)
+  })
+
+  it('a snapshot that cannot be taken fails with git’s reason, and the next one works once the cause is gone', async (t) => {
+    const f = await fixture(t, { 'a.txt': 'a\n' })
+    await f.history.mainTree()
+    const lock = path.join(path.dirname(f.history.gitDir), 'main.index.lock')
+    await fs.writeFile(lock, '')
+    await fs.writeFile(path.join(f.workspace, 'a.txt'), 'b\n')
+    await assert.rejects(f.history.mainTree({ paths: ['a.txt'] }), (error: Error) => {
+      assert.match(error.message, /main\.index\.lock': File exists/)
+      return true
+    })
+    await fs.rm(lock)
+    const seen = await f.history.mainTree({ paths: [] })
+    assert.match(lsTree(f.history, seen.tree), /\ta\.txt$/m)
+    const blob = lsTree(f.history, seen.tree).split(/\s+/)[2] ?? ''
+    assert.equal(
+      execFileSync('git', ['--git-dir', f.history.gitDir, 'cat-file', 'blob', blob], {
+        encoding: 'utf8',
+      }),
+      'b\n',
+    )
+  })
+})
+
+/** git add as a plain history of the folder would run it: a fresh index, no attributes. */
+async function plainAdd(f: Fixture, pathspecs: readonly string[]): Promise<number> {
+  const gitDir = path.join(f.root, 'plain.git')
+  await fs.mkdir(gitDir, { recursive: true })
+  await runGit({ gitDir }, ['init', '--quiet', '--bare'])
+  const target = { gitDir, workTree: f.workspace, indexFile: path.join(f.root, 'plain.index') }
+  let status = 0
+  for (const pathspec of pathspecs)
+    status = (await runGit(target, ['add', '--all', '--', pathspec], { check: false })).status
+  return status
+}
+
+describe('workspace content never wedges a snapshot', () => {
+  it('a linked worktree whose branch is garbage', async (t) => {
+    const f = await fixture(t, { 'a.txt': 'a\n' })
+    git(f.workspace, 'init', '-q')
+    git(f.workspace, 'add', '-A')
+    git(f.workspace, 'commit', '-qm', 'first')
+    git(f.workspace, 'worktree', 'add', '-q', '-b', 'feature', 'wt')
+    await fs.writeFile(path.join(f.workspace, '.git/refs/heads/feature'), 'garbage\n')
+    // Positive control: a plain git add over the folder stops on it.
+    assert.notEqual(await plainAdd(f, ['.']), 0)
+    await fs.writeFile(path.join(f.workspace, 'a.txt'), 'b\n')
+    const seen = await f.history.mainTree()
+    assert.match(lsTree(f.history, seen.tree), /\ta\.txt$/m)
+    assert.deepEqual(seen.skipped, ['wt/'])
+  })
+
+  it('a changed path inside a nested repository', async (t) => {
+    const f = await fixture(t, { 'a.txt': 'a\n' })
+    await plantRepository(f, 'sub')
+    await fs.mkdir(path.join(f.workspace, 'sub/src'))
+    await fs.writeFile(path.join(f.workspace, 'sub/src/s.c'), 's\n')
+    // Positive control: once a plain history holds the repository, a path inside it stops git.
+    assert.notEqual(await plainAdd(f, ['.', 'sub/src']), 0)
+    await fs.rm(path.join(f.canaries), { recursive: true })
+    await fs.mkdir(f.canaries)
+    await f.history.mainTree()
+    await fs.writeFile(path.join(f.workspace, 'a.txt'), 'b\n')
+    await fs.writeFile(path.join(f.workspace, 'sub/src/s.c'), 's2\n')
+    const seen = await f.history.mainTree({ paths: ['a.txt', 'sub/src/s.c'] })
+    assert.match(lsTree(f.history, seen.tree), /\ta\.txt$/m)
+    assert.doesNotMatch(lsTree(f.history, seen.tree), /sub/)
+    assert.deepEqual(await fs.readdir(f.canaries), [])
+  })
+
+  it('a working-tree-encoding the bytes do not fit', async (t) => {
+    const f = await fixture(t, {
+      '.gitattributes': '*.enc working-tree-encoding=UTF-16\n',
+      'x.enc': 'abc',
+    })
+    // Positive control: git honouring the workspace's attributes refuses the file outright.
+    assert.notEqual(await plainAdd(f, ['.']), 0)
+    const seen = await f.history.mainTree()
+    assert.match(lsTree(f.history, seen.tree), /\tx\.enc$/m)
+    assert.deepEqual(seen.skipped, [])
+  })
+})

@@ -1,0 +1,156 @@
+/**
+ * @module workspace/left-out-paths
+ * The paths of main a snapshot leaves out, each listed instead: files over a size bound (64 MiB
+ * by default, so a snapshot never copies a disk image or a data set on every call),
+ * repositories nested in the workspace (submodules, linked worktrees, clones: eitri's git never
+ * looks inside one, see history.ts), and paths git refuses to store (`d/.GIT/config`, a
+ * `.gitmodules` that is a link, a file it cannot read).
+ */
+import fs from 'node:fs'
+import { gitPathOf, hostPathOf, readablePath, splitGitPaths, type GitPath } from './git/git-path.ts'
+import { runGit, type GitTarget } from './git/run-git.ts'
+
+/** The default size bound of a snapshotted file. */
+export const DEFAULT_MAX_FILE_BYTES = 64 * 1024 * 1024
+
+/** Why a path is left out. */
+export type LeftOutReason = 'large' | 'repository' | 'unstorable'
+
+/** Which paths of main are left out, as of the last update. */
+export class LeftOutPaths {
+  readonly #root: string
+  readonly #maxBytes: number
+  readonly #entries = new Map<GitPath, LeftOutReason>()
+  /** True once a look at the whole workspace established the set. */
+  #complete = false
+
+  constructor(root: string, maxBytes: number) {
+    this.#root = root
+    this.#maxBytes = maxBytes
+  }
+
+  /** The left-out paths for people, sorted; a repository's ends with `/`. */
+  list(): string[] {
+    return [...this.#entries]
+      .map(([relative, reason]) => readablePath(relative) + (reason === 'repository' ? '/' : ''))
+      .sort()
+  }
+
+  /** Pathspecs that keep every left-out path out of a `git add`. */
+  excludes(): string[] {
+    return [...this.#entries.keys()].map((relative) => `:(exclude,literal)${relative}`)
+  }
+
+  /** The left-out repository that is `relative` or holds it, if any. */
+  repositoryOf(relative: GitPath): GitPath | undefined {
+    for (let end = relative.indexOf('/'); end !== -1; end = relative.indexOf('/', end + 1)) {
+      const prefix = relative.slice(0, end) as GitPath
+      if (this.#entries.get(prefix) === 'repository') return prefix
+    }
+    return this.#entries.get(relative) === 'repository' ? relative : undefined
+  }
+
+  /** Whether a path git listed (a repository as `folder/`) is left out already. */
+  covers(listed: GitPath): boolean {
+    if (listed.endsWith('/'))
+      return this.#entries.get(listed.slice(0, -1) as GitPath) === 'repository'
+    return this.#entries.has(listed) || this.repositoryOf(listed) !== undefined
+  }
+
+  /** Leaves `relative` out from now on. */
+  add(relative: GitPath, reason: LeftOutReason): void {
+    this.#entries.set(relative, reason)
+  }
+
+  /** Takes `relative` back (a repository whose `.git` went away). */
+  remove(relative: GitPath): void {
+    this.#entries.delete(relative)
+  }
+
+  /** The next update asks git again (after a snapshot failed, say). */
+  invalidate(): void {
+    this.#complete = false
+  }
+
+  /**
+   * Brings the set up to date for `folders`: what git sees as new or modified there (ignored
+   * files left out), a nested repository being what git lists as `folder/`. Once the set is
+   * complete and a watcher named every changed path (`files`, none of them a folder), those
+   * paths alone are judged, without a git process. Answers the paths newly left out.
+   */
+  async update(options: {
+    target: GitTarget
+    folders: readonly GitPath[]
+    files?: readonly GitPath[]
+  }): Promise<GitPath[]> {
+    const before = new Set(this.#entries.keys())
+    const files = options.files
+    if (files !== undefined && this.#complete && files.every((file) => !this.#isFolder(file))) {
+      for (const changed of files) this.#judge(changed)
+    } else {
+      const whole = options.folders.includes('.' as GitPath)
+      for (const known of [...this.#entries.keys()])
+        if (whole || options.folders.some((folder) => within(known, folder)))
+          this.#entries.delete(known)
+      for (const candidate of await changedPaths(options.target, options.folders)) {
+        if (candidate.endsWith('/'))
+          this.#entries.set(candidate.slice(0, -1) as GitPath, 'repository')
+        else if (this.#isLarge(candidate)) this.#entries.set(candidate, 'large')
+      }
+      if (whole) this.#complete = true
+    }
+    return [...this.#entries.keys()].filter((file) => !before.has(file))
+  }
+
+  #judge(changed: GitPath): void {
+    for (const known of [...this.#entries.keys()])
+      if (within(known, changed)) this.#entries.delete(known)
+    if (this.#isLarge(changed)) this.#entries.set(changed, 'large')
+  }
+
+  #isLarge(relative: GitPath): boolean {
+    try {
+      const stat = fs.lstatSync(hostPathOf(this.#root, relative))
+      return stat.isFile() && stat.size > this.#maxBytes
+    } catch {
+      return false
+    }
+  }
+
+  #isFolder(relative: GitPath): boolean {
+    try {
+      return fs.lstatSync(hostPathOf(this.#root, relative)).isDirectory()
+    } catch {
+      return false
+    }
+  }
+}
+
+/**
+ * What git sees as new or modified in `folders`: ignored files left out, a nested repository
+ * listed as `folder/` (git never looks inside it for this).
+ */
+export async function changedPaths(
+  target: GitTarget,
+  folders: readonly GitPath[],
+): Promise<GitPath[]> {
+  // git 2.39's ls-files takes pathspecs as arguments only, which are UTF-8: a folder whose name
+  // is not (never one a watcher named) is looked at through the whole workspace instead.
+  const spelled = folders.map((folder) =>
+    gitPathOf(readablePath(folder)) === folder ? readablePath(folder) : '.',
+  )
+  const output = await runGit(target, [
+    'ls-files',
+    '-z',
+    '--others',
+    '--modified',
+    '--exclude-standard',
+    '--',
+    ...spelled.map((folder) => `:(literal)${folder}`),
+  ])
+  return splitGitPaths(output.stdout)
+}
+
+function within(file: string, folder: string): boolean {
+  return folder === '.' || file === folder || file.startsWith(`${folder}/`)
+}
