@@ -55,6 +55,9 @@ export type CommandVerdict = 'allow' | 'jail' | 'ask' | 'deny'
  * - `download-to-shell`: a download run as code (`curl … | sh`, `bash <(curl …)`).
  * - `dynamic-eval`: eval, source or `.` of code or a file not written in the command.
  * - `unparseable`: the command is not valid shell.
+ * - `ambiguous-syntax`: bash could read the command otherwise than the policy's parser (a
+ *   here-document delimiter that is not a plain word, `\v` or a Unicode space between words,
+ *   quotes inside `${…}`, …), so a command bash runs could be hidden from the policy.
  * - `nesting-limit`: shell strings nested deeper than the policy reads.
  * - `too-long`: a command longer than the policy reads (write big content with a file tool).
  * - `policy-closed`: the policy was closed before it was asked.
@@ -81,6 +84,7 @@ export type CommandRule =
   | 'download-to-shell'
   | 'dynamic-eval'
   | 'unparseable'
+  | 'ambiguous-syntax'
   | 'nesting-limit'
   | 'too-long'
   | 'policy-closed'

@@ -14,7 +14,7 @@ import { parseShell } from './parse-shell.ts'
 import { resolveCommand, type ResolvedCommand } from './resolve-command.ts'
 import { checkDiskAndPower } from './rules/disk-and-power.ts'
 import { checkDownload } from './rules/download.ts'
-import { environmentFindings } from './rules/environment.ts'
+import { environmentFindings, shellEnvironmentFindings } from './rules/environment.ts'
 import { checkFind } from './rules/find.ts'
 import { checkGit } from './rules/git.ts'
 import { checkPrivilege } from './rules/privilege.ts'
@@ -73,6 +73,16 @@ export function judgeScript(parser: Parser, source: string, depth: number): Comm
       },
     ]
   }
+  if (parsed.type === 'ambiguous') {
+    return [
+      {
+        command: source,
+        verdict: 'deny',
+        rule: 'ambiguous-syntax',
+        reason: `bash could read this command otherwise than the policy does, so the policy cannot tell which commands it runs: ${parsed.message}`,
+      },
+    ]
+  }
   const parts: CommandPart[] = []
   const context: RuleContext = {
     judgeScript: (inner) => {
@@ -125,13 +135,13 @@ function judgeUnit(unit: ShellUnit, context: RuleContext): CommandPart {
       if (resolution.type === 'resolved') {
         findings.push(...environmentFindings(resolution.command.assignments))
         findings.push(...judgeResolved(resolution.command, context))
-      } else findings.push(...environmentFindings(command.assignments), setsVariables())
+      } else findings.push(...shellEnvironmentFindings(command.assignments), setsVariables())
       return { command: command.text, ...partFinding(findings) }
     }
     case 'assignment':
       return {
         command: unit.text,
-        ...partFinding([...environmentFindings(unit.assignments), setsVariables()]),
+        ...partFinding([...shellEnvironmentFindings(unit.assignments), setsVariables()]),
       }
     case 'redirect':
       return {

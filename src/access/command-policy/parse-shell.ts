@@ -16,7 +16,8 @@ import {
   REDIRECT_TYPES,
   type RedirectReading,
 } from './read-redirect.ts'
-import { readWord } from './read-word.ts'
+import { findParserDifference } from './parser-differences.ts'
+import { isLocaleDollar, readWord } from './read-word.ts'
 import {
   dynamicWord,
   literalWord,
@@ -54,6 +55,7 @@ export function parseShell(parser: Parser, source: string): ParsedShell {
     collector.script(source)
     return { type: 'parsed', units: collector.units }
   } catch (error) {
+    if (error instanceof AmbiguousSyntax) return { type: 'ambiguous', message: error.message }
     if (EitriError.isInstance(error) && error.code === 'invalid_input')
       return { type: 'error', message: error.message }
     throw error
@@ -63,6 +65,9 @@ export function parseShell(parser: Parser, source: string): ParsedShell {
 function syntaxError(message: string): EitriError {
   return new EitriError('invalid_input', message)
 }
+
+/** Thrown from deep in the collector when bash could read the script otherwise. */
+class AmbiguousSyntax extends Error {}
 
 function commandsIn(units: readonly ShellUnit[]): SimpleCommand[] {
   return units.flatMap((unit) => (unit.type === 'command' ? [unit.command] : []))
@@ -86,6 +91,8 @@ class ShellCollector {
     try {
       const root = tree.rootNode
       if (root.hasError) throw syntaxError(describeSyntaxError(root))
+      const difference = findParserDifference(source, root)
+      if (difference !== undefined) throw new AmbiguousSyntax(difference)
       const hidden = hiddenBacktickScripts(root)
       if (hidden === undefined) throw syntaxError('a backquote (`) is never closed')
       for (const script of hidden) this.script(script)
@@ -154,6 +161,7 @@ class ShellCollector {
     const others: Node[] = []
     node.children.forEach((child, index) => {
       const field = node.fieldNameForChild(index)
+      if (isLocaleDollar(child)) return
       if (field === 'name') words.push(readWord(soleChild(child), this.#read))
       else if (field === 'argument') words.push(readWord(child, this.#read))
       else if (child.type === 'variable_assignment') assignments.push(this.#assignment(child))

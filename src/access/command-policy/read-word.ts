@@ -119,7 +119,8 @@ function appendNode(builder: WordBuilder, node: Node, read: SubstitutionReader):
       return
     case 'translated_string':
     case 'concatenation':
-      for (const child of node.children) appendNode(builder, child, read)
+      for (const child of node.children)
+        if (!isLocaleDollar(child)) appendNode(builder, child, read)
       return
     case 'simple_expansion':
     case 'expansion':
@@ -137,10 +138,34 @@ function appendNode(builder: WordBuilder, node: Node, read: SubstitutionReader):
   }
 }
 
+/**
+ * The `$` of `$"…"`, which the grammar keeps as a token of its own before the string. Bash
+ * translates the string and drops the `$`: `rm $"/"` removes `/`.
+ */
+export function isLocaleDollar(node: Node): boolean {
+  const next = node.nextSibling
+  return (
+    node.type === '$' &&
+    !node.isNamed &&
+    next !== null &&
+    next.startIndex === node.endIndex &&
+    (next.type === 'string' || next.firstChild?.type === 'string')
+  )
+}
+
 function appendDoubleQuoted(builder: WordBuilder, node: Node, read: SubstitutionReader): void {
   const children = node.children
+  let position = node.startIndex + 1
   children.forEach((child, index) => {
-    if (index === 0 || index === children.length - 1) return
+    if (index === 0) return
+    // The grammar leaves some text between its tokens out of every child (the newline of
+    // `"$'\n"`), or puts blanks before the closing quote into its token (`"\v"`); either is
+    // still part of the string.
+    const last = index === children.length - 1
+    const end = last ? child.endIndex - 1 : child.startIndex
+    if (end > position) quotedText(builder, gapText(node, position, end))
+    position = child.endIndex
+    if (last) return
     if (child.type === 'string_content') quotedText(builder, child.text)
     else if (!child.isNamed) builder.literal(child.text, true)
     else if ((child.type === 'simple_expansion' || child.type === 'expansion') && builder.empty)

@@ -52,6 +52,34 @@ export function readShellInvocation(args: readonly ShellWord[]): ShellInvocation
   return { type: 'stdin' }
 }
 
+/**
+ * The options given to a shell before its program, as `name` for `-o name`/`-O name` (and
+ * `posix` for `--posix`); undefined for one only known at run time.
+ *
+ * @example
+ * shellOptions(words('-O', 'extglob', '-c', 'ls')) // ['extglob']
+ */
+export function shellOptions(args: readonly ShellWord[]): Array<string | undefined> {
+  const options: Array<string | undefined> = []
+  for (let index = 0; index < args.length; index += 1) {
+    const text = args[index]?.value
+    if (text === undefined) return [...options, undefined]
+    if (text === '--' || text === '-') return options
+    if (text.startsWith('--')) {
+      if (text === '--posix') options.push('posix')
+      if (LONG_WITH_VALUE.has(text)) index += 1
+      continue
+    }
+    if (!(text.startsWith('-') || text.startsWith('+')) || text.length === 1) return options
+    for (const letter of text.slice(1)) {
+      if (!SHORT_WITH_VALUE.has(letter)) continue
+      index += 1
+      if (text.startsWith('-')) options.push(args[index]?.value)
+    }
+  }
+  return options
+}
+
 function operand(
   word: ShellWord | undefined,
   commandString: boolean,

@@ -82,10 +82,15 @@ export type ShellUnit =
    */
   | { readonly type: 'construct'; readonly text: string; readonly risk?: string }
 
-/** A parsed command: every unit in source order, substitutions before the command using them. */
+/**
+ * A parsed command: every unit in source order, substitutions before the command using them;
+ * or why it was not read: invalid shell (`error`), or a construct bash could read otherwise
+ * than the parser, so that the units found might not be the commands bash runs (`ambiguous`).
+ */
 export type ParsedShell =
   | { readonly type: 'parsed'; readonly units: readonly ShellUnit[] }
   | { readonly type: 'error'; readonly message: string }
+  | { readonly type: 'ambiguous'; readonly message: string }
 
 /** A word made by the policy itself (arguments that `xargs` or `find` add at run time). */
 export function dynamicWord(text: string, staticPrefix = ''): ShellWord {

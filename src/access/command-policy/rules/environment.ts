@@ -9,6 +9,7 @@
  * that only change how text is printed. Any other name makes the command `jail`.
  */
 import type { CommandFinding } from '../command-judgement.ts'
+import { parseModeFinding, variableChangesParsing } from '../parse-modes.ts'
 import type { Assignment } from '../shell-syntax.ts'
 
 const LOWERCASE_NAME = /^[a-z_][a-z0-9_]*$/
@@ -40,7 +41,21 @@ export function variableFinding(name: string): CommandFinding | undefined {
   }
 }
 
-/** Findings for assignments made before or for a command, or on their own. */
+/** Findings for assignments made before or for a command (`X=1 cmd`, `env X=1 cmd`). */
 export function environmentFindings(assignments: readonly Assignment[]): CommandFinding[] {
   return assignments.flatMap(({ name }) => variableFinding(name) ?? [])
+}
+
+/**
+ * The finding for setting `name` in the shell itself (`X=1` alone, `export X=1`, `read X`):
+ * `POSIXLY_CORRECT` and `BASH_COMPAT` also change how bash reads the rest of the command.
+ */
+export function shellVariableFinding(name: string): CommandFinding | undefined {
+  if (variableChangesParsing(name)) return parseModeFinding(`setting ${name}`)
+  return variableFinding(name)
+}
+
+/** Findings for assignments the shell makes for itself. */
+export function shellEnvironmentFindings(assignments: readonly Assignment[]): CommandFinding[] {
+  return assignments.flatMap(({ name }) => shellVariableFinding(name) ?? [])
 }

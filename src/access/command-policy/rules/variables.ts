@@ -14,10 +14,11 @@
  * short list.
  */
 import type { CommandFinding } from '../command-judgement.ts'
+import { changesParsing, parseModeFinding } from '../parse-modes.ts'
 import type { ResolvedCommand } from '../resolve-command.ts'
 import { couldBecomeOption } from '../scan-options.ts'
 import type { ShellWord } from '../shell-syntax.ts'
-import { variableFinding } from './environment.ts'
+import { shellVariableFinding } from './environment.ts'
 import { quoted, type CommandRuleCheck, type RuleContext } from './rule.ts'
 
 /** How a builtin reads its options: letters that are flags, letters that take a value. */
@@ -210,7 +211,7 @@ function nameFindings(
   const name = match[1] as string
   const index = match[2]
   if (index === undefined || /^\d+$/.test(index)) {
-    const finding = variableFinding(name)
+    const finding = shellVariableFinding(name)
     return finding === undefined ? [] : [finding]
   }
   judgeArithmeticCode(index, context)
@@ -237,7 +238,7 @@ function arithmeticFindings(
   }
   const assignment = /^([A-Za-z_][A-Za-z0-9_]*)=[\d\s+\-*/%()]*$/.exec(text)
   if (assignment !== null) {
-    const finding = variableFinding(assignment[1] as string)
+    const finding = shellVariableFinding(assignment[1] as string)
     return finding === undefined ? [] : [finding]
   }
   judgeArithmeticCode(text, context)
@@ -262,6 +263,11 @@ function shellOptionFindings(command: ResolvedCommand): CommandFinding[] {
     const text = args[index]?.value
     if (text === undefined) return [unclear(command, `${args[index]?.text} could be any option`)]
     if (text === '--' || text === '-' || !/^[-+]/.test(text)) return []
+    // `set -o` alone lists the options; a name only known at run time could be `posix`.
+    const next = args[index + 1]
+    const parsingMode =
+      next !== undefined && (next.value === undefined || changesParsing(next.value))
+    if (text === '-o' && parsingMode) return [parseModeFinding(quoted(command))]
     if (text === '-o' || text === '+o') {
       const name = args[index + 1]?.value
       if (name !== undefined && !SAFE_SET_NAMES.has(name)) {
@@ -277,6 +283,7 @@ function shellOptionFindings(command: ResolvedCommand): CommandFinding[] {
     }
     if (text.includes('o')) {
       const name = args[index + 1]?.value
+      if (text.startsWith('-') && parsingMode) return [parseModeFinding(quoted(command))]
       if (name !== undefined && !SAFE_SET_NAMES.has(name)) {
         return [unclear(command, `-o ${name} changes how the shell runs later commands`)]
       }
@@ -295,12 +302,17 @@ const SAFE_SHOPT = new Set([
 function shoptFindings(command: ResolvedCommand): CommandFinding[] {
   const words = command.args
   const dynamic = words.find((word) => word.value === undefined)
-  if (dynamic !== undefined) return [unclear(command, `${dynamic.text} could be any option`)]
+  // A name only known at run time could turn on expand_aliases.
+  if (dynamic !== undefined)
+    return [parseModeFinding(`${quoted(command)} (an option only known at run time)`)]
   const values = words.map((word) => word.value as string)
   const setting = values.some((value) => /^-[a-z]*[su]/.test(value))
   if (!setting) return []
   const viaSet = values.some((value) => /^-[a-z]*o/.test(value))
   const names = values.filter((value) => !value.startsWith('-'))
+  const turnsOn = values.some((value) => /^-[a-z]*s/.test(value))
+  const parsing = names.find(changesParsing)
+  if (turnsOn && parsing !== undefined) return [parseModeFinding(`${quoted(command)}: ${parsing}`)]
   const unsafe = names.find((name) => (viaSet ? !SAFE_SET_NAMES.has(name) : !SAFE_SHOPT.has(name)))
   return unsafe === undefined
     ? []
