@@ -5,6 +5,8 @@ import tseslint from 'typescript-eslint'
 
 /** Modules that run programs: only the confinement layers and the git plumbing may import them. */
 const CHILD_PROCESS_ALLOWED = [
+  // The launcher, which runs eitri again under the pinned Node 24.
+  'bin/eitri.js',
   'src/jail/**',
   'src/confine/**',
   'src/eval/host/**',

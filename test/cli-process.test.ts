@@ -98,8 +98,26 @@ describe('bin/eitri.js', () => {
     assert.equal((await runEitri(['undo-merge', ...scratch.flags])).status, 0)
     assert.equal(await readFile(`${scratch.workspace}/a.txt`, 'utf8'), 'v1\n')
     assert.match((await runEitri(['forks', ...scratch.flags])).stdout, /exp/)
-    assert.equal((await runEitri(['discard', 'exp', ...scratch.flags])).status, 0)
-    assert.equal((await runEitri(['forks', ...scratch.flags])).stdout, 'No forks.\n')
+    const open = JSON.parse((await runEitri(['forks', '--json', ...scratch.flags])).stdout) as {
+      name: string
+      state: string
+      changes: number
+      lastActivity: string
+    }[]
+    assert.deepEqual(
+      open.map((fork) => [fork.name, fork.state, fork.changes]),
+      [['exp', 'merged', 2]], // a.txt and e.txt
+    )
+    assert.ok(!Number.isNaN(Date.parse(open[0]?.lastActivity ?? '')))
+    assert.equal((await runEitri(['fork', 'second', ...scratch.flags])).status, 0)
+    assert.equal((await runEitri(['discard', 'second', ...scratch.flags])).status, 0)
+    assert.match(
+      (await runEitri(['forks', ...scratch.flags])).stdout,
+      /exp\s+merged\s+2 changed {2}last active .*\n.*second\s+discarded\s+0 changed/,
+    )
+    const pruned = await runEitri(['forks', '--prune', ...scratch.flags])
+    assert.match(pruned.stderr, /Removed 2 fork\(s\) .*: exp, second\./)
+    assert.equal(pruned.stdout, 'No forks.\n')
   })
 
   it('serve on stdio exits when its input closes', async () => {

@@ -95,18 +95,36 @@ describe('forks through eitri serve', () => {
       const list = await call('workspace_list', {})
       assert.match(list.text, /^\s+main/m, 'main is not the current line')
       assert.match(list.text, /^\* f-/m)
+      assert.match(
+        list.text,
+        /^\* f-\S+ \(workspace-test-1\) open, 0 file\(s\) changed, last active /m,
+      )
       await call('write_file', { path: 'a.txt', content: 'agent\n' })
       assert.equal(await live(scratch, 'a.txt'), 'v1\n')
+      const after = await call('workspace_list', {})
+      assert.match(after.text, /\(workspace-test-1\) open, 1 file\(s\) changed, last active \d{4}-/)
+      const side = await call('workspace_fork', { name: 'side' })
+      assert.equal(side.isError, false, side.text)
+      await call('workspace_discard', { fork: 'side' })
+      assert.match(
+        (await call('workspace_list', {})).text,
+        /\(side\) discarded, 0 file\(s\) changed/,
+      )
     } finally {
       await client.close()
     }
     const forks = JSON.parse((await runEitri(['forks', '--json', ...scratch.flags])).stdout) as {
       name?: string
+      state: string
+      changes: number
     }[]
     assert.deepEqual(
-      forks.map((fork) => fork.name),
-      ['workspace-test-1'],
-      'exactly one fork for the connection, named after its client',
+      forks.map((fork) => [fork.name, fork.state, fork.changes]),
+      [
+        ['workspace-test-1', 'open', 1],
+        ['side', 'discarded', 0],
+      ],
+      'exactly one fork for the connection, named after its client (and the one it threw away)',
     )
   })
 

@@ -5,10 +5,18 @@
 import { main } from './main.ts'
 
 const controller = new AbortController()
-let interrupts = 0
+/**
+ * A second interrupt ends eitri at once. One Ctrl-C can arrive twice, though: from the terminal
+ * and from bin/eitri.js passing it on when it relaunched eitri under Node 24. Interrupts within
+ * this many milliseconds of the first count as that one, so cleanup still runs.
+ */
+const SAME_INTERRUPT_MS = 250
+let firstInterrupt: number | undefined
 for (const name of ['SIGINT', 'SIGTERM'] as const) {
   process.on(name, () => {
-    if (++interrupts > 1) process.exit(130)
+    const now = Date.now()
+    if (firstInterrupt !== undefined && now - firstInterrupt > SAME_INTERRUPT_MS) process.exit(130)
+    firstInterrupt ??= now
     controller.abort()
   })
 }

@@ -21,7 +21,8 @@ Usage:
   eitri mcp-config [--http PORT]     print MCP client settings (Claude Code, Codex, Cursor) for this copy
   eitri approvals [--json]           every recorded decision on an action that needed a person
   eitri fork [NAME] [--fork FROM]    a new fork of main (or of FROM); copies nothing
-  eitri forks [--prune]              the forks; --prune deletes snapshots beyond the retention
+  eitri forks [--prune] [--json]     the forks: state (open, merged, discarded), files changed, last activity;
+                                     --prune removes merged, discarded and empty idle forks and old snapshots
   eitri log [FORK] [--json]          the snapshots of main (one before each call that may change it); with FORK, its history
   eitri restore SNAPSHOT [PATH...]   put main (or PATHs) back as at a snapshot, git branches too; --force also what you changed since
   eitri diff FORK                    what a fork changed, as unified diffs

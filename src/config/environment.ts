@@ -43,6 +43,26 @@ export function readEnvironment(
   }
 }
 
+/**
+ * The locations the environment names outright (`EITRI_STATE_DIR`, `EITRI_CONFIG`,
+ * `EITRI_STORE`), made absolute; absent when left to their defaults. An MCP client starts
+ * eitri with an environment of its own, so settings written for it spell these out.
+ */
+export function namedLocations(env: Readonly<Record<string, string | undefined>> = process.env): {
+  stateDir?: string
+  configPath?: string
+  store?: string
+} {
+  const stateDir = nonEmpty(env['EITRI_STATE_DIR'])
+  const configPath = nonEmpty(env['EITRI_CONFIG'])
+  const store = nonEmpty(env['EITRI_STORE'])
+  return {
+    ...(stateDir === undefined ? {} : { stateDir: path.resolve(stateDir) }),
+    ...(configPath === undefined ? {} : { configPath: path.resolve(configPath) }),
+    ...(store === undefined ? {} : { store }),
+  }
+}
+
 /** Where git reads global and system configuration, as git itself decides. */
 function gitConfigFiles(
   env: Readonly<Record<string, string | undefined>>,

@@ -7,8 +7,6 @@
  * system: a function may still write elsewhere on the host. Use the jail executor for that.
  */
 import fs from 'node:fs/promises'
-import os from 'node:os'
-import path from 'node:path'
 import { childReport } from './child-report.ts'
 import { newMarker } from './confined-protocol.ts'
 import type { Executor, ExecutorCall, ExecutorReport, ExecutorRunOptions } from './executor.ts'
@@ -17,6 +15,7 @@ import { minimalEnvironment } from './minimal-environment.ts'
 import { moduleTarget } from './module-target.ts'
 import { envelopeLimit } from './result-text.ts'
 import { spawnRunner } from './spawn-runner.ts'
+import { ownedPrefix } from '../util/owned-folders.ts'
 
 /** Options of {@link processExecutor}. */
 export interface ProcessExecutorOptions {
@@ -52,7 +51,7 @@ async function runInChild(
   const target = moduleTarget(call.target, 'process')
   const before = await snapshotFolder(call.workdir)
   // Temporary files go to a private folder beside the scratch folder, not among its outputs.
-  const temporaryFolder = await fs.mkdtemp(path.join(os.tmpdir(), 'eitri-confine-tmp-'))
+  const temporaryFolder = await fs.mkdtemp(ownedPrefix('confine-tmp'))
   try {
     const marker = newMarker()
     const end = await spawnRunner({

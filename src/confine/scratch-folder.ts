@@ -5,13 +5,14 @@
 import fs from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
+import { ownedPrefix } from '../util/owned-folders.ts'
 
-/** The prefix of scratch folders' names, so a leftover one is recognised. */
-export const SCRATCH_PREFIX = 'eitri-confine-'
-
-/** Creates a fresh, private (0700) scratch folder and answers its real path. */
+/**
+ * Creates a fresh, private (0700) scratch folder and answers its real path. Its name records
+ * this process, so a folder a killed process left is swept by the next eitri.
+ */
 export async function createScratchFolder(temporaryRoot: string = os.tmpdir()): Promise<string> {
-  return fs.realpath(await fs.mkdtemp(path.join(temporaryRoot, SCRATCH_PREFIX)))
+  return fs.realpath(await fs.mkdtemp(ownedPrefix('confine', temporaryRoot)))
 }
 
 /**

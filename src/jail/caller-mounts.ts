@@ -24,6 +24,7 @@ import path from 'node:path'
 import { EitriError } from '../errors/eitri-error.ts'
 import type { HostIdentity } from './jail-identity.ts'
 import type { JailBind, JailSpec } from './jail-spec.ts'
+import { ownedPrefix } from '../util/owned-folders.ts'
 
 /** One source the caller mounts for the jail's user, on a mount point that user can reach. */
 export interface CallerMount {
@@ -216,7 +217,7 @@ export class CallerMounts {
     for (const base of new Set(this.#bases)) {
       let folder: string
       try {
-        folder = fs.mkdtempSync(path.join(base, 'eitri-mounts-'))
+        folder = fs.mkdtempSync(ownedPrefix('mounts', base))
       } catch {
         continue // no such folder, or not writable by the caller
       }

@@ -30,6 +30,7 @@ import { NODE_MOUNT, SUPERVISOR_FILE, SUPERVISOR_MOUNT, WarmJail } from './warm-
 import { OverlayWorkspace, type Layer } from './overlay/overlay-workspace.ts'
 import { WorkspaceMirror, type SyncReport } from './workspace-mirror.ts'
 import type { WriteBackLimits } from '../access/write-back/plan-write-back.ts'
+import { ownedPrefix } from '../util/owned-folders.ts'
 
 /** Default wall-clock limit of a foreground run. */
 export const DEFAULT_JAIL_TIMEOUT_MS = 60_000
@@ -528,9 +529,7 @@ export class Jail implements AsyncDisposable {
 
   #ensureSupport(): { root: string; placeholders: Placeholders } {
     if (this.#support !== undefined) return this.#support
-    const root = fs.mkdtempSync(
-      path.join(this.#options.temporaryRoot ?? os.tmpdir(), 'eitri-jail-'),
-    )
+    const root = fs.mkdtempSync(ownedPrefix('jail', this.#options.temporaryRoot))
     fs.chmodSync(root, 0o755)
     const emptyFile = path.join(root, 'empty-file')
     const emptyFolder = path.join(root, 'empty-folder')
@@ -543,9 +542,7 @@ export class Jail implements AsyncDisposable {
 
   #ensureMirror(): WorkspaceMirror {
     if (this.#mirror !== undefined) return this.#mirror
-    const root = fs.mkdtempSync(
-      path.join(this.#options.temporaryRoot ?? os.tmpdir(), 'eitri-mirror-'),
-    )
+    const root = fs.mkdtempSync(ownedPrefix('mirror', this.#options.temporaryRoot))
     fs.chownSync(root, this.identity.uid, this.identity.gid)
     fs.chmodSync(root, 0o700)
     const privateRelative = this.#privateRelativePaths()

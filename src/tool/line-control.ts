@@ -14,6 +14,15 @@ export interface LineInfo {
   readonly readOnly: boolean
 }
 
+/** A fork with what became of it, as listings show it. */
+export interface LineOverviewInfo extends LineInfo {
+  /** `open`, `merged` into its parent (read-only now) or `discarded`. */
+  readonly state: 'open' | 'merged' | 'discarded'
+  /** Files it changed since it was forked. */
+  readonly changes: number
+  readonly lastActivity: string
+}
+
 /** A changed path of a fork. */
 export interface LineChangeInfo {
   readonly path: string
@@ -126,6 +135,8 @@ export interface LineControl {
   /** The line this session's tools act on (`main` or a fork id). */
   readonly current: string
   list(): readonly LineInfo[]
+  /** The forks this session may see, discarded ones included, with state, changes and activity. */
+  overview(): Promise<readonly LineOverviewInfo[]>
   /** Finds a line by id or name; `main` answers `main`. Throws `not_found`. */
   resolve(idOrName: string): string
   fork(options: { name?: string; from?: string }): Promise<LineInfo>

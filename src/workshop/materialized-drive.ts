@@ -4,15 +4,14 @@
  * readable by the jail's user.
  */
 import fs from 'node:fs'
-import os from 'node:os'
-import path from 'node:path'
 import type { BlobDrive } from '../workspace/blob-drive.ts'
+import { ownedPrefix } from '../util/owned-folders.ts'
 
 /** A folder holding the drive's current files, refreshed after every change. */
 export async function materializedDrive(
   drive: BlobDrive,
 ): Promise<{ folder: string; close(): void }> {
-  const folder = fs.mkdtempSync(path.join(os.tmpdir(), 'eitri-drive-'))
+  const folder = fs.mkdtempSync(ownedPrefix('drive'))
   fs.chmodSync(folder, 0o755)
   let refreshing: Promise<void> = drive.materialize(folder)
   await refreshing

@@ -82,6 +82,13 @@ export function sessionLineControl(options: SessionLineOptions): LineControl {
       return options.current()
     },
     list: () => lines.forks(principal).map(info),
+    overview: async () =>
+      (await lines.overview(principal)).map((fork) => ({
+        ...info(fork),
+        state: fork.state,
+        changes: fork.changes,
+        lastActivity: fork.lastActivity,
+      })),
     resolve,
     async fork({ name, from }) {
       return info(

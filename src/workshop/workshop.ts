@@ -35,6 +35,7 @@ import { BlobDrive } from '../workspace/blob-drive.ts'
 import { WorkspaceLines } from '../workspace/workspace-lines.ts'
 import { mainWriteGuard } from './main-write-guard.ts'
 import { materializedDrive } from './materialized-drive.ts'
+import { sweepAbandonedFolders } from '../jail/temporary-folders.ts'
 import { LineSurfaces } from './line-surfaces.ts'
 import { createSession, type SessionOptions, type WorkshopSession } from './workshop-session.ts'
 import { createEvalSandbox, type EvaluationOptions } from './eval-sandbox.ts'
@@ -134,6 +135,8 @@ export interface Workshop extends AsyncDisposable {
  * console.log((await workshop.call('glob', { pattern: '**\/*.md' })).content)
  */
 export async function openWorkshop(options: WorkshopOptions = {}): Promise<Workshop> {
+  // What an eitri killed outright left in the temporary folder goes now (in the background).
+  sweepAbandonedFolders()
   const environment = options.environment ?? readEnvironment()
   const tree = new DirectoryTree(options.workspace ?? process.cwd())
   const configPath = options.configPath ?? environment.configPath

@@ -30,6 +30,11 @@ export interface ForkInfo {
   readonly quotaBytes: number
   /** Set once merged: a merged fork is read-only; fork again to go on. */
   readonly merged?: { readonly into: string; readonly at: string }
+  /**
+   * Set once discarded: the record stays (without its files or history line) so listings can
+   * say what became of it, until `eitri forks --prune`. Such a fork is reached by no door.
+   */
+  readonly discarded?: { readonly at: string; readonly changes: number }
 }
 
 /** A fork record is a few hundred bytes; anything much larger is not one. */
@@ -49,6 +54,9 @@ const forkRecordSchema = z.object({
   readOnly: z.boolean(),
   quotaBytes: z.number().int().nonnegative(),
   merged: z.object({ into: z.string().min(1).max(64), at: z.string().min(1).max(64) }).optional(),
+  discarded: z
+    .object({ at: z.string().min(1).max(64), changes: z.number().int().nonnegative() })
+    .optional(),
 })
 
 /** The reference of a fork's line. */
@@ -62,18 +70,20 @@ export function forkFolder(stateDir: string, id: string): string {
 }
 
 /**
- * Every fork recorded, oldest first. A folder without a record (a discard a crash cut short)
- * is skipped.
+ * Every fork recorded, oldest first; discarded ones only when asked for. A folder without a
+ * record (a removal a crash cut short) is skipped.
  *
  * @throws EitriError `state_corrupt` naming the record that cannot be read as one.
  */
-export function readForks(stateDir: string): ForkInfo[] {
+export function readForks(stateDir: string, options: { discarded?: boolean } = {}): ForkInfo[] {
   const folder = path.join(stateDir, 'forks')
   return fs
     .readdirSync(folder)
     .flatMap((id) => {
       const record = readForkRecord(path.join(folder, id, 'fork.json'))
-      return record === undefined ? [] : [record]
+      return record === undefined || (record.discarded !== undefined && options.discarded !== true)
+        ? []
+        : [record]
     })
     .sort((a, b) => a.created.localeCompare(b.created))
 }
@@ -109,13 +119,14 @@ function readForkRecord(file: string): ForkInfo | undefined {
   }
   const parsed = forkRecordSchema.safeParse(json)
   if (!parsed.success) throw damaged(file, describeIssues(parsed.error).replaceAll('\n', '; '))
-  const { name, merged, ...record } = parsed.data
+  const { name, merged, discarded, ...record } = parsed.data
   if (path.basename(path.dirname(file)) !== record.id)
     throw damaged(file, `it names fork ${record.id}, not the folder it is in`)
   return {
     ...record,
     ...(name === undefined ? {} : { name }),
     ...(merged === undefined ? {} : { merged }),
+    ...(discarded === undefined ? {} : { discarded }),
   }
 }
 

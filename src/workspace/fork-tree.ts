@@ -117,6 +117,14 @@ export class ForkTree implements WorkspaceTree {
     return this.#usedBytes
   }
 
+  /** When the newest write since the last commit was made; undefined when none was. */
+  get newestWrite(): Date | undefined {
+    let newest: number | undefined
+    for (const time of this.#times.values())
+      if (newest === undefined || time > newest) newest = time
+    return newest === undefined ? undefined : new Date(newest)
+  }
+
   /** True when nothing was written since the last commit. */
   get clean(): boolean {
     return this.#overlay.size === 0

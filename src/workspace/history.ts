@@ -123,8 +123,11 @@ export class WorkspaceHistory {
   }
 
   /** Writes a commit object. */
-  commit(tree: string, parents: readonly string[], message: string): string {
-    return this.store.write('commit', encodeCommit({ tree, parents, message }))
+  commit(tree: string, parents: readonly string[], message: string, time?: Date): string {
+    return this.store.write(
+      'commit',
+      encodeCommit({ tree, parents, message, ...(time === undefined ? {} : { time }) }),
+    )
   }
 
   /**

@@ -13,6 +13,7 @@ import type { DirectoryTree } from './directory-tree.ts'
 import { PERSON_PRINCIPAL, visibleForks, type Principal } from './fork-owner.ts'
 import { forkRef, readForks, writeFork, type ForkInfo } from './fork-registry.ts'
 import { ForkTree } from './fork-tree.ts'
+import { timeOfCommit } from './git/git-objects.ts'
 
 export { forkRef, type ForkInfo, type Principal, type RestoreOutcome }
 import { runGit } from './git/run-git.ts'
@@ -59,6 +60,21 @@ export function forkLabel(text: string): string {
 }
 
 /** A changed path with its unified diff (none for binary files). */
+/** What became of a fork: still open, merged into its parent, or thrown away. */
+export type ForkState = 'open' | 'merged' | 'discarded'
+
+/** A fork as an overview lists it: its record, its state, its changes, its last activity. */
+export interface ForkOverview extends ForkInfo {
+  readonly state: ForkState
+  /** Files it changed since it was forked (for a discarded fork, when it was discarded). */
+  readonly changes: number
+  /** The newest of its creation, its last write, its last merge and what became of it. */
+  readonly lastActivity: string
+}
+
+/** An open fork with no changes is pruned once idle this long (a session may be about to use it). */
+export const EMPTY_FORK_IDLE_MS = 60 * 60 * 1000
+
 export interface LineChange {
   readonly path: string
   readonly status: TreeChange['status']
@@ -443,11 +459,82 @@ export class WorkspaceLines implements AsyncDisposable {
           `Fork ${info.name ?? info.id} has forks of its own (${children.map((child) => child.name ?? child.id).join(', ')}); discard them first.`,
         )
       }
+      const changes = await this.#changeCount(info)
+      // The record first: a crash after it leaves a discarded fork, never a half-removed one.
+      writeFork(this.#stateDir, {
+        ...info,
+        discarded: { at: new Date().toISOString(), changes },
+      })
       await this.history.deleteRef(forkRef(info.id))
       this.#trees.delete(info.id)
-      fs.rmSync(path.join(this.#stateDir, 'forks', info.id), { recursive: true, force: true })
+      fs.rmSync(path.join(this.#stateDir, 'forks', info.id, 'writes.jsonl'), { force: true })
       await this.#hooks.discarded?.(info.id)
     })
+  }
+
+  /**
+   * Every fork `principal` may see, discarded ones included, oldest first, each with its state,
+   * how many files it changed and when it was last active. Open forks' writes are committed.
+   */
+  async overview(principal: Principal = PERSON_PRINCIPAL): Promise<ForkOverview[]> {
+    const forks = visibleForks(readForks(this.#stateDir, { discarded: true }), principal)
+    return this.#serialize(async () => {
+      const overviews: ForkOverview[] = []
+      for (const info of forks) {
+        const times = [info.created, info.merged?.at, info.discarded?.at]
+        let changes = info.discarded?.changes ?? 0
+        if (info.discarded === undefined) {
+          changes = await this.#changeCount(info)
+          const head = await this.#head(info.id)
+          if (head !== info.forkPoint) {
+            const made = timeOfCommit((await this.history.store.require(head)).content)
+            times.push(made?.toISOString())
+          }
+        }
+        const lastActivity = times
+          .filter((time): time is string => time !== undefined)
+          .reduce((newest, time) => (Date.parse(time) > Date.parse(newest) ? time : newest))
+        overviews.push({
+          ...info,
+          state:
+            info.discarded !== undefined
+              ? 'discarded'
+              : info.merged !== undefined
+                ? 'merged'
+                : 'open',
+          changes,
+          lastActivity,
+        })
+      }
+      return overviews
+    })
+  }
+
+  /**
+   * Removes the forks that are done with: merged ones, discarded ones' records, and open ones
+   * that changed nothing and were idle for {@link EMPTY_FORK_IDLE_MS}. A fork with open or
+   * merged forks of its own stays. Answers the forks removed.
+   */
+  async pruneForks(now: number = Date.now()): Promise<ForkOverview[]> {
+    const all = await this.overview()
+    const removed: ForkOverview[] = []
+    for (const fork of [...all].reverse()) {
+      const done =
+        fork.state !== 'open' ||
+        (fork.changes === 0 && now - Date.parse(fork.lastActivity) >= EMPTY_FORK_IDLE_MS)
+      const parentOfKept = all.some(
+        (child) => child.parent === fork.id && !removed.some((gone) => gone.id === child.id),
+      )
+      if (!done || parentOfKept) continue
+      await this.#serialize(async () => {
+        if (fork.state !== 'discarded') await this.history.deleteRef(forkRef(fork.id))
+        this.#trees.delete(fork.id)
+        fs.rmSync(path.join(this.#stateDir, 'forks', fork.id), { recursive: true, force: true })
+        if (fork.state === 'open') await this.#hooks.discarded?.(fork.id)
+      })
+      removed.push(fork)
+    }
+    return removed.reverse()
   }
 
   /**
@@ -758,14 +845,22 @@ export class WorkspaceLines implements AsyncDisposable {
       tree.rebase(written)
       return head
     }
+    // Dated by its newest write, so the fork's last activity is when it was written.
     const commit = this.history.commit(
       written,
       [head],
       message === 'snapshot' ? `writes in ${info.name ?? info.id}` : message,
+      tree.newestWrite,
     )
     await this.history.updateRef(ref, commit, head)
     tree.rebase(written)
     return commit
+  }
+
+  /** How many files a fork changed since it was forked; run inside the queue. */
+  async #changeCount(info: ForkInfo): Promise<number> {
+    const head = await this.#head(info.id)
+    return (await diffTrees(this.history.gitDir, info.forkPoint, head)).length
   }
 
   #fork(line: string): ForkInfo {

@@ -1,7 +1,7 @@
 /**
  * @module cli/commands/fork-commands
- * `eitri fork`, `forks [--prune]`, `diff FORK`, `merge FORK`, `undo-merge`, `discard FORK`,
- * `log [FORK]`, `restore SNAPSHOT [PATH…]`: the person at the terminal working the workspace's
+ * `eitri fork`, `forks [--prune]` (each fork's state, changes and last activity), `diff FORK`,
+ * `merge FORK`, `undo-merge`, `discard FORK`, `log [FORK]`, `restore SNAPSHOT [PATH…]`: the person at the terminal working the workspace's
  * lines and its snapshots. Running `eitri merge FORK` or `eitri restore` is itself the person's
  * approval; each takes a snapshot of main first, so it can be undone.
  */
@@ -52,14 +52,18 @@ export async function forkCommand(line: CommandLine, io: CliIo): Promise<number>
         io.stderr(
           `Pruned ${removed.length} snapshot record(s) (keeping at most ${keep} snapshots, none older than ${maxAgeDays} days but the newest).\n`,
         )
+        const pruned = await lines.pruneForks()
+        io.stderr(
+          `Removed ${pruned.length} fork(s) (merged, discarded, or empty and idle for an hour)${pruned.length === 0 ? '' : `: ${pruned.map((fork) => fork.name ?? fork.id).join(', ')}`}.\n`,
+        )
       }
-      const forks = lines.forks()
+      const forks = await lines.overview()
       if (line.json) io.stdout(`${JSON.stringify(forks, null, 2)}\n`)
       else if (forks.length === 0) io.stdout('No forks.\n')
       else
         for (const fork of forks)
           io.stdout(
-            `${fork.id}  ${(fork.name ?? '-').padEnd(16)}  from ${fork.parent}  ${fork.created}  by ${fork.owner}${fork.readOnly ? '  read-only' : ''}\n`,
+            `${fork.id}  ${(fork.name ?? '-').padEnd(16)}  ${fork.state.padEnd(9)}  ${String(fork.changes).padStart(4)} changed  last active ${fork.lastActivity}  from ${fork.parent}  by ${fork.owner}${fork.readOnly ? '  read-only' : ''}\n`,
           )
       return EXIT_OK
     }

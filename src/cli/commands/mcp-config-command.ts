@@ -8,7 +8,7 @@
  */
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { readEnvironment } from '../../config/environment.ts'
+import { namedLocations, readEnvironment } from '../../config/environment.ts'
 import { workspaceStateDir } from '../../config/state-dir.ts'
 import { httpToken } from '../../mcp/http-token.ts'
 import { parseStoreUrl } from '../../store/store-url.ts'
@@ -27,12 +27,19 @@ export function mcpConfigCommand(line: CommandLine, io: CliIo): Promise<number> 
   return Promise.resolve(EXIT_OK)
 }
 
-/** The options of this command line a server needs to work on the same state, made absolute. */
+/**
+ * The options of this command line a server needs to work on the same state, made absolute:
+ * given as flags, or as environment variables the client's environment will not have.
+ */
 function keptOptions(line: CommandLine): string[] {
-  const store = line.store === undefined ? undefined : absoluteStore(line.store)
+  const named = namedLocations()
+  const stateDir = line.stateDir ?? named.stateDir
+  const config = line.config ?? named.configPath
+  const given = line.store ?? named.store
+  const store = given === undefined ? undefined : absoluteStore(given)
   return [
-    ...(line.stateDir === undefined ? [] : ['--state-dir', path.resolve(line.stateDir)]),
-    ...(line.config === undefined ? [] : ['--config', path.resolve(line.config)]),
+    ...(stateDir === undefined ? [] : ['--state-dir', path.resolve(stateDir)]),
+    ...(config === undefined ? [] : ['--config', path.resolve(config)]),
     ...(store === undefined ? [] : ['--store', store]),
     ...(line.tools === undefined ? [] : ['--tools', line.tools.join(',')]),
     ...(line.access === undefined ? [] : ['--access', line.access]),

@@ -39,14 +39,15 @@ export const workspaceForkTool = defineTool({
 /** Lists the forks. */
 export const workspaceListTool = defineTool({
   name: 'workspace_list',
-  description: 'List the forks of the workspace and which line this session works on.',
+  description:
+    'List the forks of the workspace and which line this session works on: each fork’s state (open, merged, discarded), how many files it changed and when it was last active.',
   parameters: z.object({}),
   async execute(_input, ctx) {
     const lines = linesOf(ctx)
-    const forks = lines.list()
+    const forks = await lines.overview()
     const rows = forks.map(
       (fork) =>
-        `${fork.id === lines.current ? '*' : ' '} ${fork.id}${fork.name === undefined ? '' : ` (${fork.name})`} from ${fork.parent}${fork.readOnly ? ', read-only' : ''}, created ${fork.created}`,
+        `${fork.id === lines.current ? '*' : ' '} ${fork.id}${fork.name === undefined ? '' : ` (${fork.name})`} ${fork.state}, ${fork.changes} file(s) changed, last active ${fork.lastActivity}; from ${fork.parent}${fork.readOnly ? ', read-only' : ''}, created ${fork.created}`,
     )
     return toolSuccess(
       `${lines.current === 'main' ? '*' : ' '} main (the live folder)\n${rows.join('\n')}`.trimEnd(),

@@ -107,6 +107,12 @@ export function encodeCommit(commit: {
   return Buffer.from(`${lines.join('\n')}\n`, 'utf8')
 }
 
+/** When a commit was made (its committer time); undefined when it says none. */
+export function timeOfCommit(content: Buffer): Date | undefined {
+  const match = /^committer .* (\d+) [+-]\d{4}$/m.exec(content.toString('utf8'))
+  return match?.[1] === undefined ? undefined : new Date(Number(match[1]) * 1000)
+}
+
 /** The tree a commit object names. */
 export function treeOfCommit(content: Buffer): string {
   const match = /^tree ([0-9a-f]{40})/.exec(content.toString('latin1', 0, 64))
