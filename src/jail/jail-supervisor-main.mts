@@ -4,11 +4,12 @@
  * only stdin, stdout and stderr, bounds its output, and answers one JSON line on stdout. After
  * every command (finished, timed out or cancelled) it kills every other process in the jail's
  * PID namespace, so nothing a command started outlives it, as with a fresh jail per command.
- * It imports nothing but Node's own modules: only Node and this file are mounted for it.
+ * It imports nothing but Node's own modules and output-window.mts: only Node and these two
+ * files are mounted for it.
  */
 import { spawn } from 'node:child_process'
 import { createInterface } from 'node:readline'
-import { StringDecoder } from 'node:string_decoder'
+import { OutputWindow } from './output-window.mts'
 
 interface Request {
   readonly id: number
@@ -21,22 +22,6 @@ interface Request {
 
 interface Cancel {
   readonly cancel: number
-}
-
-class Capture {
-  readonly #decoder = new StringDecoder('utf8')
-  readonly #limit: number
-  text = ''
-  dropped = 0
-  constructor(limit: number) {
-    this.#limit = limit
-  }
-  push(chunk: Buffer): void {
-    const piece = this.#decoder.write(chunk)
-    const room = Math.max(this.#limit - this.text.length, 0)
-    this.text += piece.slice(0, room)
-    this.dropped += Math.max(piece.length - room, 0)
-  }
 }
 
 const queue: Request[] = []
@@ -60,8 +45,8 @@ function runNext(): void {
   const request = queue.shift()
   if (request === undefined) return
   const started = performance.now()
-  const stdout = new Capture(request.maxOutputChars)
-  const stderr = new Capture(request.maxOutputChars)
+  const stdout = new OutputWindow(request.maxOutputChars)
+  const stderr = new OutputWindow(request.maxOutputChars)
   let ended: 'timeout' | 'cancelled' | undefined
   const child = spawn(request.argv[0] ?? '/bin/true', request.argv.slice(1), {
     cwd: request.cwd,
@@ -81,6 +66,8 @@ function runNext(): void {
     clearTimeout(timer)
     killStragglers()
     current = undefined
+    const stdoutText = stdout.text()
+    const stderrText = stderr.text()
     reply({
       id: request.id,
       exitCode: ended === undefined ? exitCode : null,
@@ -88,10 +75,10 @@ function runNext(): void {
       timedOut: ended === 'timeout',
       cancelled: ended === 'cancelled',
       durationMs: performance.now() - started,
-      stdout: stdout.text,
-      stderr: spawnError === undefined ? stderr.text : `${stderr.text}${spawnError}\n`,
-      stdoutDropped: stdout.dropped,
-      stderrDropped: stderr.dropped,
+      stdout: stdoutText,
+      stderr: spawnError === undefined ? stderrText : `${stderrText}${spawnError}\n`,
+      stdoutDropped: stdout.droppedChars,
+      stderrDropped: stderr.droppedChars,
     })
     runNext()
   }

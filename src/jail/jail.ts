@@ -26,7 +26,14 @@ import {
 } from './jail-spec.ts'
 import { JailedProcess, type JailedExit } from './jailed-process.ts'
 import { planProtectedMounts, removeMountPoints, type Placeholders } from './protected-mounts.ts'
-import { NODE_MOUNT, SUPERVISOR_FILE, SUPERVISOR_MOUNT, WarmJail } from './warm-jail.ts'
+import {
+  NODE_MOUNT,
+  OUTPUT_WINDOW_FILE,
+  OUTPUT_WINDOW_MOUNT,
+  SUPERVISOR_FILE,
+  SUPERVISOR_MOUNT,
+  WarmJail,
+} from './warm-jail.ts'
 import { WorkspaceMirror, type SyncReport } from './workspace-mirror.ts'
 import type { WriteBackLimits } from '../access/write-back/plan-write-back.ts'
 
@@ -245,17 +252,10 @@ export class Jail implements AsyncDisposable {
     }, WARM_IDLE_MS)
     warm.idle.unref()
     const sync = await this.#syncOut(mirror, writable)
+    // The supervisor's output already marks what it dropped (output-window.mts).
     const { stdoutDropped, stderrDropped, ...exit } = outcome
     return {
       ...exit,
-      stdout:
-        stdoutDropped === 0
-          ? outcome.stdout
-          : `${outcome.stdout}\n[... ${stdoutDropped} more characters dropped]`,
-      stderr:
-        stderrDropped === 0
-          ? outcome.stderr
-          : `${outcome.stderr}\n[... ${stderrDropped} more characters dropped]`,
       truncated: stdoutDropped + stderrDropped > 0,
       ...(sync === undefined ? {} : { sync }),
     }
@@ -353,6 +353,7 @@ export class Jail implements AsyncDisposable {
     return [
       { source: process.execPath, target: NODE_MOUNT, writable: false },
       { source: SUPERVISOR_FILE, target: SUPERVISOR_MOUNT, writable: false },
+      { source: OUTPUT_WINDOW_FILE, target: OUTPUT_WINDOW_MOUNT, writable: false },
     ]
   }
 
