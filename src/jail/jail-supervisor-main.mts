@@ -24,6 +24,13 @@ interface Cancel {
   readonly cancel: number
 }
 
+/**
+ * How long a command that reached its deadline gets between the interrupt and the kill: test
+ * runners and builds answer an interrupt (Ctrl-C) by printing their summary and what they had
+ * buffered, which a kill would lose. The host's grace past the deadline (warm-jail.ts) is longer.
+ */
+const INTERRUPT_GRACE_MS = 1000
+
 const queue: Request[] = []
 let current: { id: number; stop: (reason: 'timeout' | 'cancelled') => void } | undefined
 
@@ -54,9 +61,16 @@ function runNext(): void {
     stdio: ['ignore', 'pipe', 'pipe'],
     detached: true,
   })
+  let grace: NodeJS.Timeout | undefined
   const stop = (reason: 'timeout' | 'cancelled'): void => {
     ended ??= reason
-    killStragglers()
+    if (reason === 'cancelled' || child.pid === undefined) return killStragglers()
+    try {
+      process.kill(-child.pid, 'SIGINT')
+    } catch {
+      // the command's group is gone already
+    }
+    grace ??= setTimeout(killStragglers, INTERRUPT_GRACE_MS)
   }
   const timer = setTimeout(() => stop('timeout'), request.timeoutMs)
   current = { id: request.id, stop }
@@ -64,6 +78,7 @@ function runNext(): void {
   child.stderr.on('data', (chunk: Buffer) => stderr.push(chunk))
   const finish = (exitCode: number | null, signal: string | null, spawnError?: string): void => {
     clearTimeout(timer)
+    clearTimeout(grace)
     killStragglers()
     current = undefined
     const stdoutText = stdout.text()

@@ -35,8 +35,11 @@ export const OUTPUT_WINDOW_FILE = fileURLToPath(
 )
 export const OUTPUT_WINDOW_MOUNT = `/opt/eitri/${OUTPUT_WINDOW_FILE.endsWith('.mts') ? 'output-window.mts' : 'output-window.mjs'}`
 
-/** Extra time the host gives the supervisor past a command's deadline before killing the jail. */
-const SUPERVISOR_GRACE_MS = 2000
+/**
+ * Extra time the host gives the supervisor past a command's deadline before killing the jail:
+ * the supervisor's own grace between interrupt and kill, and room to answer.
+ */
+const SUPERVISOR_GRACE_MS = 3000
 
 /** How long the host waits for what a command left behind to die before ending the jail. */
 const SETTLE_MS = 200
