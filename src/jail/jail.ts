@@ -25,6 +25,8 @@ import {
   type JailSpec,
 } from './jail-spec.ts'
 import { JailedProcess, type JailedExit } from './jailed-process.ts'
+import { MemoryCgroups, type MemorySupport } from './memory-cgroup.ts'
+import { memoryReport } from './memory-report.ts'
 import { planProtectedMounts, removeMountPoints, type Placeholders } from './protected-mounts.ts'
 import {
   NODE_MOUNT,
@@ -36,6 +38,7 @@ import {
 } from './warm-jail.ts'
 import { WorkspaceMirror, type SyncReport } from './workspace-mirror.ts'
 import type { WriteBackLimits } from '../access/write-back/plan-write-back.ts'
+import type { ProgramMemory } from '../tool/program-session.ts'
 
 /** Default wall-clock limit of a foreground run. */
 export const DEFAULT_JAIL_TIMEOUT_MS = 60_000
@@ -62,6 +65,9 @@ export interface JailOptions {
   readonly mounts?: readonly JailBind[]
   /** What one command may bring back. @default 64 MiB a file, 256 MiB a command */
   readonly writeBack?: WriteBackLimits
+  /** Limits of every program (a request's own override them). @default DEFAULT_JAIL_LIMITS */
+  readonly limits?: Partial<JailLimits> /** False bounds memory by RLIMIT_DATA alone, never a cgroup (tests). @default true */
+  readonly memoryCgroups?: boolean
 }
 
 /** One program to run. */
@@ -93,6 +99,8 @@ export interface JailResult extends JailedExit {
   readonly truncated: boolean
   /** For a mirrored workspace: what went back to the host and what the policy refused. */
   readonly sync?: SyncReport
+  /** How its memory was bounded, and whether that stopped it. */
+  readonly memory?: ProgramMemory
 }
 
 /** A program running in the background. */
@@ -118,14 +126,16 @@ export class Jail implements AsyncDisposable {
   readonly #jobs = new Set<JailedProcess>()
   readonly #warm = new Map<
     JailRequest['access'],
-    { jail: WarmJail; idle: NodeJS.Timeout | undefined }
+    { jail: WarmJail; process: JailedProcess | undefined; idle: NodeJS.Timeout | undefined }
   >()
+  readonly #memory: MemoryCgroups
   #warmUnavailable: string | undefined
   #closed = false
 
   constructor(options: JailOptions) {
     this.#options = options
     this.#bwrap = options.bwrap ?? 'bwrap'
+    this.#memory = new MemoryCgroups({ enabled: options.memoryCgroups !== false })
     this.identity = jailIdentity()
     this.#callerMounts = new CallerMounts(this.identity, [
       options.temporaryRoot ?? os.tmpdir(),
@@ -158,6 +168,14 @@ export class Jail implements AsyncDisposable {
   /** Starts a program in the background; it runs until it ends, is killed, or the jail closes. */
   async start(request: Omit<JailRequest, 'timeoutMs'>): Promise<JailJob> {
     return this.#launch(request, undefined)
+  }
+
+  /**
+   * How programs' memory is bounded here: by a memory cgroup, or (where none can be made) by
+   * RLIMIT_DATA, with the reason.
+   */
+  memorySupport(): MemorySupport {
+    return this.#memory.support()
   }
 
   /** Kills every job and removes the jail's temporary folders. Idempotent. */
@@ -196,12 +214,22 @@ export class Jail implements AsyncDisposable {
     const finished = process.exited.then(async (exit): Promise<JailResult> => {
       this.#jobs.delete(process)
       const sync = await this.#syncOut(mirror, writable)
+      const stdout = process.stdout.text()
+      const stderr = process.stderr.text()
       return {
         ...exit,
-        stdout: process.stdout.text(),
-        stderr: process.stderr.text(),
+        stdout,
+        stderr,
         truncated: process.stdout.droppedChars + process.stderr.droppedChars > 0,
         ...(sync === undefined ? {} : { sync }),
+        memory: memoryReport({
+          limitBytes: this.#limits(request).memoryBytes,
+          inCgroup: process.inMemoryCgroup,
+          oomKills: exit.oomKills ?? 0,
+          exitCode: exit.exitCode,
+          stdout,
+          stderr,
+        }),
       }
     })
     return { process, finished }
@@ -213,8 +241,9 @@ export class Jail implements AsyncDisposable {
     const mirror = await this.#syncIn()
     let warm = this.#warm.get(request.access)
     if (warm === undefined || !warm.jail.alive) {
+      let started: JailedProcess | undefined
       const process = (onOutput: (stream: 'stdout' | 'stderr', chunk: Buffer) => void) =>
-        this.#startProcess(
+        (started = this.#startProcess(
           [NODE_MOUNT, SUPERVISOR_MOUNT],
           { binds: this.#runtimeBinds() },
           writable,
@@ -224,8 +253,9 @@ export class Jail implements AsyncDisposable {
             keepStdinOpen: true,
             onOutput,
           },
-        )
-      warm = { jail: new WarmJail(process), idle: undefined }
+        ))
+      const jail = new WarmJail(process)
+      warm = { jail, process: started, idle: undefined }
       this.#warm.set(request.access, warm)
     }
     try {
@@ -237,6 +267,8 @@ export class Jail implements AsyncDisposable {
       return undefined
     }
     if (warm.idle !== undefined) clearTimeout(warm.idle)
+    const warmProcess = warm.process
+    const killsBefore = warmProcess?.oomKills() ?? 0
     const outcome = await warm.jail.run({
       argv: request.command,
       cwd: request.cwd ?? JAIL_WORKSPACE,
@@ -252,12 +284,27 @@ export class Jail implements AsyncDisposable {
     }, WARM_IDLE_MS)
     warm.idle.unref()
     const sync = await this.#syncOut(mirror, writable)
+    // A command over the cgroup's limit may take the whole warm jail with it.
+    const killsAfter =
+      warmProcess === undefined
+        ? 0
+        : warmProcess.running
+          ? warmProcess.oomKills()
+          : ((await warmProcess.exited).oomKills ?? 0)
     // The supervisor's output already marks what it dropped (output-window.mts).
     const { stdoutDropped, stderrDropped, ...exit } = outcome
     return {
       ...exit,
       truncated: stdoutDropped + stderrDropped > 0,
       ...(sync === undefined ? {} : { sync }),
+      memory: memoryReport({
+        limitBytes: this.#limits({}).memoryBytes,
+        inCgroup: warmProcess?.inMemoryCgroup ?? false,
+        oomKills: killsAfter - killsBefore,
+        exitCode: outcome.exitCode,
+        stdout: outcome.stdout,
+        stderr: outcome.stderr,
+      }),
     }
   }
 
@@ -316,6 +363,8 @@ export class Jail implements AsyncDisposable {
       protect: writable,
     })
     for (const mountPoint of plan.createdMountPoints) this.#pendingMountPoints.add(mountPoint)
+    const limits = this.#limits(request)
+    const memoryCgroup = this.#memory.create(limits.memoryBytes)
     const spec: JailSpec = {
       command,
       workspace: root,
@@ -324,7 +373,8 @@ export class Jail implements AsyncDisposable {
       hiddenFolders: plan.hiddenFolders,
       binds: [...(this.#options.mounts ?? []), ...(request.binds ?? [])],
       environment: jailEnvironment(request.environment),
-      limits: { ...DEFAULT_JAIL_LIMITS, ...request.limits },
+      limits,
+      ...(memoryCgroup === undefined ? {} : { memoryInCgroup: true }),
       ...(request.cwd === undefined ? {} : { cwd: request.cwd }),
     }
     const reachable = this.#callerMounts.plan(spec)
@@ -335,6 +385,7 @@ export class Jail implements AsyncDisposable {
       args: buildBwrapArgs(reachable.spec),
       identity: this.identity,
       callerMounts: reachable.mounts,
+      memoryCgroup,
     })
     void process.exited.then(() => {
       if (--this.#activeRuns > 0) return
@@ -342,6 +393,11 @@ export class Jail implements AsyncDisposable {
       this.#pendingMountPoints.clear()
     })
     return process
+  }
+
+  /** A request's limits: its own, else the jail's, else the defaults. */
+  #limits(request: Pick<JailRequest, 'limits'>): JailLimits {
+    return { ...DEFAULT_JAIL_LIMITS, ...this.#options.limits, ...request.limits }
   }
 
   /**

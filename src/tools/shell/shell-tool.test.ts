@@ -6,8 +6,9 @@ import { setTimeout as delay } from 'node:timers/promises'
 import { makeScratch } from '../../../test/helpers/scratch.ts'
 import { openWorkshop, type Workshop } from '../../workshop/workshop.ts'
 
-async function workshopOn(files: Record<string, string> = {}, bwrap?: string) {
+async function workshopOn(files: Record<string, string> = {}, bwrap?: string, config?: object) {
   const scratch = await makeScratch(files)
+  if (config !== undefined) await fs.writeFile(scratch.configPath, JSON.stringify(config))
   const workshop = await openWorkshop({
     workspace: scratch.workspace,
     stateDir: scratch.stateDir,
@@ -166,6 +167,23 @@ describe('shell', () => {
       result.content,
       'running 3 suites\nError: connect ECONNREFUSED 127.0.0.1:5432\n[... the line above repeated 19999 more times]\nTests: 3 failed, 12 passed\n\n[exit 1]',
     )
+  })
+
+  it('names the memory limit when a command goes over it (jail.memoryBytes), and not under it', async () => {
+    await using fixture = await workshopOn({}, undefined, { jail: { memoryBytes: 256 * 2 ** 20 } })
+    // perl (essential on Debian) builds a 512 MiB string.
+    const over = await fixture.workshop.call('shell', {
+      command: 'perl -e \'$x = "a" x (512 * 2**20); print length $x\'',
+    })
+    assert.match(
+      over.content,
+      /\[stopped: (used more than|ran out of memory under) the 256 MiB memory limit \((all its processes together, a memory cgroup|per process, RLIMIT_DATA, as no memory cgroup can be created here)\).*raise jail\.memoryBytes in eitri's configuration\.\]/,
+    )
+    // The control: the same program under the limit completes.
+    const under = await fixture.workshop.call('shell', {
+      command: 'perl -e \'$x = "a" x (64 * 2**20); print length $x\'',
+    })
+    assert.equal(under.content, '67108864\n\n[exit 0]')
   })
 
   it('answers a missing jail with jail_unavailable, the reason and the fix', async () => {
