@@ -134,8 +134,16 @@ const jailSchema = z
       .positive()
       .default(256 * MIB)
       .describe("All of one jailed command's files together."),
+    memoryBytes: z
+      .number()
+      .int()
+      .min(16 * MIB, 'give a jailed command at least 16 MiB (16777216)')
+      .default(4 * 1024 * MIB)
+      .describe(
+        'Memory a jailed command may use: all its processes together where eitri can create a memory cgroup, else each process (RLIMIT_DATA).',
+      ),
   })
-  .default({ maxFileBytes: 64 * MIB, maxCommandBytes: 256 * MIB })
+  .default({ maxFileBytes: 64 * MIB, maxCommandBytes: 256 * MIB, memoryBytes: 4 * 1024 * MIB })
 
 /** The configuration file's schema. Later capabilities add their sections here. */
 export const configSchema = z.strictObject({
@@ -166,7 +174,9 @@ export const configSchema = z.strictObject({
       error: 'mode names must be unique',
     }),
   rules: rulesSchema.default({ allow: [], deny: [] }),
-  jail: jailSchema.describe('Bounds on what a jailed command brings back to the workspace.'),
+  jail: jailSchema.describe(
+    'Bounds on a jailed command: the memory it may use, what it brings back to the workspace.',
+  ),
   snapshots: snapshotsSchema.describe(
     'How snapshots of main are kept: `eitri log` lists them, `eitri restore` uses them, `eitri forks --prune` prunes them.',
   ),

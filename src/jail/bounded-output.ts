@@ -1,45 +1,36 @@
 /**
  * @module jail/bounded-output
- * Keeps the first N characters a stream prints and counts the rest, so a flood of output costs
- * memory for N characters, not for the flood.
+ * Keeps the beginning and the end of what a stream prints, with runs of identical lines
+ * collapsed, and counts what was dropped between: a flood of output costs memory for N
+ * characters, not for the flood, and the end of a failing command's output is still there.
  */
 import { StringDecoder } from 'node:string_decoder'
+import { OutputWindow } from './output-window.mts'
 
 /** Characters kept per stream when nothing else is said. */
 export const DEFAULT_MAX_OUTPUT_CHARS = 30_000
 
-/** Collects one stream. */
+/** Collects one stream: its head and tail (see {@link OutputWindow}). */
 export class BoundedOutput {
-  readonly #limit: number
-  readonly #decoder = new StringDecoder('utf8')
-  #kept = ''
-  #dropped = 0
+  readonly #window: OutputWindow
 
   constructor(limit: number = DEFAULT_MAX_OUTPUT_CHARS) {
-    this.#limit = limit
+    this.#window = new OutputWindow(limit)
   }
 
-  /** Adds a chunk: kept while under the limit, counted after. */
+  /** Adds a chunk. */
   push(chunk: Buffer | string): void {
-    const text = typeof chunk === 'string' ? chunk : this.#decoder.write(chunk)
-    const room = this.#limit - this.#kept.length
-    if (room >= text.length) {
-      this.#kept += text
-    } else {
-      this.#kept += text.slice(0, Math.max(room, 0))
-      this.#dropped += text.length - Math.max(room, 0)
-    }
+    this.#window.push(chunk)
   }
 
-  /** Everything kept, with a marker line when characters were dropped. */
+  /** The head, a marker where the middle was dropped, and the tail; repeated lines counted. */
   text(): string {
-    return this.#dropped === 0
-      ? this.#kept
-      : `${this.#kept}\n[... ${this.#dropped} more characters dropped]`
+    return this.#window.text()
   }
 
+  /** Characters dropped from the middle. */
   get droppedChars(): number {
-    return this.#dropped
+    return this.#window.droppedChars
   }
 }
 

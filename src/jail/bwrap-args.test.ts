@@ -128,13 +128,21 @@ describe('buildBwrapArgs', () => {
       '--',
       PRLIMIT,
       `--nproc=${DEFAULT_JAIL_LIMITS.processes}`,
-      `--as=${DEFAULT_JAIL_LIMITS.memoryBytes}`,
+      `--data=${DEFAULT_JAIL_LIMITS.memoryBytes}`,
       `--fsize=${DEFAULT_JAIL_LIMITS.fileSizeBytes}`,
       '--',
       '/bin/bash',
       '-c',
       'echo hi',
     ])
+  })
+
+  it('never limits address space, and leaves memory to the cgroup when there is one', () => {
+    const flat = buildBwrapArgs(spec).join(' ')
+    assert.doesNotMatch(flat, /--as=/)
+    const inCgroup = groups(buildBwrapArgs({ ...spec, memoryInCgroup: true })).at(-1) ?? []
+    assert.ok(!inCgroup.some((part) => part.startsWith('--data=') || part.startsWith('--as=')))
+    assert.ok(inCgroup.includes(`--nproc=${DEFAULT_JAIL_LIMITS.processes}`))
   })
 
   it('keeps hostile paths as single operands (no argument injection)', () => {

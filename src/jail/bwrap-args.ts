@@ -82,12 +82,14 @@ export function buildBwrapArgs(spec: JailSpec): string[] {
   for (const bind of spec.binds)
     args.push(bind.writable ? '--bind' : '--ro-bind', bind.source, bind.target)
   args.push('--chdir', spec.cwd ?? JAIL_WORKSPACE)
-  // Limits that bind inside the jail: processes (fork bombs), address space, file size (§26).
+  // Limits that bind inside the jail: processes (fork bombs), memory, file size (§26). Memory
+  // is the cgroup's when there is one; else private writable memory (RLIMIT_DATA), never
+  // address space, which WebAssembly, the JVM and Go reserve by the gigabyte and never use.
   args.push(
     '--',
     PRLIMIT,
     `--nproc=${spec.limits.processes}`,
-    `--as=${spec.limits.memoryBytes}`,
+    ...(spec.memoryInCgroup === true ? [] : [`--data=${spec.limits.memoryBytes}`]),
     `--fsize=${spec.limits.fileSizeBytes}`,
     '--',
     ...spec.command,

@@ -18,7 +18,12 @@ export interface JailBind {
 export interface JailLimits {
   /** Processes the jail's user may have (RLIMIT_NPROC): bounds fork bombs. @default 256 */
   readonly processes: number
-  /** Address space of each process (RLIMIT_AS): bounds memory bombs. @default 4 GiB */
+  /**
+   * Memory the program may use: all its processes together, in a memory cgroup, where eitri
+   * can create one; else each process's private writable memory (RLIMIT_DATA). Never address
+   * space (RLIMIT_AS), which breaks WebAssembly, the JVM and Go. Bounds memory bombs.
+   * @default 4 GiB
+   */
   readonly memoryBytes: number
   /** Largest file a process may write (RLIMIT_FSIZE). @default 1 GiB */
   readonly fileSizeBytes: number
@@ -56,6 +61,8 @@ export interface JailSpec {
   /** The environment: cleared, then exactly these names. Never a secret. */
   readonly environment: Readonly<Record<string, string>>
   readonly limits: JailLimits
+  /** True when a memory cgroup bounds `limits.memoryBytes`: then no RLIMIT_DATA is set. */
+  readonly memoryInCgroup?: boolean
   /** Working directory inside the jail. @default '/workspace' */
   readonly cwd?: string
 }

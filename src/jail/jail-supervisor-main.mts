@@ -4,11 +4,12 @@
  * only stdin, stdout and stderr, bounds its output, and answers one JSON line on stdout. After
  * every command (finished, timed out or cancelled) it kills every other process in the jail's
  * PID namespace, so nothing a command started outlives it, as with a fresh jail per command.
- * It imports nothing but Node's own modules: only Node and this file are mounted for it.
+ * It imports nothing but Node's own modules and output-window.mts: only Node and these two
+ * files are mounted for it.
  */
 import { spawn } from 'node:child_process'
 import { createInterface } from 'node:readline'
-import { StringDecoder } from 'node:string_decoder'
+import { OutputWindow } from './output-window.mts'
 
 interface Request {
   readonly id: number
@@ -23,21 +24,12 @@ interface Cancel {
   readonly cancel: number
 }
 
-class Capture {
-  readonly #decoder = new StringDecoder('utf8')
-  readonly #limit: number
-  text = ''
-  dropped = 0
-  constructor(limit: number) {
-    this.#limit = limit
-  }
-  push(chunk: Buffer): void {
-    const piece = this.#decoder.write(chunk)
-    const room = Math.max(this.#limit - this.text.length, 0)
-    this.text += piece.slice(0, room)
-    this.dropped += Math.max(piece.length - room, 0)
-  }
-}
+/**
+ * How long a command that reached its deadline gets between the interrupt and the kill: test
+ * runners and builds answer an interrupt (Ctrl-C) by printing their summary and what they had
+ * buffered, which a kill would lose. The host's grace past the deadline (warm-jail.ts) is longer.
+ */
+const INTERRUPT_GRACE_MS = 1000
 
 const queue: Request[] = []
 let current: { id: number; stop: (reason: 'timeout' | 'cancelled') => void } | undefined
@@ -60,8 +52,8 @@ function runNext(): void {
   const request = queue.shift()
   if (request === undefined) return
   const started = performance.now()
-  const stdout = new Capture(request.maxOutputChars)
-  const stderr = new Capture(request.maxOutputChars)
+  const stdout = new OutputWindow(request.maxOutputChars)
+  const stderr = new OutputWindow(request.maxOutputChars)
   let ended: 'timeout' | 'cancelled' | undefined
   const child = spawn(request.argv[0] ?? '/bin/true', request.argv.slice(1), {
     cwd: request.cwd,
@@ -69,9 +61,16 @@ function runNext(): void {
     stdio: ['ignore', 'pipe', 'pipe'],
     detached: true,
   })
+  let grace: NodeJS.Timeout | undefined
   const stop = (reason: 'timeout' | 'cancelled'): void => {
     ended ??= reason
-    killStragglers()
+    if (reason === 'cancelled' || child.pid === undefined) return killStragglers()
+    try {
+      process.kill(-child.pid, 'SIGINT')
+    } catch {
+      // the command's group is gone already
+    }
+    grace ??= setTimeout(killStragglers, INTERRUPT_GRACE_MS)
   }
   const timer = setTimeout(() => stop('timeout'), request.timeoutMs)
   current = { id: request.id, stop }
@@ -79,8 +78,11 @@ function runNext(): void {
   child.stderr.on('data', (chunk: Buffer) => stderr.push(chunk))
   const finish = (exitCode: number | null, signal: string | null, spawnError?: string): void => {
     clearTimeout(timer)
+    clearTimeout(grace)
     killStragglers()
     current = undefined
+    const stdoutText = stdout.text()
+    const stderrText = stderr.text()
     reply({
       id: request.id,
       exitCode: ended === undefined ? exitCode : null,
@@ -88,10 +90,10 @@ function runNext(): void {
       timedOut: ended === 'timeout',
       cancelled: ended === 'cancelled',
       durationMs: performance.now() - started,
-      stdout: stdout.text,
-      stderr: spawnError === undefined ? stderr.text : `${stderr.text}${spawnError}\n`,
-      stdoutDropped: stdout.dropped,
-      stderrDropped: stderr.dropped,
+      stdout: stdoutText,
+      stderr: spawnError === undefined ? stderrText : `${stderrText}${spawnError}\n`,
+      stdoutDropped: stdout.droppedChars,
+      stderrDropped: stderr.droppedChars,
     })
     runNext()
   }

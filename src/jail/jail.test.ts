@@ -201,15 +201,39 @@ describe('Jail', () => {
     assert.equal(result.cancelled, true)
   })
 
-  it('keeps the first characters of a flood of output and counts the rest', async (t) => {
+  it('keeps the beginning and the end of a flood of output and counts the middle', async (t) => {
     const { jail } = await jailFixture(t)
     const result = await jail.run({
-      command: bash('head -c 100000 /dev/zero | tr "\\0" a'),
+      command: bash('echo first; head -c 100000 /dev/zero | tr "\\0" a; echo; echo last'),
       access: 'workspace-write',
       maxOutputChars: 1000,
     })
     assert.equal(result.truncated, true)
-    assert.equal(result.stdout, `${'a'.repeat(1000)}\n[... 99000 more characters dropped]`)
+    assert.match(
+      result.stdout,
+      /^first\na{494}\n\[\.\.\. 99\d{3} characters dropped here: .*\]\nlast\n$/,
+    )
+  })
+
+  it('collapses a flood of identical lines so the end still shows, in warm and fresh jails', async (t) => {
+    const { jail } = await jailFixture(t)
+    const script =
+      'echo start; for i in $(seq 5000); do echo "Error: ECONNREFUSED"; done; echo "3 failed"; exit 1'
+    const expected =
+      'start\nError: ECONNREFUSED\n[... the line above repeated 4999 more times]\n3 failed\n'
+    const warm = await jail.run({
+      command: bash(script),
+      access: 'read-only',
+      maxOutputChars: 1000,
+    })
+    assert.equal(warm.stdout, expected)
+    assert.equal(warm.truncated, false)
+    const job = await jail.start({
+      command: bash(script),
+      access: 'read-only',
+      maxOutputChars: 1000,
+    })
+    assert.equal((await job.finished).stdout, expected)
   })
 
   it('bounds processes, file size and memory', async (t) => {

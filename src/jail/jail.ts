@@ -25,11 +25,21 @@ import {
   type JailSpec,
 } from './jail-spec.ts'
 import { JailedProcess, type JailedExit } from './jailed-process.ts'
+import { MemoryCgroups, type MemorySupport } from './memory-cgroup.ts'
+import { memoryReport } from './memory-report.ts'
 import { planProtectedMounts, removeMountPoints, type Placeholders } from './protected-mounts.ts'
-import { NODE_MOUNT, SUPERVISOR_FILE, SUPERVISOR_MOUNT, WarmJail } from './warm-jail.ts'
+import {
+  NODE_MOUNT,
+  OUTPUT_WINDOW_FILE,
+  OUTPUT_WINDOW_MOUNT,
+  SUPERVISOR_FILE,
+  SUPERVISOR_MOUNT,
+  WarmJail,
+} from './warm-jail.ts'
 import { OverlayWorkspace, type Layer } from './overlay/overlay-workspace.ts'
 import { WorkspaceMirror, type SyncReport } from './workspace-mirror.ts'
 import type { WriteBackLimits } from '../access/write-back/plan-write-back.ts'
+import type { ProgramMemory } from '../tool/program-session.ts'
 import { ownedPrefix } from '../util/owned-folders.ts'
 
 /** Default wall-clock limit of a foreground run. */
@@ -63,6 +73,10 @@ export interface JailOptions {
    * overlay where it can run and the mirror elsewhere. @default 'auto'
    */
   readonly layers?: 'auto' | 'overlay' | 'mirror'
+  /** Limits of every program (a request's own override them). @default DEFAULT_JAIL_LIMITS */
+  readonly limits?: Partial<JailLimits>
+  /** False bounds memory by RLIMIT_DATA alone, never a cgroup (tests). @default true */
+  readonly memoryCgroups?: boolean
 }
 
 /** Where one start sees the workspace: a mirror, or an overlay mounted for it. */
@@ -101,6 +115,8 @@ export interface JailResult extends JailedExit {
   readonly truncated: boolean
   /** For a mirrored workspace: what went back to the host and what the policy refused. */
   readonly sync?: SyncReport
+  /** How its memory was bounded, and whether that stopped it. */
+  readonly memory?: ProgramMemory
 }
 
 /** A program running in the background. */
@@ -129,14 +145,16 @@ export class Jail implements AsyncDisposable {
   readonly #jobs = new Set<JailedProcess>()
   readonly #warm = new Map<
     JailRequest['access'],
-    { jail: WarmJail; idle: NodeJS.Timeout | undefined }
+    { jail: WarmJail; process: JailedProcess | undefined; idle: NodeJS.Timeout | undefined }
   >()
+  readonly #memory: MemoryCgroups
   #warmUnavailable: string | undefined
   #closed = false
 
   constructor(options: JailOptions) {
     this.#options = options
     this.#bwrap = options.bwrap ?? 'bwrap'
+    this.#memory = new MemoryCgroups({ enabled: options.memoryCgroups !== false })
     this.identity = jailIdentity()
     this.#callerMounts = new CallerMounts(this.identity, [
       options.temporaryRoot ?? os.tmpdir(),
@@ -183,6 +201,14 @@ export class Jail implements AsyncDisposable {
     return this.#launch(request, undefined)
   }
 
+  /**
+   * How programs' memory is bounded here: by a memory cgroup, or (where none can be made) by
+   * RLIMIT_DATA, with the reason.
+   */
+  memorySupport(): MemorySupport {
+    return this.#memory.support()
+  }
+
   /** Kills every job and removes the jail's temporary folders. Idempotent. */
   async close(): Promise<void> {
     if (this.#closed) return
@@ -221,12 +247,22 @@ export class Jail implements AsyncDisposable {
     const finished = process.exited.then(async (exit): Promise<JailResult> => {
       this.#jobs.delete(process)
       const sync = await this.#finish(workspace, writable)
+      const stdout = process.stdout.text()
+      const stderr = process.stderr.text()
       return {
         ...exit,
-        stdout: process.stdout.text(),
-        stderr: process.stderr.text(),
+        stdout,
+        stderr,
         truncated: process.stdout.droppedChars + process.stderr.droppedChars > 0,
         ...(sync === undefined ? {} : { sync }),
+        memory: memoryReport({
+          limitBytes: this.#limits(request).memoryBytes,
+          inCgroup: process.inMemoryCgroup,
+          oomKills: exit.oomKills ?? 0,
+          exitCode: exit.exitCode,
+          stdout,
+          stderr,
+        }),
       }
     })
     return { process, finished }
@@ -248,9 +284,11 @@ export class Jail implements AsyncDisposable {
         writable,
         shown ?? { type: 'point', mountPoint: point as string },
       )
+      let started: JailedProcess | undefined
       const process = (onOutput: (stream: 'stdout' | 'stderr', chunk: Buffer) => void) =>
-        start({ maxOutputChars: 64 * 1024, keepStdinOpen: true, onOutput })
-      warm = { jail: new WarmJail(process), idle: undefined }
+        (started = start({ maxOutputChars: 64 * 1024, keepStdinOpen: true, onOutput }))
+      const jail = new WarmJail(process)
+      warm = { jail, process: started, idle: undefined }
       this.#warm.set(request.access, warm)
     }
     try {
@@ -262,6 +300,8 @@ export class Jail implements AsyncDisposable {
       return undefined
     }
     if (warm.idle !== undefined) clearTimeout(warm.idle)
+    const warmProcess = warm.process
+    const killsBefore = warmProcess?.oomKills() ?? 0
     const layer =
       overlay === undefined || point === undefined
         ? undefined
@@ -291,19 +331,27 @@ export class Jail implements AsyncDisposable {
       layer === undefined
         ? await this.#syncOut(mirror, writable)
         : await this.#finish({ type: 'overlay', layer }, writable)
+    // A command over the cgroup's limit may take the whole warm jail with it.
+    const killsAfter =
+      warmProcess === undefined
+        ? 0
+        : warmProcess.running
+          ? warmProcess.oomKills()
+          : ((await warmProcess.exited).oomKills ?? 0)
+    // The supervisor's output already marks what it dropped (output-window.mts).
     const { stdoutDropped, stderrDropped, ...exit } = outcome
     return {
       ...exit,
-      stdout:
-        stdoutDropped === 0
-          ? outcome.stdout
-          : `${outcome.stdout}\n[... ${stdoutDropped} more characters dropped]`,
-      stderr:
-        stderrDropped === 0
-          ? outcome.stderr
-          : `${outcome.stderr}\n[... ${stderrDropped} more characters dropped]`,
       truncated: stdoutDropped + stderrDropped > 0,
       ...(sync === undefined ? {} : { sync }),
+      memory: memoryReport({
+        limitBytes: this.#limits({}).memoryBytes,
+        inCgroup: warmProcess?.inMemoryCgroup ?? false,
+        oomKills: killsAfter - killsBefore,
+        exitCode: outcome.exitCode,
+        stdout: outcome.stdout,
+        stderr: outcome.stderr,
+      }),
     }
   }
 
@@ -445,6 +493,8 @@ export class Jail implements AsyncDisposable {
         })
       : { overlays: [], hiddenFolders: [], createdMountPoints: [] }
     for (const mountPoint of plan.createdMountPoints) this.#pendingMountPoints.add(mountPoint)
+    const limits = this.#limits(request)
+    const memoryCgroup = this.#memory.create(limits.memoryBytes)
     const spec: JailSpec = {
       command,
       workspace: root,
@@ -453,7 +503,8 @@ export class Jail implements AsyncDisposable {
       hiddenFolders: plan.hiddenFolders,
       binds: [...(this.#options.mounts ?? []), ...(request.binds ?? [])],
       environment: jailEnvironment(request.environment),
-      limits: { ...DEFAULT_JAIL_LIMITS, ...request.limits },
+      limits,
+      ...(memoryCgroup === undefined ? {} : { memoryInCgroup: true }),
       ...(request.cwd === undefined ? {} : { cwd: request.cwd }),
     }
     const reachable = this.#callerMounts.plan(spec)
@@ -468,6 +519,7 @@ export class Jail implements AsyncDisposable {
         args: buildBwrapArgs(reachable.spec),
         identity: this.identity,
         ...(enter === undefined ? { callerMounts: reachable.mounts } : { enter }),
+        memoryCgroup,
       })
       void process.exited.then(() => {
         if (--this.#activeRuns > 0) return
@@ -476,6 +528,11 @@ export class Jail implements AsyncDisposable {
       })
       return process
     }
+  }
+
+  /** A request's limits: its own, else the jail's, else the defaults. */
+  #limits(request: Pick<JailRequest, 'limits'>): JailLimits {
+    return { ...DEFAULT_JAIL_LIMITS, ...this.#options.limits, ...request.limits }
   }
 
   /**
@@ -487,6 +544,7 @@ export class Jail implements AsyncDisposable {
     return [
       { source: process.execPath, target: NODE_MOUNT, writable: false },
       { source: SUPERVISOR_FILE, target: SUPERVISOR_MOUNT, writable: false },
+      { source: OUTPUT_WINDOW_FILE, target: OUTPUT_WINDOW_MOUNT, writable: false },
     ]
   }
 

@@ -8,6 +8,10 @@ import { spawn, type ChildProcess } from 'node:child_process'
 import { BoundedOutput } from './bounded-output.ts'
 import { enteringLaunch, mountingLaunch, type CallerMount } from './caller-mounts.ts'
 import type { HostIdentity } from './jail-identity.ts'
+import type { MemoryCgroup } from './memory-cgroup.ts'
+
+/** Drops root to the jail's user after the cgroup step, which must run as the caller. */
+const SETPRIV = 'setpriv'
 
 /** How a jailed process ended. */
 export interface JailedExit {
@@ -19,6 +23,8 @@ export interface JailedExit {
   readonly durationMs: number
   /** Set when bubblewrap itself could not be started (not installed, not executable). */
   readonly spawnError?: string
+  /** Processes the kernel killed for going over the memory cgroup's limit (when there was one). */
+  readonly oomKills?: number
 }
 
 /** What starting one needs. */
@@ -43,6 +49,8 @@ export interface JailedProcessOptions {
   readonly keepStdinOpen?: boolean | undefined
   /** Called with every chunk as it arrives (background jobs keep a rolling window). */
   readonly onOutput?: ((stream: 'stdout' | 'stderr', chunk: Buffer) => void) | undefined
+  /** The memory cgroup it runs in, removed when it ended. */
+  readonly memoryCgroup?: MemoryCgroup | undefined
 }
 
 /** A running jailed process. */
@@ -52,6 +60,7 @@ export class JailedProcess {
   /** Resolves once the process and every stream it held have ended. */
   readonly exited: Promise<JailedExit>
   readonly #child: ChildProcess
+  readonly #memoryCgroup: MemoryCgroup | undefined
   #timedOut = false
   #cancelled = false
 
@@ -63,7 +72,7 @@ export class JailedProcess {
     const enter = options.enter ?? []
     const mounting =
       enter.length > 0 || (options.identity.dropped && (options.callerMounts ?? []).length > 0)
-    const launch =
+    let launch =
       enter.length > 0
         ? enteringLaunch(enter, options.bwrap, options.args, options.identity)
         : mounting
@@ -74,15 +83,33 @@ export class JailedProcess {
               options.callerMounts ?? [],
             )
           : { command: options.bwrap, args: [...options.args] }
+    let dropOnSpawn = options.identity.dropped && !mounting
+    this.#memoryCgroup = options.memoryCgroup
+    if (options.memoryCgroup !== undefined) {
+      // Entering the cgroup needs the caller's rights, so root drops to the jail's user after.
+      if (dropOnSpawn) {
+        launch = {
+          command: SETPRIV,
+          args: [
+            `--reuid=${options.identity.uid}`,
+            `--regid=${options.identity.gid}`,
+            '--clear-groups',
+            '--',
+            launch.command,
+            ...launch.args,
+          ],
+        }
+        dropOnSpawn = false
+      }
+      launch = options.memoryCgroup.launch(launch.command, launch.args)
+    }
     this.#child = spawn(launch.command, launch.args, {
       // Only fds 0-2 reach bubblewrap; Node marks its own descriptors close-on-exec.
       stdio: ['pipe', 'pipe', 'pipe'],
       // Its own process group, so a kill reaches everything it started on the host side.
       detached: true,
       env: { PATH: '/usr/local/bin:/usr/bin:/bin' },
-      ...(options.identity.dropped && !mounting
-        ? { uid: options.identity.uid, gid: options.identity.gid }
-        : {}),
+      ...(dropOnSpawn ? { uid: options.identity.uid, gid: options.identity.gid } : {}),
     })
     this.#child.stdout?.on('data', (chunk: Buffer) => {
       this.stdout.push(chunk)
@@ -116,6 +143,8 @@ export class JailedProcess {
       ): void => {
         if (timer !== undefined) clearTimeout(timer)
         options.signal?.removeEventListener('abort', onAbort)
+        const oomKills = this.oomKills()
+        void this.#memoryCgroup?.remove()
         resolve({
           exitCode,
           signal,
@@ -123,6 +152,7 @@ export class JailedProcess {
           cancelled: this.#cancelled,
           durationMs: performance.now() - started,
           ...(spawnError === undefined ? {} : { spawnError }),
+          ...(oomKills === 0 ? {} : { oomKills }),
         })
       }
       this.#child.once('error', (error) => finish(null, null, error.message))
@@ -133,6 +163,16 @@ export class JailedProcess {
   /** Writes to the program's stdin (only when started with `keepStdinOpen`). */
   write(text: string): void {
     this.#child.stdin?.write(text)
+  }
+
+  /** True when a memory cgroup bounds its memory (else RLIMIT_DATA does). */
+  get inMemoryCgroup(): boolean {
+    return this.#memoryCgroup !== undefined
+  }
+
+  /** Processes the kernel killed so far for going over the memory cgroup's limit. */
+  oomKills(): number {
+    return this.#memoryCgroup?.oomKills() ?? 0
   }
 
   /** bubblewrap's host process id (undefined if it never started). */

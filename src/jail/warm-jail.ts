@@ -12,6 +12,7 @@ import { EitriError } from '../errors/eitri-error.ts'
 import { LineSplitter } from '../util/line-splitter.ts'
 import type { JailedProcess } from './jailed-process.ts'
 import { type JailedExit } from './jailed-process.ts'
+import { OUTPUT_MARKER_ROOM } from './output-window.mts'
 import { countDescendants } from './process-tree.ts'
 
 /** The supervisor's file: `.mts` in the sources, `.mjs` in the build (ESM either way). */
@@ -25,9 +26,20 @@ export const SUPERVISOR_FILE = fileURLToPath(
 /** Where Node and the supervisor are mounted inside the jail. */
 export const NODE_MOUNT = '/opt/eitri/node'
 export const SUPERVISOR_MOUNT = `/opt/eitri/${SUPERVISOR_FILE.endsWith('.mts') ? 'jail-supervisor.mts' : 'jail-supervisor.mjs'}`
+/** The one module the supervisor imports, mounted beside it under the name it imports. */
+export const OUTPUT_WINDOW_FILE = fileURLToPath(
+  new URL(
+    import.meta.url.endsWith('.ts') ? './output-window.mts' : './output-window.mjs',
+    import.meta.url,
+  ),
+)
+export const OUTPUT_WINDOW_MOUNT = `/opt/eitri/${OUTPUT_WINDOW_FILE.endsWith('.mts') ? 'output-window.mts' : 'output-window.mjs'}`
 
-/** Extra time the host gives the supervisor past a command's deadline before killing the jail. */
-const SUPERVISOR_GRACE_MS = 2000
+/**
+ * Extra time the host gives the supervisor past a command's deadline before killing the jail:
+ * the supervisor's own grace between interrupt and kill, and room to answer.
+ */
+const SUPERVISOR_GRACE_MS = 3000
 
 /** How long the host waits for what a command left behind to die before ending the jail. */
 const SETTLE_MS = 200
@@ -222,9 +234,10 @@ export class WarmJail {
     const waiting = this.#waiting.get(message.id)
     if (waiting === undefined)
       return this.#fail(`the supervisor answered command ${message.id}, which is not waiting`)
-    // The supervisor keeps each stream to the command's limit; more means someone else wrote.
+    // The supervisor keeps each stream to the command's limit (and its markers); more means
+    // someone else wrote.
     if (
-      message.stdout.length > waiting.maxOutputChars ||
+      message.stdout.length > waiting.maxOutputChars + OUTPUT_MARKER_ROOM ||
       message.stderr.length > waiting.maxOutputChars + REPLY_OVERHEAD_BYTES
     )
       return this.#fail('the supervisor sent more output than the command may keep')

@@ -24,6 +24,22 @@ export interface ProgramRequest {
   readonly signal?: AbortSignal
 }
 
+/** How the jail bounded a program's memory, and whether that bound stopped it. */
+export interface ProgramMemory {
+  readonly limitBytes: number
+  /**
+   * `cgroup`: all the program's processes together, by the memory they really use.
+   * `rlimit-data`: each process's private writable memory (no memory cgroup could be made).
+   */
+  readonly boundBy: 'cgroup' | 'rlimit-data'
+  /**
+   * Set when the bound stopped it: `oom-kill` when the kernel killed a process over the
+   * cgroup's limit, `out-of-memory` when it failed saying it ran out of memory under
+   * RLIMIT_DATA.
+   */
+  readonly exceeded?: 'oom-kill' | 'out-of-memory'
+}
+
 /** How a foreground program ended. */
 export interface ProgramRun {
   readonly exitCode: number | null
@@ -38,6 +54,8 @@ export interface ProgramRun {
   readonly refused?: readonly { path: string; reason: string }[]
   /** Changes left in the jail on purpose (a repository the command made), with the reason. */
   readonly kept?: readonly { path: string; reason: string }[]
+  /** How its memory was bounded (jailed runs only). */
+  readonly memory?: ProgramMemory
 }
 
 /** A background job's state as of one read. */

@@ -10,7 +10,8 @@ import os from 'node:os'
 import path from 'node:path'
 
 /** The kinds of folder eitri makes in the temporary folder and sweeps. */
-export type TemporaryKind = 'jail' | 'mirror' | 'drive' | 'mounts' | 'confine' | 'confine-tmp'
+export type TemporaryKind =
+  'jail' | 'mirror' | 'layers' | 'drive' | 'mounts' | 'confine' | 'confine-tmp'
 
 /**
  * A process's start time, in clock ticks since boot (field 22 of /proc/PID/stat); undefined

@@ -220,10 +220,12 @@ export async function openWorkshop(options: WorkshopOptions = {}): Promise<Works
     maxFileBytes: config.jail.maxFileBytes,
     maxTotalBytes: config.jail.maxCommandBytes,
   }
+  const limits = { memoryBytes: config.jail.memoryBytes }
   const jail = new Jail({
     tree,
     view: workspace,
     writeBack,
+    limits,
     protectedPaths,
     hiddenPaths: hidden,
     ...(options.bwrap === undefined ? {} : { bwrap: options.bwrap }),
@@ -236,6 +238,7 @@ export async function openWorkshop(options: WorkshopOptions = {}): Promise<Works
     jail: {
       protectedPaths,
       writeBack,
+      limits,
       mounts: [driveMount],
       ...(options.bwrap === undefined ? {} : { bwrap: options.bwrap }),
     },

@@ -4,6 +4,7 @@
 import fs from 'node:fs'
 import path from 'node:path'
 import { brief, quote, spawnPlain, STARTED, type Attack } from './helpers.ts'
+import { OUTPUT_MARKER_ROOM } from '../../src/jail/output-window.mts'
 
 /** Forks up to N sleeping children, prints how many it got, then ends them all. */
 const FORKER = `
@@ -126,9 +127,11 @@ export const privilegeAttacks: readonly Attack[] = [
       if (jailedForks < 0 || jailedForks >= 64) exceeded.push(`processes ${jailedForks}`)
       if (forked((await ctx.plain(forker)).stdout) >= 300) reachedByControl.push('processes')
 
-      const mapper = `python3 -c "import mmap; mmap.mmap(-1, 6 * 2**30, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS | getattr(mmap, 'MAP_NORESERVE', 0x4000)); print('MAPPED')"`
-      if ((await ctx.jailed(mapper)).stdout.includes('MAPPED')) exceeded.push('memory')
-      if ((await ctx.plain(mapper)).stdout.includes('MAPPED')) reachedByControl.push('memory')
+      // Memory used, not reserved: a bytearray is written through (zero-filled) at once.
+      const hog = `python3 -c "b = bytearray(512 * 2**20); print('ALLOCATED')"`
+      const memoryLimit = { limits: { memoryBytes: 256 * 1024 * 1024 } }
+      if ((await ctx.jailed(hog, memoryLimit)).stdout.includes('ALLOCATED')) exceeded.push('memory')
+      if ((await ctx.plain(hog)).stdout.includes('ALLOCATED')) reachedByControl.push('memory')
 
       const sixteenMiB = 16 * 1024 * 1024
       const size = (text: string) => Number(/SIZE (\d+)/.exec(text)?.[1] ?? -1)
@@ -148,10 +151,11 @@ export const privilegeAttacks: readonly Attack[] = [
       if (size((await ctx.plain(big, { cwd: ctx.outside })).stdout) === 3_000_000)
         reachedByControl.push('file size')
 
-      const flood = await ctx.jailed('yes | head -c 5000000', { maxOutputChars: 10_000 })
-      if (!flood.truncated || flood.stdout.length > 10_200)
+      // Distinct lines: identical ones would collapse into one line and a count.
+      const flood = await ctx.jailed('seq 2000000 | head -c 5000000', { maxOutputChars: 10_000 })
+      if (!flood.truncated || flood.stdout.length > 10_000 + OUTPUT_MARKER_ROOM)
         exceeded.push(`output ${flood.stdout.length}`)
-      if ((await ctx.plain('yes | head -c 5000000')).stdoutBytes === 5_000_000)
+      if ((await ctx.plain('seq 2000000 | head -c 5000000')).stdoutBytes === 5_000_000)
         reachedByControl.push('output')
 
       for (const fresh of [false, true]) {

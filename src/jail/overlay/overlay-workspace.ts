@@ -27,6 +27,7 @@ import type { HostIdentity } from '../jail-identity.ts'
 import type { Placeholders } from '../protected-mounts.ts'
 import { atPinned, listPinned } from '../pinned-folder.ts'
 import { writeBack, type SyncReport } from '../write-back.ts'
+import { ownedPrefix } from '../../util/owned-folders.ts'
 import { LayerHost } from './layer-host.ts'
 import { readUpperLayer } from './upper-layer.ts'
 

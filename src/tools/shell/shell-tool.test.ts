@@ -6,8 +6,9 @@ import { setTimeout as delay } from 'node:timers/promises'
 import { makeScratch } from '../../../test/helpers/scratch.ts'
 import { openWorkshop, type Workshop } from '../../workshop/workshop.ts'
 
-async function workshopOn(files: Record<string, string> = {}, bwrap?: string) {
+async function workshopOn(files: Record<string, string> = {}, bwrap?: string, config?: object) {
   const scratch = await makeScratch(files)
+  if (config !== undefined) await fs.writeFile(scratch.configPath, JSON.stringify(config))
   const workshop = await openWorkshop({
     workspace: scratch.workspace,
     stateDir: scratch.stateDir,
@@ -94,15 +95,95 @@ describe('shell', () => {
     )
   })
 
-  it('answers a timeout as error code timeout with exit 124', async () => {
+  it('answers a timeout as error code timeout with exit 124, and how to let it finish', async () => {
     await using fixture = await workshopOn()
     const result = await fixture.workshop.call('shell', {
       command: 'echo before; sleep 30',
       timeout_s: 0.5,
     })
     assert.equal(result.type === 'error' && result.code, 'timeout')
-    assert.match(result.content, /^before\n\n\[timed out after 0\.5 s\] \(exit 124\)$/)
+    assert.match(
+      result.content,
+      /^before\n\n\[timed out after 0\.5 s and stopped with everything it started; what it printed until then is above\. To let it finish: run it again with a longer timeout_s \(up to 600\), or start it with background: true and read its output with shell_output while it runs\.\] \(exit 124\)$/,
+    )
     assert.equal(result.metadata['exitCode'], 124)
+  })
+
+  it('on a timeout, answers the beginning and the end of what the command printed so far', async () => {
+    await using fixture = await workshopOn()
+    const result = await fixture.workshop.call('shell', {
+      command: 'seq 8000 | sed "s/.*/test & ok/"; echo "still running"; sleep 30',
+      timeout_s: 2,
+    })
+    assert.equal(result.type === 'error' && result.code, 'timeout')
+    assert.match(result.content, /^test 1 ok\ntest 2 ok\n/)
+    assert.match(result.content, /\[\.\.\. \d+ characters dropped here/)
+    assert.match(result.content.slice(-400), /test 8000 ok\nstill running\n\n\[timed out after 2 s/)
+  })
+
+  it('interrupts a command at its deadline before stopping it, so it can print its summary', async () => {
+    await using fixture = await workshopOn()
+    const result = await fixture.workshop.call('shell', {
+      command:
+        'trap \'echo "summary: 2 passed, 1 still running"; exit 130\' INT; echo started; sleep 30 & wait',
+      timeout_s: 1,
+    })
+    assert.equal(result.type === 'error' && result.code, 'timeout')
+    assert.match(result.content, /^started\nsummary: 2 passed, 1 still running\n\n\[timed out/)
+  })
+
+  it('says so when nothing was printed before the timeout', async () => {
+    await using fixture = await workshopOn()
+    const result = await fixture.workshop.call('shell', { command: 'sleep 30', timeout_s: 0.5 })
+    assert.match(result.content, /^\(no output before the timeout\)\n\n\[timed out after 0\.5 s/)
+  })
+
+  it('does not count the time spent preparing the jail against the timeout', async () => {
+    // Many files make the first call's preparation (the copy into the jail, starting it) slow.
+    const files = Object.fromEntries(
+      Array.from({ length: 1500 }, (_, index) => [`src/file-${index}.txt`, `content ${index}\n`]),
+    )
+    await using fixture = await workshopOn(files)
+    const started = performance.now()
+    const result = await fixture.workshop.call('shell', {
+      command: 'sleep 1.2; ls src | wc -l',
+      timeout_s: 2,
+    })
+    assert.equal(
+      result.type,
+      'success',
+      `${result.content} after ${performance.now() - started} ms`,
+    )
+    assert.match(result.content, /^1500\n/)
+  })
+
+  it('collapses a flood of identical lines so the end of a failing command shows', async () => {
+    await using fixture = await workshopOn()
+    const result = await fixture.workshop.call('shell', {
+      command:
+        'echo "running 3 suites"; for i in $(seq 20000); do echo "Error: connect ECONNREFUSED 127.0.0.1:5432"; done; echo "Tests: 3 failed, 12 passed"; exit 1',
+    })
+    assert.equal(
+      result.content,
+      'running 3 suites\nError: connect ECONNREFUSED 127.0.0.1:5432\n[... the line above repeated 19999 more times]\nTests: 3 failed, 12 passed\n\n[exit 1]',
+    )
+  })
+
+  it('names the memory limit when a command goes over it (jail.memoryBytes), and not under it', async () => {
+    await using fixture = await workshopOn({}, undefined, { jail: { memoryBytes: 256 * 2 ** 20 } })
+    // perl (essential on Debian) builds a 512 MiB string.
+    const over = await fixture.workshop.call('shell', {
+      command: 'perl -e \'$x = "a" x (512 * 2**20); print length $x\'',
+    })
+    assert.match(
+      over.content,
+      /\[stopped: (used more than|ran out of memory under) the 256 MiB memory limit \((all its processes together, a memory cgroup|per process, RLIMIT_DATA, as no memory cgroup can be created here)\).*raise jail\.memoryBytes in eitri's configuration\.\]/,
+    )
+    // The control: the same program under the limit completes.
+    const under = await fixture.workshop.call('shell', {
+      command: 'perl -e \'$x = "a" x (64 * 2**20); print length $x\'',
+    })
+    assert.equal(under.content, '67108864\n\n[exit 0]')
   })
 
   it('answers a missing jail with jail_unavailable, the reason and the fix', async () => {

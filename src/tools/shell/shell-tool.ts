@@ -99,7 +99,7 @@ export const shellTool = defineTool({
     if (run.timedOut) {
       return toolError(
         'timeout',
-        `${content}\n\n[timed out after ${timeoutSeconds} s] (exit ${EXIT_TIMEOUT})`,
+        `${content}\n\n${timeoutNote(timeoutSeconds, authorization.confined)} (exit ${EXIT_TIMEOUT})`,
         {
           exitCode: EXIT_TIMEOUT,
           timedOut: true,
@@ -117,6 +117,22 @@ export const shellTool = defineTool({
     })
   },
 })
+
+/**
+ * What a timeout means and how to go on: a model that only hears "timed out" tends to run the
+ * same command again with the same deadline.
+ */
+function timeoutNote(timeoutSeconds: number, confined: boolean): string {
+  const longer =
+    timeoutSeconds < MAX_SHELL_TIMEOUT_S
+      ? `run it again with a longer timeout_s (up to ${MAX_SHELL_TIMEOUT_S})`
+      : undefined
+  const background = confined
+    ? 'start it with background: true and read its output with shell_output while it runs'
+    : undefined
+  const ways = [longer, background].filter((way) => way !== undefined)
+  return `[timed out after ${timeoutSeconds} s and stopped with everything it started; what it printed until then is above.${ways.length === 0 ? '' : ` To let it finish: ${ways.join(', or ')}.`}]`
+}
 
 /**
  * Under a cap (plan mode, a parent's), the shell trio is offered only while the jail can run:
