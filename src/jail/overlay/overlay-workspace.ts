@@ -93,7 +93,7 @@ export class OverlayWorkspace {
     this.#privatePaths = options.privatePaths
     this.#placeholders = options.placeholders
     this.#limits = options.limits
-    this.#root = fs.mkdtempSync(path.join(options.temporaryRoot ?? os.tmpdir(), 'eitri-layers-'))
+    this.#root = fs.mkdtempSync(ownedPrefix('layers', options.temporaryRoot ?? os.tmpdir()))
     // Passable, not listable: the jail's user reaches its mount points by name only.
     fs.chmodSync(this.#root, 0o711)
     for (const folder of ['lower', 'points', 'kept']) fs.mkdirSync(path.join(this.#root, folder))
