@@ -50,6 +50,10 @@ export function buildBwrapArgs(spec: JailSpec): string[] {
     // A user namespace even when started by root, and none nested inside it (§1, §3).
     '--unshare-user',
     '--disable-userns',
+    // Started as root of a layer host's user namespace: the program still runs as the caller.
+    ...(spec.runAs === undefined
+      ? []
+      : ['--uid', String(spec.runAs.uid), '--gid', String(spec.runAs.gid)]),
     // No capabilities inside, so no remount of a read-only bind (§1, §23).
     '--cap-drop',
     'ALL',

@@ -65,4 +65,10 @@ export interface JailSpec {
   readonly memoryInCgroup?: boolean
   /** Working directory inside the jail. @default '/workspace' */
   readonly cwd?: string
+  /**
+   * The user and group the program runs as inside (bubblewrap's `--uid`/`--gid`), for a start
+   * from a user namespace where the caller is root (an unprivileged caller's layer host).
+   * @default the caller's own
+   */
+  readonly runAs?: { readonly uid: number; readonly gid: number }
 }

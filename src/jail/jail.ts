@@ -398,7 +398,7 @@ export class Jail implements AsyncDisposable {
     if (this.#overlay === undefined) {
       const mode = this.#options.layers ?? 'auto'
       const root = this.#options.tree.root
-      if (mode === 'mirror' || root === undefined || !this.identity.dropped) {
+      if (mode === 'mirror' || root === undefined) {
         this.#overlay = null
       } else {
         const overlay = new OverlayWorkspace({
@@ -495,6 +495,8 @@ export class Jail implements AsyncDisposable {
     for (const mountPoint of plan.createdMountPoints) this.#pendingMountPoints.add(mountPoint)
     const limits = this.#limits(request)
     const memoryCgroup = this.#memory.create(limits.memoryBytes)
+    const overlay = mirrored ? undefined : (this.#overlay ?? undefined)
+    const runAs = overlay?.runAs()
     const spec: JailSpec = {
       command,
       workspace: root,
@@ -506,9 +508,9 @@ export class Jail implements AsyncDisposable {
       limits,
       ...(memoryCgroup === undefined ? {} : { memoryInCgroup: true }),
       ...(request.cwd === undefined ? {} : { cwd: request.cwd }),
+      ...(runAs === undefined ? {} : { runAs }),
     }
     const reachable = this.#callerMounts.plan(spec)
-    const overlay = mirrored ? undefined : (this.#overlay ?? undefined)
     if (overlay !== undefined) await overlay.callerMounts(reachable.mounts)
     const enter = overlay?.enter()
     return (processOptions) => {

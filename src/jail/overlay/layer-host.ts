@@ -34,10 +34,26 @@ export class LayerHost {
   /** Resolves once the host answered `ready`; rejects with why it cannot run. */
   readonly ready: Promise<void>
 
-  constructor() {
+  readonly #userNamespace: boolean
+
+  /**
+   * `userNamespace`: for a caller that is not root, the host is root of a user namespace of its
+   * own (the caller mapped to root), where it may mount overlays (`userxattr`) and binds.
+   */
+  constructor(options: { userNamespace?: boolean } = {}) {
+    this.#userNamespace = options.userNamespace === true
     this.#child = spawn(
       'unshare',
-      ['--mount', '--propagation', 'private', '--', 'perl', '-e', LAYER_HOST_SCRIPT],
+      [
+        ...(this.#userNamespace ? ['--user', '--map-root-user'] : []),
+        '--mount',
+        '--propagation',
+        'private',
+        '--',
+        'perl',
+        '-e',
+        LAYER_HOST_SCRIPT,
+      ],
       { stdio: ['pipe', 'pipe', 'pipe'], env: { PATH: '/usr/sbin:/usr/bin:/sbin:/bin' } },
     )
     const stderr: Buffer[] = []
@@ -81,7 +97,9 @@ export class LayerHost {
   enter(): string[] {
     const pid = this.pid
     if (pid === undefined) throw new EitriError('jail_unavailable', this.#gone ?? 'no layer host')
-    return ['nsenter', `--mount=/proc/${pid}/ns/mnt`, '--']
+    return this.#userNamespace
+      ? ['nsenter', `--target=${pid}`, '--user', '--mount', '--preserve-credentials', '--']
+      : ['nsenter', `--mount=/proc/${pid}/ns/mnt`, '--']
   }
 
   bind(source: string, target: string, access: 'ro' | 'rw'): Promise<void> {

@@ -36,10 +36,13 @@ import { readUpperLayer } from './upper-layer.ts'
  * holds whole files and plain folders that the host can read without the overlay's help. A
  * folder that exists below therefore cannot be renamed in the jail (`EXDEV`); `mv` copies it.
  */
-const OVERLAY_OPTIONS = 'redirect_dir=off,metacopy=off,index=off,xino=off'
+const OVERLAY_OPTIONS = 'redirect_dir=nofollow,metacopy=off,index=off,xino=off'
 
-/** The attribute the overlay marks an opaque folder with, when mounted by a root caller. */
-const OPAQUE_ATTRIBUTE = 'trusted.overlay.opaque'
+/**
+ * The attribute the overlay marks an opaque folder with: a root caller's overlay keeps its
+ * marks in `trusted.*`; one mounted in a user namespace (`userxattr`) in `user.*`.
+ */
+const OPAQUE_ATTRIBUTE = { trusted: 'trusted.overlay.opaque', user: 'user.overlay.opaque' }
 
 /** One command's overlay. */
 export interface Layer {
@@ -63,6 +66,7 @@ export class OverlayWorkspace {
   readonly #root: string
   readonly #workspace: string
   readonly #host: LayerHost
+  readonly #userNamespace: boolean
   readonly #madeCallerMounts = new Set<string>()
   readonly #sharedPoints = new Map<string, Promise<string>>()
   /**
@@ -99,15 +103,22 @@ export class OverlayWorkspace {
     for (const folder of ['lower', 'points', 'kept']) fs.mkdirSync(path.join(this.#root, folder))
     fs.chmodSync(path.join(this.#root, 'points'), 0o711)
     fs.mkdirSync(path.join(this.#root, 'layers'), { mode: 0o700 })
-    this.#host = new LayerHost()
+    // A root caller's jail runs as another user: the workspace's owner is mapped to it. A
+    // caller that is not root runs its jail as itself, from a user namespace of its own.
+    this.#userNamespace = !options.identity.dropped
+    this.#host = new LayerHost({ userNamespace: this.#userNamespace })
     const workspace = fs.statSync(options.root)
+    const lower = path.join(this.#root, 'lower')
     this.ready = this.#host.ready.then(() =>
-      this.#host.idmappedBind(
-        options.root,
-        path.join(this.#root, 'lower'),
-        { uid: workspace.uid, gid: workspace.gid },
-        { uid: options.identity.uid, gid: options.identity.gid },
-      ),
+      this.#userNamespace
+        ? // Bound at a neutral path all the same, so the mount table never names the workspace.
+          this.#host.bind(options.root, lower, 'rw')
+        : this.#host.idmappedBind(
+            options.root,
+            lower,
+            { uid: workspace.uid, gid: workspace.gid },
+            { uid: options.identity.uid, gid: options.identity.gid },
+          ),
     )
     this.ready.catch(() => undefined)
   }
@@ -170,13 +181,13 @@ export class OverlayWorkspace {
       // The upper layer's root is the overlay's root: the workspace's bits, the jail's owner.
       fs.mkdirSync(upper, { mode: 0o700 })
       fs.chmodSync(upper, fs.statSync(this.#workspace).mode & 0o777)
-      fs.chownSync(upper, this.#identity.uid, this.#identity.gid)
+      if (!this.#userNamespace) fs.chownSync(upper, this.#identity.uid, this.#identity.gid)
       fs.mkdirSync(work, { mode: 0o700 })
-      await this.#host.overlay({ lower, upper, work, target: mountPoint, options: OVERLAY_OPTIONS })
+      await this.#host.overlay({ lower, upper, work, target: mountPoint, options: this.#options() })
     } else {
       // An overlay needs an upper layer or two lower ones: alone, the workspace is bound.
       if (this.#kept.size === 0) await this.#host.bind(workspaceLayer, mountPoint, 'ro')
-      else await this.#host.overlay({ lower, target: mountPoint, options: OVERLAY_OPTIONS })
+      else await this.#host.overlay({ lower, target: mountPoint, options: this.#options() })
     }
     try {
       await this.#coverPrivatePaths(mountPoint)
@@ -198,8 +209,20 @@ export class OverlayWorkspace {
       if (layer.upper === undefined) return undefined
       return await this.#writeBack(layer, layer.upper)
     } finally {
-      fs.rmSync(layer.folder, { recursive: true, force: true })
+      removeLayer(layer.folder)
     }
+  }
+
+  /**
+   * What the program runs as inside, for a start from the layer host's user namespace (where
+   * the caller is root): the caller itself.
+   */
+  runAs(): { uid: number; gid: number } | undefined {
+    return this.#userNamespace ? { uid: this.#identity.uid, gid: this.#identity.gid } : undefined
+  }
+
+  #options(): string {
+    return this.#userNamespace ? `userxattr,${OVERLAY_OPTIONS}` : OVERLAY_OPTIONS
   }
 
   /** Removes an unused private mount point. */
@@ -214,7 +237,8 @@ export class OverlayWorkspace {
   /** Ends the layer host (its mounts go with its namespace) and removes the folders. */
   close(): void {
     this.#host.close()
-    fs.rmSync(path.join(this.#root, 'layers'), { recursive: true, force: true })
+    removeLayer(path.join(this.#root, 'layers'))
+    removeLayer(path.join(this.#root, 'kept'))
     for (const folder of ['points', 'lower']) {
       const at = path.join(this.#root, folder)
       for (const name of fs.existsSync(at) && folder === 'points' ? fs.readdirSync(at) : []) {
@@ -253,7 +277,7 @@ export class OverlayWorkspace {
       startedMs: layer.startedMs,
       opaque: (relatives) =>
         this.#host.opaque(
-          OPAQUE_ATTRIBUTE,
+          this.#userNamespace ? OPAQUE_ATTRIBUTE.user : OPAQUE_ATTRIBUTE.trusted,
           relatives.map((relative) => path.join(upper, relative)),
         ),
     })
@@ -328,6 +352,28 @@ function mergeInto(upper: string, relative: string, target: string): void {
   }
   if (existing !== undefined) fs.rmSync(target, { recursive: true, force: true })
   atPinned(upper, relative, (pinned) => fs.renameSync(pinned, target))
+}
+
+/**
+ * Removes a layer's folder. The overlay leaves a folder of mode 0 in its work folder, which a
+ * caller that is not root must open up first.
+ */
+function removeLayer(folder: string): void {
+  const stuck = path.join(folder, 'work', 'work')
+  try {
+    fs.chmodSync(stuck, 0o700)
+  } catch {
+    // none, or not ours to open
+  }
+  try {
+    fs.rmSync(folder, { recursive: true, force: true })
+  } catch {
+    // a layer below: each layer's folder is removed on its own
+    for (const name of fs.existsSync(folder) ? fs.readdirSync(folder) : []) {
+      removeLayer(path.join(folder, name))
+    }
+    fs.rmSync(folder, { recursive: true, force: true })
+  }
 }
 
 /**
