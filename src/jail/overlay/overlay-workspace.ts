@@ -75,6 +75,7 @@ export class OverlayWorkspace {
    */
   readonly #kept = new Map<string, string>()
   #counter = 0
+  readonly #removals = new Set<Promise<void>>()
   /** Resolves once the workspace is bound below its neutral path. */
   readonly ready: Promise<void>
 
@@ -209,7 +210,12 @@ export class OverlayWorkspace {
       if (layer.upper === undefined) return undefined
       return await this.#writeBack(layer, layer.upper)
     } finally {
-      removeLayer(layer.folder)
+      // Off the command's path: nothing mounts or reads this folder again.
+      const removal = new Promise<void>((resolve) => setImmediate(resolve))
+        .then(() => removeLayer(layer.folder))
+        .catch(() => undefined)
+      this.#removals.add(removal)
+      void removal.finally(() => this.#removals.delete(removal))
     }
   }
 
