@@ -11,7 +11,6 @@
  * command bash would have run.
  */
 import assert from 'node:assert/strict'
-import { spawn } from 'node:child_process'
 import fs from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
@@ -19,21 +18,9 @@ import { after, before, describe, it } from 'node:test'
 import type { Node, Parser } from 'web-tree-sitter'
 import type { CommandRule } from './command-judgement.ts'
 import { CommandPolicy } from './command-policy.ts'
+import { runQuietly } from '../../../test/helpers/run-quietly.ts'
 import { loadBashParser } from './load-bash-parser.ts'
 import { parseShell } from './parse-shell.ts'
-
-/**
- * Runs a program to its end with no input or output. Its standard input must not be a socket
- * (as node's pipes are): bash then takes itself for a remote shell and skips BASH_ENV.
- */
-async function runQuietly(
-  program: string,
-  args: readonly string[],
-  options: { cwd: string; env: NodeJS.ProcessEnv },
-): Promise<void> {
-  const child = spawn(program, args, { ...options, stdio: 'ignore', timeout: 10_000 })
-  await new Promise((resolve) => child.once('close', resolve))
-}
 
 interface Difference {
   readonly attack: string

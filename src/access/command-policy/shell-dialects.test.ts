@@ -3,22 +3,12 @@
  * runs `touch pwned` there and not in plain bash, which is what the policy reads.
  */
 import assert from 'node:assert/strict'
-import { spawn } from 'node:child_process'
 import fs from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
 import { after, before, describe, it } from 'node:test'
 import { CommandPolicy } from './command-policy.ts'
-
-/** Runs a program to its end, with no input to wait for (`cat` would) and no output. */
-async function runQuietly(
-  program: string,
-  args: readonly string[],
-  options: { cwd: string; env: NodeJS.ProcessEnv },
-): Promise<void> {
-  const child = spawn(program, args, { ...options, stdio: 'ignore', timeout: 10_000 })
-  await new Promise((resolve) => child.once('close', resolve))
-}
+import { runQuietly } from '../../../test/helpers/run-quietly.ts'
 
 describe('shells other than bash, and bash in other modes', () => {
   let policy: CommandPolicy
