@@ -51,14 +51,15 @@ async function gone(pid: number): Promise<void> {
 }
 
 describe('eitri in the temporary folder', () => {
-  it('a server that exits removes its jail, mirror and drive folders', async () => {
+  it('a server that exits removes its jail, layers (or mirror) and drive folders', async () => {
     await using scratch = await makeScratch()
     const { client, pid } = await busyServer(scratch)
     const made = foldersOf(pid)
-    for (const kind of ['drive', 'jail', 'mirror'])
+    // The workspace as programs see it: overlays for a root caller, else a mirror.
+    for (const kinds of [['drive'], ['jail'], ['layers', 'mirror']])
       assert.ok(
-        made.some((name) => name.startsWith(`eitri-${kind}-`)),
-        `the server made its ${kind} folder: ${made.join(', ')}`,
+        made.some((name) => kinds.some((kind) => name.startsWith(`eitri-${kind}-`))),
+        `the server made its ${kinds.join(' or ')} folder: ${made.join(', ')}`,
       )
     await client.close() // its stdin ends: the server exits
     await gone(pid)
