@@ -42,6 +42,20 @@ export interface HistoryHost {
     comparisons: readonly TreeComparison[],
     format: ObjectFormat,
   ): Promise<TreeChanges[]>
+  /** Each commit's parents, as git reads them (undefined: not all are commits git can read). */
+  commitParents(
+    gitDir: string,
+    staged: readonly StagedObject[],
+    commits: readonly string[],
+    format: ObjectFormat,
+  ): Promise<Map<string, string[]> | undefined>
+  /** The targets of the links (blobs) `ids` (undefined: git cannot read them all). */
+  linkTargets(
+    gitDir: string,
+    staged: readonly StagedObject[],
+    ids: readonly string[],
+    format: ObjectFormat,
+  ): Promise<Map<string, string> | undefined>
 }
 
 /** Reads what a change would put at a path. */

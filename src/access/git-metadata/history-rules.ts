@@ -24,7 +24,7 @@ import {
 } from './history-context.ts'
 import { isObjectId } from './git-ref-format.ts'
 import { judgeObjects } from './object-rules.ts'
-import { hostHeadId, judgeRefs } from './ref-rules.ts'
+import { hostHeadId, judgeRefs, STASH_REF } from './ref-rules.ts'
 
 export type { HistoryChange, HistoryHost, HistoryProposal } from './history-context.ts'
 export type { MayWrite } from './checkout-rules.ts'
@@ -249,7 +249,15 @@ async function judgeNamedCommits(
       if (isObjectId(id, format)) ids.add(id)
     }
     for (const id of ids) {
-      moves.push({ move: { name: isReflog ? `an entry of ${inner}` : inner, after: id }, item })
+      const stash = isReflog && inner === `logs/${STASH_REF}`
+      moves.push({
+        move: {
+          name: isReflog ? `an entry of ${inner}` : inner,
+          after: id,
+          ...(stash ? { stash: true as const } : {}),
+        },
+        item,
+      })
     }
   }
   const verdicts = await checkout.judge(moves.map(({ move }) => move))

@@ -73,7 +73,7 @@ export function parseIndex(
   }
   const entries: IndexEntry[] = []
   let offset = HEADER_BYTES
-  let previous = Buffer.alloc(0)
+  let previous: Buffer = Buffer.alloc(0)
   const fixed = STAT_BYTES + hashBytes + 2
   for (let index = 0; index < count; index++) {
     if (offset + fixed > end) return fail('its entries run past its end')
