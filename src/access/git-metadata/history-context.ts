@@ -87,6 +87,15 @@ export class JudgedContents {
     return this.#proposal.sameAsHost(path)
   }
 
+  /**
+   * What is written at `path` instead of what was read: a rule that takes over only part of a
+   * file (the index without its extensions) hands over the bytes it judged.
+   */
+  replace(path: string, bytes: Buffer): void {
+    this.contents.set(path, bytes)
+    this.#read.set(path, Promise.resolve(bytes))
+  }
+
   /** The proposed content at `path`, read the first time only. */
   read(path: string): Promise<Buffer | undefined> {
     let pending = this.#read.get(path)
