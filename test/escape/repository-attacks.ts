@@ -1,7 +1,8 @@
 /**
  * Attacks on the repository a person later runs git in: metadata that makes git run code
  * (a `commondir`, a folder turned into a repository, alternates, the hooks path and programs the
- * configuration names), and history lost from the jail (refs, reflogs, objects). Each is judged
+ * configuration names), history lost from the jail (refs, reflogs, objects), and history, an
+ * index or a stash that would deliver a protected file. Each is judged
  * the way it would bite: a person runs git on the host afterwards, and canaries outside the
  * workspace show what ran or what was lost.
  */
@@ -301,6 +302,59 @@ export const repositoryAttacks: readonly Attack[] = [
         control: control && ordinaryBack,
         jailed: reached,
         detail: `hook ran after the jail: ${reached} (refused: ${refused.join(', ') || 'nothing'}); an ordinary commit came back: ${ordinaryBack}; control ran: ${control}`,
+      }
+    },
+  },
+
+  {
+    id: 32,
+    name: 'an index or a stash that delivers a protected file: a hook under the hooks path staged, or in a stash’s untracked files, which the person’s next git checkout . or git stash pop would write and run',
+    callers: ['root', 'unprivileged'],
+    async run(ctx) {
+      await makeRepository(ctx)
+      const canary = quote(path.join(ctx.outside, 'ran-post-checkout')).slice(1, -1)
+      // Made from the object store alone: the hooks folder is read-only in the jail.
+      const hook = `blob=$(printf '#!/bin/sh\\ntouch ${canary}\\n' | git hash-object -w --stdin)`
+      const stage = `${hook} && git update-index --add --cacheinfo "100755,$blob,.husky/post-checkout"`
+      const stash = [
+        hook,
+        'hooks=$(printf "100755 blob $blob\\tpost-checkout\\n" | git mktree)',
+        'u=$(git commit-tree $(printf "040000 tree $hooks\\t.husky\\n" | git mktree) -m untracked)',
+        'i=$(git commit-tree $(git write-tree) -p HEAD -m index)',
+        'w=$(git commit-tree $(git write-tree) -p HEAD -p $i -p $u -m WIP)',
+        'git stash store -m WIP $w',
+      ].join(' && ')
+      // The person's next git work: restore the work tree, pop the stash, start a branch.
+      const personWorks = async (): Promise<boolean> => {
+        await ctx.plain(
+          'git checkout -q . >/dev/null 2>&1; git stash pop -q >/dev/null 2>&1; git checkout -q -b "p$RANDOM" >/dev/null 2>&1',
+        )
+        const ran = fs.existsSync(path.join(ctx.outside, 'ran-post-checkout'))
+        fs.rmSync(path.join(ctx.outside, 'ran-post-checkout'), { force: true })
+        return ran
+      }
+      const staged = await ctx.jailed(stage)
+      const reachedByIndex = await personWorks()
+      const stashed = await ctx.jailed(stash)
+      const reachedByStash = await personWorks()
+      const refused = [...(staged.sync?.refused ?? []), ...(stashed.sync?.refused ?? [])].map(
+        (entry) => entry.path,
+      )
+      // Positive control: ordinary staging from the jail comes back staged.
+      await ctx.jailed('echo ok > ok.txt && git add ok.txt')
+      const status = await ctx.plain('git status --porcelain ok.txt')
+      const stagedBack = status.stdout.trim() === 'A  ok.txt'
+      await ctx.plain('git reset -q --hard')
+      // The control: the same index, then the same stash, made without the jail, and run.
+      await ctx.plain(stage)
+      const controlIndex = await personWorks()
+      await ctx.plain('git rm -q --cached .husky/post-checkout; rm -f .husky/post-checkout')
+      await ctx.plain(stash)
+      const controlStash = await personWorks()
+      return {
+        control: controlIndex && controlStash && stagedBack,
+        jailed: reachedByIndex || reachedByStash,
+        detail: `hook ran after the jail: by the index ${reachedByIndex}, by the stash ${reachedByStash} (refused: ${refused.join(', ') || 'nothing'}); ordinary staging came back: ${stagedBack}; control ran: by the index ${controlIndex}, by the stash ${controlStash}`,
       }
     },
   },

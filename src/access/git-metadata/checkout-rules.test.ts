@@ -18,7 +18,11 @@ const added = (path: string, mode = '100644', target?: string): TreeEntryChange 
 /** A repository whose tree comparisons are `trees` (by `from..to`), and what was asked of it. */
 function setup(
   trees: Record<string, TreeChanges>,
-  options: { gitDir?: string; base?: string | undefined } = {},
+  options: {
+    gitDir?: string
+    base?: string | undefined
+    parents?: Record<string, string[]> | undefined
+  } = {},
 ): { judge: CheckoutJudge; asked: string[]; compared: string[] } {
   const asked: string[] = []
   const compared: string[] = []
@@ -29,6 +33,11 @@ function setup(
         compared.push(key)
         return trees[key] ?? { ok: true, changes: [] }
       })
+    },
+    async commitParents(_gitDir, _staged, commits) {
+      const known = options.parents
+      if (known === undefined) return undefined
+      return new Map(commits.map((id) => [id, known[id] ?? []]))
     },
   } as Partial<HistoryHost> as HistoryHost
   const repository: RepositoryJudging = {
@@ -142,5 +151,43 @@ describe('CheckoutJudge: what checking out a moved ref would write', () => {
     assert.equal(compared.length, MAX_COMPARISONS)
     assert.equal(verdicts.filter((verdict) => verdict === undefined).length, MAX_COMPARISONS - 1)
     assert.match(verdicts.at(-1) ?? '', /more commits than are judged at once \(256\)/)
+  })
+
+  it('a stash: its index and untracked-files parents are judged too, the untracked ones whole', async () => {
+    const INDEX = 'i'.repeat(40)
+    const UNTRACKED = 'u'.repeat(40)
+    const trees = {
+      [`${BASE}..${NEW}`]: { ok: true, changes: [added('a.txt')] },
+      [`${BASE}..${INDEX}`]: { ok: true, changes: [added('a.txt')] },
+      [`..${UNTRACKED}`]: { ok: true, changes: [added('notes.txt'), added('.envrc')] },
+    } as const
+    const { judge, compared } = setup(trees, { parents: { [NEW]: [BASE, INDEX, UNTRACKED] } })
+    const [verdict] = await judge.judge([{ name: 'refs/stash', after: NEW, stash: true }])
+    assert.equal(
+      verdict,
+      `refs/stash would lead to the stash ${NEW}, and popping it writes .envrc from its untracked files (its third parent), which a command may not write (.envrc is protected). Stash only files the command may write; a change to .envrc is the user's to make`,
+    )
+    assert.deepEqual(compared.sort(), [`..${UNTRACKED}`, `${BASE}..${INDEX}`, `${BASE}..${NEW}`])
+    // The same commit under another name is a checkout only: its parents are not asked for.
+    const plain = setup(trees, { parents: { [NEW]: [BASE, INDEX, UNTRACKED] } })
+    assert.deepEqual(await plain.judge.judge([{ name: 'refs/heads/x', after: NEW }]), [undefined])
+    assert.deepEqual(plain.compared, [`${BASE}..${NEW}`])
+    // The index parent alone, and a stash without untracked files that passes.
+    const index = setup(
+      { [`${BASE}..${INDEX}`]: { ok: true, changes: [added('.envrc')] } },
+      { parents: { [NEW]: [BASE, INDEX] } },
+    )
+    const [fromIndex] = await index.judge.judge([{ name: 'refs/stash', after: NEW, stash: true }])
+    assert.match(fromIndex ?? '', /writes \.envrc from its index \(its second parent/)
+    const fine = setup({}, { parents: { [NEW]: [BASE, INDEX] } })
+    assert.deepEqual(await fine.judge.judge([{ name: 'refs/stash', after: NEW, stash: true }]), [
+      undefined,
+    ])
+    // Fails closed: parents git cannot read.
+    const unreadable = setup({}, { parents: undefined })
+    const [unknown] = await unreadable.judge.judge([
+      { name: 'refs/stash', after: NEW, stash: true },
+    ])
+    assert.match(unknown ?? '', /could not read its parents/)
   })
 })

@@ -13,6 +13,10 @@
  * policy as a write (or a removal, or a link with its target) at its place in the work tree.
  * The work is bounded: too many commits named at once, or a tree change too large, is refused
  * rather than waved through.
+ *
+ * The stash is more than its commit: `git stash pop` restores the index from the stash's
+ * second parent and writes every file of its third (the untracked files, a tree of its own),
+ * so when the stash gains an entry those parents are judged too.
  */
 import path from 'node:path'
 import type {
@@ -32,6 +36,18 @@ export interface RefMove {
    */
   readonly before?: string
   readonly after: string
+  /**
+   * The stash (`refs/stash` or an entry of its reflog): `git stash pop` also writes what its
+   * second parent (the index) and third parent (the untracked files) hold, so both are judged.
+   */
+  readonly stash?: true
+}
+
+/** What judging entries found: the first one a command may not write, and why. */
+export interface EntryRefusal {
+  readonly change: TreeEntryChange
+  /** The policy's reason, without its `Refused: ` and final period. */
+  readonly reason: string
 }
 
 /** The write policy for a path a checkout would write: why not, or undefined. */
@@ -72,15 +88,83 @@ export class CheckoutJudge {
   /** For each move, why checking it out would write what a command may not (undefined: fine). */
   async judge(moves: readonly RefMove[]): Promise<(string | undefined)[]> {
     const base = await this.#base()
+    const stashes = moves.filter((move) => move.stash === true).map((move) => move.after)
+    const { host, gitDir, format } = this.#repository
+    const parents =
+      stashes.length === 0
+        ? new Map<string, string[]>()
+        : await host.commitParents(gitDir, this.#staged, stashes, format)
     const pairs: [string | undefined, string][] = []
     for (const move of moves) {
       pairs.push([base, move.after])
       if (move.before !== undefined && move.before !== base) pairs.push([move.before, move.after])
+      const [, index, untracked] = (move.stash === true && parents?.get(move.after)) || []
+      if (index !== undefined) pairs.push([base, index])
+      if (untracked !== undefined) pairs.push([undefined, untracked])
     }
     await this.#compare(pairs)
     const verdicts: (string | undefined)[] = []
-    for (const move of moves) verdicts.push(await this.#judgeOne(move, base))
+    for (const move of moves) {
+      const verdict = await this.#judgeOne(move, base)
+      verdicts.push(
+        verdict === undefined && move.stash === true
+          ? await this.#judgeStash(move, base, parents)
+          : verdict,
+      )
+    }
     return verdicts
+  }
+
+  /**
+   * The first of `changes` (written over the work tree of this repository) that the write
+   * policy refuses, and why; undefined when all may be written.
+   */
+  async firstRefused(changes: readonly TreeEntryChange[]): Promise<EntryRefusal | undefined> {
+    for (const change of changes) {
+      const reason = await this.#decide(change)
+      if (reason !== undefined) {
+        return { change, reason: reason.replace(/^Refused: /, '').replace(/\.$/, '') }
+      }
+    }
+    return undefined
+  }
+
+  /** A place in the work tree, as the messages name it. */
+  where(relative: string): string {
+    return this.#inWorkTree(relative)
+  }
+
+  /** What `git stash pop` writes besides the stash's own tree: its index and untracked parents. */
+  async #judgeStash(
+    move: RefMove,
+    base: string | undefined,
+    parents: ReadonlyMap<string, readonly string[]> | undefined,
+  ): Promise<string | undefined> {
+    const leads = `${move.name} would lead to the stash ${move.after}`
+    const found = parents?.get(move.after)
+    if (found === undefined) {
+      return `${leads}, and git could not read its parents to judge what \`git stash pop\` writes`
+    }
+    const [, index, untracked] = found
+    const sides: [string | undefined, string | undefined, string][] = [
+      [base, index, 'from its index (its second parent, with `git stash pop --index`)'],
+      [undefined, untracked, 'from its untracked files (its third parent)'],
+    ]
+    for (const [from, to, what] of sides) {
+      if (to === undefined) continue
+      const changes = await this.#comparison(from, to)
+      if (changes === undefined) {
+        return `${leads}, more commits than are judged at once (${MAX_COMPARISONS}); bring them back in smaller steps`
+      }
+      if (!changes.ok) {
+        return `${leads}, and what popping it writes ${what} cannot be judged: ${changes.reason}`
+      }
+      const refused = await this.firstRefused(changes.changes)
+      if (refused === undefined) continue
+      const where = this.#inWorkTree(refused.change.path)
+      return `${leads}, and popping it writes ${where} ${what}, which a command may not write (${refused.reason}). Stash only files the command may write; a change to ${where} is the user's to make`
+    }
+    return undefined
   }
 
   async #judgeOne(move: RefMove, base: string | undefined): Promise<string | undefined> {
@@ -101,15 +185,14 @@ export class CheckoutJudge {
         return `${leads}, and what checking it out writes cannot be judged: ${fromBefore.reason}`
       changed = new Set(fromBefore.changes.map((change) => change.path))
     }
-    for (const change of fromBase.changes) {
-      if (changed !== undefined && !changed.has(change.path)) continue
-      const reason = await this.#decide(change)
-      if (reason === undefined) continue
-      const where = this.#inWorkTree(change.path)
-      const verb = change.status === 'deleted' ? 'removes' : 'writes'
-      return `${leads}, and checking that out ${verb} ${where}, which a command may not ${change.status === 'deleted' ? 'remove' : 'write'} (${reason.replace(/^Refused: /, '').replace(/\.$/, '')}). Commit only files the command may write; a change to ${where} is the user's to make`
-    }
-    return undefined
+    const refused = await this.firstRefused(
+      fromBase.changes.filter((change) => changed === undefined || changed.has(change.path)),
+    )
+    if (refused === undefined) return undefined
+    const { change, reason } = refused
+    const where = this.#inWorkTree(change.path)
+    const verb = change.status === 'deleted' ? 'removes' : 'writes'
+    return `${leads}, and checking that out ${verb} ${where}, which a command may not ${change.status === 'deleted' ? 'remove' : 'write'} (${reason}). Commit only files the command may write; a change to ${where} is the user's to make`
   }
 
   #decide(change: TreeEntryChange): Promise<string | undefined> {

@@ -42,6 +42,20 @@ export interface HistoryHost {
     comparisons: readonly TreeComparison[],
     format: ObjectFormat,
   ): Promise<TreeChanges[]>
+  /** Each commit's parents, as git reads them (undefined: not all are commits git can read). */
+  commitParents(
+    gitDir: string,
+    staged: readonly StagedObject[],
+    commits: readonly string[],
+    format: ObjectFormat,
+  ): Promise<Map<string, string[]> | undefined>
+  /** The targets of the links (blobs) `ids` (undefined: git cannot read them all). */
+  linkTargets(
+    gitDir: string,
+    staged: readonly StagedObject[],
+    ids: readonly string[],
+    format: ObjectFormat,
+  ): Promise<Map<string, string> | undefined>
 }
 
 /** Reads what a change would put at a path. */
@@ -71,6 +85,15 @@ export class JudgedContents {
   /** Whether the proposed content at `path` is byte for byte the host's (nothing is written then). */
   sameAsHost(path: string): Promise<boolean> {
     return this.#proposal.sameAsHost(path)
+  }
+
+  /**
+   * What is written at `path` instead of what was read: a rule that takes over only part of a
+   * file (the index without its extensions) hands over the bytes it judged.
+   */
+  replace(path: string, bytes: Buffer): void {
+    this.contents.set(path, bytes)
+    this.#read.set(path, Promise.resolve(bytes))
   }
 
   /** The proposed content at `path`, read the first time only. */

@@ -5,6 +5,8 @@
  * ref written is one git reads (ref-rules.ts); reflogs only grow, by whole lines; objects are
  * what they claim and are written once, and the files git derives from them and trusts about
  * history never come back (object-rules.ts). Ref moves are allowed: a snapshot records them.
+ * Neither a ref nor the index may deliver what a write may not: a commit whose checkout writes
+ * a protected path (checkout-rules.ts), an index that stages one (index-rules.ts).
  *
  * Every file a change puts inside an existing repository folder is read once, bounded; the
  * rules judge those bytes, and the caller must write exactly those bytes (`contents`): a
@@ -23,8 +25,9 @@ import {
   type RepositoryJudging,
 } from './history-context.ts'
 import { isObjectId } from './git-ref-format.ts'
+import { judgeIndex } from './index-rules.ts'
 import { judgeObjects } from './object-rules.ts'
-import { hostHeadId, judgeRefs } from './ref-rules.ts'
+import { hostHeadId, judgeRefs, STASH_REF } from './ref-rules.ts'
 
 export type { HistoryChange, HistoryHost, HistoryProposal } from './history-context.ts'
 export type { MayWrite } from './checkout-rules.ts'
@@ -111,14 +114,16 @@ export async function judgeHistory(
     }
     const newObjects = await judgeObjects(repository, inside, budget)
     for (const item of inside) await judgeReflog(repository, item)
+    const staged = stagedObjects(repository, inside)
     const checkout = new CheckoutJudge(
       repository,
       options.mayWrite,
       () => hostHeadId(repository),
-      stagedObjects(repository, inside),
+      staged,
     )
     await judgeRefs(repository, inside, newObjects, checkout)
     await judgeNamedCommits(repository, inside, checkout)
+    await judgeIndex(repository, inside, checkout, staged)
     // Everything else written inside is read once too, so what is copied is what was seen.
     for (const { change } of inside) {
       if (change.type !== 'file' || refused.has(change.path) || dropped.has(change.path)) continue
@@ -249,7 +254,15 @@ async function judgeNamedCommits(
       if (isObjectId(id, format)) ids.add(id)
     }
     for (const id of ids) {
-      moves.push({ move: { name: isReflog ? `an entry of ${inner}` : inner, after: id }, item })
+      const stash = isReflog && inner === `logs/${STASH_REF}`
+      moves.push({
+        move: {
+          name: isReflog ? `an entry of ${inner}` : inner,
+          after: id,
+          ...(stash ? { stash: true as const } : {}),
+        },
+        item,
+      })
     }
   }
   const verdicts = await checkout.judge(moves.map(({ move }) => move))

@@ -23,6 +23,8 @@ import type { CheckoutJudge, RefMove } from './checkout-rules.ts'
 
 /** A loose ref is a few dozen bytes; a larger file is none git wrote. */
 const MAX_LOOSE_REF_BYTES = 4096
+/** The ref `git stash` keeps the latest stash in (its reflog holds the others). */
+export const STASH_REF = 'refs/stash'
 /** git follows at most this many symbolic refs in a row. */
 const MAX_SYMBOLIC_DEPTH = 5
 
@@ -211,7 +213,12 @@ export async function judgeRefs(
         ...(packedTouched.has(link) && packedChange !== undefined ? [packedChange] : []),
       ])
       moves.push({
-        move: { name, after: after.id, ...(before.id === undefined ? {} : { before: before.id }) },
+        move: {
+          name,
+          after: after.id,
+          ...(before.id === undefined ? {} : { before: before.id }),
+          ...(name === STASH_REF ? { stash: true as const } : {}),
+        },
         blamed,
       })
     }

@@ -8,7 +8,7 @@ import { contentBytes, contentLength } from '../../tool/file-content.ts'
 import type { FileContent } from '../../tool/workspace-view.ts'
 import { missingObjects, verifyPack } from '../../workspace/git/object-checks.ts'
 import { objectFormatOf } from '../../workspace/git/object-format.ts'
-import { treeChanges } from '../../workspace/git/tree-changes.ts'
+import { commitParents, linkTargetsIn, treeChanges } from '../../workspace/git/tree-changes.ts'
 import type { WorkspaceTree } from '../../workspace/workspace-tree.ts'
 import type { HistoryHost, HistoryProposal } from './history-rules.ts'
 
@@ -49,6 +49,12 @@ export function treeHistoryHost(tree: WorkspaceTree): HistoryHost {
     },
     treeChanges(gitDir, staged, comparisons, format) {
       return treeChanges(objectsFolder(gitDir), staged, comparisons, format)
+    },
+    commitParents(gitDir, staged, commits, format) {
+      return commitParents(objectsFolder(gitDir), staged, commits, format)
+    },
+    linkTargets(gitDir, staged, ids, format) {
+      return linkTargetsIn(objectsFolder(gitDir), staged, ids, format)
     },
   }
 }

@@ -47,6 +47,12 @@ const host: HistoryHost = {
   async treeChanges(_gitDir, _staged, comparisons) {
     return comparisons.map(() => ({ ok: false, reason: 'no trees here' }))
   },
+  async commitParents() {
+    return undefined
+  },
+  async linkTargets() {
+    return undefined
+  },
 }
 
 function context(overrides: Partial<WriteBackContext> = {}): WriteBackContext {

@@ -61,6 +61,8 @@ const DIFF_TIMEOUT_MS = 30_000
 /** A link's target is a path: at most PATH_MAX bytes. */
 const MAX_LINK_BYTES = 4096
 const LINK_MODE = '120000'
+/** A commit's header and message: a stash's are a few hundred bytes. */
+const MAX_COMMIT_BYTES = 64 * 1024
 
 /**
  * The changes of each comparison, in order, read from the object store at `objectsFolder` (a
@@ -82,18 +84,7 @@ export async function treeChanges(
     }))
   }
   const maxPaths = limits.maxPaths ?? DEFAULT_MAX_PATHS
-  return withScratchRepository(format, async ({ gitDir }) => {
-    const alternate = path.join(gitDir, 'staged')
-    for (const object of staged) {
-      if (!isObjectFileName(object.inner)) continue
-      const target = path.join(alternate, object.inner)
-      await fs.mkdir(path.dirname(target), { recursive: true })
-      await fs.writeFile(target, object.bytes, { mode: 0o600 })
-    }
-    const env = {
-      GIT_OBJECT_DIRECTORY: objectsFolder,
-      ...(staged.length === 0 ? {} : { GIT_ALTERNATE_OBJECT_DIRECTORIES: alternate }),
-    }
+  return withObjects(objectsFolder, staged, format, async (gitDir, env) => {
     // A ref may lead to a blob (a tag of a key): nothing of it is checked out.
     const types = await peeledTypes(gitDir, env, [
       ...new Set(comparisons.flatMap(({ from, to }) => (from === undefined ? [to] : [from, to]))),
@@ -157,6 +148,94 @@ export async function treeChanges(
       })
     }
     return results
+  })
+}
+
+/**
+ * The ids each of `commits` names as its parents, in order, read from the object store at
+ * `objectsFolder` and the `staged` objects; undefined when git cannot read them all as commits.
+ */
+export async function commitParents(
+  objectsFolder: string | undefined,
+  staged: readonly StagedObject[],
+  commits: readonly string[],
+  format: ObjectFormat,
+): Promise<Map<string, string[]> | undefined> {
+  const wanted = [...new Set(commits)]
+  if (wanted.length === 0) return new Map()
+  if (objectsFolder === undefined || !wanted.every((id) => /^[0-9a-f]+$/.test(id))) return undefined
+  return withObjects(objectsFolder, staged, format, async (gitDir, env) => {
+    const output = await runGit({ gitDir }, ['cat-file', '--batch'], {
+      input: `${wanted.join('\n')}\n`,
+      env,
+      check: false,
+      timeoutMs: DIFF_TIMEOUT_MS,
+      maxStdoutBytes: wanted.length * MAX_COMMIT_BYTES,
+    })
+    if (output.status !== 0) return undefined
+    const parents = new Map<string, string[]>()
+    let offset = 0
+    for (const id of wanted) {
+      const end = output.stdout.indexOf(0x0a, offset)
+      if (end === -1) return undefined
+      const header = /^([0-9a-f]+) commit (\d+)$/.exec(
+        output.stdout.toString('latin1', offset, end),
+      )
+      if (header?.[1] !== id) return undefined
+      const size = Number(header[2])
+      const body = output.stdout.toString('latin1', end + 1, end + 1 + size)
+      // The header ends at the first empty line; parents follow the tree, one a line.
+      const lines = body.slice(0, body.indexOf('\n\n') === -1 ? body.length : body.indexOf('\n\n'))
+      parents.set(
+        id,
+        lines
+          .split('\n')
+          .filter((line) => line.startsWith('parent '))
+          .map((line) => line.slice('parent '.length)),
+      )
+      offset = end + 1 + size + 1
+    }
+    return parents
+  })
+}
+
+/**
+ * The targets of the links `ids` (blobs), read from the object store at `objectsFolder` and
+ * the `staged` objects; undefined when git cannot read them all as links.
+ */
+export async function linkTargetsIn(
+  objectsFolder: string | undefined,
+  staged: readonly StagedObject[],
+  ids: readonly string[],
+  format: ObjectFormat,
+): Promise<Map<string, string> | undefined> {
+  if (ids.length === 0) return new Map()
+  if (objectsFolder === undefined || !ids.every((id) => /^[0-9a-f]+$/.test(id))) return undefined
+  return withObjects(objectsFolder, staged, format, (gitDir, env) => linkTargets(gitDir, env, ids))
+}
+
+/**
+ * Runs `work` on a scratch repository that reads the object store at `objectsFolder` and, as
+ * an alternate, the `staged` objects (written to a scratch folder of its own).
+ */
+async function withObjects<T>(
+  objectsFolder: string,
+  staged: readonly StagedObject[],
+  format: ObjectFormat,
+  work: (gitDir: string, env: Record<string, string>) => Promise<T>,
+): Promise<T> {
+  return withScratchRepository(format, async ({ gitDir }) => {
+    const alternate = path.join(gitDir, 'staged')
+    for (const object of staged) {
+      if (!isObjectFileName(object.inner)) continue
+      const target = path.join(alternate, object.inner)
+      await fs.mkdir(path.dirname(target), { recursive: true })
+      await fs.writeFile(target, object.bytes, { mode: 0o600 })
+    }
+    return work(gitDir, {
+      GIT_OBJECT_DIRECTORY: objectsFolder,
+      ...(staged.length === 0 ? {} : { GIT_ALTERNATE_OBJECT_DIRECTORIES: alternate }),
+    })
   })
 }
 
