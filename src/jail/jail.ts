@@ -407,7 +407,6 @@ export class Jail implements AsyncDisposable {
           view: this.#options.view,
           identity: this.identity,
           privatePaths: this.#privateRelativePaths(),
-          placeholders: this.#ensureSupport().placeholders,
           ...(this.#options.temporaryRoot === undefined
             ? {}
             : { temporaryRoot: this.#options.temporaryRoot }),

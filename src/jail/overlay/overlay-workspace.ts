@@ -13,8 +13,8 @@
  * where the workspace lives. A warm jail binds a shared mount point once; each command's
  * overlay is mounted on that point afterwards and reaches the running jail by propagation, so
  * no process in the jail ever holds a capability. Private paths (eitri's state and
- * configuration, when they lie inside the workspace) are covered with empty read-only mounts
- * on every overlay before the command starts.
+ * configuration, when they lie inside the workspace) are covered with closed, empty read-only
+ * mounts on every overlay before the command starts.
  */
 import fs from 'node:fs'
 import os from 'node:os'
@@ -24,7 +24,6 @@ import type { WorkspaceView } from '../../tool/workspace-view.ts'
 import type { WorkspaceTree } from '../../workspace/workspace-tree.ts'
 import type { CallerMount } from '../caller-mounts.ts'
 import type { HostIdentity } from '../jail-identity.ts'
-import type { Placeholders } from '../protected-mounts.ts'
 import { atPinned, listPinned } from '../pinned-folder.ts'
 import { writeBack, type SyncReport } from '../write-back.ts'
 import { ownedPrefix } from '../../util/owned-folders.ts'
@@ -61,7 +60,6 @@ export class OverlayWorkspace {
   readonly #view: WorkspaceView
   readonly #identity: HostIdentity
   readonly #privatePaths: readonly string[]
-  readonly #placeholders: Placeholders
   readonly #limits: WriteBackLimits | undefined
   readonly #root: string
   readonly #workspace: string
@@ -87,7 +85,6 @@ export class OverlayWorkspace {
     identity: HostIdentity
     /** Workspace-relative paths covered in every overlay. */
     privatePaths: readonly string[]
-    placeholders: Placeholders
     temporaryRoot?: string
     limits?: WriteBackLimits
   }) {
@@ -96,7 +93,6 @@ export class OverlayWorkspace {
     this.#view = options.view
     this.#identity = options.identity
     this.#privatePaths = options.privatePaths
-    this.#placeholders = options.placeholders
     this.#limits = options.limits
     this.#root = fs.mkdtempSync(ownedPrefix('layers', options.temporaryRoot ?? os.tmpdir()))
     // Passable, not listable: the jail's user reaches its mount points by name only.
@@ -104,6 +100,11 @@ export class OverlayWorkspace {
     for (const folder of ['lower', 'points', 'kept']) fs.mkdirSync(path.join(this.#root, folder))
     fs.chmodSync(path.join(this.#root, 'points'), 0o711)
     fs.mkdirSync(path.join(this.#root, 'layers'), { mode: 0o700 })
+    // What private paths are covered with: nothing to list or read, not even for their owner.
+    fs.mkdirSync(path.join(this.#root, 'closed-folder'), { mode: 0o000 })
+    fs.chmodSync(path.join(this.#root, 'closed-folder'), 0o000)
+    fs.writeFileSync(path.join(this.#root, 'closed-file'), '', { mode: 0o000 })
+    fs.chmodSync(path.join(this.#root, 'closed-file'), 0o000)
     // A root caller's jail runs as another user: the workspace's owner is mapped to it. A
     // caller that is not root runs its jail as itself, from a user namespace of its own.
     this.#userNamespace = !options.identity.dropped
@@ -245,6 +246,9 @@ export class OverlayWorkspace {
     this.#host.close()
     removeLayer(path.join(this.#root, 'layers'))
     removeLayer(path.join(this.#root, 'kept'))
+    for (const placeholder of ['closed-folder', 'closed-file']) {
+      fs.rmSync(path.join(this.#root, placeholder), { recursive: true, force: true })
+    }
     for (const folder of ['points', 'lower']) {
       const at = path.join(this.#root, folder)
       for (const name of fs.existsSync(at) && folder === 'points' ? fs.readdirSync(at) : []) {
@@ -264,11 +268,17 @@ export class OverlayWorkspace {
   }
 
   async #coverPrivatePaths(mountPoint: string): Promise<void> {
-    for (const relative of this.#privatePaths) {
+    // Outermost first, and nothing below a covered path: it is gone from view already.
+    const covered: string[] = []
+    for (const relative of [...this.#privatePaths].sort((a, b) => a.length - b.length)) {
+      if (covered.some((outer) => relative === outer || relative.startsWith(`${outer}/`))) continue
+      covered.push(relative)
       const stat = await this.#tree.stat(relative)
       if (stat === undefined) continue
-      const cover =
-        stat.type === 'directory' ? this.#placeholders.emptyFolder : this.#placeholders.emptyFile
+      const cover = path.join(
+        this.#root,
+        stat.type === 'directory' ? 'closed-folder' : 'closed-file',
+      )
       await this.#host.bind(cover, path.join(mountPoint, relative), 'ro')
     }
   }
