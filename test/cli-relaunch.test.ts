@@ -6,6 +6,8 @@
 import assert from 'node:assert/strict'
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process'
 import fs from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { describe, it } from 'node:test'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
@@ -101,10 +103,15 @@ describe('bin/eitri.js under an older Node', { skip }, () => {
     const npm = fs.realpathSync((OLD_NODE ?? '').replace(/node$/, 'npm'))
     const result = await new Promise<{ status: number | null; stdout: string; stderr: string }>(
       (resolve, reject) => {
+        // A cache of its own, as on a fresh machine: npm exec installs the project into its
+        // cache the first time, which is when it checks engines.
+        const cache = fs.mkdtempSync(path.join(os.tmpdir(), 'eitri-npm-cache-'))
         const child = spawn(OLD_NODE ?? 'node', [npm, 'exec', '--', 'eitri', '--version'], {
           cwd: fileURLToPath(new URL('..', import.meta.url)),
           stdio: ['ignore', 'pipe', 'pipe'],
+          env: { ...process.env, npm_config_cache: cache },
         })
+        child.once('close', () => fs.rmSync(cache, { recursive: true, force: true }))
         let stdout = ''
         let stderr = ''
         child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()))
