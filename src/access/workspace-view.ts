@@ -14,6 +14,7 @@ import type {
   WorkspaceView,
   WriteReceipt,
 } from '../tool/workspace-view.ts'
+import { ignoredPathsOf } from '../workspace/ignored-paths.ts'
 import type { WorkspaceTree } from '../workspace/workspace-tree.ts'
 import {
   decidePath,
@@ -159,17 +160,23 @@ export function createWorkspaceView(options: WorkspaceViewOptions): ConfinedWork
       yield { path: start, type: stat.type }
       return
     }
+    const ignored = options.gitignore === true ? ignoredPathsOf(tree).pass() : undefined
     const folders = [start]
     while (folders.length > 0) {
       options.signal?.throwIfAborted()
       const folder = folders.pop() as string
       const entries = await tree.list(folder)
       const below: string[] = []
+      await ignored?.load(
+        folder,
+        entries.some((entry) => entry.name === '.gitignore' && entry.type === 'file'),
+      )
       for (const entry of entries) {
         const entryPath = folder === '' ? entry.name : `${folder}/${entry.name}`
         if (entry.type === 'directory' && SKIPPED_FOLDERS.has(entry.name)) continue
         if (hidden.some((secret) => entryPath === secret || entryPath.startsWith(`${secret}/`)))
           continue
+        if (ignored?.ignored(entryPath, entry.type === 'directory') === true) continue
         const walked = { path: entryPath, type: entry.type }
         if (options.prune?.(walked) === true) continue
         yield walked

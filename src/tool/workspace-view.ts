@@ -66,6 +66,11 @@ export interface ReadOptions extends WorkspaceCallOptions, ReadBounds {}
 export interface WalkOptions extends WorkspaceCallOptions {
   /** Entries for which this returns true are neither yielded nor entered. */
   readonly prune?: (entry: WalkEntry) => boolean
+  /**
+   * Leaves out what the line's `.gitignore` files ignore, as git would (every folder's file,
+   * `!` re-including). The starting path is walked even when it is ignored itself.
+   */
+  readonly gitignore?: boolean
 }
 
 /**

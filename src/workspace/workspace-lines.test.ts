@@ -3,7 +3,9 @@ import { writeFileSync } from 'node:fs'
 import fs from 'node:fs/promises'
 import path from 'node:path'
 import { describe, it } from 'node:test'
+import { createWorkspaceView } from '../access/workspace-view.ts'
 import { linesFixture } from './test-lines.ts'
+import type { WorkspaceTree } from './workspace-tree.ts'
 
 const text = async (tree: { readFile(path: string): Promise<Uint8Array> }, name: string) =>
   Buffer.from(await tree.readFile(name)).toString('utf8')
@@ -192,6 +194,44 @@ describe('WorkspaceLines', () => {
     const tree = await lines.tree('x')
     assert.equal(await tree.stat('node_modules'), undefined)
     assert.equal((await tree.stat('src/a.ts'))?.type, 'file')
+  })
+
+  it('snapshots exactly what the file tools see: every folder’s .gitignore, one definition', async (t) => {
+    const { lines } = await linesFixture(t, {
+      '.gitignore': '*.log\nout/\n',
+      'app/.gitignore': '!keep.log\n/cache\n',
+      'app/keep.log': 'k',
+      'app/drop.log': 'd',
+      'app/cache/c.txt': 'c',
+      'app/src/cache/s.txt': 's',
+      'app/out/o.js': 'o',
+      'lib/.gitignore': '!out/\n',
+      'lib/out/l.js': 'l',
+      'top.log': 't',
+    })
+    const files = async (tree: WorkspaceTree, gitignore: boolean): Promise<string[]> => {
+      const found: string[] = []
+      for await (const entry of createWorkspaceView({ tree }).walk('', { gitignore }))
+        if (entry.type !== 'directory') found.push(entry.path)
+      return found.sort()
+    }
+    await lines.fork({ name: 'x' })
+    const fork = await lines.tree('x')
+    const snapshotted = await files(fork, false)
+    assert.deepEqual(snapshotted, [
+      '.gitignore',
+      'app/.gitignore',
+      'app/keep.log',
+      'app/src/cache/s.txt',
+      'lib/.gitignore',
+      'lib/out/l.js',
+    ])
+    assert.deepEqual(await files(lines.main, true), snapshotted)
+    // A fork reads its own .gitignore files the same way.
+    await fork.writeFileAtomic('app/new.log', Buffer.from('n'))
+    assert.deepEqual(await files(fork, true), snapshotted)
+    await fork.writeFileAtomic('app/.gitignore', Buffer.from('!*.log\n'))
+    assert.ok((await files(fork, true)).includes('app/new.log'))
   })
 
   it('never touches the user’s own .git', async (t) => {

@@ -84,6 +84,41 @@ describe('glob', () => {
     ])
   })
 
+  it('honours the .gitignore of every folder, deeper files overriding', async (t) => {
+    const workspace = await createTestWorkspace(t)
+    await workspace.write('.gitignore', '*.log\nnode_modules/\n')
+    await workspace.write('app/.gitignore', '!*.log\n/out\n')
+    await workspace.write('app/lib/.gitignore', 'secret.txt\n')
+    await writeAll(workspace, [
+      'top.log',
+      'app/kept.log',
+      'app/out/bundle.js',
+      'app/lib/out/kept.js',
+      'app/lib/secret.txt',
+      'app/lib/open.txt',
+      'other/secret.txt',
+    ])
+    assert.deepEqual(await listed(workspace, { pattern: '**/*.{log,js,txt}' }), [
+      'app/kept.log',
+      'app/lib/open.txt',
+      'app/lib/out/kept.js',
+      'other/secret.txt',
+    ])
+  })
+
+  it('keeps the rules on the way to a pattern’s folders, but searches an ignored path', async (t) => {
+    const workspace = await createTestWorkspace(t)
+    await workspace.write('.gitignore', 'node_modules/\n')
+    await writeAll(workspace, ['node_modules/dep/index.js'])
+    assert.deepEqual(await listed(workspace, { pattern: 'node_modules/**/*.js' }), [])
+    assert.deepEqual(await listed(workspace, { pattern: '**/*.js', path: 'node_modules' }), [
+      'node_modules/dep/index.js',
+    ])
+    assert.deepEqual(await listed(workspace, { pattern: 'dep/*.js', path: 'node_modules' }), [
+      'node_modules/dep/index.js',
+    ])
+  })
+
   it('lists node_modules when no .gitignore ignores it', async (t) => {
     const workspace = await createTestWorkspace(t)
     await writeAll(workspace, ['node_modules/left-pad/index.js'])

@@ -7,8 +7,7 @@ import { z } from 'zod'
 import { EitriError } from '../../errors/eitri-error.ts'
 import { defineTool } from '../../tool/define-tool.ts'
 import { toolSuccess } from '../../tool/tool-result.ts'
-import type { WorkspaceView } from '../../tool/workspace-view.ts'
-import { gitignorePrune } from './gitignore.ts'
+import type { WalkEntry, WorkspaceView } from '../../tool/workspace-view.ts'
 
 /** Most paths one glob returns. */
 export const MAX_GLOB_RESULTS = 1000
@@ -16,7 +15,7 @@ export const MAX_GLOB_RESULTS = 1000
 /** Lists files matching a glob pattern. */
 export const globTool = defineTool({
   name: 'glob',
-  description: `Find files by glob pattern, such as "**/*.ts" or "src/*.json". The pattern is relative to path (default: the workspace root); results are workspace-relative paths, sorted, at most ${MAX_GLOB_RESULTS}. .git and files ignored by the root .gitignore are skipped.`,
+  description: `Find files by glob pattern, such as "**/*.ts" or "src/*.json". The pattern is relative to path (default: the workspace root); results are workspace-relative paths, sorted, at most ${MAX_GLOB_RESULTS}. .git and what the .gitignore files ignore (in every folder, as git reads them) are skipped, unless path names an ignored folder (or one inside it).`,
   parameters: z.object({
     pattern: z
       .string()
@@ -37,9 +36,13 @@ export const globTool = defineTool({
     const start = await narrowStart(workspace, base, literalBase)
     const found: string[] = []
     if (start !== undefined) {
-      for await (const entry of workspace.walk(start, {
+      // From the folder searched, kept to the pattern's leading folders: the .gitignore files
+      // on the way there apply as they do to any other folder the search enters.
+      const prune = start === base ? undefined : (entry: WalkEntry) => !onPath(entry.path, start)
+      for await (const entry of workspace.walk(base, {
         signal,
-        prune: await gitignorePrune(workspace),
+        gitignore: true,
+        ...(prune === undefined ? {} : { prune }),
       })) {
         if (entry.type === 'directory') continue
         if (matches(entry.path.slice(prefix.length))) found.push(entry.path)
@@ -74,6 +77,11 @@ async function narrowStart(
   const stat = await workspace.stat(lexical)
   if (stat === undefined) return undefined
   return (await workspace.resolve(lexical, 'read')) === lexical ? lexical : base
+}
+
+/** Whether `path` lies on the way to `folder`, is it, or lies inside it. */
+function onPath(path: string, folder: string): boolean {
+  return path === folder || folder.startsWith(`${path}/`) || path.startsWith(`${folder}/`)
 }
 
 function checkPattern(pattern: string): void {

@@ -151,6 +151,24 @@ describe('grep', () => {
     assert.deepEqual(await hits(workspace, { pattern: 'needle' }), ['src/main.js:1:needle'])
   })
 
+  it('honours the .gitignore of every folder, and searches an ignored folder named as path', async (t) => {
+    const workspace = await createTestWorkspace(t)
+    await workspace.write('.gitignore', '*.log\nvendor/\n')
+    await workspace.write('pkg/.gitignore', 'generated/\n!keep.log\n')
+    await workspace.write('pkg/generated/out.js', 'needle\n')
+    await workspace.write('pkg/keep.log', 'needle\n')
+    await workspace.write('pkg/drop.log', 'needle\n')
+    await workspace.write('generated/top.js', 'needle\n')
+    await workspace.write('vendor/lib/index.js', 'needle\n')
+    assert.deepEqual(await hits(workspace, { pattern: 'needle' }), [
+      'generated/top.js:1:needle',
+      'pkg/keep.log:1:needle',
+    ])
+    assert.deepEqual(await hits(workspace, { pattern: 'needle', path: 'vendor' }), [
+      'vendor/lib/index.js:1:needle',
+    ])
+  })
+
   for (const pattern of ['(', 'a[', '(?<=a)b', '\\1']) {
     it(`answers invalid_input naming pattern for ${pattern}`, async (t) => {
       const workspace = await createTestWorkspace(t)

@@ -9,7 +9,6 @@ import { z } from 'zod'
 import { EitriError } from '../../errors/eitri-error.ts'
 import { defineTool } from '../../tool/define-tool.ts'
 import { toolSuccess } from '../../tool/tool-result.ts'
-import { gitignorePrune } from './gitignore.ts'
 import { looksBinary } from './text.ts'
 
 /** Most matching lines one call returns. */
@@ -24,7 +23,7 @@ export const GREP_DEADLINE_MS = 10_000
 /** Searches file contents by regular expression. */
 export const grepTool = defineTool({
   name: 'grep',
-  description: `Search file contents with a regular expression (RE2 syntax, like ripgrep: no backreferences or lookaround). Answers "path:line:text" lines, at most ${MAX_GREP_MATCHES}. Binary files, .git and files ignored by the root .gitignore are skipped.`,
+  description: `Search file contents with a regular expression (RE2 syntax, like ripgrep: no backreferences or lookaround). Answers "path:line:text" lines, at most ${MAX_GREP_MATCHES}. Binary files, .git and what the .gitignore files ignore (in every folder, as git reads them) are skipped, unless path names an ignored folder (or one inside it).`,
   parameters: z.object({
     pattern: z.string().min(1).describe('Regular expression to search for.'),
     path: z
@@ -57,7 +56,7 @@ export const grepTool = defineTool({
     let stoppedEarly: string | undefined
     for await (const entry of workspace.walk(path, {
       signal,
-      prune: await gitignorePrune(workspace),
+      gitignore: true,
     })) {
       if (entry.type !== 'file' || !include(entry.path)) continue
       if (Date.now() > deadline) {
