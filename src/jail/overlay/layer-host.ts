@@ -82,6 +82,10 @@ export class LayerHost {
       )
     })
     this.#child.stdin?.on('error', () => undefined)
+    // A helper, not a reason to live: while no request waits for it, it never keeps eitri
+    // running (it ends with eitri's end of its input).
+    this.#child.unref()
+    this.#holdWhileWaiting()
     this.ready = this.#answer().then((line) => {
       if (line !== 'ready') throw new EitriError('jail_unavailable', unavailableMessage(line))
     })
@@ -183,9 +187,19 @@ export class LayerHost {
     return next
   }
 
+  /** Keeps the event loop alive exactly while an answer is awaited. */
+  #holdWhileWaiting(): void {
+    const waiting = this.#pending.length > 0
+    for (const stream of [this.#child.stdin, this.#child.stdout, this.#child.stderr]) {
+      const handle = stream as unknown as { ref?: () => void; unref?: () => void } | null
+      if (waiting) handle?.ref?.()
+      else handle?.unref?.()
+    }
+  }
+
   #answer(): Promise<string> {
     if (this.#gone !== undefined) return Promise.resolve(`err ${this.#gone}`)
-    return new Promise((resolve) => {
+    return new Promise<string>((resolve) => {
       const timer = setTimeout(() => {
         this.#gone ??= 'the layer host stopped answering'
         this.close()
@@ -193,7 +207,8 @@ export class LayerHost {
       }, ANSWER_TIMEOUT_MS)
       timer.unref()
       this.#pending.push({ resolve, timer })
-    })
+      this.#holdWhileWaiting()
+    }).finally(() => this.#holdWhileWaiting())
   }
 }
 
