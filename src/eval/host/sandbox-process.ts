@@ -122,7 +122,8 @@ export class SandboxProcess {
   /**
    * Starts a sandbox process and waits until it is ready.
    *
-   * @throws EitriError `sandbox_reset` when it cannot start.
+   * @throws EitriError `jail_unavailable` when bubblewrap cannot start it (nothing runs
+   *   unconfined instead); `sandbox_reset` when the sandbox itself cannot start.
    */
   static async start(
     events: SandboxProcessEvents,
