@@ -184,17 +184,19 @@ describe('the code sandbox process inside bubblewrap', () => {
     assert.equal(large, 'large lane')
   })
 
-  it('runs the real sandbox there: its process is bubblewrap, as nobody from root', async () => {
+  it("runs the real sandbox there: its Node is bubblewrap's child in a PID namespace, as nobody from root", async () => {
     await using engine = new IsolateEngine()
     const session = await engine.createSession({ memoryLimitMb: 64, namespaces: {} })
     const outcome = await session.eval('6 * 7', { timeoutMs: 10_000 })
     assert.deepEqual(outcome.type === 'value' ? outcome.value : outcome, '42')
     const { pid } = await engine.stats()
-    assert.equal(path.basename(fs.readlinkSync(`/proc/${pid}/exe`)), 'bwrap')
-    if (IS_ROOT) {
-      const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8')
-      assert.match(status, /^Uid:\s+65534\s/m)
-    }
+    const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8')
+    // The sandbox's Node, in a PID namespace of its own (two ids), started by bubblewrap.
+    assert.equal(path.basename(fs.readlinkSync(`/proc/${pid}/exe`)), 'node')
+    assert.match(status, /^NSpid:\s+\d+\s+\d+\s*$/m)
+    const parent = /^PPid:\s+(\d+)/m.exec(status)?.[1]
+    assert.equal(path.basename(fs.readlinkSync(`/proc/${parent}/exe`)), 'bwrap')
+    if (IS_ROOT) assert.match(status, /^Uid:\s+65534\s/m)
   })
 
   it('fails closed: without bubblewrap no code runs, and the answer says why and how to fix it', async (t) => {
