@@ -112,6 +112,7 @@ export type {
   SessionLoss,
 } from './eval/eval-engine.ts'
 export { IsolateEngine, type IsolateEngineOptions } from './eval/host/isolate-engine.ts'
+export type { SandboxConfinement } from './eval/host/sandbox-confinement.ts'
 export { EvalPool, EvalOwner, type EvalPoolOptions } from './eval/eval-pool.ts'
 export {
   capabilityFunction,

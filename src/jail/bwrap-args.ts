@@ -35,6 +35,17 @@ const USR_MERGED_LINKS: readonly (readonly [string, string])[] = [
   ['usr/lib64', '/lib64'],
 ]
 
+/**
+ * A minimal read-only system: /usr (with the links of a usr-merged system) and the short list
+ * from /etc, not the host's root. Shared by the jail and the code sandbox's process.
+ */
+export function readOnlySystemArgs(): string[] {
+  const args = ['--ro-bind', '/usr', '/usr']
+  for (const [target, link] of USR_MERGED_LINKS) args.push('--symlink', target, link)
+  for (const path of ETC_ALLOWLIST) args.push('--ro-bind-try', path, path)
+  return args
+}
+
 /** The program that applies resource limits inside the jail before running the command. */
 export const PRLIMIT = '/usr/bin/prlimit'
 
@@ -66,9 +77,7 @@ export function buildBwrapArgs(spec: JailSpec): string[] {
   ]
   for (const [name, value] of Object.entries(spec.environment)) args.push('--setenv', name, value)
   // A minimal read-only system: /usr and a short list from /etc, not the host's root (§10, §11).
-  args.push('--ro-bind', '/usr', '/usr')
-  for (const [target, link] of USR_MERGED_LINKS) args.push('--symlink', target, link)
-  for (const path of ETC_ALLOWLIST) args.push('--ro-bind-try', path, path)
+  args.push(...readOnlySystemArgs())
   args.push('--proc', '/proc', '--dev', '/dev')
   // A private, size-capped /tmp (§26).
   args.push('--size', String(spec.limits.tmpBytes), '--tmpfs', '/tmp')

@@ -1,7 +1,8 @@
 /**
  * @module workshop/eval-sandbox
  * The workshop's code sandbox: one pool of eval sessions for the whole server, its capabilities
- * configured from the configuration file, the isolated-vm engine started at the first eval.
+ * configured from the configuration file, the isolated-vm engine started at the first eval
+ * (its process inside bubblewrap, with the workshop's `bwrap`).
  */
 import type { EitriConfig } from '../config/config-file.ts'
 import { environmentValue } from '../config/environment.ts'
@@ -11,12 +12,19 @@ import { defaultCatalog } from '../eval/capabilities/default-capabilities.ts'
 import { DEFAULT_TOOL_CALL_BUDGET } from '../eval/eval-limits.ts'
 import { EvalPool } from '../eval/eval-pool.ts'
 import { IsolateEngine } from '../eval/host/isolate-engine.ts'
+import type { SandboxConfinement } from '../eval/host/sandbox-confinement.ts'
 import type { Toolset } from '../tool/toolset.ts'
 
 /** How the workshop's code sandbox runs. Every field has a default. */
 export interface EvaluationOptions {
-  /** Makes the engine. @default isolated-vm in a sandbox process */
+  /** Makes the engine. @default isolated-vm in a sandbox process inside bubblewrap */
   readonly engine?: () => EvalEngine
+  /**
+   * Where the default engine's sandbox process runs. `none` runs it without bubblewrap, the
+   * isolate its only wall: only for a host where bubblewrap cannot run, and only from code (the
+   * configuration file cannot set it). @default 'bubblewrap'
+   */
+  readonly confinement?: SandboxConfinement
   /** Sessions alive at once. @default 16 */
   readonly maxSessions?: number
   /** @default 30 minutes */
@@ -43,9 +51,16 @@ export function createEvalSandbox(
   config: EitriConfig,
   toolset: Toolset,
   options: EvaluationOptions = {},
+  bwrap?: string,
 ): EvalPool {
   return new EvalPool({
-    engine: options.engine ?? (() => new IsolateEngine()),
+    engine:
+      options.engine ??
+      (() =>
+        new IsolateEngine({
+          ...(options.confinement === undefined ? {} : { confinement: options.confinement }),
+          ...(bwrap === undefined ? {} : { bwrap }),
+        })),
     catalog: defaultCatalog(options.extraCapabilities),
     settings: {
       http: {

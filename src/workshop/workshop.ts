@@ -166,7 +166,7 @@ export async function openWorkshop(options: WorkshopOptions = {}): Promise<Works
   const config = await loadConfig(configPath)
   const registry = new ToolRegistry([...builtInTools(), ...(options.extraTools ?? [])])
   const toolset = new Toolset(registry, options.tools ?? registry.names())
-  const evaluation = createEvalSandbox(config, toolset, options.evaluation)
+  const evaluation = createEvalSandbox(config, toolset, options.evaluation, options.bwrap)
   const ownsStore = typeof options.store !== 'object'
   const store =
     typeof options.store === 'object' ? options.store : await openStore(storeUrl(options.store))

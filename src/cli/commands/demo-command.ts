@@ -79,6 +79,7 @@ const SCENES: readonly Scene[] = [
         'wc -l notes/todo.md; id -u; ls /root 2>&1; cat /proc/net/dev | tail -n +3 | cut -d: -f1',
     },
     expect: 'success',
+    jail: true,
   },
   {
     say: 'The command policy refuses what no agent should run',
@@ -87,12 +88,13 @@ const SCENES: readonly Scene[] = [
     expect: 'error',
   },
   {
-    say: 'A program in the code sandbox (a V8 isolate) calls tools through the same contract',
+    say: 'A program in the code sandbox (a V8 isolate, its process in bubblewrap) calls tools through the same contract',
     tool: 'js_eval',
     input: {
       code: "const found = await tools.call('glob', { pattern: '**/*.md' });\nconst text = await fs.readFile('notes/todo.md');\n({ files: found.content, lines: text.split('\\n').length })",
     },
     expect: 'success',
+    jail: true,
   },
   {
     say: 'Tasks are kept in the store (SQLite, embedded)',
@@ -162,7 +164,7 @@ export async function demoCommand(io: CliIo): Promise<number> {
       const jail = await workshop.jail.availability()
       if (!jail.available) {
         io.stdout(
-          `The jail is unavailable here (${jail.reason}); shell calls fail closed. To fix: ${jail.fix}.\n`,
+          `The jail is unavailable here (${jail.reason}); shell and js_eval calls fail closed. To fix: ${jail.fix}.\n`,
         )
       }
       let unexpected = 0

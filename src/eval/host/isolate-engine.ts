@@ -28,6 +28,7 @@ import { JsonAnswer } from '../json-answer.ts'
 import { parsePlainJson } from '../plain-json.ts'
 import type { SandboxMessage } from '../sandbox-protocol.ts'
 import { probeLiveness, PING_LIMIT_MS, SILENCE_LIMIT_MS } from './sandbox-liveness.ts'
+import type { SandboxConfinement } from './sandbox-confinement.ts'
 import { SandboxProcess, type SandboxTraffic } from './sandbox-process.ts'
 
 /** How long a new session may take. */
@@ -47,6 +48,15 @@ interface PendingEval {
 export interface IsolateEngineOptions {
   /** The Node that runs the sandbox. @default the server's own */
   readonly nodePath?: string
+  /**
+   * Whether the sandbox process runs inside bubblewrap. `none` leaves the isolate as the only
+   * wall; only for hosts where bubblewrap cannot run, and never the default. Without it, a
+   * sandbox that bubblewrap cannot start makes every eval answer `jail_unavailable`.
+   * @default 'bubblewrap'
+   */
+  readonly confinement?: SandboxConfinement
+  /** The bubblewrap program. @default 'bwrap' */
+  readonly bwrap?: string
   /**
    * How long a sandbox that owes a ping answer may send nothing before it is killed as hung.
    * @default SILENCE_LIMIT_MS (10 s)
@@ -293,7 +303,11 @@ export class IsolateEngine implements EvalEngine {
           message: (message) => this.#receive(message),
           exit: (reason) => void starting.then((sandbox) => this.#onExit(sandbox, reason)),
         },
-        this.#options.nodePath,
+        {
+          nodePath: this.#options.nodePath,
+          confinement: this.#options.confinement,
+          bwrap: this.#options.bwrap,
+        },
       )
       this.#process = starting
       starting.then(

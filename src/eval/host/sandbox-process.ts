@@ -2,12 +2,13 @@
  * @module eval/host/sandbox-process
  * The process that hosts the isolates, seen from the server: started with the server's own
  * Node, `--no-node-snapshot` (isolated-vm needs it) and an empty environment (no secret of the
- * server's is ever in it), spoken to in JSON lines on two lanes each way (small messages on
+ * server's is ever in it), inside bubblewrap (`sandbox-confinement.ts`), spoken to in JSON lines on two lanes each way (small messages on
  * the sandbox's stdin and fd 3, large ones on fds 5 and 4: `SANDBOX_PIPES`). Every line from it
  * is bounded in length and validated before use, since the guest code it runs is the least
  * trusted thing on the machine; a line out of protocol ends it.
  */
 import { spawn, type ChildProcess } from 'node:child_process'
+import fs from 'node:fs'
 import path from 'node:path'
 import type { Readable, Writable } from 'node:stream'
 import { fileURLToPath } from 'node:url'
@@ -15,6 +16,12 @@ import { EitriError } from '../../errors/eitri-error.ts'
 import { LineSplitter } from '../../util/line-splitter.ts'
 import { MAX_ARGUMENT_CHARS } from '../eval-limits.ts'
 import { LineWriter, SMALL_LINE_CHARS, type WriterTraffic } from '../line-writer.ts'
+import {
+  confinementFailure,
+  sandboxLaunch,
+  type SandboxConfinement,
+  type SandboxLaunch,
+} from './sandbox-confinement.ts'
 import {
   SANDBOX_PIPES,
   sandboxMessageSchema,
@@ -59,6 +66,34 @@ export interface SandboxProcessEvents {
   readonly exit: (reason: string) => void
 }
 
+/** The Node flags of the sandbox process: isolated-vm needs `--no-node-snapshot`. */
+const SANDBOX_NODE_ARGS = ['--no-node-snapshot', '--disable-warning=ExperimentalWarning']
+
+/** How the sandbox process is started. */
+export interface SandboxStartOptions {
+  /** The Node that runs it. @default the server's own */
+  readonly nodePath?: string | undefined
+  /** @default 'bubblewrap' */
+  readonly confinement?: SandboxConfinement | undefined
+  /** The bubblewrap program. @default 'bwrap' */
+  readonly bwrap?: string | undefined
+}
+
+/**
+ * Spawns what `launch` says with the sandbox's descriptors: stdin and fd 5 from the server,
+ * fds 3 and 4 to it, stderr kept, stdout unused. Shared with the confinement tests, which run
+ * a probe instead of the sandbox in the very same way.
+ */
+export function spawnSandbox(launch: SandboxLaunch): ChildProcess {
+  return spawn(launch.command, [...launch.args], {
+    stdio: ['pipe', 'ignore', 'pipe', 'pipe', 'pipe', 'pipe'],
+    env: launch.env,
+    cwd: '/',
+    ...(launch.uid === undefined ? {} : { uid: launch.uid }),
+    ...(launch.gid === undefined ? {} : { gid: launch.gid }),
+  })
+}
+
 /** One running sandbox process. */
 export class SandboxProcess {
   readonly #child: ChildProcess
@@ -68,6 +103,8 @@ export class SandboxProcess {
   #lastHeardAt = performance.now()
   #closed = false
   #exited = false
+  /** Set when the sandbox runs under bubblewrap: its own process, below bubblewrap's. */
+  #hostPid: number | undefined
   readonly #exit: Promise<void>
   /** Bytes received from the sandbox on each lane. */
   readonly #received = { small: 0, large: 0 }
@@ -85,17 +122,23 @@ export class SandboxProcess {
   /**
    * Starts a sandbox process and waits until it is ready.
    *
-   * @throws EitriError `sandbox_reset` when it cannot start.
+   * @throws EitriError `jail_unavailable` when bubblewrap cannot start it (nothing runs
+   *   unconfined instead); `sandbox_reset` when the sandbox itself cannot start.
    */
   static async start(
     events: SandboxProcessEvents,
-    nodePath: string = process.execPath,
+    options: SandboxStartOptions = {},
   ): Promise<SandboxProcess> {
-    const child = spawn(
-      nodePath,
-      ['--no-node-snapshot', '--disable-warning=ExperimentalWarning', SANDBOX_MAIN],
-      { stdio: ['pipe', 'ignore', 'pipe', 'pipe', 'pipe', 'pipe'], env: {}, cwd: '/' },
-    )
+    const launch = sandboxLaunch({
+      nodePath: options.nodePath ?? process.execPath,
+      nodeArgs: SANDBOX_NODE_ARGS,
+      script: SANDBOX_MAIN,
+      confinement: options.confinement ?? 'bubblewrap',
+      bwrap: options.bwrap,
+    })
+    const child = spawnSandbox(launch)
+    child.once('exit', () => launch.release())
+    child.once('error', () => launch.release())
     const sandbox = new SandboxProcess(child)
     child.stderr?.on('data', (chunk: Buffer) => {
       sandbox.#stderr = (sandbox.#stderr + chunk.toString('utf8')).slice(-STDERR_KEPT_CHARS)
@@ -125,30 +168,54 @@ export class SandboxProcess {
       fromSandbox?.on('error', () => undefined)
     }
     await new Promise<void>((resolve, reject) => {
-      const onError = (error: Error): void => fail(error.message)
-      const onExit = (code: number | null, signal: string | null): void =>
-        fail(`it exited (${signal ?? code})`)
+      const onError = (error: Error): void => fail(error.message, { spawnError: error.message })
+      const onExit = (code: number | null, signal: string | null): void => {
+        const report = (): void => fail(`it exited (${signal ?? code})`, { exitCode: code })
+        // What bubblewrap said on its way out tells why; it may still be in the pipe.
+        const stderr = child.stderr
+        if (stderr === null || stderr.readableEnded) return report()
+        const late = setTimeout(report, 500)
+        stderr.once('end', () => {
+          clearTimeout(late)
+          report()
+        })
+      }
       const timer = setTimeout(() => fail('it did not start in time'), START_TIMEOUT_MS)
+      let settled = false
       const settle = (): void => {
+        settled = true
         clearTimeout(timer)
         onReady = undefined
         child.off('error', onError)
         child.off('exit', onExit)
       }
-      const fail = (reason: string): void => {
+      const fail = (
+        reason: string,
+        how: { spawnError?: string; exitCode?: number | null } = {},
+      ): void => {
+        if (settled) return
         settle()
         child.kill('SIGKILL')
+        const confinement = launch.jailed
+          ? confinementFailure({
+              spawnError: how.spawnError,
+              exitCode: how.exitCode ?? null,
+              stderr: sandbox.#stderr,
+            })
+          : undefined
         reject(
-          new EitriError(
-            'sandbox_reset',
-            `The code sandbox could not start: ${reason}. ${sandbox.#stderr.trim()}`.trim(),
-          ),
+          confinement ??
+            new EitriError(
+              'sandbox_reset',
+              `The code sandbox could not start: ${reason}. ${sandbox.#stderr.trim()}`.trim(),
+            ),
         )
       }
       child.once('error', onError)
       child.once('exit', onExit)
       onReady = (message) => {
         if (message?.type !== 'ready') return fail('it did not introduce itself')
+        if (launch.jailed && child.pid !== undefined) sandbox.#hostPid = innermostChild(child.pid)
         settle()
         resolve()
       }
@@ -166,9 +233,12 @@ export class SandboxProcess {
     return sandbox
   }
 
-  /** The process id, for measurements. */
+  /**
+   * The host process id of the Node that runs the sandbox (inside bubblewrap, the innermost of
+   * its processes), for measurements and for tests that stop or kill it.
+   */
   get pid(): number | undefined {
-    return this.#child.pid
+    return this.#hostPid ?? this.#child.pid
   }
 
   /**
@@ -241,6 +311,26 @@ export class SandboxProcess {
     for (const fd of [SANDBOX_PIPES.smallToServer, SANDBOX_PIPES.largeToServer])
       pipeOf(this.#child, fd)?.destroy()
   }
+}
+
+/**
+ * The last of the single line of descendants of `pid` (bubblewrap, its init, then the sandbox's
+ * Node); `pid` itself when /proc cannot tell.
+ */
+function innermostChild(pid: number): number {
+  let current = pid
+  for (let depth = 0; depth < 8; depth++) {
+    let children: string[]
+    try {
+      children = fs.readFileSync(`/proc/${current}/task/${current}/children`, 'utf8').split(' ')
+    } catch {
+      break
+    }
+    const [only, ...more] = children.filter((entry) => entry.trim() !== '')
+    if (only === undefined || more.length > 0) break
+    current = Number(only)
+  }
+  return current
 }
 
 /** The pipe at `fd` of the sandbox (spawned with every one of them piped). */

@@ -3,7 +3,7 @@
  * The sandbox process: hosts every session's isolate, apart from the server, so that a V8 out
  * of memory or a native fault ends this process (the server restarts it), never the server.
  * Started by the server with `--no-node-snapshot` (isolated-vm asks for it) and an empty
- * environment; it reads the server's JSON lines on stdin (small messages) and fd 5 (large
+ * environment, inside bubblewrap (no network, no workspace, no file but its own code); it reads the server's JSON lines on stdin (small messages) and fd 5 (large
  * ones), answers in JSON lines on fd 3 (small) and fd 4 (large), and ends when stdin closes.
  */
 import { Socket } from 'node:net'

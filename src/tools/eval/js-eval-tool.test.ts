@@ -88,4 +88,16 @@ describe('js_eval', () => {
     assert.match(result.content, /- session: /)
     assert.match(result.content, /- timeout_s: /)
   })
+
+  it('fails closed where bubblewrap cannot run its sandbox: no code runs, the answer says why', async () => {
+    await using fixture = await evalWorkshop({ workshop: { bwrap: '/nonexistent/bwrap' } })
+    const content = evalError(await fixture.run('6 * 7'), 'jail_unavailable')
+    assert.match(content, /sandbox process runs inside bubblewrap .*no code ran/)
+    assert.match(content, /To fix: install it/)
+    // The control: the explicit opt-out runs the same eval without bubblewrap.
+    await using unconfined = await evalWorkshop({
+      workshop: { bwrap: '/nonexistent/bwrap', evaluation: { confinement: 'none' } },
+    })
+    assert.equal(evalValue(await unconfined.run('6 * 7')), '42')
+  })
 })
