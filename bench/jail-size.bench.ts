@@ -1,0 +1,406 @@
+/**
+ * What a jailed `true` costs as the workspace grows: 50, 10,000, 50,000 and 100,000 files of
+ * a realistic project (a git repository with src/ and a node_modules of small files in nested
+ * packages). For each size, in one run: `Jail.run` on the warm path (a plain foreground
+ * command), the first command of a new Jail and the median of later ones, with the overlay
+ * (layers 'overlay') and the mirror (layers 'mirror') side by side; a plain spawn of `true`;
+ * a fork's first and later commands through the public workshop API (forks use the mirror);
+ * Anthropic's sandbox-runtime (srt) running `true` in the same folder; and at 10,000 files
+ * `eitri exec -- true` end to end.
+ *
+ * `EITRI_BENCH_SIZES=50,2000 npm run bench -- jail-size` for a quick run; `EITRI_BENCH_RUNS`
+ * sets how many later commands make a median (default 30).
+ */
+import { spawn } from 'node:child_process'
+import fs from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
+import { performance } from 'node:perf_hooks'
+import { fileURLToPath } from 'node:url'
+import { SandboxManager } from '@anthropic-ai/sandbox-runtime'
+import { createWorkspaceView, DirectoryTree, openWorkshop } from '../src/index.ts'
+import { Jail } from '../src/jail/jail.ts'
+import { micros, report } from './measure.ts'
+
+const SIZES = sizesFromEnvironment(process.env['EITRI_BENCH_SIZES'], [50, 10_000, 50_000, 100_000])
+const LATER_RUNS = Math.max(3, Number(process.env['EITRI_BENCH_RUNS'] ?? 30) || 30)
+/** `eitri exec` runs at 10,000 files, or in a quick run at its largest size. */
+const CLI_SIZE = SIZES.includes(10_000) ? 10_000 : Math.max(...SIZES)
+const REPOSITORY = fileURLToPath(new URL('..', import.meta.url))
+
+function sizesFromEnvironment(value: string | undefined, fallback: number[]): number[] {
+  if (value === undefined || value.trim() === '') return fallback
+  const sizes = value.split(',').map((part) => Number(part.trim().replace(/_/g, '')))
+  if (sizes.some((size) => !Number.isInteger(size) || size < 10))
+    throw new Error(`EITRI_BENCH_SIZES must be whole numbers of at least 10, comma-separated`)
+  return sizes
+}
+
+/** Resolves when the program exits 0; rejects with its status (and stderr) otherwise. */
+function exited(
+  command: string,
+  args: readonly string[],
+  options: { cwd: string; env?: NodeJS.ProcessEnv },
+): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(command, args, {
+      cwd: options.cwd,
+      env: options.env ?? process.env,
+      stdio: ['ignore', 'ignore', 'pipe'],
+    })
+    let stderr = ''
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()))
+    child.once('error', reject)
+    child.once('exit', (code) =>
+      code === 0 ? resolve() : reject(new Error(`${command} exited ${code}: ${stderr.trim()}`)),
+    )
+  })
+}
+
+async function timed(run: () => Promise<unknown>): Promise<number> {
+  const start = performance.now()
+  await run()
+  return (performance.now() - start) * 1000
+}
+
+async function medianOf(run: () => Promise<unknown>, times: number): Promise<number> {
+  const samples: number[] = []
+  for (let index = 0; index < times; index++) samples.push(await timed(run))
+  return median(samples)
+}
+
+function median(samples: readonly number[]): number {
+  const sorted = [...samples].sort((a, b) => a - b)
+  return sorted[Math.floor(sorted.length / 2)] as number
+}
+
+function write(root: string, relative: string, content: string): void {
+  const file = path.join(root, relative)
+  fs.mkdirSync(path.dirname(file), { recursive: true })
+  fs.writeFileSync(file, content)
+}
+
+/**
+ * A project of exactly `files` files outside `.git`: package.json, README.md and .gitignore;
+ * src/ (a twentieth of the files, 20 to a folder), committed; and a node_modules (ignored, as
+ * in real projects) of packages of 4 to 26 small files, every fourth with a nested
+ * node_modules of its own, every tenth scoped. `.git` is packed, so it adds a few dozen files.
+ */
+function makeProject(root: string, files: number): number {
+  write(root, 'package.json', '{ "name": "fixture", "version": "1.0.0", "type": "module" }\n')
+  write(root, 'README.md', '# fixture\n\nA project for the jail-size bench.\n')
+  write(root, '.gitignore', 'node_modules/\n')
+  let left = files - 3
+  const sources = Math.min(left, Math.max(5, Math.round(files / 20)))
+  for (let index = 0; index < sources; index++)
+    write(
+      root,
+      `src/module-${Math.floor(index / 20)}/file-${index}.ts`,
+      `export const value${index} = ${index}\n`,
+    )
+  left -= sources
+  let pkg = 0
+  while (left > 0) {
+    const name = pkg % 10 === 9 ? `@scope-${pkg % 7}/package-${pkg}` : `package-${pkg}`
+    const folder = `node_modules/${name}`
+    const own = [
+      'package.json',
+      'README.md',
+      'index.js',
+      ...Array.from({ length: 1 + ((pkg * 7) % 23) }, (_, index) => `lib/part-${index}.js`),
+    ]
+    const nested =
+      pkg % 4 === 3
+        ? ['package.json', 'index.js', 'lib/a.js', 'lib/b.js', 'lib/c.js'].map(
+            (file) => `node_modules/dep-of-${pkg}/${file}`,
+          )
+        : []
+    for (const file of [...own, ...nested]) {
+      if (left === 0) break
+      write(
+        root,
+        `${folder}/${file}`,
+        file.endsWith('package.json')
+          ? `{ "name": "${name}", "version": "1.${pkg}.0", "main": "index.js" }\n`
+          : `'use strict'\nmodule.exports = function part${pkg}() { return ${JSON.stringify(file)} }\n`,
+      )
+      left -= 1
+    }
+    pkg += 1
+  }
+  return 3 + sources
+}
+
+/** Makes the project and commits it; answers how many files git sees (not ignored). */
+async function makeRepository(root: string, files: number): Promise<number> {
+  const seen = makeProject(root, files)
+  const git = (...args: string[]) =>
+    exited(
+      'git',
+      ['-C', root, '-c', 'user.name=bench', '-c', 'user.email=bench@example.com', ...args],
+      { cwd: root },
+    )
+  await git('init', '-q')
+  await git('add', '-A')
+  await git('commit', '-qm', 'fixture')
+  await git('gc', '-q')
+  return seen
+}
+
+/** Runs `true` in the jail on the warm path; throws unless it exited 0. */
+async function jailedTrue(jail: Jail): Promise<void> {
+  const result = await jail.run({ command: ['true'], access: 'workspace-write' })
+  if (result.exitCode !== 0)
+    throw new Error(`jailed true exited ${result.exitCode}: ${result.stderr}`)
+}
+
+interface Figures {
+  first: number
+  later: number
+  /** Of the first command: the jail's availability probe. */
+  probe?: number
+}
+
+/** The first command of a new Jail (median of `firsts` jails) and the median of later ones. */
+async function measureJail(
+  workspace: string,
+  layers: 'overlay' | 'mirror',
+  firsts: number,
+  later: number,
+): Promise<Figures> {
+  const samples: number[] = []
+  const probes: number[] = []
+  let laterMedian = 0
+  for (let round = 0; round < firsts; round++) {
+    const tree = new DirectoryTree(workspace)
+    const jail = new Jail({ tree, view: createWorkspaceView({ tree }), layers })
+    try {
+      // The first command probes the jail first (one cold bubblewrap); timed apart as well.
+      const probe = await timed(() => jail.availability())
+      probes.push(probe)
+      samples.push(probe + (await timed(() => jailedTrue(jail))))
+      if (jail.layers.mode !== layers)
+        throw new Error(`asked for layers '${layers}', got ${JSON.stringify(jail.layers)}`)
+      if (round === firsts - 1) laterMedian = await medianOf(() => jailedTrue(jail), later)
+    } finally {
+      await jail.close()
+    }
+  }
+  return { first: median(samples), probe: median(probes), later: laterMedian }
+}
+
+/**
+ * The first command of a new Jail on the cold path (a bind makes it one bubblewrap of its own,
+ * no warm jail started): what the first command would cost without starting the warm jail.
+ */
+async function measureColdFirst(workspace: string, rounds: number): Promise<number> {
+  const samples: number[] = []
+  for (let round = 0; round < rounds; round++) {
+    const tree = new DirectoryTree(workspace)
+    const jail = new Jail({ tree, view: createWorkspaceView({ tree }), layers: 'overlay' })
+    try {
+      samples.push(
+        await timed(async () => {
+          const result = await jail.run({
+            command: ['true'],
+            access: 'workspace-write',
+            binds: [{ source: '/usr', target: '/opt/usr', writable: false }],
+          })
+          if (result.exitCode !== 0) throw new Error(`cold true exited ${result.exitCode}`)
+        }),
+      )
+    } finally {
+      await jail.close()
+    }
+  }
+  return median(samples)
+}
+
+/** A fork's first and later commands, through the workshop a server opens (watching main). */
+async function measureFork(
+  scratch: string,
+  workspace: string,
+  size: number,
+  later: number,
+): Promise<Figures> {
+  await using workshop = await openWorkshop({
+    workspace,
+    stateDir: path.join(scratch, `state-${size}`),
+    configPath: path.join(scratch, 'no-config.json'),
+    watch: true,
+  })
+  const fork = await workshop.lines.fork({ name: 'bench' })
+  const jail = await workshop.jailOf(fork.id)
+  const first = await timed(() => jailedTrue(jail))
+  return { first, later: await medianOf(() => jailedTrue(jail), later) }
+}
+
+/** Why srt cannot run here, or undefined when it can. */
+async function srtUnavailable(): Promise<string | undefined> {
+  if (!SandboxManager.isSupportedPlatform()) return 'srt does not support this platform'
+  const check = SandboxManager.checkDependencies()
+  if (check.errors.length > 0) return `srt's dependencies are missing: ${check.errors.join('; ')}`
+  return undefined
+}
+
+/**
+ * srt used as a library (as jail.bench.ts does): wrap `true`, run the wrapped command with
+ * bash. srt looks for dangerous files under the process's own folder, so it runs from the
+ * workspace.
+ */
+async function measureSrtLibrary(workspace: string, times: number): Promise<number> {
+  const before = process.cwd()
+  process.chdir(workspace)
+  await SandboxManager.initialize({
+    network: { allowedDomains: [], deniedDomains: [] },
+    filesystem: { denyRead: [], allowWrite: [workspace], denyWrite: [] },
+  })
+  try {
+    return await medianOf(
+      async () =>
+        exited('/bin/bash', ['-c', await SandboxManager.wrapWithSandbox('true')], {
+          cwd: workspace,
+        }),
+      times,
+    )
+  } finally {
+    await SandboxManager.reset()
+    process.chdir(before)
+  }
+}
+
+/** `srt true` at the command line, from the workspace, with a settings file like the above. */
+async function measureSrtCommand(scratch: string, workspace: string, times: number) {
+  const settings = path.join(scratch, `srt-settings-${path.basename(workspace)}.json`)
+  fs.writeFileSync(
+    settings,
+    JSON.stringify({
+      network: { allowedDomains: [], deniedDomains: [] },
+      filesystem: { denyRead: [], allowWrite: [workspace], denyWrite: [] },
+    }),
+  )
+  const srt = path.join(REPOSITORY, 'node_modules', '.bin', 'srt')
+  const run = () => exited(process.execPath, [srt, '-s', settings, 'true'], { cwd: workspace })
+  return { first: await timed(run), later: await medianOf(run, times) }
+}
+
+/** `eitri exec -- true` at the command line, from the workspace, with its own state folder. */
+async function measureEitriExec(scratch: string, workspace: string, times: number) {
+  const env = {
+    ...process.env,
+    EITRI_STATE_DIR: path.join(scratch, 'cli-state'),
+    EITRI_CONFIG: path.join(scratch, 'no-config.json'),
+  }
+  const eitri = path.join(REPOSITORY, 'bin', 'eitri.js')
+  const run = () => exited(process.execPath, [eitri, 'exec', '--', 'true'], { cwd: workspace, env })
+  return { first: await timed(run), later: await medianOf(run, times) }
+}
+
+const scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'eitri-bench-size-'))
+try {
+  const srtMissing = await srtUnavailable()
+  const overlayLater = new Map<number, number>()
+  const overlayFirst = new Map<number, number>()
+  const srtLater = new Map<number, number>()
+  process.stdout.write(
+    `sizes ${SIZES.join(', ')} (EITRI_BENCH_SIZES), ${LATER_RUNS} later commands a median (EITRI_BENCH_RUNS); load average ${os
+      .loadavg()
+      .map((load) => load.toFixed(1))
+      .join(' ')}; caller uid ${process.getuid?.() ?? '?'}\n`,
+  )
+  for (const size of SIZES) {
+    const workspace = path.join(scratch, `project-${size}`)
+    const building = performance.now()
+    const seen = await makeRepository(workspace, size)
+    process.stdout.write(
+      `\n### ${size} files (${seen} not ignored, so in a fork; built in ${((performance.now() - building) / 1000).toFixed(1)} s)\n`,
+    )
+    // The mirror at tens of thousands of files takes seconds a command: fewer samples there.
+    const heavy = size > 20_000
+    const plain = await medianOf(() => exited('true', [], { cwd: workspace }), LATER_RUNS)
+    const overlay = await measureJail(workspace, 'overlay', 3, LATER_RUNS)
+    const mirror = await measureJail(
+      workspace,
+      'mirror',
+      heavy ? 1 : 3,
+      heavy ? Math.min(LATER_RUNS, 5) : LATER_RUNS,
+    )
+    overlayLater.set(size, overlay.later)
+    overlayFirst.set(size, overlay.first)
+    report(`${size}: later command, overlay`, overlay.later, plain, 'a plain spawn of true')
+    report(`${size}: later command, mirror`, mirror.later, overlay.later, 'the overlay')
+    report(
+      `${size}: first command (new Jail), overlay`,
+      overlay.first,
+      plain,
+      'a plain spawn of true',
+    )
+    report(`${size}: first command (new Jail), mirror`, mirror.first, overlay.first, 'the overlay')
+    const cold = await measureColdFirst(workspace, 3)
+    report(`${size}: first command, overlay, cold path`, cold, overlay.first, 'the warm path')
+    process.stdout.write(
+      `  of the first command, the availability probe: overlay ${micros(overlay.probe ?? 0)}, mirror ${micros(mirror.probe ?? 0)}\n`,
+    )
+    const fork = await measureFork(
+      scratch,
+      workspace,
+      size,
+      heavy ? Math.min(LATER_RUNS, 10) : LATER_RUNS,
+    )
+    report(`${size}: a fork's first command (mirror)`, fork.first, overlay.first, "main's, overlay")
+    report(`${size}: a fork's later command (mirror)`, fork.later, overlay.later, "main's, overlay")
+    if (srtMissing === undefined) {
+      const srt = await measureSrtLibrary(workspace, Math.min(LATER_RUNS, 10))
+      srtLater.set(size, srt)
+      report(`${size}: later command, overlay`, overlay.later, srt, 'srt (library, bash -c)')
+    }
+    if (size === CLI_SIZE) {
+      const exec = await measureEitriExec(scratch, workspace, 5)
+      const eitri = path.join(REPOSITORY, 'bin', 'eitri.js')
+      const version = await medianOf(
+        () => exited(process.execPath, [eitri, '--version'], { cwd: workspace }),
+        5,
+      )
+      report(`${size}: eitri exec -- true, first`, exec.first, plain, 'a plain spawn of true')
+      report(`${size}: eitri exec -- true, later`, exec.later, plain, 'a plain spawn of true')
+      report(`${size}: eitri exec -- true, later`, exec.later, version, 'eitri --version')
+      if (srtMissing === undefined) {
+        const srt = await measureSrtCommand(scratch, workspace, 5)
+        report(
+          `${size}: eitri exec -- true, later`,
+          exec.later,
+          srt.later,
+          'srt true (command line)',
+        )
+        process.stdout.write(`  srt true at the command line: first ${micros(srt.first)}\n`)
+      }
+    }
+    fs.rmSync(workspace, { recursive: true, force: true })
+  }
+  if (srtMissing !== undefined) process.stdout.write(`\nsrt was not measured: ${srtMissing}\n`)
+
+  // The issue's goals, judged on this run's figures.
+  const base = overlayLater.get(Math.min(...SIZES))
+  process.stdout.write('\ngoals (overlay, warm path):\n')
+  for (const size of SIZES.filter((size) => size >= 50_000)) {
+    const later = overlayLater.get(size) as number
+    const first = overlayFirst.get(size) as number
+    if (base !== undefined) {
+      const bound = 1.5 * base + 3000
+      process.stdout.write(
+        `  later command at ${size}: ${micros(later)} ≤ 1.5 × ${micros(base)} + 3 ms = ${micros(bound)}: ${later <= bound ? 'met' : 'missed'}\n`,
+      )
+    }
+    process.stdout.write(
+      `  first command at ${size}: ${micros(first)} < 300 ms: ${first < 300_000 ? 'met' : 'missed'}\n`,
+    )
+  }
+  for (const [size, srt] of srtLater) {
+    const share = (overlayLater.get(size) as number) / srt
+    process.stdout.write(
+      `  eitri/srt at ${size}: ${share.toFixed(3)} ≤ 0.1: ${share <= 0.1 ? 'met' : 'missed'}\n`,
+    )
+  }
+} finally {
+  fs.rmSync(scratch, { recursive: true, force: true })
+}
