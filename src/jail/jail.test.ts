@@ -334,6 +334,13 @@ describe('Jail', () => {
       ['.git'],
     )
     await assert.rejects(fs.access(path.join(workspace, '.git')))
+    // Once the person makes a repository there, the jail sees theirs, not the one it kept.
+    execFileSync('git', ['init', '-q'], { cwd: workspace, env: GIT_TEST_ENV })
+    const theirs = await jail.run({
+      command: bash('git log --format=%s 2>&1 | head -1'),
+      access: 'workspace-write',
+    })
+    assert.match(theirs.stdout, /does not have any commits|bad default revision/, theirs.stdout)
   })
 
   it('brings a sparse file back sparse, and refuses one over the bound by apparent size, reading none of it', async (t) => {

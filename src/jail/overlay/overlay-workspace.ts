@@ -172,6 +172,13 @@ export class OverlayWorkspace {
     await this.ready
     const folder = path.join(this.#root, 'layers', String(++this.#counter))
     fs.mkdirSync(folder, { mode: 0o700 })
+    // A kept repository the workspace now has a folder for itself (a person's `git init`)
+    // would hide the workspace's own: the workspace wins, the kept one goes.
+    for (const relative of [...this.#kept.keys()]) {
+      if ((await this.#tree.stat(relative)) === undefined) continue
+      fs.rmSync(path.join(this.#root, 'kept', relative), { recursive: true, force: true })
+      this.#kept.delete(relative)
+    }
     const workspaceLayer = path.join(this.#root, 'lower')
     const lower =
       this.#kept.size === 0 ? workspaceLayer : `${path.join(this.#root, 'kept')}:${workspaceLayer}`
