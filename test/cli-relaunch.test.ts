@@ -12,7 +12,7 @@ import { fileURLToPath } from 'node:url'
 import { describe, it } from 'node:test'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
-import { EITRI_BIN } from './helpers/eitri-process.ts'
+import { EITRI_BIN, finished } from './helpers/eitri-process.ts'
 import { makeScratch, type Scratch } from './helpers/scratch.ts'
 import { packageInfo } from '../src/util/package-info.ts'
 
@@ -36,16 +36,9 @@ function run(
   args: readonly string[],
   options: { cwd: string; env: NodeJS.ProcessEnv },
 ): Promise<{ status: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(OLD_NODE ?? 'node', [EITRI_BIN, ...args], { ...options, stdio: 'pipe' })
-    let stdout = ''
-    let stderr = ''
-    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()))
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()))
-    child.once('error', reject)
-    child.once('close', (status) => resolve({ status, stdout, stderr }))
-    child.stdin.end()
-  })
+  const child = spawn(OLD_NODE ?? 'node', [EITRI_BIN, ...args], { ...options, stdio: 'pipe' })
+  child.stdin.end()
+  return finished(child)
 }
 
 /** Starts `eitri serve --http 0` under the old Node and waits until it listens. */
@@ -101,24 +94,16 @@ describe('bin/eitri.js under an older Node', { skip }, () => {
   it('npx eitri prints no engine or install-script warning under the older npm', async () => {
     // npm's own script, run by the old Node whatever PATH says (npm test puts Node 24 first).
     const npm = fs.realpathSync((OLD_NODE ?? '').replace(/node$/, 'npm'))
-    const result = await new Promise<{ status: number | null; stdout: string; stderr: string }>(
-      (resolve, reject) => {
-        // A cache of its own, as on a fresh machine: npm exec installs the project into its
-        // cache the first time, which is when it checks engines.
-        const cache = fs.mkdtempSync(path.join(os.tmpdir(), 'eitri-npm-cache-'))
-        const child = spawn(OLD_NODE ?? 'node', [npm, 'exec', '--', 'eitri', '--version'], {
-          cwd: fileURLToPath(new URL('..', import.meta.url)),
-          stdio: ['ignore', 'pipe', 'pipe'],
-          env: { ...process.env, npm_config_cache: cache },
-        })
-        child.once('close', () => fs.rmSync(cache, { recursive: true, force: true }))
-        let stdout = ''
-        let stderr = ''
-        child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()))
-        child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()))
-        child.once('error', reject)
-        child.once('close', (status) => resolve({ status, stdout, stderr }))
-      },
+    // A cache of its own, as on a fresh machine: npm exec installs the project into its
+    // cache the first time, which is when it checks engines.
+    const cache = fs.mkdtempSync(path.join(os.tmpdir(), 'eitri-npm-cache-'))
+    const child = spawn(OLD_NODE ?? 'node', [npm, 'exec', '--', 'eitri', '--version'], {
+      cwd: fileURLToPath(new URL('..', import.meta.url)),
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, npm_config_cache: cache },
+    })
+    const result = await finished(child).finally(() =>
+      fs.rmSync(cache, { recursive: true, force: true }),
     )
     assert.deepEqual(result, { status: 0, stdout: `${packageInfo.version}\n`, stderr: '' })
   })

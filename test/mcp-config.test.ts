@@ -12,7 +12,7 @@ import { describe, it } from 'node:test'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
-import { EITRI_BIN } from './helpers/eitri-process.ts'
+import { EITRI_BIN, finished } from './helpers/eitri-process.ts'
 import { makeScratch } from './helpers/scratch.ts'
 
 /** The environment without eitri's own variables: what an MCP client starts servers with. */
@@ -29,19 +29,12 @@ function eitri(
   args: readonly string[],
   options: { cwd: string; env?: NodeJS.ProcessEnv },
 ): Promise<{ status: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [EITRI_BIN, ...args], {
-      cwd: options.cwd,
-      env: options.env ?? cleanEnv(),
-      stdio: ['ignore', 'pipe', 'pipe'],
-    })
-    let stdout = ''
-    let stderr = ''
-    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()))
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()))
-    child.once('error', reject)
-    child.once('close', (status) => resolve({ status, stdout, stderr }))
+  const child = spawn(process.execPath, [EITRI_BIN, ...args], {
+    cwd: options.cwd,
+    env: options.env ?? cleanEnv(),
+    stdio: ['ignore', 'pipe', 'pipe'],
   })
+  return finished(child)
 }
 
 /** The command and arguments of the printed `.mcp.json` snippet. */

@@ -18,18 +18,23 @@ export function runEitri(
   args: readonly string[],
   options: { env?: NodeJS.ProcessEnv; input?: string } = {},
 ): Promise<Finished> {
+  const child = spawn(process.execPath, [EITRI_BIN, ...args], {
+    env: options.env ?? process.env,
+    stdio: 'pipe',
+  })
+  child.stdin.end(options.input ?? '')
+  return finished(child)
+}
+
+/** What a child process printed and how it ended, once it has. */
+export function finished(child: ChildProcess): Promise<Finished> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [EITRI_BIN, ...args], {
-      env: options.env ?? process.env,
-      stdio: 'pipe',
-    })
     let stdout = ''
     let stderr = ''
-    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()))
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()))
+    child.stdout?.on('data', (chunk: Buffer) => (stdout += chunk.toString()))
+    child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()))
     child.once('error', reject)
     child.once('close', (status) => resolve({ status, stdout, stderr }))
-    child.stdin.end(options.input ?? '')
   })
 }
 
