@@ -29,6 +29,14 @@ export function explainProbeFailure(failure: {
     )
   }
   const stderr = failure.stderr.trim()
+  // Started through a step that drops to the jail's user (setpriv) or enters a namespace
+  // (nsenter): that step, not the spawn, finds bubblewrap missing.
+  if (failure.exitCode === 127 && /failed to execute .*bwrap.*No such file/.test(stderr)) {
+    return unavailable(
+      'bubblewrap (bwrap) is not installed',
+      'install it: apt-get install bubblewrap (Debian, Ubuntu), dnf install bubblewrap (Fedora)',
+    )
+  }
   if (/prlimit/.test(stderr) && /No such file/.test(stderr)) {
     return unavailable(
       'prlimit is missing inside the jail',
