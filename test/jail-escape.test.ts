@@ -14,7 +14,7 @@ import os from 'node:os'
 import path from 'node:path'
 import { before, describe, it } from 'node:test'
 import { fileURLToPath } from 'node:url'
-import { CallerMounts, mountingLaunch } from '../src/jail/caller-mounts.ts'
+import { CallerMounts, mountingLaunch } from '../src/bubblewrap/caller-mounts.ts'
 import { ATTACKS, attackKey } from './escape/attacks.ts'
 import type { AttackReport, Caller } from './escape/helpers.ts'
 
@@ -38,7 +38,7 @@ const NOBODY_IDENTITY = { uid: NOBODY, gid: NOBODY, dropped: true } as const
 /**
  * How to start the runner as `caller`. As uid 65534 from a checkout it cannot enter (CI clones
  * into a 0700 folder), the checkout is mounted for it in a private mount namespace first, as
- * the jail does for its own files (src/jail/caller-mounts.ts): no copy, and the runner sees the
+ * the jail does for its own files (src/bubblewrap/caller-mounts.ts): no copy, and the runner sees the
  * same files.
  */
 function runnerLaunch(

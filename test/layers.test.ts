@@ -19,6 +19,7 @@ const LAYER_RANK: Record<string, number> = {
   workspace: 2,
   store: 2,
   access: 3,
+  bubblewrap: 3,
   jail: 4,
   confine: 4,
   eval: 4,

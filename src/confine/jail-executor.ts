@@ -5,7 +5,7 @@
  * `/scratch` (its working folder and `HOME`), the parent's Node read-only at
  * `/opt/eitri/node`, and the package roots of eitri and of the module read-only at their own
  * host paths, so imports resolve (from root, whatever of them `nobody` cannot reach, as in a
- * clone under a 0700 home, the jail mounts for it: jail/caller-mounts.ts). The jail's PID
+ * clone under a 0700 home, the jail mounts for it: bubblewrap/caller-mounts.ts). The jail's PID
  * namespace ends with it, so nothing outlives the deadline. The host's environment never enters.
  */
 import fs from 'node:fs/promises'

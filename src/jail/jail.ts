@@ -11,19 +11,19 @@ import { EitriError } from '../errors/eitri-error.ts'
 import type { WorkspaceView } from '../tool/workspace-view.ts'
 import type { WorkspaceTree } from '../workspace/workspace-tree.ts'
 import { DEFAULT_MAX_OUTPUT_CHARS } from './bounded-output.ts'
-import { buildBwrapArgs } from './bwrap-args.ts'
-import { CallerMounts } from './caller-mounts.ts'
+import { buildBwrapArgs } from '../bubblewrap/bwrap-args.ts'
+import { CallerMounts } from '../bubblewrap/caller-mounts.ts'
 import { closeInheritedDescriptors } from './fd-hygiene.ts'
-import { jailEnvironment } from './jail-environment.ts'
-import { jailIdentity, type HostIdentity } from './jail-identity.ts'
-import { explainProbeFailure, type JailAvailability } from './jail-probe.ts'
+import { jailEnvironment } from '../bubblewrap/jail-environment.ts'
+import { jailIdentity, type HostIdentity } from '../bubblewrap/jail-identity.ts'
+import { explainProbeFailure, type JailAvailability } from '../bubblewrap/jail-probe.ts'
 import {
   DEFAULT_JAIL_LIMITS,
   JAIL_WORKSPACE,
   type JailBind,
   type JailLimits,
   type JailSpec,
-} from './jail-spec.ts'
+} from '../bubblewrap/jail-spec.ts'
 import { JailedProcess, type JailedExit } from './jailed-process.ts'
 import { MemoryCgroups, type MemorySupport } from './memory-cgroup.ts'
 import { memoryReport } from './memory-report.ts'

@@ -6,8 +6,8 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process'
 import { BoundedOutput } from './bounded-output.ts'
-import { enteringLaunch, mountingLaunch, type CallerMount } from './caller-mounts.ts'
-import type { HostIdentity } from './jail-identity.ts'
+import { enteringLaunch, mountingLaunch, type CallerMount } from '../bubblewrap/caller-mounts.ts'
+import type { HostIdentity } from '../bubblewrap/jail-identity.ts'
 import type { MemoryCgroup } from './memory-cgroup.ts'
 
 /** Drops root to the jail's user after the cgroup step, which must run as the caller. */

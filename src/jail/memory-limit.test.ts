@@ -2,7 +2,7 @@ import assert from 'node:assert/strict'
 import fs from 'node:fs'
 import path from 'node:path'
 import { describe, it } from 'node:test'
-import type { JailBind } from './jail-spec.ts'
+import type { JailBind } from '../bubblewrap/jail-spec.ts'
 import type { Jail } from './jail.ts'
 import { assertJailAvailable, jailFixture } from './test-jail.ts'
 

@@ -9,7 +9,7 @@ import fs from 'node:fs'
 import path from 'node:path'
 import picomatch from 'picomatch'
 import { EitriError } from '../errors/eitri-error.ts'
-import { JAIL_WORKSPACE, type JailBind } from './jail-spec.ts'
+import { JAIL_WORKSPACE, type JailBind } from '../bubblewrap/jail-spec.ts'
 
 /** A protected entry at the workspace root and what kind of placeholder stands in for it. */
 const ROOT_ENTRIES: readonly (readonly [string, 'file' | 'directory'])[] = [

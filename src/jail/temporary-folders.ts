@@ -16,7 +16,7 @@ import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { ownerTag, processStartTime } from '../util/owned-folders.ts'
-import { jailIdentity } from './jail-identity.ts'
+import { jailIdentity } from '../bubblewrap/jail-identity.ts'
 
 /** Folders being removed by a sweep carry this kind. */
 const SWEPT = 'swept'

@@ -19,7 +19,7 @@ import {
 } from '../access/write-back/plan-write-back.ts'
 import type { EntryType, WorkspaceView } from '../tool/workspace-view.ts'
 import type { WorkspaceTree } from '../workspace/workspace-tree.ts'
-import type { HostIdentity } from './jail-identity.ts'
+import type { HostIdentity } from '../bubblewrap/jail-identity.ts'
 import { atPinned, removePinned, walkPinned } from './pinned-folder.ts'
 import { writeBack, type SyncReport } from './write-back.ts'
 

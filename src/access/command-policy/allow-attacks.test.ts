@@ -12,7 +12,7 @@ import os from 'node:os'
 import path from 'node:path'
 import { after, before, describe, it } from 'node:test'
 import { promisify } from 'node:util'
-import { jailEnvironment } from '../../jail/jail-environment.ts'
+import { jailEnvironment } from '../../bubblewrap/jail-environment.ts'
 import type { CommandVerdict } from './command-judgement.ts'
 import { CommandPolicy } from './command-policy.ts'
 

@@ -18,10 +18,10 @@ import fs from 'node:fs'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { EitriError } from '../../errors/eitri-error.ts'
-import { readOnlySystemArgs } from '../../jail/bwrap-args.ts'
-import { CallerMounts, mountingLaunch } from '../../jail/caller-mounts.ts'
-import { explainProbeFailure } from '../../jail/jail-probe.ts'
-import { jailIdentity, type HostIdentity } from '../../jail/jail-identity.ts'
+import { readOnlySystemArgs } from '../../bubblewrap/bwrap-args.ts'
+import { CallerMounts, mountingLaunch } from '../../bubblewrap/caller-mounts.ts'
+import { explainProbeFailure } from '../../bubblewrap/jail-probe.ts'
+import { jailIdentity, type HostIdentity } from '../../bubblewrap/jail-identity.ts'
 
 /**
  * How the sandbox process runs: `bubblewrap` (the default) confines it as above; `none` runs it

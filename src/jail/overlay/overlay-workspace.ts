@@ -22,8 +22,8 @@ import path from 'node:path'
 import type { WriteBackLimits } from '../../access/write-back/plan-write-back.ts'
 import type { WorkspaceView } from '../../tool/workspace-view.ts'
 import type { WorkspaceTree } from '../../workspace/workspace-tree.ts'
-import type { CallerMount } from '../caller-mounts.ts'
-import type { HostIdentity } from '../jail-identity.ts'
+import type { CallerMount } from '../../bubblewrap/caller-mounts.ts'
+import type { HostIdentity } from '../../bubblewrap/jail-identity.ts'
 import { atPinned, listPinned } from '../pinned-folder.ts'
 import { writeBack, type SyncReport } from '../write-back.ts'
 import { ownedPrefix } from '../../util/owned-folders.ts'
@@ -254,7 +254,13 @@ export class OverlayWorkspace {
     removeLayer(path.join(this.#root, 'layers'))
     removeLayer(path.join(this.#root, 'kept'))
     for (const placeholder of ['closed-folder', 'closed-file']) {
-      fs.rmSync(path.join(this.#root, placeholder), { recursive: true, force: true })
+      // Opened up first: a caller that is not root cannot list a folder of mode 0 to empty it.
+      try {
+        fs.chmodSync(path.join(this.#root, placeholder), 0o700)
+        fs.rmSync(path.join(this.#root, placeholder), { recursive: true, force: true })
+      } catch {
+        // gone already
+      }
     }
     for (const folder of ['points', 'lower']) {
       const at = path.join(this.#root, folder)

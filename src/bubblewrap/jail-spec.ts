@@ -1,5 +1,5 @@
 /**
- * @module jail/jail-spec
+ * @module bubblewrap/jail-spec
  * What one jailed program gets: its command, its view of the workspace, its environment and
  * its limits. Plain data; `buildBwrapArgs` turns it into bubblewrap's argv.
  */

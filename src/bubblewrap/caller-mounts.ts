@@ -1,5 +1,5 @@
 /**
- * @module jail/caller-mounts
+ * @module bubblewrap/caller-mounts
  * A root caller's jail starts bubblewrap as `nobody`, and bubblewrap resolves every bind source
  * with that user's rights: a source below a folder `nobody` cannot enter (a checkout under a
  * 0700 home, a private TMPDIR) cannot be mounted. bubblewrap 0.8's `--ro-bind-fd` does not help:

@@ -1,5 +1,5 @@
 /**
- * @module jail/bwrap-args
+ * @module bubblewrap/bwrap-args
  * bubblewrap's argv, built as an array and never through a shell. Each flag carries the reason
  * it is there; ../shared/reference/jail-threats.md §7 numbers the attacks.
  */

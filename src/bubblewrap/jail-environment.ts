@@ -1,5 +1,5 @@
 /**
- * @module jail/jail-environment
+ * @module bubblewrap/jail-environment
  * The environment a jailed program starts with: cleared, then a fixed allowlist of harmless
  * names. Nothing of the host's environment passes through, so no token or key can leak.
  */

@@ -1,5 +1,5 @@
 /**
- * @module jail/jail-probe
+ * @module bubblewrap/jail-probe
  * Whether jails can run here, found by running one real jailed command (not `bwrap --version`:
  * an installed bubblewrap may still be unable to create namespaces). The verdict says why not
  * and how to fix it.
