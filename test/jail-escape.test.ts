@@ -1,5 +1,5 @@
 /**
- * Jail escapes, tried for real: every attack class of jail-threats.md §7 that applies without a
+ * Jail escapes, tried for real: every attack class of docs/jail-threats.md that applies without a
  * network proxy, against the bubblewrap jail and the host file tools, as a root caller and as
  * an unprivileged one. Each attack runs beside a positive control (the same attack without the
  * jail, as the same caller, must reach its target) and is judged by a canary on the host, so no

@@ -42,7 +42,7 @@ import { createEvalSandbox, type EvaluationOptions } from './eval-sandbox.ts'
 import { lazyCommandJudge } from './command-judge.ts'
 import { storeApprovalRecorder } from './store-approval-recorder.ts'
 
-/** How to open a workshop. Every field has a default from DESIGN.md. */
+/** How to open a workshop. Every field has a default. */
 export interface WorkshopOptions {
   /** The workspace folder. @default the current directory */
   readonly workspace?: string
