@@ -16,6 +16,7 @@ import type { DirectoryTree } from './directory-tree.ts'
 import { encodeObject } from './git/git-objects.ts'
 import type { ObjectStore } from './git/object-store.ts'
 import { objectIdSchema, relativePathSchema } from './state-schemas.ts'
+import type { TreeChange } from './tree-merge.ts'
 import type { ConflictSide } from './tree-merge.ts'
 import { isReferenceName, type RefMove } from './user-git-refs.ts'
 
@@ -233,5 +234,14 @@ export async function removeStaleTemporaries(
         await tree.remove(folder === '' ? entry.name : `${folder}/${entry.name}`)
       }
     }
+  }
+}
+
+/** A tree change as the journal records it. */
+export function journalEntryOf(change: TreeChange): JournalEntry {
+  return {
+    path: change.path,
+    ...(change.before === undefined ? {} : { before: change.before }),
+    ...(change.after === undefined ? {} : { after: change.after }),
   }
 }

@@ -6,6 +6,8 @@
  * two snapshots, changes are an eitri call's when a call was running in the same process all
  * along (the snapshot before a call to the one after it); every other change is a person's.
  */
+import path from 'node:path'
+import { EitriError } from '../errors/eitri-error.ts'
 import { diffTrees, type TreeChange } from './tree-merge.ts'
 import type { SnapshotContents, SnapshotLog } from './snapshot-log.ts'
 import type { SnapshotRecord } from './snapshot-record.ts'
@@ -121,4 +123,19 @@ export async function planRestore(options: {
         : [],
     ...(refsNote === undefined ? {} : { refsNote }),
   }
+}
+
+/** A path a restore may name: workspace-relative, without `..`. */
+export function checkRestorePath(raw: string): string {
+  const trimmed = raw
+    .trim()
+    .replace(/^\.\/+/, '')
+    .replace(/\/+$/, '')
+  const normal = trimmed === '' ? '.' : path.posix.normalize(trimmed)
+  if (path.posix.isAbsolute(normal) || normal === '..' || normal.startsWith('../'))
+    throw new EitriError(
+      'invalid_input',
+      `paths: ${JSON.stringify(raw)} is not a workspace-relative path; name files or folders inside the workspace, such as src or src/a.ts.`,
+    )
+  return normal
 }

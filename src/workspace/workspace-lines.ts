@@ -16,6 +16,21 @@ import { ForkTree } from './fork-tree.ts'
 import { timeOfCommit } from './git/git-objects.ts'
 
 export { forkRef, type ForkInfo, type Principal, type RestoreOutcome }
+export { MAIN, type LinesOptions, type MainWriteGuard } from './line-types.ts'
+import {
+  FORK_NAME,
+  forkLabel,
+  MAIN,
+  type ConflictReport,
+  type LineChange,
+  type LineHooks,
+  type LinesOptions,
+  type MainWrite,
+  type MainWriteGuard,
+  type MergeOutcome,
+} from './line-types.ts'
+export { EMPTY_FORK_IDLE_MS } from './fork-overview.ts'
+import { forksToPrune, overviewOf, type ForkOverview } from './fork-overview.ts'
 import { runGit } from './git/run-git.ts'
 import { MAIN_REF, WorkspaceHistory } from './history.ts'
 import { MainWatcher } from './main-watcher.ts'
@@ -23,6 +38,7 @@ import { MainSnapshots, type MainState, type SnapshotRetention } from './main-sn
 import {
   applyEntries,
   changedSince,
+  journalEntryOf,
   readMergeJournal,
   removeStaleTemporaries,
   writeDurably,
@@ -30,130 +46,11 @@ import {
   type MergeJournal,
   type MergeStep,
 } from './merge-journal.ts'
-import { planRestore } from './restore-plan.ts'
+import { checkRestorePath, planRestore } from './restore-plan.ts'
 import { SnapshotLog } from './snapshot-log.ts'
 import { applyRefMoves, UserGitRefs } from './user-git-refs.ts'
-import {
-  diffTrees,
-  mergeCommits,
-  unifiedDiffs,
-  type MergeConflict,
-  type TreeChange,
-} from './tree-merge.ts'
+import { diffTrees, mergeCommits, unifiedDiffs, type MergeConflict } from './tree-merge.ts'
 import type { WorkspaceTree } from './workspace-tree.ts'
-
-/** The name of the user's live line. */
-export const MAIN = 'main'
-
-/** What a fork's name may be: display only, so plain and short. */
-const FORK_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/
-
-/** A display name from any text (a client's name): `Claude Code` → `claude-code`. */
-export function forkLabel(text: string): string {
-  const cleaned = text
-    .toLowerCase()
-    .replace(/[^a-z0-9._-]+/g, '-')
-    .replace(/^[^a-z0-9]+/, '')
-    .slice(0, 48)
-    .replace(/[^a-z0-9]+$/, '')
-  return cleaned === '' ? 'session' : cleaned
-}
-
-/** A changed path with its unified diff (none for binary files). */
-/** What became of a fork: still open, merged into its parent, or thrown away. */
-export type ForkState = 'open' | 'merged' | 'discarded'
-
-/** A fork as an overview lists it: its record, its state, its changes, its last activity. */
-export interface ForkOverview extends ForkInfo {
-  readonly state: ForkState
-  /** Files it changed since it was forked (for a discarded fork, when it was discarded). */
-  readonly changes: number
-  /** The newest of its creation, its last write, its last merge and what became of it. */
-  readonly lastActivity: string
-}
-
-/** An open fork with no changes is pruned once idle this long (a session may be about to use it). */
-export const EMPTY_FORK_IDLE_MS = 60 * 60 * 1000
-
-export interface LineChange {
-  readonly path: string
-  readonly status: TreeChange['status']
-  readonly binary: boolean
-  readonly diff?: string
-}
-
-/** A conflict with both sides' text, for a person to read. */
-export interface ConflictReport {
-  readonly path: string
-  readonly ours: string | undefined
-  readonly theirs: string | undefined
-}
-
-/** What a merge did. */
-export type MergeOutcome =
-  | {
-      readonly type: 'merged'
-      readonly into: string
-      readonly changes: readonly TreeChange[]
-      readonly commit: string
-    }
-  | { readonly type: 'nothing'; readonly into: string }
-  | {
-      readonly type: 'conflict'
-      readonly into: string
-      readonly conflicts: readonly ConflictReport[]
-    }
-  | { readonly type: 'changed-on-disk'; readonly into: string; readonly paths: readonly string[] }
-  | {
-      readonly type: 'refused'
-      readonly into: string
-      /** Each path main's policy refused, and why: nothing was merged. */
-      readonly refused: readonly { readonly path: string; readonly reason: string }[]
-    }
-
-/** One path a merge into main would write, for the policy to judge. */
-export interface MainWrite {
-  readonly path: string
-  readonly type: 'file' | 'symlink' | 'delete'
-  readonly mode?: number
-  readonly size?: number
-  readonly target?: string
-}
-
-/**
- * Judges what a merge (or a restore) would write into a line by that line's policy: the
- * refusals (none: it may go on).
- */
-export type MainWriteGuard = (
-  line: string,
-  writes: readonly MainWrite[],
-) => Promise<readonly { path: string; reason: string }[]>
-
-/** Hooks for what follows the lines (the store's rows). */
-export interface LineHooks {
-  readonly forked?: (parent: string, child: string) => Promise<void>
-  readonly merged?: (child: string, parent: string) => Promise<void>
-  readonly discarded?: (child: string) => Promise<void>
-}
-
-/** Options of `WorkspaceLines.open`. */
-export interface LinesOptions {
-  readonly main: DirectoryTree
-  readonly stateDir: string
-  /** Workspace-relative paths never in history (eitri's own state inside the workspace). */
-  readonly excluded?: readonly string[]
-  /** Watch main for changes (a server): forks then cost what changed. @default false */
-  readonly watch?: boolean
-  readonly hooks?: LineHooks
-  /**
-   * Judges every path a merge or a restore would write into a line by that line's policy (the
-   * same as every other door's): a merge combines what each side was allowed alone, and a
-   * fork's tree knows nothing of main's repositories. Without it, merges are not judged.
-   */
-  readonly guardMain?: MainWriteGuard
-  /** Files of main larger than this stay out of history and snapshots. @default 64 MiB */
-  readonly maxFileBytes?: number
-}
 
 /** The lines of one workspace. */
 export class WorkspaceLines implements AsyncDisposable {
@@ -377,7 +274,7 @@ export class WorkspaceLines implements AsyncDisposable {
         return { type: 'conflict', into: MAIN, conflicts: await this.#reports(result.conflicts) }
       const changes = await diffTrees(this.history.gitDir, ours, result.tree)
       if (changes.length === 0) return { type: 'nothing', into: MAIN }
-      const entries = changes.map((change) => entryOf(change))
+      const entries = changes.map((change) => journalEntryOf(change))
       // eitri's own state and configuration are never a merge's to write, whatever a fork holds.
       const hidden = entries.filter((entry) =>
         this.#excluded.some((path) => entry.path === path || entry.path.startsWith(`${path}/`)),
@@ -481,30 +378,16 @@ export class WorkspaceLines implements AsyncDisposable {
     return this.#serialize(async () => {
       const overviews: ForkOverview[] = []
       for (const info of forks) {
-        const times = [info.created, info.merged?.at, info.discarded?.at]
-        let changes = info.discarded?.changes ?? 0
-        if (info.discarded === undefined) {
-          changes = await this.#changeCount(info)
-          const head = await this.#head(info.id)
-          if (head !== info.forkPoint) {
-            const made = timeOfCommit((await this.history.store.require(head)).content)
-            times.push(made?.toISOString())
-          }
+        if (info.discarded !== undefined) {
+          overviews.push(overviewOf(info, info.discarded.changes ?? 0, undefined))
+          continue
         }
-        const lastActivity = times
-          .filter((time): time is string => time !== undefined)
-          .reduce((newest, time) => (Date.parse(time) > Date.parse(newest) ? time : newest))
-        overviews.push({
-          ...info,
-          state:
-            info.discarded !== undefined
-              ? 'discarded'
-              : info.merged !== undefined
-                ? 'merged'
-                : 'open',
-          changes,
-          lastActivity,
-        })
+        const head = await this.#head(info.id)
+        const lastWrite =
+          head === info.forkPoint
+            ? undefined
+            : timeOfCommit((await this.history.store.require(head)).content)?.toISOString()
+        overviews.push(overviewOf(info, await this.#changeCount(info), lastWrite))
       }
       return overviews
     })
@@ -516,25 +399,17 @@ export class WorkspaceLines implements AsyncDisposable {
    * merged forks of its own stays. Answers the forks removed.
    */
   async pruneForks(now: number = Date.now()): Promise<ForkOverview[]> {
-    const all = await this.overview()
-    const removed: ForkOverview[] = []
-    for (const fork of [...all].reverse()) {
-      const done =
-        fork.state !== 'open' ||
-        (fork.changes === 0 && now - Date.parse(fork.lastActivity) >= EMPTY_FORK_IDLE_MS)
-      const parentOfKept = all.some(
-        (child) => child.parent === fork.id && !removed.some((gone) => gone.id === child.id),
-      )
-      if (!done || parentOfKept) continue
+    const removed = forksToPrune(await this.overview(), now)
+    // Newest first: a fork goes before the fork it came from.
+    for (const fork of [...removed].reverse()) {
       await this.#serialize(async () => {
         if (fork.state !== 'discarded') await this.history.deleteRef(forkRef(fork.id))
         this.#trees.delete(fork.id)
         fs.rmSync(path.join(this.#stateDir, 'forks', fork.id), { recursive: true, force: true })
         if (fork.state === 'open') await this.#hooks.discarded?.(fork.id)
       })
-      removed.push(fork)
     }
-    return removed.reverse()
+    return removed
   }
 
   /**
@@ -587,7 +462,7 @@ export class WorkspaceLines implements AsyncDisposable {
         }
       if (plan.changes.length === 0 && plan.refMoves.length === 0)
         return { type: 'nothing' as const, snapshot: id, tooLarge: plan.tooLarge }
-      const entries = plan.changes.map((change) => entryOf(change))
+      const entries = plan.changes.map((change) => journalEntryOf(change))
       // What a snapshot held may be what main's policy refuses now (a folder the configuration
       // has since named as its hooks path): a restore is a door like any other.
       const refused = await this.#guard(MAIN, entries)
@@ -688,7 +563,7 @@ export class WorkspaceLines implements AsyncDisposable {
     // from parts written in two forks).
     const refused = await this.#guard(
       parent.id,
-      changes.map((change) => entryOf(change)),
+      changes.map((change) => journalEntryOf(change)),
     )
     if (refused.length > 0) return { type: 'refused', into: parent.id, refused }
     const commit = this.history.commit(
@@ -916,27 +791,4 @@ export class WorkspaceLines implements AsyncDisposable {
 /** Whether a changed path lies in the user's `.git` (its references may have moved). */
 function insideUserGit(changed: string): boolean {
   return changed === '.git' || changed.startsWith('.git/')
-}
-
-/** A path a restore may name: workspace-relative, without `..`. */
-function checkRestorePath(raw: string): string {
-  const trimmed = raw
-    .trim()
-    .replace(/^\.\/+/, '')
-    .replace(/\/+$/, '')
-  const normal = trimmed === '' ? '.' : path.posix.normalize(trimmed)
-  if (path.posix.isAbsolute(normal) || normal === '..' || normal.startsWith('../'))
-    throw new EitriError(
-      'invalid_input',
-      `paths: ${JSON.stringify(raw)} is not a workspace-relative path; name files or folders inside the workspace, such as src or src/a.ts.`,
-    )
-  return normal
-}
-
-function entryOf(change: TreeChange): JournalEntry {
-  return {
-    path: change.path,
-    ...(change.before === undefined ? {} : { before: change.before }),
-    ...(change.after === undefined ? {} : { after: change.after }),
-  }
 }

@@ -1,0 +1,104 @@
+/**
+ * @module workspace/line-types
+ * The words of main and its forks: main's name, what a fork's name may be, what a diff, a merge
+ * and a guarded write to main answer, and how the lines are opened.
+ */
+import type { DirectoryTree } from './directory-tree.ts'
+import type { TreeChange } from './tree-merge.ts'
+/** The name of the user's live line. */
+export const MAIN = 'main'
+
+/** What a fork's name may be: display only, so plain and short. */
+export const FORK_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/
+
+/** A display name from any text (a client's name): `Claude Code` → `claude-code`. */
+export function forkLabel(text: string): string {
+  const cleaned = text
+    .toLowerCase()
+    .replace(/[^a-z0-9._-]+/g, '-')
+    .replace(/^[^a-z0-9]+/, '')
+    .slice(0, 48)
+    .replace(/[^a-z0-9]+$/, '')
+  return cleaned === '' ? 'session' : cleaned
+}
+
+/** A changed path with its unified diff (none for binary files). */
+export interface LineChange {
+  readonly path: string
+  readonly status: TreeChange['status']
+  readonly binary: boolean
+  readonly diff?: string
+}
+
+/** A conflict with both sides' text, for a person to read. */
+export interface ConflictReport {
+  readonly path: string
+  readonly ours: string | undefined
+  readonly theirs: string | undefined
+}
+
+/** What a merge did. */
+export type MergeOutcome =
+  | {
+      readonly type: 'merged'
+      readonly into: string
+      readonly changes: readonly TreeChange[]
+      readonly commit: string
+    }
+  | { readonly type: 'nothing'; readonly into: string }
+  | {
+      readonly type: 'conflict'
+      readonly into: string
+      readonly conflicts: readonly ConflictReport[]
+    }
+  | { readonly type: 'changed-on-disk'; readonly into: string; readonly paths: readonly string[] }
+  | {
+      readonly type: 'refused'
+      readonly into: string
+      /** Each path main's policy refused, and why: nothing was merged. */
+      readonly refused: readonly { readonly path: string; readonly reason: string }[]
+    }
+
+/** One path a merge into main would write, for the policy to judge. */
+export interface MainWrite {
+  readonly path: string
+  readonly type: 'file' | 'symlink' | 'delete'
+  readonly mode?: number
+  readonly size?: number
+  readonly target?: string
+}
+
+/**
+ * Judges what a merge (or a restore) would write into a line by that line's policy: the
+ * refusals (none: it may go on).
+ */
+export type MainWriteGuard = (
+  line: string,
+  writes: readonly MainWrite[],
+) => Promise<readonly { path: string; reason: string }[]>
+
+/** Hooks for what follows the lines (the store's rows). */
+export interface LineHooks {
+  readonly forked?: (parent: string, child: string) => Promise<void>
+  readonly merged?: (child: string, parent: string) => Promise<void>
+  readonly discarded?: (child: string) => Promise<void>
+}
+
+/** Options of `WorkspaceLines.open`. */
+export interface LinesOptions {
+  readonly main: DirectoryTree
+  readonly stateDir: string
+  /** Workspace-relative paths never in history (eitri's own state inside the workspace). */
+  readonly excluded?: readonly string[]
+  /** Watch main for changes (a server): forks then cost what changed. @default false */
+  readonly watch?: boolean
+  readonly hooks?: LineHooks
+  /**
+   * Judges every path a merge or a restore would write into a line by that line's policy (the
+   * same as every other door's): a merge combines what each side was allowed alone, and a
+   * fork's tree knows nothing of main's repositories. Without it, merges are not judged.
+   */
+  readonly guardMain?: MainWriteGuard
+  /** Files of main larger than this stay out of history and snapshots. @default 64 MiB */
+  readonly maxFileBytes?: number
+}
