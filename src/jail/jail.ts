@@ -36,8 +36,8 @@ import {
   SUPERVISOR_MOUNT,
   WarmJail,
 } from './warm-jail.ts'
-import { OverlayWorkspace, type Layer } from './overlay/overlay-workspace.ts'
-import { WorkspaceMirror, type SyncReport } from './workspace-mirror.ts'
+import { JailWorkspaces, type WorkspaceLayer } from './jail-workspaces.ts'
+import type { SyncReport } from './workspace-mirror.ts'
 import type { WriteBackLimits } from '../access/write-back/plan-write-back.ts'
 import type { ProgramMemory } from '../tool/program-session.ts'
 import { ownedPrefix } from '../util/owned-folders.ts'
@@ -78,13 +78,6 @@ export interface JailOptions {
   /** False bounds memory by RLIMIT_DATA alone, never a cgroup (tests). @default true */
   readonly memoryCgroups?: boolean
 }
-
-/** Where one start sees the workspace: a mirror, or an overlay mounted for it. */
-type WorkspaceLayer =
-  | { readonly type: 'mirror'; readonly mirror: WorkspaceMirror }
-  | { readonly type: 'overlay'; readonly layer: Layer; readonly release?: () => void }
-  /** A warm jail's shared mount point, on which each command's overlay is mounted later. */
-  | { readonly type: 'point'; readonly mountPoint: string }
 
 /** One program to run. */
 export interface JailRequest {
@@ -135,11 +128,8 @@ export class Jail implements AsyncDisposable {
   readonly #callerMounts: CallerMounts
   #availability: Promise<JailAvailability> | undefined
   #support: { root: string; placeholders: Placeholders } | undefined
-  #mirror: WorkspaceMirror | undefined
-  /** The overlays, once tried: undefined before, null when the mirror serves instead. */
-  #overlay: OverlayWorkspace | null | undefined
-  #overlayUnavailable: string | undefined
-  #serial: Promise<unknown> = Promise.resolve()
+  /** How programs see the workspace: overlays or a mirror. */
+  readonly #workspaces: JailWorkspaces
   #activeRuns = 0
   #pendingMountPoints = new Set<string>()
   readonly #jobs = new Set<JailedProcess>()
@@ -156,6 +146,7 @@ export class Jail implements AsyncDisposable {
     this.#bwrap = options.bwrap ?? 'bwrap'
     this.#memory = new MemoryCgroups({ enabled: options.memoryCgroups !== false })
     this.identity = jailIdentity()
+    this.#workspaces = new JailWorkspaces(options, this.identity, () => this.#pendingMountPoints)
     this.#callerMounts = new CallerMounts(this.identity, [
       options.temporaryRoot ?? os.tmpdir(),
       os.tmpdir(),
@@ -164,16 +155,9 @@ export class Jail implements AsyncDisposable {
     ])
   }
 
-  /**
-   * How programs see the workspace: through a fresh overlay per command, or a mirror (with why
-   * the overlay could not serve, when it was tried). `undecided` before the first command.
-   */
-  get layers(): { readonly mode: 'overlay' | 'mirror' | 'undecided'; readonly reason?: string } {
-    if (this.#overlay === undefined) return { mode: 'undecided' }
-    if (this.#overlay !== null) return { mode: 'overlay' }
-    return this.#overlayUnavailable === undefined
-      ? { mode: 'mirror' }
-      : { mode: 'mirror', reason: this.#overlayUnavailable }
+  /** How programs see the workspace; see {@link JailWorkspaces.layers}. */
+  get layers(): JailWorkspaces['layers'] {
+    return this.#workspaces.layers
   }
 
   /** Whether jails run here; probed once with a real jailed command. */
@@ -220,10 +204,8 @@ export class Jail implements AsyncDisposable {
     this.#warm.clear()
     for (const job of this.#jobs) job.kill()
     await Promise.allSettled([...this.#jobs].map((job) => job.exited))
-    await this.#serial.catch(() => undefined)
+    await this.#workspaces.close()
     removeMountPoints([...this.#pendingMountPoints])
-    if (this.#mirror !== undefined) fs.rmSync(this.#mirror.root, { recursive: true, force: true })
-    if (this.#overlay) this.#overlay.close()
     if (this.#support !== undefined) fs.rmSync(this.#support.root, { recursive: true, force: true })
     this.#callerMounts.close()
   }
@@ -234,7 +216,7 @@ export class Jail implements AsyncDisposable {
 
   async #launch(request: JailRequest, timeoutMs: number | undefined): Promise<JailJob> {
     const writable = await this.#admit(request)
-    const workspace = await this.#prepareCold(writable)
+    const workspace = await this.#workspaces.prepareCold(writable)
     const start = await this.#processStarter(request.command, request, writable, workspace)
     const process = start({
       maxOutputChars: request.maxOutputChars ?? DEFAULT_MAX_OUTPUT_CHARS,
@@ -246,7 +228,7 @@ export class Jail implements AsyncDisposable {
     this.#jobs.add(process)
     const finished = process.exited.then(async (exit): Promise<JailResult> => {
       this.#jobs.delete(process)
-      const sync = await this.#finish(workspace, writable)
+      const sync = await this.#workspaces.finish(workspace, writable)
       const stdout = process.stdout.text()
       const stderr = process.stderr.text()
       return {
@@ -271,8 +253,8 @@ export class Jail implements AsyncDisposable {
   /** Runs a plain foreground command in the access level's warm jail; undefined if none can start. */
   async #runWarm(request: JailRequest): Promise<JailResult | undefined> {
     const writable = await this.#admit(request)
-    const overlay = await this.#overlayWorkspace()
-    const mirror = overlay === undefined ? await this.#syncIn() : undefined
+    const overlay = await this.#workspaces.overlay()
+    const mirror = overlay === undefined ? await this.#workspaces.syncIn() : undefined
     const point = overlay === undefined ? undefined : await overlay.sharedPoint(request.access)
     const shown: WorkspaceLayer | undefined =
       mirror !== undefined ? { type: 'mirror', mirror } : undefined
@@ -305,7 +287,7 @@ export class Jail implements AsyncDisposable {
     const layer =
       overlay === undefined || point === undefined
         ? undefined
-        : await this.#serialize(() => overlay.mount(point, writable))
+        : await this.#workspaces.mount(overlay, point, writable)
     let outcome: Awaited<ReturnType<WarmJail['run']>>
     try {
       outcome = await warm.jail.run({
@@ -329,8 +311,8 @@ export class Jail implements AsyncDisposable {
     warm.idle.unref()
     const sync =
       layer === undefined
-        ? await this.#syncOut(mirror, writable)
-        : await this.#finish({ type: 'overlay', layer }, writable)
+        ? await this.#workspaces.syncOut(mirror, writable)
+        : await this.#workspaces.finish({ type: 'overlay', layer }, writable)
     // A command over the cgroup's limit may take the whole warm jail with it.
     const killsAfter =
       warmProcess === undefined
@@ -366,94 +348,6 @@ export class Jail implements AsyncDisposable {
       )
     }
     return request.access === 'workspace-write'
-  }
-
-  async #syncIn(): Promise<WorkspaceMirror> {
-    // Every caller's jail works on a mirror, not only a root caller's: read-only mounts can
-    // protect the root's .git/hooks, .envrc and the like, but not the same names in a nested
-    // repository a program creates (sub/.git/config with core.fsmonitor runs when an editor
-    // scans sub). Only the sync back through the view judges every path at any depth (§9, §29).
-    const mirror = this.#ensureMirror()
-    await this.#serialize(() => mirror.syncIn())
-    return mirror
-  }
-
-  async #syncOut(
-    mirror: WorkspaceMirror | undefined,
-    writable: boolean,
-  ): Promise<SyncReport | undefined> {
-    if (mirror === undefined || !writable || this.#closed) return undefined
-    const mountPoints = new Set(
-      [...this.#pendingMountPoints].map((hostPath) => path.relative(mirror.root, hostPath)),
-    )
-    return this.#serialize(() => mirror.syncOut(mountPoints))
-  }
-
-  /**
-   * The overlays, where they serve this jail: a root caller on a workspace folder, unless the
-   * options ask for the mirror. If the layer host cannot start, the mirror serves (still
-   * confined) and the reason is kept for `eitri doctor`-style reports.
-   */
-  async #overlayWorkspace(): Promise<OverlayWorkspace | undefined> {
-    if (this.#overlay === undefined) {
-      const mode = this.#options.layers ?? 'auto'
-      const root = this.#options.tree.root
-      if (mode === 'mirror' || root === undefined) {
-        this.#overlay = null
-      } else {
-        const overlay = new OverlayWorkspace({
-          tree: this.#options.tree,
-          root,
-          view: this.#options.view,
-          identity: this.identity,
-          privatePaths: this.#privateRelativePaths(),
-          ...(this.#options.temporaryRoot === undefined
-            ? {}
-            : { temporaryRoot: this.#options.temporaryRoot }),
-          ...(this.#options.writeBack === undefined ? {} : { limits: this.#options.writeBack }),
-        })
-        this.#overlay = overlay
-        try {
-          await overlay.ready
-        } catch (error) {
-          overlay.close()
-          this.#overlayUnavailable = (error as Error).message
-          if (mode === 'overlay') throw error
-          this.#overlay = null
-        }
-      }
-    }
-    const overlay = this.#overlay
-    if (overlay === undefined || overlay === null) return undefined
-    await overlay.ready
-    return overlay
-  }
-
-  /** The workspace of one cold start: a fresh overlay on a point of its own, or the mirror. */
-  async #prepareCold(writable: boolean): Promise<WorkspaceLayer> {
-    const overlay = await this.#overlayWorkspace()
-    if (overlay === undefined) return { type: 'mirror', mirror: await this.#syncIn() }
-    const point = await overlay.privatePoint()
-    try {
-      const layer = await this.#serialize(() => overlay.mount(point, writable))
-      return { type: 'overlay', layer, release: () => overlay.releasePoint(point) }
-    } catch (error) {
-      overlay.releasePoint(point)
-      throw error
-    }
-  }
-
-  /** Brings back what one start changed, and ends its overlay. */
-  async #finish(workspace: WorkspaceLayer, writable: boolean): Promise<SyncReport | undefined> {
-    if (workspace.type === 'mirror') return this.#syncOut(workspace.mirror, writable)
-    if (workspace.type === 'point') return undefined
-    const overlay = this.#overlay
-    if (overlay === undefined || overlay === null) return undefined
-    try {
-      return await this.#serialize(() => overlay.finish(workspace.layer))
-    } finally {
-      workspace.release?.()
-    }
   }
 
   /**
@@ -494,7 +388,7 @@ export class Jail implements AsyncDisposable {
     for (const mountPoint of plan.createdMountPoints) this.#pendingMountPoints.add(mountPoint)
     const limits = this.#limits(request)
     const memoryCgroup = this.#memory.create(limits.memoryBytes)
-    const overlay = mirrored ? undefined : (this.#overlay ?? undefined)
+    const overlay = mirrored ? undefined : this.#workspaces.openOverlay
     const runAs = overlay?.runAs()
     const spec: JailSpec = {
       command,
@@ -597,42 +491,6 @@ export class Jail implements AsyncDisposable {
     fs.chmodSync(emptyFolder, 0o555)
     this.#support = { root, placeholders: { emptyFile, emptyFolder } }
     return this.#support
-  }
-
-  #ensureMirror(): WorkspaceMirror {
-    if (this.#mirror !== undefined) return this.#mirror
-    const root = fs.mkdtempSync(ownedPrefix('mirror', this.#options.temporaryRoot))
-    fs.chownSync(root, this.identity.uid, this.identity.gid)
-    fs.chmodSync(root, 0o700)
-    const privateRelative = this.#privateRelativePaths()
-    this.#mirror = new WorkspaceMirror({
-      root,
-      tree: this.#options.tree,
-      view: this.#options.view,
-      owner: this.identity,
-      ...(this.#options.writeBack === undefined ? {} : { limits: this.#options.writeBack }),
-      isPrivate: (relative) =>
-        privateRelative.some((hidden) => relative === hidden || relative.startsWith(`${hidden}/`)),
-    })
-    return this.#mirror
-  }
-
-  #privateRelativePaths(): string[] {
-    const hidden = this.#options.hiddenPaths ?? []
-    const root = this.#options.tree.root
-    if (root === undefined) return [...hidden]
-    const fromHost = (this.#options.privatePaths ?? [])
-      .map((hostPath) => path.relative(root, hostPath))
-      .filter(
-        (relative) => relative !== '' && !relative.startsWith('..') && !path.isAbsolute(relative),
-      )
-    return [...new Set([...hidden, ...fromHost])]
-  }
-
-  #serialize<T>(work: () => Promise<T>): Promise<T> {
-    const next = this.#serial.then(work, work)
-    this.#serial = next.catch(() => undefined)
-    return next
   }
 }
 
