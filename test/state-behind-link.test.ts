@@ -93,6 +93,17 @@ describe('state and configuration inside a workspace behind a symbolic link', ()
       const forkFiles = await call('room_files', { fork: 'look' })
       assert.doesNotMatch(forkFiles.content, /eitri/, 'a fork of main')
       assert.match(forkFiles.content, /notes\.md/)
+      // A fork's programs see main's folder below the fork: the state and configuration there
+      // are covered as on main, while an ordinary file shows.
+      await call('workspace_use', { fork: 'look' })
+      const inFork = await call('shell', {
+        command: `cat ${STATE_FILE} ${CONFIG_FILE} 2>&1; cat notes.md`,
+      })
+      assert.match(inFork.content, /secret\.txt: Permission denied/, 'shell in a fork')
+      assert.match(inFork.content, /config\.json: Permission denied/, 'shell in a fork')
+      assert.doesNotMatch(inFork.content, /protectedPaths/, 'shell in a fork')
+      assert.match(inFork.content, /^notes$/m)
+      await call('workspace_use', { fork: 'main' })
       assert.equal(await fs.readFile(path.join(home.real, CONFIG_FILE), 'utf8'), CONFIG)
       assert.equal(await fs.readFile(path.join(home.real, STATE_FILE), 'utf8'), 'state\n')
 

@@ -12,6 +12,7 @@ import type { HostIdentity } from '../bubblewrap/jail-identity.ts'
 import type { WorkspaceView } from '../tool/workspace-view.ts'
 import { ownedPrefix } from '../util/owned-folders.ts'
 import type { WorkspaceTree } from '../workspace/workspace-tree.ts'
+import type { ForkBelow } from './overlay/fork-layer.ts'
 import { OverlayWorkspace, type Layer } from './overlay/overlay-workspace.ts'
 import { WorkspaceMirror, type SyncReport } from './workspace-mirror.ts'
 
@@ -31,6 +32,11 @@ export interface JailWorkspacesOptions {
   readonly temporaryRoot?: string
   readonly writeBack?: WriteBackLimits
   readonly layers?: 'auto' | 'overlay' | 'mirror'
+  /**
+   * For a fork: main's folder and where the fork differs from it, so the fork's overlays show
+   * main's folder below the fork's layer. Without it a fork is mirrored whole.
+   */
+  readonly below?: ForkBelow
 }
 
 /** One jail's view of its workspace; see the module comment. */
@@ -81,13 +87,15 @@ export class JailWorkspaces {
   async overlay(): Promise<OverlayWorkspace | undefined> {
     if (this.#overlay === undefined) {
       const mode = this.#options.layers ?? 'auto'
-      const root = this.#options.tree.root
+      const fork = this.#options.tree.root === undefined ? this.#options.below : undefined
+      const root = this.#options.tree.root ?? fork?.root
       if (mode === 'mirror' || root === undefined) {
         this.#overlay = null
       } else {
         const overlay = new OverlayWorkspace({
           tree: this.#options.tree,
           root,
+          ...(fork === undefined ? {} : { fork }),
           view: this.#options.view,
           identity: this.#identity,
           privatePaths: this.privateRelativePaths(),
@@ -171,7 +179,7 @@ export class JailWorkspaces {
   /** eitri's state and configuration inside the workspace, as workspace-relative paths. */
   privateRelativePaths(): string[] {
     const hidden = this.#options.hiddenPaths ?? []
-    const root = this.#options.tree.root
+    const root = this.#options.tree.root ?? this.#options.below?.root
     if (root === undefined) return [...hidden]
     const fromHost = (this.#options.privatePaths ?? [])
       .map((hostPath) => path.relative(root, hostPath))

@@ -36,6 +36,7 @@ import {
   SUPERVISOR_MOUNT,
   WarmJail,
 } from './warm-jail.ts'
+import type { ForkBelow } from './overlay/fork-layer.ts'
 import { JailWorkspaces, type WorkspaceLayer } from './jail-workspaces.ts'
 import type { SyncReport } from './workspace-mirror.ts'
 import type { WriteBackLimits } from '../access/write-back/plan-write-back.ts'
@@ -73,6 +74,12 @@ export interface JailOptions {
    * overlay where it can run and the mirror elsewhere. @default 'auto'
    */
   readonly layers?: 'auto' | 'overlay' | 'mirror'
+  /**
+   * For a fork's jail: main's folder and where the fork differs from it. The fork's overlays
+   * then show main's folder (with its ignored files and `.git`) below the fork's own layer;
+   * without it a fork is mirrored whole.
+   */
+  readonly below?: ForkBelow
   /** Limits of every program (a request's own override them). @default DEFAULT_JAIL_LIMITS */
   readonly limits?: Partial<JailLimits>
   /** False bounds memory by RLIMIT_DATA alone, never a cgroup (tests). @default true */

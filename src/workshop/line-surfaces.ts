@@ -2,11 +2,13 @@
  * @module workshop/line-surfaces
  * What each line of work offers tools: its files behind the path policy and its jail. Main's
  * surface is the live folder; a fork's is its tree in the history, with a jail of its own
- * whose mirror is synced from that tree.
+ * whose programs see main's folder below a layer of the fork's differences from it (or, where
+ * overlays cannot run, a mirror synced from the fork's tree).
  */
 import type { ProgramPathSource } from '../access/git-metadata/judge-git-write.ts'
 import { createWorkspaceView, type ConfinedWorkspace } from '../access/workspace-view.ts'
 import { Jail, type JailOptions } from '../jail/jail.ts'
+import type { ForkBelow, ForkDifference } from '../jail/overlay/fork-layer.ts'
 import { MAIN, type WorkspaceLines } from '../workspace/workspace-lines.ts'
 
 /** One line's view and jail. */
@@ -61,11 +63,42 @@ export class LineSurfaces {
           hiddenPaths,
           ...(this.#programs === undefined ? {} : { programs: this.#programs }),
         })
-        return { line, view, jail: new Jail({ ...this.#jailOptions, tree, view, hiddenPaths }) }
+        const below = this.#below(line)
+        return {
+          line,
+          view,
+          jail: new Jail({
+            ...this.#jailOptions,
+            tree,
+            view,
+            hiddenPaths,
+            ...(below === undefined ? {} : { below }),
+          }),
+        }
       })()
       this.#surfaces.set(line, surface)
     }
     return surface
+  }
+
+  /** Main's folder and where a fork differs from it, for the fork's overlays. */
+  #below(line: string): ForkBelow | undefined {
+    const lines = this.#lines
+    const root = lines.main.root
+    if (root === undefined) return undefined
+    return {
+      root,
+      differences: async () =>
+        (await lines.forkDifferences(line)).flatMap(({ path, after }): ForkDifference[] => {
+          if (after === undefined) return [{ path, fork: undefined }]
+          const { kind, oid } = after
+          // A gitlink (a submodule's commit) is no file: main's folder shows through.
+          return kind === 'file' || kind === 'executable' || kind === 'symlink'
+            ? [{ path, fork: { kind, oid } }]
+            : []
+        }),
+      blob: async (oid) => (await lines.history.store.require(oid)).content,
+    }
   }
 
   /** Forgets a discarded line's surface, closing its jail. */

@@ -49,7 +49,13 @@ import {
 import { checkRestorePath, planRestore } from './restore-plan.ts'
 import { SnapshotLog } from './snapshot-log.ts'
 import { applyRefMoves, UserGitRefs } from './user-git-refs.ts'
-import { diffTrees, mergeCommits, unifiedDiffs, type MergeConflict } from './tree-merge.ts'
+import {
+  diffTrees,
+  mergeCommits,
+  unifiedDiffs,
+  type MergeConflict,
+  type TreeChange,
+} from './tree-merge.ts'
 import type { WorkspaceTree } from './workspace-tree.ts'
 
 /** The lines of one workspace. */
@@ -219,6 +225,26 @@ export class WorkspaceLines implements AsyncDisposable {
   /** Snapshots a line: main's live files, or a fork's writes since its last commit. */
   async commit(line: string, message = 'snapshot'): Promise<string> {
     return this.#serialize(() => this.#head(line, message))
+  }
+
+  /**
+   * Where a fork's files differ from main's files now (`before` main's, `after` the fork's),
+   * without a commit: git compares the two trees and skips every subtree they share, so this
+   * costs what differs and what main changed since the last look, not the workspace's size.
+   * What main's history leaves out (ignored files, `.git`) is never a difference.
+   */
+  async forkDifferences(fork: string): Promise<TreeChange[]> {
+    const info = this.#fork(fork)
+    return this.#serialize(async () => {
+      const main = (await this.#mainTree()).tree
+      const tree = await this.#forkTree(info)
+      const forkTree = tree.clean
+        ? await this.history.treeOf(
+            (await this.history.readRef(forkRef(info.id))) ?? info.forkPoint,
+          )
+        : await tree.writeTree()
+      return main === forkTree ? [] : diffTrees(this.history.gitDir, main, forkTree)
+    })
   }
 
   /** What a fork changed since it was forked: added, modified and deleted files with diffs. */
@@ -693,18 +719,22 @@ export class WorkspaceLines implements AsyncDisposable {
    * fork or a merge needs it), and whether `.git` changed since the last record.
    */
   async #mainState(): Promise<MainState> {
+    const main = await this.#mainTree()
+    const gitTouched = this.#gitTouched
+    this.#gitTouched = false
+    return { files: main.tree, skipped: main.skipped, gitTouched }
+  }
+
+  /** Main's tree as it is now, without a commit; only inside the queue. */
+  async #mainTree(): Promise<{ readonly tree: string; readonly skipped: readonly string[] }> {
     const paths = await this.#watcher?.take()
     if (paths === undefined || paths.some(insideUserGit)) this.#gitTouched = true
-    let main
     try {
-      main = await this.history.mainTree(paths === undefined ? {} : { paths })
+      return await this.history.mainTree(paths === undefined ? {} : { paths })
     } catch (error) {
       for (const changed of paths ?? []) this.#watcher?.touch(changed)
       throw error
     }
-    const gitTouched = this.#gitTouched
-    this.#gitTouched = false
-    return { files: main.tree, skipped: main.skipped, gitTouched }
   }
 
   /** The head commit of a line, snapshotting main or committing a fork's writes first. */

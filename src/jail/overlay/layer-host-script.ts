@@ -17,6 +17,8 @@
  * - `overlay LOWER UPPER WORK TARGET OPTIONS`: an overlay (UPPER and WORK empty: read-only).
  * - `umount TARGET`: lazily, with everything mounted below it.
  * - `opaque XATTR DIR…`: `1` or `0` per folder, whether the overlay marked it opaque.
+ * - `whiteout PATH…`: the overlay's mark of a deletion (a character device numbered 0, 0) at
+ *   each path, for a layer the host builds (a fork's); since Linux 5.8 anyone may make one.
  *
  * A target is never reached through a link: each folder on its way is checked first, and the
  * host is the only one who writes where targets are (below its own temporary folder, or the
@@ -26,8 +28,8 @@ export const LAYER_HOST_SCRIPT = String.raw`
 use strict; use warnings; use POSIX ();
 $| = 1;
 my %NUMBERS = (
-  x86_64 => { mount => 165, umount2 => 166, lgetxattr => 192, unshare => 272 },
-  aarch64 => { mount => 40, umount2 => 39, lgetxattr => 9, unshare => 97 },
+  x86_64 => { mount => 165, umount2 => 166, lgetxattr => 192, unshare => 272, mknodat => 259 },
+  aarch64 => { mount => 40, umount2 => 39, lgetxattr => 9, unshare => 97, mknodat => 33 },
 );
 my $machine = (POSIX::uname())[4];
 my $nr = $NUMBERS{$machine};
@@ -121,6 +123,14 @@ my %requests = (
       my $length = syscall($nr->{lgetxattr}, $_, $name, $value, 4);
       $length == 1 && substr($value, 0, 1) eq 'y' ? 1 : 0;
     } @folders);
+  },
+  whiteout => sub {
+    for my $path (@_) {
+      no_links($path);
+      # S_IFCHR, device 0: the overlay reads it as "nothing here", hiding what lies below.
+      syscall($nr->{mknodat}, -100, $path, 0020000, 0) == 0 or fail("whiteout $path");
+    }
+    '';
   },
 );
 print "ready\n";

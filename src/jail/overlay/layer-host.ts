@@ -161,6 +161,11 @@ export class LayerHost {
     return answer.split(' ').map((word) => word === '1')
   }
 
+  /** Marks each path deleted for an overlay that has the folder as a lower layer. */
+  async whiteout(paths: readonly string[]): Promise<void> {
+    if (paths.length > 0) await this.#request('whiteout', ...paths)
+  }
+
   /** Ends the host; its namespace, and every mount in it no jail still uses, goes with it. */
   close(): void {
     this.#child.stdin?.end()

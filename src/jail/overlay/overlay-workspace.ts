@@ -27,6 +27,7 @@ import type { HostIdentity } from '../../bubblewrap/jail-identity.ts'
 import { atPinned, listPinned } from '../pinned-folder.ts'
 import { writeBack, type SyncReport } from '../write-back.ts'
 import { ownedPrefix } from '../../util/owned-folders.ts'
+import { ForkLayer, type ForkBelow } from './fork-layer.ts'
 import { LayerHost } from './layer-host.ts'
 import { readUpperLayer } from './upper-layer.ts'
 
@@ -69,9 +70,13 @@ export class OverlayWorkspace {
   readonly #sharedPoints = new Map<string, Promise<string>>()
   /**
    * Repositories commands made where there was none: never written back, but kept in a layer
-   * between the workspace and each command's upper layer, so the next command still has them.
+   * between the workspace and each command's upper layer, so the next command still has them
+   * (with why, for the command's report). In a fork, git's own files are kept so too, silently:
+   * that is where they belong.
    */
-  readonly #kept = new Map<string, string>()
+  readonly #kept = new Map<string, string | undefined>()
+  /** A fork's layer between main's folder and the rest; undefined for main. */
+  readonly #fork: ForkLayer | undefined
   #counter = 0
   readonly #removals = new Set<Promise<void>>()
   /** Resolves once the workspace is bound below its neutral path. */
@@ -79,8 +84,10 @@ export class OverlayWorkspace {
 
   constructor(options: {
     tree: WorkspaceTree
-    /** The workspace folder (the tree's root). */
+    /** The workspace folder: the tree's root, or main's folder below a fork. */
     root: string
+    /** For a fork: main's folder and where the fork differs from it (fork-layer.ts). */
+    fork?: ForkBelow
     view: WorkspaceView
     identity: HostIdentity
     /** Workspace-relative paths covered in every overlay. */
@@ -111,6 +118,18 @@ export class OverlayWorkspace {
     this.#host = new LayerHost({ userNamespace: this.#userNamespace })
     const workspace = fs.statSync(options.root)
     const lower = path.join(this.#root, 'lower')
+    const host = this.#host
+    this.#fork =
+      options.fork === undefined
+        ? undefined
+        : new ForkLayer({
+            folder: path.join(this.#root, 'fork'),
+            below: options.fork,
+            fork: options.tree,
+            ...(this.#userNamespace ? {} : { owner: options.identity }),
+            whiteout: (paths) => host.whiteout(paths),
+            rootMode: workspace.mode,
+          })
     this.ready = this.#host.ready.then(() =>
       this.#userNamespace
         ? // Bound at a neutral path all the same, so the mount table never names the workspace.
@@ -179,9 +198,14 @@ export class OverlayWorkspace {
       fs.rmSync(path.join(this.#root, 'kept', relative), { recursive: true, force: true })
       this.#kept.delete(relative)
     }
+    await this.#fork?.update()
     const workspaceLayer = path.join(this.#root, 'lower')
-    const lower =
-      this.#kept.size === 0 ? workspaceLayer : `${path.join(this.#root, 'kept')}:${workspaceLayer}`
+    const lowers = [
+      ...(this.#kept.size === 0 ? [] : [path.join(this.#root, 'kept')]),
+      ...(this.#fork === undefined ? [] : [this.#fork.folder]),
+      workspaceLayer,
+    ]
+    const lower = lowers.join(':')
     const startedMs = changeClock(folder)
     let upper: string | undefined
     if (writable) {
@@ -195,7 +219,7 @@ export class OverlayWorkspace {
       await this.#host.overlay({ lower, upper, work, target: mountPoint, options: this.#options() })
     } else {
       // An overlay needs an upper layer or two lower ones: alone, the workspace is bound.
-      if (this.#kept.size === 0) await this.#host.bind(workspaceLayer, mountPoint, 'ro')
+      if (lowers.length === 1) await this.#host.bind(workspaceLayer, mountPoint, 'ro')
       else await this.#host.overlay({ lower, target: mountPoint, options: this.#options() })
     }
     try {
@@ -253,6 +277,7 @@ export class OverlayWorkspace {
     this.#host.close()
     removeLayer(path.join(this.#root, 'layers'))
     removeLayer(path.join(this.#root, 'kept'))
+    removeLayer(path.join(this.#root, 'fork'))
     for (const placeholder of ['closed-folder', 'closed-file']) {
       // Opened up first: a caller that is not root cannot list a folder of mode 0 to empty it.
       try {
@@ -286,7 +311,7 @@ export class OverlayWorkspace {
     for (const relative of [...this.#privatePaths].sort((a, b) => a.length - b.length)) {
       if (covered.some((outer) => relative === outer || relative.startsWith(`${outer}/`))) continue
       covered.push(relative)
-      const stat = await this.#tree.stat(relative)
+      const stat = await this.#statBelow(relative)
       if (stat === undefined) continue
       const cover = path.join(
         this.#root,
@@ -294,6 +319,14 @@ export class OverlayWorkspace {
       )
       await this.#host.bind(cover, path.join(mountPoint, relative), 'ro')
     }
+  }
+
+  /** What the overlay shows at a path before a command: the tree's entry, or main's below a fork. */
+  async #statBelow(relative: string): Promise<{ type: string } | undefined> {
+    const stat = await this.#tree.stat(relative)
+    if (stat !== undefined || this.#fork === undefined) return stat
+    const below = fs.lstatSync(path.join(this.#workspace, relative), { throwIfNoEntry: false })
+    return below === undefined ? undefined : { type: below.isDirectory() ? 'directory' : 'file' }
   }
 
   async #writeBack(layer: Layer, upper: string): Promise<SyncReport> {
@@ -304,6 +337,8 @@ export class OverlayWorkspace {
       tree: this.#tree,
       isPrivate,
       startedMs: layer.startedMs,
+      // In a fork, git's files (main's repository, below) stay in the fork's layer.
+      ...(this.#fork === undefined ? {} : { apart: gitFolder }),
       opaque: (relatives) =>
         this.#host.opaque(
           this.#userNamespace ? OPAQUE_ATTRIBUTE.user : OPAQUE_ATTRIBUTE.trusted,
@@ -313,11 +348,19 @@ export class OverlayWorkspace {
     const report: SyncReport = { written: [], deleted: [], refused: [...read.refused], kept: [] }
     const keptReport = (): SyncReport => {
       report.kept.push(
-        ...[...this.#kept]
-          .filter(([relative]) => !report.kept.some((kept) => kept.path === relative))
-          .map(([relative, reason]) => ({ path: relative, reason })),
+        ...[...this.#kept].flatMap(([relative, reason]) =>
+          reason === undefined || report.kept.some((kept) => kept.path === relative)
+            ? []
+            : [{ path: relative, reason }],
+        ),
       )
       return report
+    }
+    for (const relative of read.apart) {
+      keepLayer(upper, path.join(this.#root, 'kept'), relative, (below) =>
+        fs.existsSync(path.join(this.#workspace, below)),
+      )
+      this.#kept.set(relative, undefined)
     }
     if (read.changes.length === 0) return keptReport()
     const { plan, applied, failed } = await writeBack({
@@ -336,7 +379,7 @@ export class OverlayWorkspace {
     // written, not failures.
     report.kept.push(...plan.kept, ...plan.dropped)
     for (const { path: relative, reason } of plan.kept) {
-      keepLayer(upper, path.join(this.#root, 'kept'), relative)
+      keepLayer(upper, path.join(this.#root, 'kept'), relative, () => false)
       this.#kept.set(relative, reason)
     }
     return keptReport()
@@ -348,7 +391,13 @@ export class OverlayWorkspace {
  * what is kept there already (whiteouts delete, an opaque folder replaces). Only the host
  * touches either layer now (the overlay is unmounted); links are moved, never followed.
  */
-function keepLayer(upper: string, kept: string, relative: string): void {
+function keepLayer(
+  upper: string,
+  kept: string,
+  relative: string,
+  /** Whether something lies below the kept layer at a path: a deletion of it stays marked. */
+  below: (relative: string) => boolean,
+): void {
   const parts = relative.split('/')
   for (let index = 1; index < parts.length; index++) {
     const folder = path.join(kept, ...parts.slice(0, index))
@@ -360,22 +409,27 @@ function keepLayer(upper: string, kept: string, relative: string): void {
       fs.chownSync(folder, mode.uid, mode.gid)
     }
   }
-  mergeInto(upper, relative, path.join(kept, relative))
+  mergeInto(upper, relative, path.join(kept, relative), below)
 }
 
-function mergeInto(upper: string, relative: string, target: string): void {
+function mergeInto(
+  upper: string,
+  relative: string,
+  target: string,
+  below: (relative: string) => boolean,
+): void {
   const stat = atPinned(upper, relative, (pinned) =>
     fs.lstatSync(pinned, { throwIfNoEntry: false }),
   )
   if (stat === undefined) return
   const existing = fs.lstatSync(target, { throwIfNoEntry: false })
-  if (stat.isCharacterDevice() && stat.rdev === 0) {
+  if (stat.isCharacterDevice() && stat.rdev === 0 && !below(relative)) {
     fs.rmSync(target, { recursive: true, force: true })
     return
   }
   if (stat.isDirectory() && existing?.isDirectory() === true) {
     for (const entry of listPinned(upper, relative)) {
-      mergeInto(upper, `${relative}/${entry.name}`, path.join(target, entry.name))
+      mergeInto(upper, `${relative}/${entry.name}`, path.join(target, entry.name), below)
     }
     return
   }
@@ -413,4 +467,11 @@ function changeClock(folder: string): number {
   const marker = path.join(folder, 'started')
   fs.writeFileSync(marker, '')
   return fs.statSync(marker).ctimeMs
+}
+
+/** The outermost `.git` folder a path lies in (itself included), if any. */
+function gitFolder(relative: string): string | undefined {
+  const parts = relative.split('/')
+  const index = parts.indexOf('.git')
+  return index === -1 ? undefined : parts.slice(0, index + 1).join('/')
 }

@@ -17,6 +17,8 @@ export interface UpperLayerChanges {
   readonly changes: ProposedChange[]
   /** Paths that are not changes the write-back can judge, with why. */
   readonly refused: { path: string; reason: string }[]
+  /** The folders set apart (see {@link UpperLayerContext.apart}) that the command changed. */
+  readonly apart: string[]
 }
 
 /** What reading an upper layer needs. */
@@ -34,6 +36,11 @@ export interface UpperLayerContext {
    * after it changed while the command ran, and the workspace's version wins.
    */
   readonly startedMs: number
+  /**
+   * The folder a path belongs to when it is set apart: not a change of the tree, but kept in
+   * the jail whole (a fork's `.git`). Undefined: the path is a change like any other.
+   */
+  readonly apart?: (relative: string) => string | undefined
 }
 
 /** A whiteout: the overlay's mark of a deleted entry, a character device numbered 0, 0. */
@@ -45,7 +52,6 @@ function isWhiteout(stat: fs.Stats): boolean {
 export async function readUpperLayer(context: UpperLayerContext): Promise<UpperLayerChanges> {
   const { tree } = context
   const root = tree.root
-  if (root === undefined) throw new Error('an upper layer lies over a workspace folder')
   const refused: UpperLayerChanges['refused'] = []
   const entries: { relative: string; stat: fs.Stats; target: string }[] = []
   walkPinned(
@@ -58,7 +64,14 @@ export async function readUpperLayer(context: UpperLayerContext): Promise<UpperL
         reason: 'its name is not valid UTF-8, so it cannot be named in the workspace; rename it',
       }),
   )
-  const kept = entries.filter(({ relative }) => !context.isPrivate(relative))
+  const apart = new Set<string>()
+  const kept = entries.filter(({ relative }) => {
+    if (context.isPrivate(relative)) return false
+    const folder = context.apart?.(relative)
+    if (folder === undefined) return true
+    apart.add(folder)
+    return false
+  })
   const folders = kept.filter(({ stat }) => stat.isDirectory()).map(({ relative }) => relative)
   const opaqueFlags = await context.opaque(folders)
   const opaque = new Set(folders.filter((_, index) => opaqueFlags[index] === true))
@@ -78,14 +91,19 @@ export async function readUpperLayer(context: UpperLayerContext): Promise<UpperL
     }
     deletes.push({ path: relative, type: 'delete' })
   }
-  const changedMeanwhile = (relative: string): boolean => {
+  const changedMeanwhile = async (relative: string): Promise<boolean> => {
+    if (root === undefined) {
+      // A tree without a folder (a fork's) stamps each write.
+      const stat = await tree.stat(relative)
+      return stat !== undefined && stat.modifiedMs > context.startedMs
+    }
     const stat = fs.lstatSync(path.join(root, relative), { throwIfNoEntry: false })
     return stat !== undefined && stat.ctimeMs > context.startedMs
   }
 
   for (const { relative, stat, target } of kept) {
     if (isWhiteout(stat)) {
-      if (changedMeanwhile(relative)) {
+      if (await changedMeanwhile(relative)) {
         refused.push({
           path: relative,
           reason:
@@ -109,7 +127,7 @@ export async function readUpperLayer(context: UpperLayerContext): Promise<UpperL
       continue
     }
     if (!stat.isFile() && !stat.isSymbolicLink()) continue // sockets, pipes, devices: not files
-    if (host !== undefined && changedMeanwhile(relative)) {
+    if (host !== undefined && (await changedMeanwhile(relative))) {
       refused.push({
         path: relative,
         reason:
@@ -130,12 +148,13 @@ export async function readUpperLayer(context: UpperLayerContext): Promise<UpperL
       host?.type === 'file' &&
       host.size === stat.size &&
       (host.mode & 0o777) === (stat.mode & 0o777) &&
-      host.modifiedMs === stat.mtimeMs
+      // Within a millisecond: a fork's layer stamps its files with the fork's times.
+      Math.abs(host.modifiedMs - stat.mtimeMs) < 1
     )
       continue
     writes.push({ path: relative, type: 'file', mode: stat.mode & 0o7777, size: stat.size })
   }
   const seen = new Set<string>()
   const unique = deletes.filter(({ path: relative }) => !seen.has(relative) && seen.add(relative))
-  return { changes: [...unique, ...writes], refused }
+  return { changes: [...unique, ...writes], refused, apart: [...apart] }
 }
