@@ -20,7 +20,7 @@ const GIT_ENV = {
 /** A small project: a repository, tracked sources, and an ignored node_modules. */
 async function project(): Promise<Scratch> {
   const scratch = await makeScratch({
-    '.gitignore': 'node_modules/\n',
+    '.gitignore': 'node_modules/\ndist/\n',
     'README.md': 'readme\n',
     'src/a.js': 'module.exports = "main v1"\n',
     'src/keep.js': 'keep\n',
@@ -95,14 +95,37 @@ describe('a fork’s layers', () => {
     )
   })
 
+  it('keep a fork’s ignored files (build outputs, packages) in its jail, out of its changes', async () => {
+    await using scratch = await project()
+    await using workshop = await open(scratch)
+    await workshop.call('workspace_fork', { name: 'f' })
+    await workshop.call('workspace_use', { fork: 'f' })
+    const built = await workshop.call('shell', {
+      command:
+        'mkdir dist && echo out > dist/x.js && rm -r node_modules/dep && mkdir node_modules/other && echo o > node_modules/other/i.js && echo tracked > src/t.js',
+    })
+    assert.equal(built.type, 'success', built.content)
+    assert.equal(
+      printed(await workshop.call('shell', { command: 'cat dist/x.js; ls node_modules; ls src' })),
+      'out\nother\na.js\nkeep.js\nt.js\n',
+    )
+    // Not the fork's changes: only the tracked file is.
+    const diff = await workshop.call('workspace_diff', { fork: 'f' })
+    assert.match(diff.content, /src\/t\.js/)
+    assert.doesNotMatch(diff.content, /dist|node_modules/)
+    // Main never sees them, and keeps its own.
+    await assert.rejects(fs.stat(path.join(scratch.workspace, 'dist')))
+    await assert.rejects(fs.stat(path.join(scratch.workspace, 'node_modules/other')))
+    assert.equal(await live(scratch, 'node_modules/dep/index.js'), 'module.exports = "dep"\n')
+  })
+
   it('bring a fork’s own writes and deletions back into the fork, each command on the last', async () => {
     await using scratch = await project()
     await using workshop = await open(scratch)
     await workshop.call('workspace_fork', { name: 'f' })
     await workshop.call('workspace_use', { fork: 'f' })
     const first = await workshop.call('shell', {
-      command:
-        'echo fork > src/a.js && rm README.md && mkdir -p lib && echo new > lib/n.js && rm -r node_modules/dep',
+      command: 'echo fork > src/a.js && rm README.md && mkdir -p lib && echo new > lib/n.js',
     })
     assert.equal(first.type, 'success', first.content)
     const second = await workshop.call('shell', {

@@ -27,6 +27,7 @@ import type { HostIdentity } from '../../bubblewrap/jail-identity.ts'
 import { atPinned, listPinned } from '../pinned-folder.ts'
 import { writeBack, type SyncReport } from '../write-back.ts'
 import { ownedPrefix } from '../../util/owned-folders.ts'
+import { ignoredPathsOf } from '../../workspace/ignored-paths.ts'
 import { ForkLayer, type ForkBelow } from './fork-layer.ts'
 import { LayerHost } from './layer-host.ts'
 import { readUpperLayer } from './upper-layer.ts'
@@ -329,6 +330,13 @@ export class OverlayWorkspace {
     return below === undefined ? undefined : { type: below.isDirectory() ? 'directory' : 'file' }
   }
 
+  async #setApart(relative: string, stat: fs.Stats): Promise<boolean> {
+    if (relative.split('/').includes('.git')) return true
+    // A file the fork tracks is the fork's, whatever the patterns say (as git judges it).
+    if ((await this.#tree.stat(relative)) !== undefined) return false
+    return ignoredPathsOf(this.#tree).isIgnored(relative, stat.isDirectory() ? 'directory' : 'file')
+  }
+
   async #writeBack(layer: Layer, upper: string): Promise<SyncReport> {
     const isPrivate = (relative: string): boolean =>
       this.#privatePaths.some((hidden) => relative === hidden || relative.startsWith(`${hidden}/`))
@@ -337,8 +345,12 @@ export class OverlayWorkspace {
       tree: this.#tree,
       isPrivate,
       startedMs: layer.startedMs,
-      // In a fork, git's files (main's repository, below) stay in the fork's layer.
-      ...(this.#fork === undefined ? {} : { apart: gitFolder }),
+      // In a fork, git's files (main's repository, below) and what the fork's .gitignore files
+      // ignore (build outputs, installed packages) stay in the fork's jail, as they stay out of
+      // main's history: never a change of the fork's files, never merged.
+      ...(this.#fork === undefined
+        ? {}
+        : { apart: (relative: string, stat: fs.Stats) => this.#setApart(relative, stat) }),
       opaque: (relatives) =>
         this.#host.opaque(
           this.#userNamespace ? OPAQUE_ATTRIBUTE.user : OPAQUE_ATTRIBUTE.trusted,
@@ -467,11 +479,4 @@ function changeClock(folder: string): number {
   const marker = path.join(folder, 'started')
   fs.writeFileSync(marker, '')
   return fs.statSync(marker).ctimeMs
-}
-
-/** The outermost `.git` folder a path lies in (itself included), if any. */
-function gitFolder(relative: string): string | undefined {
-  const parts = relative.split('/')
-  const index = parts.indexOf('.git')
-  return index === -1 ? undefined : parts.slice(0, index + 1).join('/')
 }

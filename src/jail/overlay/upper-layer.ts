@@ -37,15 +37,24 @@ export interface UpperLayerContext {
    */
   readonly startedMs: number
   /**
-   * The folder a path belongs to when it is set apart: not a change of the tree, but kept in
-   * the jail whole (a fork's `.git`). Undefined: the path is a change like any other.
+   * Whether a path is set apart: not a change of the tree, but kept in the jail (a fork's
+   * `.git`, its ignored files). Asked parents first; what lies below a path set apart goes
+   * with it.
    */
-  readonly apart?: (relative: string) => string | undefined
+  readonly apart?: (relative: string, stat: fs.Stats) => Promise<boolean>
 }
 
 /** A whiteout: the overlay's mark of a deleted entry, a character device numbered 0, 0. */
 function isWhiteout(stat: fs.Stats): boolean {
   return stat.isCharacterDevice() && stat.rdev === 0
+}
+
+/** Whether a folder above `relative` is in `folders`. */
+function within(relative: string, folders: ReadonlySet<string>): boolean {
+  for (let at = relative.lastIndexOf('/'); at > 0; at = relative.lastIndexOf('/', at - 1)) {
+    if (folders.has(relative.slice(0, at))) return true
+  }
+  return false
 }
 
 /** Reads the changes a command left in its upper layer. */
@@ -65,13 +74,18 @@ export async function readUpperLayer(context: UpperLayerContext): Promise<UpperL
       }),
   )
   const apart = new Set<string>()
-  const kept = entries.filter(({ relative }) => {
-    if (context.isPrivate(relative)) return false
-    const folder = context.apart?.(relative)
-    if (folder === undefined) return true
-    apart.add(folder)
-    return false
-  })
+  const kept: typeof entries = []
+  for (const entry of entries) {
+    if (context.isPrivate(entry.relative)) continue
+    if (context.apart !== undefined) {
+      if (within(entry.relative, apart)) continue
+      if (await context.apart(entry.relative, entry.stat)) {
+        apart.add(entry.relative)
+        continue
+      }
+    }
+    kept.push(entry)
+  }
   const folders = kept.filter(({ stat }) => stat.isDirectory()).map(({ relative }) => relative)
   const opaqueFlags = await context.opaque(folders)
   const opaque = new Set(folders.filter((_, index) => opaqueFlags[index] === true))
