@@ -117,6 +117,9 @@ describe('a fork’s layers', () => {
     await assert.rejects(fs.stat(path.join(scratch.workspace, 'dist')))
     await assert.rejects(fs.stat(path.join(scratch.workspace, 'node_modules/other')))
     assert.equal(await live(scratch, 'node_modules/dep/index.js'), 'module.exports = "dep"\n')
+    // Lists of a line's files leave out what git leaves out, on main as in the fork.
+    const mainFiles = await workshop.call('room_files', { fork: 'main' })
+    assert.equal(mainFiles.content, '.gitignore\nREADME.md\nsrc/a.js\nsrc/keep.js')
   })
 
   it('bring a fork’s own writes and deletions back into the fork, each command on the last', async () => {

@@ -18,6 +18,22 @@ describe('the fs capability', () => {
     )
   })
 
+  it('globs as the glob tool does: what .gitignore files ignore is skipped unless named', async () => {
+    await using fixture = await evalWorkshop({
+      files: {
+        '.gitignore': 'node_modules/\n',
+        'src/x.js': 'x',
+        'node_modules/dep/index.js': 'dep',
+        'node_modules/dep/lib/.gitignore': '',
+      },
+    })
+    assert.equal(evalValue(await fixture.run('(await fs.glob("**/*.js")).join()')), 'src/x.js')
+    assert.equal(
+      evalValue(await fixture.run('(await fs.glob("**/*.js", { path: "node_modules" })).join()')),
+      'node_modules/dep/index.js',
+    )
+  })
+
   it('reads, writes, lists, globs, stats and removes through the path policy', async () => {
     await using fixture = await evalWorkshop({
       files: { 'a.txt': 'alpha\n', 'src/x.ts': 'x', 'src/y.ts': 'y' },

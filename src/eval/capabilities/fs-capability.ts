@@ -160,7 +160,7 @@ export const fsCapability: Capability = {
     capabilityFunction({
       name: 'glob',
       signature: 'glob(pattern: string, options?: { path?: string }): Promise<string[]>',
-      description: `Workspace-relative paths of files matching a glob (** across folders), sorted, at most ${MAX_GLOB_PATHS}; .git is skipped.`,
+      description: `Workspace-relative paths of files matching a glob (** across folders), sorted, at most ${MAX_GLOB_PATHS}; .git and what the .gitignore files ignore are skipped, unless options.path names an ignored folder.`,
       parameters: z.tuple([
         z.string().min(1),
         z.strictObject({ path: z.string().optional() }).optional(),
@@ -170,7 +170,11 @@ export const fsCapability: Capability = {
         const matches = picomatch(pattern, { dot: true })
         const prefix = base === '' ? '' : `${base}/`
         const found: string[] = []
-        for await (const entry of ctx.workspace.walk(base, { signal: ctx.signal })) {
+        // As the glob tool: what git ignores (node_modules, build outputs) is not searched.
+        for await (const entry of ctx.workspace.walk(base, {
+          signal: ctx.signal,
+          gitignore: true,
+        })) {
           if (entry.type !== 'directory' && matches(entry.path.slice(prefix.length)))
             found.push(entry.path)
           // Held to the cap while walking: a huge tree never makes a huge list.

@@ -19,13 +19,14 @@ const forkOption = z
 /** Lists the files of a line. */
 export const roomFilesTool = defineTool({
   name: 'room_files',
-  description: 'List every file of a workspace line (workspace-relative paths, sorted).',
+  description:
+    'List the files of a workspace line (workspace-relative paths, sorted): .git and what the .gitignore files ignore are left out, as git leaves them out.',
   parameters: z.object({ fork: forkOption }),
   async execute({ fork }, ctx) {
     const lines = linesOf(ctx)
     const workspace = await lines.workspace(fork ?? lines.current)
     const files: string[] = []
-    for await (const entry of workspace.walk('', { signal: ctx.signal }))
+    for await (const entry of workspace.walk('', { signal: ctx.signal, gitignore: true }))
       if (entry.type !== 'directory') files.push(entry.path)
     files.sort()
     return toolSuccess(files.length === 0 ? '(no files)' : files.join('\n'), {
