@@ -2,7 +2,7 @@
  * @module eitri
  * The public library. Every export is listed by name; a test pins this list.
  */
-export { EitriError, type ErrorCode } from './errors/eitri-error.ts'
+export { ERROR_CODES, EitriError, type ErrorCode } from './errors/eitri-error.ts'
 export {
   defineTool,
   TOOL_NAME_PATTERN,

@@ -12,6 +12,7 @@ it('exports exactly the public API', () => {
     'DEFAULT_MODE',
     'DEFAULT_PROTECTED_PATHS',
     'DirectoryTree',
+    'ERROR_CODES',
     'EitriError',
     'EvalOwner',
     'EvalPool',
