@@ -3,14 +3,9 @@
  * The access ladder: `read-only` < `workspace-write` < `full-access`. Every cap in force
  * clamps; the effective access is the narrowest of them.
  */
-import type { AccessLevel } from '../tool/access-context.ts'
+import { ACCESS_LEVELS, type AccessLevel } from '../tool/access-context.ts'
 
-/** The levels, narrowest first. */
-export const ACCESS_LEVELS: readonly AccessLevel[] = Object.freeze([
-  'read-only',
-  'workspace-write',
-  'full-access',
-])
+export { ACCESS_LEVELS }
 
 /** True when `value` names a level. */
 export function isAccessLevel(value: unknown): value is AccessLevel {

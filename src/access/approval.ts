@@ -4,15 +4,11 @@
  */
 import type { AccessLevel } from '../tool/access-context.ts'
 
-/** When to ask, with Codex's names. */
-export type ApprovalPolicy = 'untrusted' | 'on-request' | 'never'
+/** When to ask, with Codex's names: the policies, for validation and help. */
+export const APPROVAL_POLICIES = Object.freeze(['untrusted', 'on-request', 'never'] as const)
 
-/** The policies, for validation and help. */
-export const APPROVAL_POLICIES: readonly ApprovalPolicy[] = Object.freeze([
-  'untrusted',
-  'on-request',
-  'never',
-])
+/** One of {@link APPROVAL_POLICIES}. */
+export type ApprovalPolicy = (typeof APPROVAL_POLICIES)[number]
 
 /** What a person is asked to approve. */
 export interface ApprovalRequest {

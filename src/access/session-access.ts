@@ -236,8 +236,10 @@ export class SessionAccess {
   }
 
   async #judge(command: string, options: { escalate?: boolean }): Promise<CommandJudgement> {
-    if (this.#options.judge === undefined)
-      return { verdict: 'jail', rule: 'default', reason: 'runs confined', parts: [{ command }] }
+    if (this.#options.judge === undefined) {
+      const finding = { verdict: 'jail', rule: 'default', reason: 'runs confined' } as const
+      return { ...finding, parts: [{ ...finding, command }] }
+    }
     return this.#options.judge(command, options)
   }
 

@@ -6,12 +6,11 @@
 import path from 'node:path'
 import { parentEnvironment } from '../config/environment.ts'
 import { EitriError } from '../errors/eitri-error.ts'
-import type { SandboxMode } from '../tool/tool-governance.ts'
+import { SANDBOX_MODES, type SandboxMode } from '../tool/tool-governance.ts'
 import type { Executor } from './executor.ts'
 import { processExecutor } from './process-executor.ts'
 
-/** Every sandbox mode. */
-export const SANDBOX_MODES: readonly SandboxMode[] = ['read-only', 'tempdir', 'container']
+export { SANDBOX_MODES }
 /** The wall-clock limit of a confined call when none is given. */
 export const DEFAULT_CONFINE_TIMEOUT_MS = 30_000
 /** The most bytes a confined call answers when nothing else is said. */

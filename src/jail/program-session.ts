@@ -4,6 +4,7 @@
  * run until they end, are killed, or the session closes. Every program runs in the jail.
  */
 import { EitriError } from '../errors/eitri-error.ts'
+import { ACCESS_LEVELS, type AccessLevel } from '../tool/access-context.ts'
 import type {
   JobRead,
   ProgramRequest,
@@ -69,12 +70,10 @@ export class JailProgramSession implements ProgramSession {
     })
   }
 
-  async stopJobsWiderThan(
-    level: 'read-only' | 'workspace-write' | 'full-access',
-  ): Promise<string[]> {
-    const order = ['read-only', 'workspace-write', 'full-access']
+  async stopJobsWiderThan(level: AccessLevel): Promise<string[]> {
     const wider = [...this.#jobs.values()].filter(
-      (job) => job.exit === undefined && order.indexOf(job.access) > order.indexOf(level),
+      (job) =>
+        job.exit === undefined && ACCESS_LEVELS.indexOf(job.access) > ACCESS_LEVELS.indexOf(level),
     )
     await Promise.all(wider.map((job) => this.killJob(job.id)))
     return wider.map((job) => job.id)

@@ -3,11 +3,10 @@
  * Workspace lines as the store sees them: `main` and the forks made from it.
  */
 
-/** A line's state: only an open line can be read or written. */
-export type LineState = 'open' | 'merged' | 'discarded'
+import { MAIN_LINE, type LineState } from '../tool/line-control.ts'
 
-/** The line every store starts with. */
-export const MAIN_LINE = 'main'
+// Only an open line can be read or written.
+export { MAIN_LINE, type LineState }
 
 /** Line names: what a fork id, a Run id or a branch name can be. */
 export const LINE_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._:/-]{0,199}$/

@@ -3,8 +3,17 @@
  * The durable record of one Run (seed-semantics §H item 59) and what writes it.
  */
 
-/** A Run's status. `running` after a crash means unfinished, not live. */
-export type RunStatus = 'running' | 'waiting' | 'completed' | 'failed' | 'cancelled'
+/** Every status of a Run. `running` after a crash means unfinished, not live. */
+export const RUN_STATUSES = Object.freeze([
+  'running',
+  'waiting',
+  'completed',
+  'failed',
+  'cancelled',
+] as const)
+
+/** One of {@link RUN_STATUSES}. */
+export type RunStatus = (typeof RUN_STATUSES)[number]
 
 /** The statuses `finishRun` writes. `waiting` is not terminal and has no `endedAt`. */
 export type RunFinishStatus = Exclude<RunStatus, 'running'>
@@ -12,14 +21,7 @@ export type RunFinishStatus = Exclude<RunStatus, 'running'>
 /** What happens to a Run's forked effects; a separate axis from status. */
 export type SettlementStatus = 'open' | 'merged' | 'review' | 'discarded'
 
-/** Every status, and the terminal ones (which can never change again). */
-export const RUN_STATUSES: readonly RunStatus[] = [
-  'running',
-  'waiting',
-  'completed',
-  'failed',
-  'cancelled',
-]
+/** The terminal statuses, which can never change again. */
 export const TERMINAL_RUN_STATUSES: readonly RunStatus[] = ['completed', 'failed', 'cancelled']
 
 /** Where a Run came from: fixed at admission, never overwritten by later writes. */

@@ -3,26 +3,39 @@
  * The access in force for one call, as tools see it. The access layer implements it.
  */
 
-/** The access ladder: each level allows everything the one before it does. */
-export type AccessLevel = 'read-only' | 'workspace-write' | 'full-access'
+/** The access levels, narrowest first: each allows everything the one before it does. */
+export const ACCESS_LEVELS = Object.freeze(['read-only', 'workspace-write', 'full-access'] as const)
 
-/** The levels, narrowest first. */
-export const ACCESS_LEVELS: readonly AccessLevel[] = Object.freeze([
-  'read-only',
-  'workspace-write',
-  'full-access',
-])
+/** The access ladder: `read-only` < `workspace-write` < `full-access`. */
+export type AccessLevel = (typeof ACCESS_LEVELS)[number]
 
-/** What the command policy decides about a shell command. */
+/**
+ * Whether a command runs at once, after a question, or never. In rising severity:
+ * - `allow`: it only reads, and cannot run another program or write; it runs without asking
+ *   even under `--approval untrusted`.
+ * - `jail`: it runs at once, confined by the jail (the jail, not this policy, is the boundary).
+ * - `ask`: it is legitimate but destroys work or cannot be judged; a person must approve it.
+ * - `deny`: it never runs.
+ */
 export type CommandVerdict = 'allow' | 'jail' | 'ask' | 'deny'
 
 /** A verdict with the rule that decided it and a reason a model can act on. */
-export interface CommandJudgement {
+export interface CommandFinding<Rule extends string = string> {
   readonly verdict: CommandVerdict
-  readonly rule: string
+  readonly rule: Rule
+  /** Names what was found and what to do instead; read by models. */
   readonly reason: string
-  /** Each simple command found, judged on its own. */
-  readonly parts?: readonly { readonly command: string }[]
+}
+
+/** One simple command found in a shell command, judged on its own. */
+export interface CommandPart<Rule extends string = string> extends CommandFinding<Rule> {
+  /** The simple command as written. */
+  readonly command: string
+}
+
+/** The verdict of a whole shell command: the most severe of its parts'. */
+export interface CommandJudgement<Rule extends string = string> extends CommandFinding<Rule> {
+  readonly parts: readonly CommandPart<Rule>[]
 }
 
 /** Whether a command may run, and where. */

@@ -5,6 +5,18 @@
  */
 import type { WorkspaceView } from './workspace-view.ts'
 
+/** The line every workspace starts with, and the name that always means it. */
+export const MAIN_LINE = 'main'
+
+/**
+ * What became of a line: `open` (it can be read and written), `merged` into its parent (read
+ * only now) or `discarded`.
+ */
+export const LINE_STATES = Object.freeze(['open', 'merged', 'discarded'] as const)
+
+/** One of {@link LINE_STATES}. */
+export type LineState = (typeof LINE_STATES)[number]
+
 /** A fork as tools see it. */
 export interface LineInfo {
   readonly id: string
@@ -16,8 +28,7 @@ export interface LineInfo {
 
 /** A fork with what became of it, as listings show it. */
 export interface LineOverviewInfo extends LineInfo {
-  /** `open`, `merged` into its parent (read-only now) or `discarded`. */
-  readonly state: 'open' | 'merged' | 'discarded'
+  readonly state: LineState
   /** Files it changed since it was forked. */
   readonly changes: number
   readonly lastActivity: string

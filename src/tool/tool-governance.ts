@@ -9,7 +9,10 @@
  * folder), `tempdir` (writes in its scratch folder) or `container` (an explicit executor, such
  * as the jail, confines it).
  */
-export type SandboxMode = 'read-only' | 'tempdir' | 'container'
+export const SANDBOX_MODES = Object.freeze(['read-only', 'tempdir', 'container'] as const)
+
+/** One of {@link SANDBOX_MODES}. */
+export type SandboxMode = (typeof SANDBOX_MODES)[number]
 
 /** The governance of a confined tool. */
 export interface ToolGovernance {

@@ -3,10 +3,11 @@
  * What a fork's overview says of it (its state, its last activity) and which forks a prune
  * removes: pure rules over fork records, so `eitri forks` and `workspace_list` say the same.
  */
+import type { LineState } from '../tool/line-control.ts'
 import type { ForkInfo } from './fork-registry.ts'
 
 /** What became of a fork: still open, merged into its parent, or thrown away. */
-export type ForkState = 'open' | 'merged' | 'discarded'
+export type ForkState = LineState
 
 /** A fork as an overview lists it: its record, its state, its changes, its last activity. */
 export interface ForkOverview extends ForkInfo {

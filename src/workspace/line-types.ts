@@ -5,8 +5,10 @@
  */
 import type { DirectoryTree } from './directory-tree.ts'
 import type { TreeChange } from './tree-merge.ts'
+import { MAIN_LINE } from '../tool/line-control.ts'
+
 /** The name of the user's live line. */
-export const MAIN = 'main'
+export const MAIN = MAIN_LINE
 
 /** What a fork's name may be: display only, so plain and short. */
 export const FORK_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/

@@ -4,15 +4,14 @@
  * command, and the most severe of them for the whole.
  */
 
-/**
- * Whether a command runs at once, after a question, or never. In rising severity:
- * - `allow`: it only reads, and cannot run another program or write; it runs without asking
- *   even under `--approval untrusted`.
- * - `jail`: it runs at once, confined by the jail (the jail, not this policy, is the boundary).
- * - `ask`: it is legitimate but destroys work or cannot be judged; a person must approve it.
- * - `deny`: it never runs.
- */
-export type CommandVerdict = 'allow' | 'jail' | 'ask' | 'deny'
+import type {
+  CommandFinding as Finding,
+  CommandJudgement as Judgement,
+  CommandPart as Part,
+  CommandVerdict,
+} from '../../tool/access-context.ts'
+
+export type { CommandVerdict }
 
 /**
  * The rule that decided a verdict: a stable code to branch on (never branch on `reason`).
@@ -89,24 +88,14 @@ export type CommandRule =
   | 'too-long'
   | 'policy-closed'
 
-/** One rule's conclusion about one command. */
-export interface CommandFinding {
-  readonly verdict: CommandVerdict
-  readonly rule: CommandRule
-  /** Says what was decided and why, so that a model can act on it. */
-  readonly reason: string
-}
+/** One rule's conclusion about one command (the verdicts are tool/access-context.ts's). */
+export type CommandFinding = Finding<CommandRule>
 
 /** The verdict for one simple command (or one assignment, redirection or pipeline). */
-export interface CommandPart extends CommandFinding {
-  /** The part's source text, as written in the command (or in the shell string it came from). */
-  readonly command: string
-}
+export type CommandPart = Part<CommandRule>
 
 /** The policy's answer for a whole command: the most severe part decides. */
-export interface CommandJudgement extends CommandFinding {
-  readonly parts: readonly CommandPart[]
-}
+export type CommandJudgement = Judgement<CommandRule>
 
 /** Severity of each verdict; a higher number wins. */
 export const VERDICT_SEVERITY: Readonly<Record<CommandVerdict, number>> = Object.freeze({
