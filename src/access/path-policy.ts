@@ -7,6 +7,7 @@
 import path from 'node:path'
 import { judgeGitWrite, type ProgramPathSource } from './git-metadata/judge-git-write.ts'
 import type { ProtectedPathMatcher } from './protected-paths.ts'
+import { isWithin } from '../util/relative-paths.ts'
 
 /** What an access is for. */
 export type PathIntent = 'read' | 'write'
@@ -203,10 +204,6 @@ function stripRoot(absolute: string, root: string): string | undefined {
 /** The input as written, without `.` and empty components, for matching protection rules. */
 function lexical(components: readonly string[]): string {
   return components.filter((component) => component !== '' && component !== '.').join('/')
-}
-
-function isWithin(candidate: string, folder: string): boolean {
-  return candidate === folder || candidate.startsWith(`${folder}/`)
 }
 
 function denied(

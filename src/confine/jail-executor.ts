@@ -21,6 +21,7 @@ import { MINIMAL_PATH } from './minimal-environment.ts'
 import { moduleTarget } from './module-target.ts'
 import { envelopeLimit } from './result-text.ts'
 import { packageRootOf, RUNNER_PATH } from './runner-path.ts'
+import { isWithinAny } from '../util/relative-paths.ts'
 
 /** Where the jail sees the parent's Node. */
 export const JAIL_NODE_PATH = '/opt/eitri/node'
@@ -198,7 +199,7 @@ function packageRoots(modulePath: string): string[] {
         `The module ${modulePath} has no package root below /, so the jail cannot show it alone: put it in a folder with a package.json.`,
       )
     }
-    if (!roots.some((root) => candidate === root || candidate.startsWith(`${root}/`))) {
+    if (!isWithinAny(candidate, roots)) {
       roots.push(candidate)
     }
   }

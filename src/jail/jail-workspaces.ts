@@ -15,6 +15,7 @@ import type { WorkspaceTree } from '../workspace/workspace-tree.ts'
 import type { ForkBelow } from './overlay/fork-layer.ts'
 import { OverlayWorkspace, type Layer } from './overlay/overlay-workspace.ts'
 import { WorkspaceMirror, type SyncReport } from './workspace-mirror.ts'
+import { isWithinAny } from '../util/relative-paths.ts'
 
 /** Where one start sees the workspace: a mirror, or an overlay mounted for it. */
 export type WorkspaceLayer =
@@ -209,8 +210,7 @@ export class JailWorkspaces {
       view: this.#options.view,
       owner: this.#identity,
       ...(this.#options.writeBack === undefined ? {} : { limits: this.#options.writeBack }),
-      isPrivate: (relative) =>
-        privateRelative.some((hidden) => relative === hidden || relative.startsWith(`${hidden}/`)),
+      isPrivate: (relative) => isWithinAny(relative, privateRelative),
     })
     return this.#mirror
   }

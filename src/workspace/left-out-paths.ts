@@ -9,6 +9,7 @@
 import fs from 'node:fs'
 import { gitPathOf, hostPathOf, readablePath, splitGitPaths, type GitPath } from './git/git-path.ts'
 import { runGit, type GitTarget } from './git/run-git.ts'
+import { isWithin } from '../util/relative-paths.ts'
 
 /** The default size bound of a snapshotted file. */
 export const DEFAULT_MAX_FILE_BYTES = 64 * 1024 * 1024
@@ -90,7 +91,10 @@ export class LeftOutPaths {
     } else {
       const whole = options.folders.includes('.' as GitPath)
       for (const known of [...this.#entries.keys()])
-        if (whole || options.folders.some((folder) => within(known, folder)))
+        if (
+          whole ||
+          options.folders.some((folder) => isWithin(known, folder === '.' ? '' : folder))
+        )
           this.#entries.delete(known)
       for (const candidate of await changedPaths(options.target, options.folders)) {
         if (candidate.endsWith('/'))
@@ -104,7 +108,7 @@ export class LeftOutPaths {
 
   #judge(changed: GitPath): void {
     for (const known of [...this.#entries.keys()])
-      if (within(known, changed)) this.#entries.delete(known)
+      if (isWithin(known, changed === '.' ? '' : changed)) this.#entries.delete(known)
     if (this.#isLarge(changed)) this.#entries.set(changed, 'large')
   }
 
@@ -149,8 +153,4 @@ export async function changedPaths(
     ...spelled.map((folder) => `:(literal)${folder}`),
   ])
   return splitGitPaths(output.stdout)
-}
-
-function within(file: string, folder: string): boolean {
-  return folder === '.' || file === folder || file.startsWith(`${folder}/`)
 }

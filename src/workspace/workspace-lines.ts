@@ -57,6 +57,7 @@ import {
   type TreeChange,
 } from './tree-merge.ts'
 import type { WorkspaceTree } from './workspace-tree.ts'
+import { isWithinAny } from '../util/relative-paths.ts'
 
 /** The lines of one workspace. */
 export class WorkspaceLines implements AsyncDisposable {
@@ -90,9 +91,7 @@ export class WorkspaceLines implements AsyncDisposable {
     this.#excluded = excluded
     this.#watcher =
       options.watch === true
-        ? new MainWatcher(options.main.root, (relative) =>
-            excluded.some((hidden) => relative === hidden || relative.startsWith(`${hidden}/`)),
-          )
+        ? new MainWatcher(options.main.root, (relative) => isWithinAny(relative, excluded))
         : undefined
   }
 
@@ -302,9 +301,7 @@ export class WorkspaceLines implements AsyncDisposable {
       if (changes.length === 0) return { type: 'nothing', into: MAIN }
       const entries = changes.map((change) => journalEntryOf(change))
       // eitri's own state and configuration are never a merge's to write, whatever a fork holds.
-      const hidden = entries.filter((entry) =>
-        this.#excluded.some((path) => entry.path === path || entry.path.startsWith(`${path}/`)),
-      )
+      const hidden = entries.filter((entry) => isWithinAny(entry.path, this.#excluded))
       if (hidden.length > 0)
         throw new EitriError(
           'protected_path',

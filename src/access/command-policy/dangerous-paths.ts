@@ -8,6 +8,7 @@ import path from 'node:path'
 import picomatch from 'picomatch'
 import { WORKSPACE_MOUNT } from '../path-policy.ts'
 import type { ShellWord } from './shell-syntax.ts'
+import { isWithin } from '../../util/relative-paths.ts'
 
 /** What a path names, from the policy's point of view. */
 export type PathDanger =
@@ -82,10 +83,6 @@ function absolute(value: string): string {
       : `${WORKSPACE_MOUNT}/${value}`
   const normal = path.posix.normalize(rooted)
   return normal.length > 1 && normal.endsWith('/') ? normal.slice(0, -1) : normal
-}
-
-function isWithin(candidate: string, folder: string): boolean {
-  return candidate === folder || candidate.startsWith(`${folder}/`)
 }
 
 function inSystemTree(target: string): boolean {

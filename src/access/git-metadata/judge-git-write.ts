@@ -7,6 +7,7 @@
  */
 import { gitEntryKind, gitPlaceByName, GIT_FOLDER } from './git-place.ts'
 import type { WorkspaceProgramPath } from './repository-programs.ts'
+import { isWithin as within } from '../../util/relative-paths.ts'
 
 /** How the rule looks at a tree (the path policy's lookup). */
 export interface GitLookup {
@@ -99,8 +100,4 @@ async function repositoryState(
     written('HEAD', head) &&
     (written('commondir', common) || (written('objects', objects) && written('refs', refs)))
   return { before, after }
-}
-
-function within(candidate: string, folder: string): boolean {
-  return folder === '' || candidate === folder || candidate.startsWith(`${folder}/`)
 }

@@ -16,6 +16,7 @@ import {
   type HistoryHost,
   type HistoryProposal,
 } from '../git-metadata/history-rules.ts'
+import { isWithin as within } from '../../util/relative-paths.ts'
 
 /** One change a command made, as found in its copy of the workspace. */
 export interface ProposedChange {
@@ -285,10 +286,6 @@ function ordered(changes: readonly PlannedChange[]): PlannedChange[] {
   const removals = changes.filter((c) => c.type === 'delete').sort((a, b) => depth(b) - depth(a))
   // Removals first: a folder replaced by a file (or a file by a folder) goes before its successor.
   return [...removals, ...folders, ...entries]
-}
-
-function within(candidate: string, folder: string): boolean {
-  return folder === '' || candidate === folder || candidate.startsWith(`${folder}/`)
 }
 
 function formatBytes(bytes: number): string {

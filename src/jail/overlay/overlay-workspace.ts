@@ -31,6 +31,7 @@ import { ignoredPathsOf } from '../../workspace/ignored-paths.ts'
 import { ForkLayer, type ForkBelow } from './fork-layer.ts'
 import { LayerHost } from './layer-host.ts'
 import { readUpperLayer } from './upper-layer.ts'
+import { isWithinAny } from '../../util/relative-paths.ts'
 
 /**
  * Overlay options: no folder redirects, no metadata-only copies, no index, so the upper layer
@@ -310,7 +311,7 @@ export class OverlayWorkspace {
     // Outermost first, and nothing below a covered path: it is gone from view already.
     const covered: string[] = []
     for (const relative of [...this.#privatePaths].sort((a, b) => a.length - b.length)) {
-      if (covered.some((outer) => relative === outer || relative.startsWith(`${outer}/`))) continue
+      if (isWithinAny(relative, covered)) continue
       covered.push(relative)
       const stat = await this.#statBelow(relative)
       if (stat === undefined) continue
@@ -338,8 +339,7 @@ export class OverlayWorkspace {
   }
 
   async #writeBack(layer: Layer, upper: string): Promise<SyncReport> {
-    const isPrivate = (relative: string): boolean =>
-      this.#privatePaths.some((hidden) => relative === hidden || relative.startsWith(`${hidden}/`))
+    const isPrivate = (relative: string): boolean => isWithinAny(relative, this.#privatePaths)
     const read = await readUpperLayer({
       upper,
       tree: this.#tree,
