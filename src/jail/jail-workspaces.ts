@@ -16,6 +16,7 @@ import type { ForkBelow } from './overlay/fork-layer.ts'
 import { OverlayWorkspace, type Layer } from './overlay/overlay-workspace.ts'
 import { WorkspaceMirror, type SyncReport } from './workspace-mirror.ts'
 import { isWithinAny } from '../util/relative-paths.ts'
+import { SerialQueue } from '../util/serial-queue.ts'
 
 /** Where one start sees the workspace: a mirror, or an overlay mounted for it. */
 export type WorkspaceLayer =
@@ -50,7 +51,7 @@ export class JailWorkspaces {
   /** The overlays, once tried: undefined before, null when the mirror serves instead. */
   #overlay: OverlayWorkspace | null | undefined
   #overlayUnavailable: string | undefined
-  #serial: Promise<unknown> = Promise.resolve()
+  readonly #serial = new SerialQueue()
   #closed = false
 
   constructor(
@@ -193,7 +194,7 @@ export class JailWorkspaces {
   /** Waits for the syncs and mounts under way, then removes the mirror and ends the overlays. */
   async close(): Promise<void> {
     this.#closed = true
-    await this.#serial.catch(() => undefined)
+    await this.#serial.settled()
     if (this.#mirror !== undefined) fs.rmSync(this.#mirror.root, { recursive: true, force: true })
     if (this.#overlay) this.#overlay.close()
   }
@@ -216,8 +217,6 @@ export class JailWorkspaces {
   }
 
   #serialize<T>(work: () => Promise<T>): Promise<T> {
-    const next = this.#serial.then(work, work)
-    this.#serial = next.catch(() => undefined)
-    return next
+    return this.#serial.run(work)
   }
 }

@@ -58,6 +58,7 @@ import {
 } from './tree-merge.ts'
 import type { WorkspaceTree } from './workspace-tree.ts'
 import { isWithinAny } from '../util/relative-paths.ts'
+import { SerialQueue } from '../util/serial-queue.ts'
 
 /** The lines of one workspace. */
 export class WorkspaceLines implements AsyncDisposable {
@@ -71,7 +72,7 @@ export class WorkspaceLines implements AsyncDisposable {
   readonly #excluded: readonly string[]
   readonly #watcher: MainWatcher | undefined
   readonly #trees = new Map<string, ForkTree>()
-  #serial: Promise<unknown> = Promise.resolve()
+  readonly #serial = new SerialQueue()
   /** True while a change under `.git` may not be in the newest snapshot's references yet. */
   #gitTouched = true
 
@@ -565,7 +566,7 @@ export class WorkspaceLines implements AsyncDisposable {
 
   async close(): Promise<void> {
     await this.snapshots.settled()
-    await this.#serial.catch(() => undefined)
+    await this.#serial.settled()
     this.#watcher?.close()
     this.history.close()
   }
@@ -809,9 +810,7 @@ export class WorkspaceLines implements AsyncDisposable {
   }
 
   #serialize<T>(work: () => Promise<T>): Promise<T> {
-    const next = this.#serial.then(work, work)
-    this.#serial = next.catch(() => undefined)
-    return next
+    return this.#serial.run(work)
   }
 }
 

@@ -16,6 +16,7 @@ import type {
   SqlValue,
   TransactionMode,
 } from '../sql/sql-driver.ts'
+import { SerialQueue } from '../../util/serial-queue.ts'
 
 /** How long SQLite itself waits on a lock before our retry loop takes over (it blocks). */
 const BUSY_TIMEOUT_MS = 20
@@ -88,7 +89,7 @@ export class SqliteDriver implements SqlDriver {
   readonly #database: DatabaseSync
   readonly #statements = new Map<string, StatementSync>()
   /** One transaction at a time on this connection: later ones wait their turn. */
-  #queue: Promise<unknown> = Promise.resolve()
+  readonly #queue = new SerialQueue()
   #closed = false
 
   constructor(database: DatabaseSync, location: string) {
@@ -108,9 +109,7 @@ export class SqliteDriver implements SqlDriver {
         location: this.location,
       })
     }
-    const result = this.#queue.then(run, run)
-    this.#queue = result.catch(() => undefined)
-    return result
+    return this.#queue.run(run)
   }
 
   async #attempt<T>(
@@ -164,7 +163,7 @@ export class SqliteDriver implements SqlDriver {
   async close(): Promise<void> {
     if (this.#closed) return
     this.#closed = true
-    await this.#queue
+    await this.#queue.settled()
     this.#statements.clear()
     this.#database.close()
   }
