@@ -4,10 +4,12 @@
  * WebAssembly, a `node --test` suite of 14 tests), its `npm test` run through the `shell` tool
  * of a workshop, beside a plain spawn of the same command in the same folder. The first run on
  * main (the jail starts) and in a fork (its layer is built), then rounds of later runs, each
- * round plain, main and fork in turn so that load from other work falls on all three alike.
- * Also `true` through `shell` on each, what the tool and the jail add to any command.
- * Prints the minimum and the median of the later runs and the fork/main ratio (goal ≤ 1.2), of
- * the minimums and, paired, of each round's two runs.
+ * round plain, main and fork in turn so that load from other work falls on all three alike,
+ * then `true` through `shell` on each (what the tool and the jail add to any command). Wall
+ * time and, from bash's `time`, the CPU time of the command and its children: the load of a
+ * shared machine moves it far less, and it leaves out the tool's work around the command,
+ * which `true` shows. Prints minimums and medians of the later runs and the fork/main ratio
+ * (goal ≤ 1.2) of the minimums and, paired, of each round's two runs.
  *
  * `EITRI_BENCH_RUNS` sets the number of rounds (default 7).
  */
@@ -22,6 +24,19 @@ import { micros, report } from './measure.ts'
 
 const ROUNDS = Math.max(3, Number(process.env['EITRI_BENCH_RUNS'] ?? 7) || 7)
 const COMMAND = 'npm test'
+/**
+ * The command as both run it: bash's `time` prints the CPU time of the command and its
+ * children, which another engineer's load on the shared machine changes far less than the wall
+ * time.
+ */
+const TIMED = `TIMEFORMAT='cpu %3U %3S'; { time ${COMMAND} 2>&1; } 2>&1`
+
+/** The CPU seconds (user and system) a TIMED run printed. */
+function cpuOf(output: string): number {
+  const found = /^cpu (\d+\.\d+) (\d+\.\d+)$/m.exec(output)
+  if (found === null) throw new Error(`no CPU time in the output:\n${output.slice(-500)}`)
+  return Number(found[1]) + Number(found[2])
+}
 
 /** Throws unless a run's output says the whole suite passed. */
 function passed(output: string, tests: number, where: string): void {
@@ -32,7 +47,7 @@ function passed(output: string, tests: number, where: string): void {
 /** The command with a plain spawn (bash, the jail's PATH, a HOME of its own). */
 function plainRun(cwd: string, home: string): Promise<string> {
   return new Promise((resolve, reject) => {
-    const child = spawn('/bin/bash', ['-c', `${COMMAND} 2>&1`], {
+    const child = spawn('/bin/bash', ['-c', TIMED], {
       cwd,
       env: { PATH: '/usr/local/bin:/usr/bin:/bin', HOME: home, LANG: 'C.UTF-8' },
       stdio: ['ignore', 'pipe', 'inherit'],
@@ -50,6 +65,13 @@ async function timed(run: () => Promise<unknown>): Promise<number> {
   const start = performance.now()
   await run()
   return (performance.now() - start) * 1000
+}
+
+/** A run's wall time (µs) and the CPU time (µs) its output reports. */
+async function measured(run: () => Promise<string>): Promise<{ wall: number; cpu: number }> {
+  const start = performance.now()
+  const output = await run()
+  return { wall: (performance.now() - start) * 1000, cpu: cpuOf(output) * 1e6 }
 }
 
 const min = (samples: readonly number[]) => Math.min(...samples)
@@ -80,12 +102,13 @@ try {
     const used = await workshop.call('workspace_use', { fork })
     if (used.type !== 'success') throw new Error(used.content)
   }
-  const shell = async (fork: string, where: string): Promise<void> => {
+  const shell = async (fork: string, where: string): Promise<string> => {
     await use(fork)
-    const ran = await workshop.call('shell', { command: `${COMMAND} 2>&1` })
+    const ran = await workshop.call('shell', { command: TIMED })
     if (ran.type !== 'success' || !ran.content.endsWith('[exit 0]'))
       throw new Error(`${COMMAND} failed ${where}: ${ran.content.slice(-2000)}`)
     passed(ran.content, fixture.tests, where)
+    return ran.content
   }
   /** `true` through `shell` on a line: what the tool and the jail add to any command. */
   const bare = async (fork: string): Promise<number> => {
@@ -95,7 +118,11 @@ try {
       if (!ran.content.endsWith('[exit 0]')) throw new Error(`true failed: ${ran.content}`)
     })
   }
-  const plain = async () => passed(await plainRun(workspace, home), fixture.tests, 'plainly')
+  const plain = async (): Promise<string> => {
+    const output = await plainRun(workspace, home)
+    passed(output, fixture.tests, 'plainly')
+    return output
+  }
 
   // Not measured: the machine's caches (node, npm, the fixture's files) warm for everyone.
   await plain()
@@ -104,11 +131,16 @@ try {
   if (forked.type !== 'success') throw new Error(forked.content)
   const forkFirst = await timed(() => shell('bench', 'in the fork'))
   const samples = { plain: [] as number[], main: [] as number[], fork: [] as number[] }
+  const cpu = { plain: [] as number[], main: [] as number[], fork: [] as number[] }
   const trues = { main: [] as number[], fork: [] as number[] }
+  const record = (into: 'plain' | 'main' | 'fork', run: { wall: number; cpu: number }) => {
+    samples[into].push(run.wall)
+    cpu[into].push(run.cpu)
+  }
   for (let round = 0; round < ROUNDS; round++) {
-    samples.plain.push(await timed(plain))
-    samples.main.push(await timed(() => shell('main', 'on main')))
-    samples.fork.push(await timed(() => shell('bench', 'in the fork')))
+    record('plain', await measured(plain))
+    record('main', await measured(() => shell('main', 'on main')))
+    record('fork', await measured(() => shell('bench', 'in the fork')))
     trues.main.push(await bare('main'))
     trues.fork.push(await bare('bench'))
   }
@@ -127,6 +159,9 @@ try {
   process.stdout.write(
     `  medians: plain ${micros(median(samples.plain))}, main ${micros(median(samples.main))}, fork ${micros(median(samples.fork))}\n`,
   )
+  report(`${COMMAND}, main, CPU time (min)`, min(cpu.main), min(cpu.plain), 'a plain spawn (min)')
+  report(`${COMMAND}, fork, CPU time (min)`, min(cpu.fork), min(cpu.main), 'main (min)')
+  report(`${COMMAND}, fork, CPU time (median)`, median(cpu.fork), median(cpu.main), 'main (median)')
   report('`true` through shell, fork (min)', min(trues.fork), min(trues.main), 'on main (min)')
   // Each round's fork/main ratio: the two runs a few seconds apart, so under the same load.
   const paired = median(samples.fork.map((fork, round) => fork / (samples.main[round] as number)))
