@@ -76,6 +76,15 @@ describe('a real project with dependencies', { timeout: 120_000 }, () => {
     const seen = await workshop.call('shell', { command: 'cat dist/report.txt; git status -s' })
     assert.equal(seen.content, 'sum:       6\n\n[exit 0]')
     await assert.rejects(fs.stat(path.join(scratch.workspace, 'dist')))
+    // The control: the fork's own files alone (what a mirror of its history held) fail the
+    // suite, so the passing run above used main's node_modules.
+    const alone = await workshop.call('shell', {
+      command:
+        'mkdir /tmp/alone && git ls-files -z | xargs -0 cp --parents -t /tmp/alone && cd /tmp/alone && node --test 2>&1',
+    })
+    const failed = outcome(alone.content)
+    assert.ok(failed.fail > 0 && failed.exit !== 0, alone.content)
+    assert.match(alone.content, /Cannot find (package|module) 'tiny-sum'/)
   })
 
   it('fails one test in the fork only after an edit there, and diffs only that source', async () => {
