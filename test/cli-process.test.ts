@@ -19,7 +19,7 @@ describe('bin/eitri.js', () => {
     const { execFileSync } = await import('node:child_process')
     const temporary = await mkdtemp(`${tmpdir()}/eitri-compile-cache-`)
     try {
-      const env = { ...process.env, TMPDIR: temporary }
+      const env: NodeJS.ProcessEnv = { ...process.env, TMPDIR: temporary }
       delete env['NODE_COMPILE_CACHE']
       delete env['NODE_DISABLE_COMPILE_CACHE']
       // Positive control: Node's own default is the temporary folder, writable by every account.
