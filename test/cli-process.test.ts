@@ -13,6 +13,29 @@ describe('bin/eitri.js', () => {
     assert.deepEqual(result, { status: 0, stdout: `${packageInfo.version}\n`, stderr: '' })
   })
 
+  it("keeps Node's compile cache in eitri's node_modules, never in the shared temporary folder", async () => {
+    const { mkdtemp, readdir, rm } = await import('node:fs/promises')
+    const { tmpdir } = await import('node:os')
+    const { execFileSync } = await import('node:child_process')
+    const temporary = await mkdtemp(`${tmpdir()}/eitri-compile-cache-`)
+    try {
+      const env: NodeJS.ProcessEnv = { ...process.env, TMPDIR: temporary }
+      delete env['NODE_COMPILE_CACHE']
+      delete env['NODE_DISABLE_COMPILE_CACHE']
+      // Positive control: Node's own default is the temporary folder, writable by every account.
+      execFileSync(process.execPath, ['-e', "require('node:module').enableCompileCache()"], { env })
+      assert.deepEqual(await readdir(temporary), ['node-compile-cache'])
+      await rm(`${temporary}/node-compile-cache`, { recursive: true })
+      const result = await runEitri(['--version'], { env })
+      assert.equal(result.status, 0, result.stderr)
+      assert.deepEqual(await readdir(temporary), [])
+      const cache = new URL('../node_modules/.cache/eitri-compile-cache/', import.meta.url)
+      assert.ok((await readdir(cache, { recursive: true })).length > 0)
+    } finally {
+      await rm(temporary, { recursive: true, force: true })
+    }
+  })
+
   it('exits 2 with one error line and usage on a wrong flag, without a stack trace', async () => {
     const result = await runEitri(['tools', '--bogus'])
     assert.equal(result.status, 2)

@@ -1,9 +1,10 @@
 /**
  * @module workshop/command-judge
- * The command policy of a workshop, shared by its sessions. Its parser is loaded at the first
- * command, so sessions that never run one never pay for it.
+ * The command policy of a workshop, shared by its sessions. Its modules and parser are loaded
+ * at the first command, so sessions that never run one (and `eitri exec`, which runs its command
+ * as the person's) never pay for them.
  */
-import { CommandPolicy } from '../access/command-policy/command-policy.ts'
+import type { CommandPolicy } from '../access/command-policy/command-policy.ts'
 import type { CommandJudgement } from '../tool/access-context.ts'
 
 /** Judges commands; `close` frees the parser. */
@@ -17,7 +18,9 @@ export function lazyCommandJudge(): CommandJudge {
   let policy: Promise<CommandPolicy> | undefined
   return {
     judge: async (command, options) => {
-      policy ??= CommandPolicy.load()
+      policy ??= import('../access/command-policy/command-policy.ts').then((loaded) =>
+        loaded.CommandPolicy.load(),
+      )
       return (await policy).judge(command, options)
     },
     close: async () => {

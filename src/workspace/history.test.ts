@@ -141,6 +141,55 @@ describe("main's tree: nested repositories and paths git refuses", () => {
     assert.deepEqual(seen.skipped, ['sub/'])
   })
 
+  it("a process's first look skips cleaning the index only while it is as the last look left it", async (t) => {
+    const f = await fixture(t, { 'a.txt': 'a\n' })
+    await plantRepository(f, 'sub')
+    const first = await f.history.mainTree()
+    const record = path.join(path.dirname(f.history.gitDir), 'main.index.tree')
+    assert.match(await fs.readFile(record, 'utf8'), new RegExp(`\\n${first.tree}\\n$`))
+    const reopen = async (): Promise<WorkspaceHistory> => {
+      const history = await WorkspaceHistory.open({
+        stateDir: path.dirname(f.history.gitDir),
+        workTree: f.workspace,
+      })
+      t.after(() => history.close())
+      return history
+    }
+    const head = git(path.join(f.workspace, 'sub'), 'rev-parse', 'HEAD')
+    const plantGitlink = () =>
+      runGit(f.history.mainTarget, ['update-index', '--add', '--cacheinfo', `160000,${head},sub`])
+    const signatureNow = async (): Promise<string> => {
+      const stat = await fs.stat(path.join(path.dirname(f.history.gitDir), 'main.index'))
+      return `${stat.ino}:${stat.size}:${stat.mtimeMs}:${stat.ctimeMs}`
+    }
+    // Positive control: a record naming the index as it is now (forged here, after another
+    // process planted a gitlink) is trusted, the index is not cleaned, and git add enters sub
+    // (to ask whether it is dirty), running sub's filter.
+    await plantGitlink()
+    await fs.writeFile(record, `${await signatureNow()}\n${first.tree}\n`)
+    await touchKept(f, 'sub', 1)
+    await fs.writeFile(path.join(f.workspace, 'a.txt'), 'b\n')
+    const second = await (await reopen()).mainTree()
+    assert.deepEqual(await fs.readdir(f.canaries), ['filter-sub'])
+    await fs.rm(path.join(f.canaries, 'filter-sub'))
+    // The record as a look left it no longer names the index once another process wrote it:
+    // the next process cleans the index first, and nothing runs.
+    await plantGitlink()
+    await touchKept(f, 'sub', 2)
+    await fs.writeFile(path.join(f.workspace, 'a.txt'), 'c\n')
+    const third = await (await reopen()).mainTree()
+    assert.deepEqual(await fs.readdir(f.canaries), [])
+    assert.notEqual(second.tree, third.tree)
+    assert.doesNotMatch(lsTree(f.history, third.tree), /160000/)
+    assert.deepEqual(third.skipped, ['sub/'])
+    // A torn record is ignored the same way.
+    await plantGitlink()
+    await fs.writeFile(record, `${await signatureNow()}\n${first.tree.slice(0, 20)}`)
+    await touchKept(f, 'sub', 3)
+    await (await reopen()).mainTree()
+    assert.deepEqual(await fs.readdir(f.canaries), [])
+  })
+
   it('a repository whose name is not UTF-8 is left out all the same', async (t) => {
     const f = await fixture(t, { 'a.txt': 'a\n' })
     await f.history.mainTree()

@@ -39,6 +39,8 @@ export class WorkspaceHistory {
   readonly store: ObjectStore
   readonly #workTree: string
   readonly #mainIndex: string
+  /** Beside the index: its signature and tree as the last look left them, for the next process. */
+  readonly #mainIndexTree: string
   readonly #leftOut: LeftOutPaths
   #lastMain: Snapshot | undefined
   /** The tree git's index of main last gave (never a gitlink in it). */
@@ -50,6 +52,7 @@ export class WorkspaceHistory {
     this.gitDir = gitDir
     this.#workTree = workTree
     this.#mainIndex = path.join(path.dirname(gitDir), 'main.index')
+    this.#mainIndexTree = `${this.#mainIndex}.tree`
     this.#leftOut = new LeftOutPaths(workTree, maxFileBytes)
     this.store = new ObjectStore(gitDir)
   }
@@ -202,11 +205,13 @@ export class WorkspaceHistory {
     // The tree the index holds now, free of gitlinks: git add spawns a git inside every
     // repository the index records (to ask whether it is dirty), and that git runs whatever the
     // nested repository's own configuration names. An index another process wrote (or a crash
-    // left) is cleaned first.
+    // left) is cleaned first; one exactly as a look left it (in this process or an earlier one)
+    // holds no gitlink.
+    const signature = indexSignature(this.#mainIndex)
     const base =
-      this.#lastTree !== undefined && indexSignature(this.#mainIndex) === this.#indexSignature
+      this.#lastTree !== undefined && signature === this.#indexSignature
         ? this.#lastTree
-        : await this.#cleanIndex()
+        : (this.#savedTree(signature) ?? (await this.#cleanIndex()))
     // The first look of a process (or the one after a failure) is a whole one: the folder may
     // have changed while no one watched.
     const scope =
@@ -264,6 +269,7 @@ export class WorkspaceHistory {
   #finish(tree: string): { readonly tree: string; readonly skipped: readonly string[] } {
     this.#lastTree = tree
     this.#indexSignature = indexSignature(this.#mainIndex)
+    this.#saveTree(this.#indexSignature, tree)
     return { tree, skipped: this.#leftOut.list() }
   }
 
@@ -271,7 +277,38 @@ export class WorkspaceHistory {
   #forget(): void {
     this.#lastTree = undefined
     this.#indexSignature = undefined
+    fs.rmSync(this.#mainIndexTree, { force: true })
     this.#leftOut.invalidate()
+  }
+
+  /**
+   * The tree of the index when it is still exactly as the last look (of any process) left it:
+   * a process's first look then skips cleaning it, two git processes fewer. Undefined when the
+   * record is missing, torn or names another index.
+   */
+  #savedTree(signature: string): string | undefined {
+    if (signature === 'none') return undefined
+    let text: string
+    try {
+      text = fs.readFileSync(this.#mainIndexTree, 'utf8')
+    } catch {
+      return undefined
+    }
+    const saved = /^([0-9.:]+)\n([0-9a-f]{40})\n$/.exec(text)
+    return saved !== null && saved[1] === signature ? saved[2] : undefined
+  }
+
+  /** Records the index's signature and tree; a record a crash tore is only ignored later. */
+  #saveTree(signature: string, tree: string): void {
+    if (signature === 'none') return
+    const temporary = `${this.#mainIndexTree}.${process.pid}`
+    try {
+      fs.writeFileSync(temporary, `${signature}\n${tree}\n`, { mode: 0o600 })
+      fs.renameSync(temporary, this.#mainIndexTree)
+    } catch {
+      // Only a saving lost: the next process cleans the index first.
+      fs.rmSync(temporary, { force: true })
+    }
   }
 
   /** Takes every gitlink out of the index and answers the index's tree. */

@@ -4,6 +4,7 @@ import fs from 'node:fs/promises'
 import path from 'node:path'
 import { describe, it } from 'node:test'
 import { linesFixture } from './test-lines.ts'
+import { WorkspaceLines } from './workspace-lines.ts'
 
 const call = (detail: string) => ({ tool: 'shell', detail, session: 's-test' })
 
@@ -30,6 +31,26 @@ describe('snapshots of main', () => {
     assert.notEqual(trees[2], trees[3])
     assert.equal(records[3]?.inFlight, 1)
     assert.equal(records[2]?.inFlight, 0)
+  })
+
+  it('a new process numbers its snapshots after every existing one, packed references too', async (t) => {
+    const { lines, stateDir } = await linesFixture(t, { 'a.txt': 'v1\n' })
+    await lines.snapshots.around(call('true'), async () => undefined)
+    // A person packs eitri's history references (git gc would): the numbers stay taken.
+    execFileSync('git', ['--git-dir', lines.history.gitDir, 'pack-refs', '--all'])
+    const again = await WorkspaceLines.open({ main: lines.main, stateDir })
+    t.after(() => again.close())
+    await again.snapshots.around(call('echo'), async () => undefined)
+    const records = await again.snapshots.list()
+    assert.deepEqual(
+      records.map((record) => [record.id, record.kind, record.call?.detail]),
+      [
+        [4, 'after', 'echo'],
+        [3, 'before', 'echo'],
+        [2, 'after', 'true'],
+        [1, 'before', 'true'],
+      ],
+    )
   })
 
   it('restores files a call deleted, only the paths named when given, and is refused for a person’s change unless forced', async (t) => {

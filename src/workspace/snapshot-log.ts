@@ -66,7 +66,7 @@ export class SnapshotLog {
     const commit = this.#history.commit(contentTree, [], encodeRecord(fields))
     const folder = path.join(this.#history.gitDir, SNAPSHOT_REF_PREFIX)
     fs.mkdirSync(folder, { recursive: true })
-    let id = this.#next ?? (await this.#highest()) + 1
+    let id = this.#next ?? this.#highest() + 1
     // The reference appears whole or not at all, and never replaces another process's: a link
     // fails if the name is taken, and the next number is tried. The temporary file lies outside
     // refs/, where git never mistakes one a crash left for a reference.
@@ -168,16 +168,32 @@ export class SnapshotLog {
     })
   }
 
-  async #highest(): Promise<number> {
-    const output = await runGit({ gitDir: this.#history.gitDir }, [
-      'for-each-ref',
-      '--format=%(refname)',
-      SNAPSHOT_REF_PREFIX,
-    ])
+  /**
+   * The highest snapshot number, read without a git process: the loose references (eitri's
+   * own) and any packed ones (a person's `git gc`), so a new number never shadows a packed one.
+   */
+  #highest(): number {
     let highest = 0
-    for (const name of output.stdout.toString('utf8').split('\n')) {
-      const id = Number(name.slice(SNAPSHOT_REF_PREFIX.length))
-      if (name !== '' && Number.isSafeInteger(id) && id > highest) highest = id
+    const consider = (name: string): void => {
+      const id = Number(name)
+      if (/^[0-9]+$/.test(name) && Number.isSafeInteger(id) && id > highest) highest = id
+    }
+    try {
+      for (const name of fs.readdirSync(path.join(this.#history.gitDir, SNAPSHOT_REF_PREFIX)))
+        consider(name)
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error
+    }
+    let packed = ''
+    try {
+      packed = fs.readFileSync(path.join(this.#history.gitDir, 'packed-refs'), 'utf8')
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error
+    }
+    for (const line of packed.split('\n')) {
+      const name = line.slice(line.indexOf(' ') + 1)
+      if (/^[0-9a-f]{40} /.test(line) && name.startsWith(SNAPSHOT_REF_PREFIX))
+        consider(name.slice(SNAPSHOT_REF_PREFIX.length))
     }
     return highest
   }

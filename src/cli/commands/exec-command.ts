@@ -22,6 +22,9 @@ export async function execCommand(
   }
   await using workshop = await openFromCommandLine(line)
   const jail = line.fork === undefined ? workshop.jail : await workshop.jailOf(line.fork)
+  // The jail's probe (one bubblewrap on an empty folder, which changes nothing) runs while main
+  // is snapshotted, not after; the command's start waits for it, and reports what it found.
+  jail.availability().catch(() => undefined)
   const run = async () => {
     const job = await jail.start({
       command: line.positionals,
