@@ -46,7 +46,7 @@ export {
   type PathLookup,
 } from './access/path-policy.ts'
 export { DEFAULT_PROTECTED_PATHS } from './access/protected-paths.ts'
-export { createWorkspaceView, type WorkspaceViewOptions } from './access/workspace-view.ts'
+export { createWorkspaceView, type WorkspaceViewOptions } from './access/confined-workspace.ts'
 export { DirectoryTree } from './workspace/directory-tree.ts'
 export {
   editFileTool,
@@ -87,7 +87,7 @@ export { processExecutor, type ProcessExecutorOptions } from './confine/process-
 export { jailExecutor, type ConfiningJail } from './confine/jail-executor.ts'
 export type { SandboxMetadata } from './confine/sandbox-answer.ts'
 export { Jail, type JailOptions, type JailRequest, type JailResult } from './jail/jail.ts'
-export { JailProgramSession } from './jail/program-session.ts'
+export { JailProgramSession } from './jail/jail-program-session.ts'
 export { CommandPolicy } from './access/command-policy/command-policy.ts'
 export type { CommandJudgement } from './access/command-policy/command-judgement.ts'
 export { shellKillTool, shellOutputTool, shellTool, shellTools } from './tools/shell/index.ts'

@@ -98,3 +98,15 @@ it('declares each set of names once', () => {
     `declared more than once (declare it once, at the lowest layer that needs it, and import it):\n  ${repeated.join('\n  ')}`,
   )
 })
+
+it('names each module file once: an interface and its implementation never share a name', () => {
+  const byName = new Map<string, string[]>()
+  for (const file of sourceFiles()) {
+    const name = path.basename(file)
+    // A folder's entry point is named by its folder.
+    if (name === 'index.ts') continue
+    byName.set(name, [...(byName.get(name) ?? []), path.relative(SRC, file)])
+  }
+  const shared = [...byName.values()].filter((files) => files.length > 1)
+  assert.deepEqual(shared, [], 'rename one of each: a name says which concept a file holds')
+})

@@ -12,7 +12,7 @@ import { JsonLinesApprovalLog } from './approval-log.ts'
 import type { ApprovalRequest } from './approval.ts'
 import { createAccess, type CreateAccessOptions } from './create-access.ts'
 import { gateWorkspace } from './gated-workspace.ts'
-import { createWorkspaceView } from './workspace-view.ts'
+import { createWorkspaceView } from './confined-workspace.ts'
 
 /** A gated workspace whose approver says yes to everything and remembers what it was asked. */
 function gated(t: TestContext, options: CreateAccessOptions = {}) {

@@ -10,7 +10,7 @@ import { EitriError } from '../errors/eitri-error.ts'
 import type { AccessContext, PathAction, PathChange } from '../tool/access-context.ts'
 import type { WorkspaceView } from '../tool/workspace-view.ts'
 import { writeOutsideWorkspace } from './host-write.ts'
-import { EXEMPT_WRITES, type ConfinedWorkspace } from './workspace-view.ts'
+import { EXEMPT_WRITES, type ConfinedWorkspace } from './confined-workspace.ts'
 
 /** What each change is called in a refusal. */
 const CHANGE_WORDS: Readonly<Record<PathChange, string>> = {

@@ -8,7 +8,7 @@ import path from 'node:path'
 import { describe, it } from 'node:test'
 import { linesFixture } from '../workspace/test-lines.ts'
 import type { WorkspaceTree } from '../workspace/workspace-tree.ts'
-import { createWorkspaceView } from './workspace-view.ts'
+import { createWorkspaceView } from './confined-workspace.ts'
 
 interface Row {
   readonly path: string

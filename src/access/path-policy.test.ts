@@ -7,7 +7,7 @@ import { EitriError } from '../errors/eitri-error.ts'
 import { DirectoryTree } from '../workspace/directory-tree.ts'
 import { decidePath, type PathIntent, type PathPolicyOptions } from './path-policy.ts'
 import { homeProtectedPaths, protectedPathMatcher } from './protected-paths.ts'
-import { createWorkspaceView } from './workspace-view.ts'
+import { createWorkspaceView } from './confined-workspace.ts'
 
 /** One per-test temporary folder: `root` is the workspace, `outside` a sibling beside it. */
 interface Fixture {

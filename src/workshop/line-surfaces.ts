@@ -6,7 +6,7 @@
  * overlays cannot run, a mirror synced from the fork's tree).
  */
 import type { ProgramPathSource } from '../access/git-metadata/judge-git-write.ts'
-import { createWorkspaceView, type ConfinedWorkspace } from '../access/workspace-view.ts'
+import { createWorkspaceView, type ConfinedWorkspace } from '../access/confined-workspace.ts'
 import { Jail, type JailOptions } from '../jail/jail.ts'
 import type { ForkBelow, ForkDifference } from '../jail/overlay/fork-layer.ts'
 import { MAIN, type WorkspaceLines } from '../workspace/workspace-lines.ts'

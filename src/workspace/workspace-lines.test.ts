@@ -3,7 +3,7 @@ import { writeFileSync } from 'node:fs'
 import fs from 'node:fs/promises'
 import path from 'node:path'
 import { describe, it } from 'node:test'
-import { createWorkspaceView } from '../access/workspace-view.ts'
+import { createWorkspaceView } from '../access/confined-workspace.ts'
 import { linesFixture } from './test-lines.ts'
 import type { WorkspaceTree } from './workspace-tree.ts'
 

@@ -6,7 +6,7 @@
  * Usage: node jail-in-terminal.ts WORKSPACE RESULT_FILE
  */
 import fs from 'node:fs'
-import { createWorkspaceView } from '../../src/access/workspace-view.ts'
+import { createWorkspaceView } from '../../src/access/confined-workspace.ts'
 import { Jail } from '../../src/jail/jail.ts'
 import { DirectoryTree } from '../../src/workspace/directory-tree.ts'
 

@@ -6,7 +6,7 @@ import path from 'node:path'
 import { before, describe, it } from 'node:test'
 import { EitriError } from '../../errors/eitri-error.ts'
 import { DirectoryTree } from '../../workspace/directory-tree.ts'
-import { createWorkspaceView, type ConfinedWorkspace } from '../workspace-view.ts'
+import { createWorkspaceView, type ConfinedWorkspace } from '../confined-workspace.ts'
 import { RepositoryPrograms } from './repository-programs.ts'
 
 const git = (cwd: string, ...args: string[]): void =>

@@ -18,7 +18,7 @@ import { changesParsing, parseModeFinding } from '../parse-modes.ts'
 import type { ResolvedCommand } from '../resolve-command.ts'
 import { couldBecomeOption } from '../scan-options.ts'
 import type { ShellWord } from '../shell-syntax.ts'
-import { shellVariableFinding } from './environment.ts'
+import { shellVariableFinding } from './environment-changes.ts'
 import { quoted, type CommandRuleCheck, type RuleContext } from './rule.ts'
 
 /** How a builtin reads its options: letters that are flags, letters that take a value. */

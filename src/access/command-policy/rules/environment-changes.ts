@@ -1,5 +1,5 @@
 /**
- * @module access/command-policy/rules/environment
+ * @module access/command-policy/rules/environment-changes
  * Variables a command sets, by assignment (`X=1`, `X=1 cmd`, `export X=1`) or through a builtin
  * (`read X`, `printf -v X`, `env -u X cmd`). The shell and the programs it runs obey many
  * variables (`PATH`, `LD_PRELOAD`, `GIT_CONFIG_*`, `PAGER`, `RIPGREP_CONFIG_PATH`, …), and

@@ -1,5 +1,5 @@
 /**
- * @module access/workspace-view
+ * @module access/confined-workspace
  * The door every tool goes through to reach a workspace folder: each operation asks the path
  * policy first, then acts on the resolved path only.
  */

@@ -1,5 +1,5 @@
 /**
- * @module jail/program-session
+ * @module jail/jail-program-session
  * The programs of one connection: foreground runs with a deadline, and background jobs that
  * run until they end, are killed, or the session closes. Every program runs in the jail.
  */
