@@ -1,0 +1,110 @@
+/**
+ * Attacks on a fork's kept layer (decision 0011, "Forks"): what a fork's commands write under a
+ * `.git` or below an ignored path is moved by the host, as root, into a layer it keeps. A link
+ * the jail leaves there must never be followed by that move. Each attack beside its harmless
+ * variant, which shows the same steps work where nothing climbs out.
+ */
+import assert from 'node:assert/strict'
+import { execFileSync } from 'node:child_process'
+import fs from 'node:fs/promises'
+import path from 'node:path'
+import { describe, it } from 'node:test'
+import { openWorkshop } from '../src/workshop/workshop.ts'
+import { makeScratch, type Scratch } from './helpers/scratch.ts'
+
+const GIT_ENV = {
+  PATH: process.env['PATH'],
+  GIT_CONFIG_NOSYSTEM: '1',
+  GIT_CONFIG_GLOBAL: '/dev/null',
+}
+
+async function project(): Promise<Scratch> {
+  const scratch = await makeScratch({
+    '.gitignore': 'node_modules/\n',
+    'src/a.js': 'a\n',
+  })
+  const git = (...args: string[]) =>
+    execFileSync('git', args, { cwd: scratch.workspace, env: GIT_ENV })
+  git('init', '-q', '-b', 'main')
+  git('add', '-A')
+  git('-c', 'user.name=p', '-c', 'user.email=p@e', 'commit', '-q', '-m', 'first')
+  return scratch
+}
+
+async function open(scratch: Scratch) {
+  const workshop = await openWorkshop({
+    workspace: scratch.workspace,
+    stateDir: scratch.stateDir,
+    configPath: scratch.configPath,
+  })
+  const jail = await workshop.jail.availability()
+  assert.ok(jail.available, jail.available ? '' : `install bubblewrap (${jail.reason})`)
+  return workshop
+}
+
+const exists = (file: string) =>
+  fs.lstat(file).then(
+    () => true,
+    () => false,
+  )
+
+/**
+ * A link kept at `link` (ignored as a file, not as a folder), then a folder of the same name
+ * with a `.git` inside: the `.git` is set apart and merged into the kept layer through the
+ * kept link.
+ */
+async function plantThroughKeptLink(
+  workshop: Awaited<ReturnType<typeof open>>,
+  linkTarget: string | undefined,
+): Promise<string> {
+  assert.equal((await workshop.call('workspace_fork', { name: 'f' })).type, 'success')
+  await workshop.call('workspace_use', { fork: 'f' })
+  // The fork's own .gitignore: `link` as a file or link is ignored, `link/` as a folder is not.
+  const ignore = await workshop.call('write_file', {
+    path: '.gitignore',
+    content: 'node_modules/\nlink\n!link/\n',
+  })
+  assert.equal(ignore.type, 'success', ignore.content)
+  if (linkTarget !== undefined) {
+    const first = await workshop.call('shell', { command: `ln -s '${linkTarget}' link` })
+    assert.equal(first.type, 'success', first.content)
+  }
+  const second = await workshop.call('shell', {
+    command:
+      (linkTarget === undefined ? '' : 'rm link && ') +
+      'mkdir -p link/.git/hooks && printf "#!/bin/sh\\ntouch /tmp/pwned\\n" > link/.git/hooks/pre-commit && chmod +x link/.git/hooks/pre-commit',
+  })
+  return `${second.type}: ${second.content}`
+}
+
+describe('a fork’s kept layer', () => {
+  it('keeps a nested .git below a folder of the fork in the jail (harmless variant)', async () => {
+    await using scratch = await project()
+    await using workshop = await open(scratch)
+    // The same steps without the kept link.
+    const made = await plantThroughKeptLink(workshop, undefined)
+    assert.match(made, /^success/)
+    const seen = await workshop.call('shell', { command: 'cat link/.git/hooks/pre-commit' })
+    assert.equal(seen.type, 'success', seen.content)
+    assert.match(seen.content, /touch \/tmp\/pwned/)
+    assert.equal(await exists(path.join(scratch.workspace, '.git/hooks/pre-commit')), false)
+  })
+
+  it(
+    'never follows a link the jail kept when it merges a later command’s .git into the kept layer',
+    {
+      todo: 'finding: keepLayer/mergeInto follow a kept link (existsSync, path.join): a fork writes main’s .git/hooks as root',
+    },
+    async () => {
+      await using scratch = await project()
+      await using workshop = await open(scratch)
+      // The link points at main's real folder, as the host sees it.
+      await plantThroughKeptLink(workshop, scratch.workspace)
+      assert.equal(
+        await exists(path.join(scratch.workspace, '.git/hooks/pre-commit')),
+        false,
+        'a hook reached main’s repository from a fork',
+      )
+    },
+  )
+})
