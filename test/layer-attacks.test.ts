@@ -1,5 +1,5 @@
 /**
- * Attacks on a fork's kept layer (decision 0011, "Forks"): what a fork's commands write under a
+ * Attacks on the layers of decision 0011 (its "Forks"): what a fork's commands write under a
  * `.git` or below an ignored path is moved by the host, as root, into a layer it keeps. A link
  * the jail leaves there must never be followed by that move. Each attack beside its harmless
  * variant, which shows the same steps work where nothing climbs out.
@@ -152,6 +152,36 @@ describe('a fork’s layers under attack', () => {
       const ran = await workshop.call('shell', { command: 'echo ran' })
       assert.doesNotMatch(ran.content, /eitri-layers-|fault in the tool/, ran.content)
       assert.equal(ran.type, 'success', ran.content)
+    },
+  )
+
+  it(
+    'never follows a link inside a kept repository when a later repository below it is kept (main, no fork)',
+    {
+      todo: 'finding: keepLayer follows a link kept inside a repository made in the jail: a command on main writes main’s .git/hooks as root',
+    },
+    async () => {
+      await using scratch = await project()
+      await using workshop = await open(scratch)
+      // A repository made in the jail (kept, never written back), holding a link to main's folder.
+      const first = await workshop.call('shell', {
+        command: `mkdir -p r/objects r/refs && echo 'ref: refs/heads/main' > r/HEAD && ln -s '${scratch.workspace}' r/l`,
+      })
+      assert.equal(first.type, 'success', first.content)
+      assert.match(first.content, /kept in the jail: r:/)
+      // The link replaced by a folder holding another new repository: kept below r/l.
+      const second = await workshop.call('shell', {
+        command:
+          'rm r/l && mkdir -p r/l/.git/hooks r/l/.git/objects r/l/.git/refs && echo "ref: refs/heads/main" > r/l/.git/HEAD && echo hook > r/l/.git/hooks/pre-commit',
+      })
+      assert.equal(second.type, 'success', second.content)
+      // The control: the jail keeps it, as a repository made there.
+      assert.match(second.content, /kept in the jail: r\/l\/\.git:/)
+      assert.equal(
+        await exists(path.join(scratch.workspace, '.git/hooks/pre-commit')),
+        false,
+        'a hook reached main’s repository from a command on main',
+      )
     },
   )
 })
