@@ -184,4 +184,31 @@ describe('a fork’s layers under attack', () => {
       )
     },
   )
+
+  it(
+    'refuses in a fork’s file tools what the fork’s jail cannot show: a file over eitri’s private state',
+    {
+      todo: 'finding: write_file in a fork accepts a file where main holds eitri’s state folder; every command of the fork then fails with “could not prepare its mounts … Not a directory”',
+    },
+    async () => {
+      await using scratch = await project()
+      await using workshop = await openWorkshop({
+        workspace: scratch.workspace,
+        stateDir: path.join(scratch.workspace, 'tools/state'),
+        configPath: scratch.configPath,
+      })
+      await workshop.call('workspace_fork', { name: 'f' })
+      await workshop.call('workspace_use', { fork: 'f' })
+      // The control: a file beside it is fine, and commands run.
+      assert.equal(
+        (await workshop.call('write_file', { path: 'tool', content: 'x' })).type,
+        'success',
+      )
+      assert.equal((await workshop.call('shell', { command: 'cat tool' })).type, 'success')
+      const wrote = await workshop.call('write_file', { path: 'tools', content: 'x' })
+      if (wrote.type !== 'success') return // refused up front, naming the path: what we want
+      const ran = await workshop.call('shell', { command: 'true' })
+      assert.equal(ran.type, 'success', ran.content)
+    },
+  )
 })
