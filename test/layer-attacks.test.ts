@@ -56,6 +56,8 @@ const exists = (file: string) =>
 async function plantThroughKeptLink(
   workshop: Awaited<ReturnType<typeof open>>,
   linkTarget: string | undefined,
+  /** What the second command makes below `link`: a hook in a `.git` folder by default. */
+  make = 'mkdir -p link/.git/hooks && printf "#!/bin/sh\\ntouch /tmp/pwned\\n" > link/.git/hooks/pre-commit && chmod +x link/.git/hooks/pre-commit',
 ): Promise<string> {
   assert.equal((await workshop.call('workspace_fork', { name: 'f' })).type, 'success')
   await workshop.call('workspace_use', { fork: 'f' })
@@ -70,9 +72,7 @@ async function plantThroughKeptLink(
     assert.equal(first.type, 'success', first.content)
   }
   const second = await workshop.call('shell', {
-    command:
-      (linkTarget === undefined ? '' : 'rm link && ') +
-      'mkdir -p link/.git/hooks && printf "#!/bin/sh\\ntouch /tmp/pwned\\n" > link/.git/hooks/pre-commit && chmod +x link/.git/hooks/pre-commit',
+    command: (linkTarget === undefined ? '' : 'rm link && ') + make,
   })
   return `${second.type}: ${second.content}`
 }
@@ -248,6 +248,24 @@ describe('a fork’s layers under attack', () => {
         listings.filter((line) => line !== '[a.js,]'),
         [],
         'the job saw src/ change under it',
+      )
+    },
+  )
+
+  it(
+    'never removes what a kept link points to (any file system: the removal needs no rename)',
+    {
+      todo: 'finding: mergeInto removes the target through a kept link before it moves the new entry in: a fork’s command deletes main’s whole .git',
+    },
+    async () => {
+      await using scratch = await project()
+      await using workshop = await open(scratch)
+      // A `.git` file below the kept link, where main's folder has its `.git` folder.
+      await plantThroughKeptLink(workshop, scratch.workspace, 'mkdir link && echo x > link/.git')
+      assert.equal(
+        (await fs.lstat(path.join(scratch.workspace, '.git'))).isDirectory(),
+        true,
+        'main’s .git was replaced from a fork',
       )
     },
   )
