@@ -169,6 +169,10 @@ describe('a fork’s layers', () => {
     }).toString()
     await workshop.call('workspace_fork', { name: 'f' })
     await workshop.call('workspace_use', { fork: 'f' })
+    // git's configuration is refused, and the refusal says how to commit under a name.
+    const configured = await workshop.call('shell', { command: 'git config user.name a' })
+    assert.equal(configured.type, 'error')
+    assert.match(configured.content, /GIT_AUTHOR_NAME, GIT_AUTHOR_EMAIL/)
     const committed = await workshop.call('shell', {
       command:
         'echo fork > src/a.js && GIT_AUTHOR_NAME=a GIT_AUTHOR_EMAIL=a@e GIT_COMMITTER_NAME=a GIT_COMMITTER_EMAIL=a@e git commit -qam "in the fork" && git branch side && git log --format=%s',

@@ -90,183 +90,141 @@ describe('a fork’s layers under attack', () => {
     assert.equal(await exists(path.join(scratch.workspace, '.git/hooks/pre-commit')), false)
   })
 
-  it(
-    'never follows a link the jail kept when it merges a later command’s .git into the kept layer',
-    {
-      todo: 'finding: keepLayer/mergeInto follow a kept link (existsSync, path.join): a fork writes main’s .git/hooks as root',
-    },
-    async () => {
-      await using scratch = await project()
-      await using workshop = await open(scratch)
-      // The link points at main's real folder, as the host sees it.
-      await plantThroughKeptLink(workshop, scratch.workspace)
-      assert.equal(
-        await exists(path.join(scratch.workspace, '.git/hooks/pre-commit')),
-        false,
-        'a hook reached main’s repository from a fork',
-      )
-    },
-  )
+  it('never follows a link the jail kept when it merges a later command’s .git into the kept layer', async () => {
+    await using scratch = await project()
+    await using workshop = await open(scratch)
+    // The link points at main's real folder, as the host sees it.
+    await plantThroughKeptLink(workshop, scratch.workspace)
+    assert.equal(
+      await exists(path.join(scratch.workspace, '.git/hooks/pre-commit')),
+      false,
+      'a hook reached main’s repository from a fork',
+    )
+  })
 
-  it(
-    'shows a fork’s folder where main has a file (files replaced by folders)',
-    {
-      todo: 'finding: the whiteout for main’s file d also drops the fork’s d/x from the layer, so programs never see the fork’s folder',
-    },
-    async () => {
-      await using scratch = await project()
-      await fs.writeFile(path.join(scratch.workspace, 'd'), 'main file\n')
-      await using workshop = await open(scratch)
-      await workshop.call('workspace_fork', { name: 'f' })
-      await workshop.call('workspace_use', { fork: 'f' })
-      const made = await workshop.call('shell', { command: 'rm d && mkdir d && echo fork > d/x' })
-      assert.equal(made.type, 'success', made.content)
-      // The file tools see the fork's folder: the control.
-      assert.equal((await workshop.call('read_file', { path: 'd/x' })).content, 'fork\n')
-      const seen = await workshop.call('shell', { command: 'cat d/x' })
-      assert.equal(seen.content, 'fork\n\n[exit 0]')
-    },
-  )
+  it('shows a fork’s folder where main has a file (files replaced by folders)', async () => {
+    await using scratch = await project()
+    await fs.writeFile(path.join(scratch.workspace, 'd'), 'main file\n')
+    await using workshop = await open(scratch)
+    await workshop.call('workspace_fork', { name: 'f' })
+    await workshop.call('workspace_use', { fork: 'f' })
+    const made = await workshop.call('shell', { command: 'rm d && mkdir d && echo fork > d/x' })
+    assert.equal(made.type, 'success', made.content)
+    // The file tools see the fork's folder: the control.
+    assert.equal((await workshop.call('read_file', { path: 'd/x' })).content, 'fork\n')
+    const seen = await workshop.call('shell', { command: 'cat d/x' })
+    assert.equal(seen.content, 'fork\n\n[exit 0]')
+  })
 
-  it(
-    'refuses a fork whose layer cannot be built with a clear reason, and keeps the fork usable',
-    {
-      todo: 'finding: a fork path longer than the host allows (ENAMETOOLONG) fails every shell in the fork as “a fault in the tool”, naming the host’s layer folder',
-    },
-    async () => {
-      await using scratch = await project()
-      await using workshop = await open(scratch)
-      await workshop.call('workspace_fork', { name: 'f' })
-      await workshop.call('workspace_use', { fork: 'f' })
-      // The control: an ordinary deep path builds and runs.
-      assert.equal(
-        (await workshop.call('write_file', { path: 'a/b/c.txt', content: 'x\n' })).type,
-        'success',
-      )
-      assert.equal((await workshop.call('shell', { command: 'cat a/b/c.txt' })).type, 'success')
-      const long = Array.from({ length: 22 }, (_, index) => String(index).padStart(200, 'x')).join(
-        '/',
-      )
-      const wrote = await workshop.call('write_file', { path: `${long}/f.txt`, content: 'x\n' })
-      assert.equal(wrote.type, 'success', wrote.content)
-      const ran = await workshop.call('shell', { command: 'echo ran' })
-      assert.doesNotMatch(ran.content, /eitri-layers-|fault in the tool/, ran.content)
-      assert.equal(ran.type, 'success', ran.content)
-    },
-  )
+  it('leaves out of the jail a fork path the host cannot make, and keeps the fork usable', async () => {
+    await using scratch = await project()
+    await using workshop = await open(scratch)
+    await workshop.call('workspace_fork', { name: 'f' })
+    await workshop.call('workspace_use', { fork: 'f' })
+    // The control: an ordinary deep path builds and runs.
+    assert.equal(
+      (await workshop.call('write_file', { path: 'a/b/c.txt', content: 'x\n' })).type,
+      'success',
+    )
+    assert.equal((await workshop.call('shell', { command: 'cat a/b/c.txt' })).type, 'success')
+    const long = Array.from({ length: 22 }, (_, index) => String(index).padStart(200, 'x')).join(
+      '/',
+    )
+    const wrote = await workshop.call('write_file', { path: `${long}/f.txt`, content: 'x\n' })
+    assert.equal(wrote.type, 'success', wrote.content)
+    const ran = await workshop.call('shell', { command: 'echo ran' })
+    assert.doesNotMatch(ran.content, /eitri-layers-|fault in the tool/, ran.content)
+    assert.equal(ran.type, 'success', ran.content)
+  })
 
-  it(
-    'never follows a link inside a kept repository when a later repository below it is kept (main, no fork)',
-    {
-      todo: 'finding: keepLayer follows a link kept inside a repository made in the jail: a command on main writes main’s .git/hooks as root',
-    },
-    async () => {
-      await using scratch = await project()
-      await using workshop = await open(scratch)
-      // A repository made in the jail (kept, never written back), holding a link to main's folder.
-      const first = await workshop.call('shell', {
-        command: `mkdir -p r/objects r/refs && echo 'ref: refs/heads/main' > r/HEAD && ln -s '${scratch.workspace}' r/l`,
-      })
-      assert.equal(first.type, 'success', first.content)
-      assert.match(first.content, /kept in the jail: r:/)
-      // The link replaced by a folder holding another new repository: kept below r/l.
-      const second = await workshop.call('shell', {
-        command:
-          'rm r/l && mkdir -p r/l/.git/hooks r/l/.git/objects r/l/.git/refs && echo "ref: refs/heads/main" > r/l/.git/HEAD && echo hook > r/l/.git/hooks/pre-commit',
-      })
-      assert.equal(second.type, 'success', second.content)
-      // The control: the jail keeps it, as a repository made there.
-      assert.match(second.content, /kept in the jail: r\/l\/\.git:/)
-      assert.equal(
-        await exists(path.join(scratch.workspace, '.git/hooks/pre-commit')),
-        false,
-        'a hook reached main’s repository from a command on main',
-      )
-    },
-  )
+  it('never follows a link inside a kept repository when a later repository below it is kept (main, no fork)', async () => {
+    await using scratch = await project()
+    await using workshop = await open(scratch)
+    // A repository made in the jail (kept, never written back), holding a link to main's folder.
+    const first = await workshop.call('shell', {
+      command: `mkdir -p r/objects r/refs && echo 'ref: refs/heads/main' > r/HEAD && ln -s '${scratch.workspace}' r/l`,
+    })
+    assert.equal(first.type, 'success', first.content)
+    assert.match(first.content, /kept in the jail: r:/)
+    // The link replaced by a folder holding another new repository: kept below r/l.
+    const second = await workshop.call('shell', {
+      command:
+        'rm r/l && mkdir -p r/l/.git/hooks r/l/.git/objects r/l/.git/refs && echo "ref: refs/heads/main" > r/l/.git/HEAD && echo hook > r/l/.git/hooks/pre-commit',
+    })
+    assert.equal(second.type, 'success', second.content)
+    // The control: the jail keeps it, as a repository made there.
+    assert.match(second.content, /kept in the jail: r\/l\/\.git:/)
+    assert.equal(
+      await exists(path.join(scratch.workspace, '.git/hooks/pre-commit')),
+      false,
+      'a hook reached main’s repository from a command on main',
+    )
+  })
 
-  it(
-    'refuses in a fork’s file tools what the fork’s jail cannot show: a file over eitri’s private state',
-    {
-      todo: 'finding: write_file in a fork accepts a file where main holds eitri’s state folder; every command of the fork then fails with “could not prepare its mounts … Not a directory”',
-    },
-    async () => {
-      await using scratch = await project()
-      await using workshop = await openWorkshop({
-        workspace: scratch.workspace,
-        stateDir: path.join(scratch.workspace, 'tools/state'),
-        configPath: scratch.configPath,
-      })
-      await workshop.call('workspace_fork', { name: 'f' })
-      await workshop.call('workspace_use', { fork: 'f' })
-      // The control: a file beside it is fine, and commands run.
-      assert.equal(
-        (await workshop.call('write_file', { path: 'tool', content: 'x' })).type,
-        'success',
-      )
-      assert.equal((await workshop.call('shell', { command: 'cat tool' })).type, 'success')
-      const wrote = await workshop.call('write_file', { path: 'tools', content: 'x' })
-      if (wrote.type !== 'success') return // refused up front, naming the path: what we want
-      const ran = await workshop.call('shell', { command: 'true' })
-      assert.equal(ran.type, 'success', ran.content)
-    },
-  )
+  it('refuses in a fork’s file tools what the fork’s jail cannot show: a file over eitri’s private state', async () => {
+    await using scratch = await project()
+    await using workshop = await openWorkshop({
+      workspace: scratch.workspace,
+      stateDir: path.join(scratch.workspace, 'tools/state'),
+      configPath: scratch.configPath,
+    })
+    await workshop.call('workspace_fork', { name: 'f' })
+    await workshop.call('workspace_use', { fork: 'f' })
+    // The control: a file beside it is fine, and commands run.
+    assert.equal(
+      (await workshop.call('write_file', { path: 'tool', content: 'x' })).type,
+      'success',
+    )
+    assert.equal((await workshop.call('shell', { command: 'cat tool' })).type, 'success')
+    const wrote = await workshop.call('write_file', { path: 'tools', content: 'x' })
+    if (wrote.type !== 'success') return // refused up front, naming the path: what we want
+    const ran = await workshop.call('shell', { command: 'true' })
+    assert.equal(ran.type, 'success', ran.content)
+  })
 
-  it(
-    'keeps a background job’s view of a fork whole while a later command rewrites the fork’s layer',
-    {
-      todo: 'finding: the fork layer is rewritten in place while a background job has it mounted (a lower layer changed under a live overlay): the job then lists src/ as empty and reads stale files',
-    },
-    async () => {
-      await using scratch = await project()
-      await using workshop = await open(scratch)
-      await workshop.call('workspace_fork', { name: 'f' })
-      await workshop.call('workspace_use', { fork: 'f' })
-      await workshop.call('write_file', { path: 'src/a.js', content: 'v1\n' })
-      const job = await workshop.call('shell', {
-        command: 'for i in $(seq 1 15); do echo "[$(ls src | tr "\\n" ,)]"; sleep 0.2; done',
-        background: true,
-      })
-      assert.equal(job.type, 'success', job.content)
-      await new Promise((resolve) => setTimeout(resolve, 800))
-      // A tool's write, then a command: the fork's layer is brought in step.
-      await workshop.call('write_file', { path: 'src/a.js', content: 'v2\n' })
-      assert.equal(
-        (await workshop.call('shell', { command: 'cat src/a.js' })).content,
-        'v2\n\n[exit 0]',
-      )
-      let output = ''
-      for (let tries = 0; tries < 40 && !/exited/.test(output); tries++) {
-        await new Promise((resolve) => setTimeout(resolve, 250))
-        output += `${(await workshop.call('shell_output', { id: 'job-1' })).content}\n`
-      }
-      const listings = output.split('\n').filter((line) => /^\[(?:[\w.]+,)*\]$/.test(line))
-      assert.equal(listings.length, 15, output)
-      // The control is the first listings, taken before the layer changed: src holds a.js.
-      assert.equal(listings[0], '[a.js,]')
-      assert.deepEqual(
-        listings.filter((line) => line !== '[a.js,]'),
-        [],
-        'the job saw src/ change under it',
-      )
-    },
-  )
+  it('keeps a background job’s view of a fork whole while a later command rewrites the fork’s layer', async () => {
+    await using scratch = await project()
+    await using workshop = await open(scratch)
+    await workshop.call('workspace_fork', { name: 'f' })
+    await workshop.call('workspace_use', { fork: 'f' })
+    await workshop.call('write_file', { path: 'src/a.js', content: 'v1\n' })
+    const job = await workshop.call('shell', {
+      command: 'for i in $(seq 1 15); do echo "[$(ls src | tr "\\n" ,)]"; sleep 0.2; done',
+      background: true,
+    })
+    assert.equal(job.type, 'success', job.content)
+    await new Promise((resolve) => setTimeout(resolve, 800))
+    // A tool's write, then a command: the fork's layer is brought in step.
+    await workshop.call('write_file', { path: 'src/a.js', content: 'v2\n' })
+    assert.equal(
+      (await workshop.call('shell', { command: 'cat src/a.js' })).content,
+      'v2\n\n[exit 0]',
+    )
+    let output = ''
+    for (let tries = 0; tries < 40 && !/exited/.test(output); tries++) {
+      await new Promise((resolve) => setTimeout(resolve, 250))
+      output += `${(await workshop.call('shell_output', { id: 'job-1' })).content}\n`
+    }
+    const listings = output.split('\n').filter((line) => /^\[(?:[\w.]+,)*\]$/.test(line))
+    assert.equal(listings.length, 15, output)
+    // The control is the first listings, taken before the layer changed: src holds a.js.
+    assert.equal(listings[0], '[a.js,]')
+    assert.deepEqual(
+      listings.filter((line) => line !== '[a.js,]'),
+      [],
+      'the job saw src/ change under it',
+    )
+  })
 
-  it(
-    'never removes what a kept link points to (any file system: the removal needs no rename)',
-    {
-      todo: 'finding: mergeInto removes the target through a kept link before it moves the new entry in: a fork’s command deletes main’s whole .git',
-    },
-    async () => {
-      await using scratch = await project()
-      await using workshop = await open(scratch)
-      // A `.git` file below the kept link, where main's folder has its `.git` folder.
-      await plantThroughKeptLink(workshop, scratch.workspace, 'mkdir link && echo x > link/.git')
-      assert.equal(
-        (await fs.lstat(path.join(scratch.workspace, '.git'))).isDirectory(),
-        true,
-        'main’s .git was replaced from a fork',
-      )
-    },
-  )
+  it('never removes what a kept link points to (any file system: the removal needs no rename)', async () => {
+    await using scratch = await project()
+    await using workshop = await open(scratch)
+    // A `.git` file below the kept link, where main's folder has its `.git` folder.
+    await plantThroughKeptLink(workshop, scratch.workspace, 'mkdir link && echo x > link/.git')
+    assert.equal(
+      (await fs.lstat(path.join(scratch.workspace, '.git'))).isDirectory(),
+      true,
+      'main’s .git was replaced from a fork',
+    )
+  })
 })

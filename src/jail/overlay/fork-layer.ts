@@ -43,15 +43,24 @@ export interface ForkBelow {
 /** What the layer holds at one path: the fork's file, or a whiteout. */
 type LayerMark = ForkEntry | { readonly kind: 'whiteout' }
 
+/** One build of the layer: a folder, what it holds, and how many overlays read it now. */
+interface Generation {
+  readonly folder: string
+  readonly marks: Map<string, LayerMark>
+  users: number
+  retired: boolean
+}
+
 /** The layer of one fork, kept in step with the fork and main; see the module comment. */
 export class ForkLayer {
-  readonly #folder: string
+  readonly #root: string
   readonly #below: ForkBelow
   readonly #fork: WorkspaceTree
   readonly #owner: HostIdentity | undefined
   readonly #whiteout: (paths: readonly string[]) => Promise<void>
-  /** What the layer holds now, by path. */
-  readonly #marks = new Map<string, LayerMark>()
+  readonly #rootMode: number
+  #count = 0
+  #current: Generation
 
   constructor(options: {
     /** The layer's folder: made here, written only by the host. */
@@ -66,55 +75,111 @@ export class ForkLayer {
     /** The workspace folder's bits, for the layer's root (the overlay's root, read-only). */
     rootMode: number
   }) {
-    this.#folder = options.folder
+    this.#root = options.folder
     this.#below = options.below
     this.#fork = options.fork
     this.#owner = options.owner
     this.#whiteout = options.whiteout
-    fs.mkdirSync(this.#folder, { mode: 0o700 })
-    fs.chmodSync(this.#folder, options.rootMode & 0o777)
-    this.#own(this.#folder)
+    this.#rootMode = options.rootMode
+    fs.mkdirSync(this.#root, { mode: 0o711 })
+    this.#current = this.#generation()
   }
 
-  /** The layer's folder, a lower layer of each of the fork's overlays. */
-  get folder(): string {
-    return this.#folder
+  /**
+   * The layer's folder for one overlay, until `release`. While an overlay reads a build (a
+   * background job's), it is never changed: the next update builds a new one beside it, since
+   * a lower layer that changes under a mounted overlay shows its programs a broken view.
+   */
+  lease(): { readonly folder: string; readonly release: () => void } {
+    const generation = this.#current
+    generation.users += 1
+    let released = false
+    return {
+      folder: generation.folder,
+      release: () => {
+        if (released) return
+        released = true
+        generation.users -= 1
+        if (generation.retired && generation.users === 0) removeFolder(generation.folder)
+      },
+    }
   }
 
   /** Brings the layer in step with the fork and main: rewrites only what changed since. */
   async update(): Promise<void> {
     const wanted = await this.#wanted()
-    const stale = [...this.#marks].filter(([relative, mark]) => !same(mark, wanted.get(relative)))
+    let generation = this.#current
+    const stale = [...generation.marks].filter(
+      ([relative, mark]) => !same(mark, wanted.get(relative)),
+    )
+    const missing = [...wanted].filter(
+      ([relative, mark]) => !same(generation.marks.get(relative), mark),
+    )
+    if (stale.length === 0 && missing.length === 0) return
+    if (generation.users > 0) {
+      generation.retired = true
+      generation = this.#generation()
+      this.#current = generation
+    }
+    const folder = generation.folder
     // Deepest first, so a folder emptied by the removals can go too.
     for (const [relative] of stale.sort(([a], [b]) => b.length - a.length)) {
-      fs.rmSync(path.join(this.#folder, relative), { recursive: true, force: true })
-      this.#marks.delete(relative)
-      this.#removeEmptyFolders(path.posix.dirname(relative))
+      if (!generation.marks.has(relative)) continue
+      fs.rmSync(path.join(folder, relative), { recursive: true, force: true })
+      generation.marks.delete(relative)
+      removeEmptyFolders(folder, path.posix.dirname(relative))
     }
     const whiteouts: string[] = []
     for (const [relative, mark] of wanted) {
-      if (same(this.#marks.get(relative), mark)) continue
-      this.#makeFolders(path.posix.dirname(relative))
-      const target = path.join(this.#folder, relative)
-      if (mark.kind === 'whiteout') whiteouts.push(target)
-      else if (mark.kind === 'symlink') {
-        fs.symlinkSync(Buffer.from(await this.#below.blob(mark.oid)).toString('utf8'), target)
-        this.#own(target)
-      } else {
-        // `wx`: a new file, never through whatever may be at its name.
-        fs.writeFileSync(target, await this.#below.blob(mark.oid), {
-          flag: 'wx',
-          mode: mark.kind === 'executable' ? 0o755 : 0o644,
-        })
-        // The write-back tells a file copied up unchanged by its time: the fork's time.
-        const stat = await this.#fork.stat(relative)
-        if (stat !== undefined)
-          fs.utimesSync(target, stat.modifiedMs / 1000, stat.modifiedMs / 1000)
-        this.#own(target)
+      if (same(generation.marks.get(relative), mark)) continue
+      try {
+        const target = await this.#make(folder, relative, mark)
+        if (target !== undefined) whiteouts.push(target)
+        generation.marks.set(relative, mark)
+      } catch {
+        // A name the host cannot make (too long for a path here): left out of the programs'
+        // view; the fork's file tools still have it. Tried again at the next update.
       }
-      this.#marks.set(relative, mark)
     }
-    await this.#whiteout(whiteouts)
+    await this.#whiteout(whiteouts).catch(async () => {
+      // One by one, so one name the host cannot make does not hide the rest.
+      for (const target of whiteouts) await this.#whiteout([target]).catch(() => undefined)
+    })
+  }
+
+  /** Ends the layer: every build goes. */
+  close(): void {
+    removeFolder(this.#root)
+  }
+
+  /** Makes one entry; answers its path when it is a whiteout, which the layer host makes. */
+  async #make(folder: string, relative: string, mark: LayerMark): Promise<string | undefined> {
+    this.#makeFolders(folder, path.posix.dirname(relative))
+    const target = path.join(folder, relative)
+    if (mark.kind === 'whiteout') return target
+    if (mark.kind === 'symlink') {
+      fs.symlinkSync(Buffer.from(await this.#below.blob(mark.oid)).toString('utf8'), target)
+      this.#own(target)
+      return undefined
+    }
+    // `wx`: a new file, never through whatever may be at its name.
+    fs.writeFileSync(target, await this.#below.blob(mark.oid), {
+      flag: 'wx',
+      mode: mark.kind === 'executable' ? 0o755 : 0o644,
+    })
+    // The write-back tells a file copied up unchanged by its time: the fork's time.
+    const stat = await this.#fork.stat(relative)
+    if (stat !== undefined) fs.utimesSync(target, stat.modifiedMs / 1000, stat.modifiedMs / 1000)
+    this.#own(target)
+    return undefined
+  }
+
+  #generation(): Generation {
+    const folder = path.join(this.#root, String(++this.#count))
+    fs.mkdirSync(folder, { mode: 0o700 })
+    fs.chmodSync(folder, this.#rootMode & 0o777)
+    this.#own(folder)
+    return { folder, marks: new Map(), users: 0, retired: false }
   }
 
   /**
@@ -153,10 +218,12 @@ export class ForkLayer {
   }
 
   /**
-   * The outermost of `relative` and the folders above it that the fork lacks; undefined when a
-   * file or link of the fork's above it hides it already.
+   * The outermost of `relative` and the folders above it that the fork lacks; undefined when
+   * the fork's own entry there (a folder) or above it (a file or link) hides it already.
    */
   async #outermostMissing(relative: string): Promise<string | undefined> {
+    // A folder of the fork's where main has a file: the layer's folder hides the file.
+    if ((await this.#fork.kind(relative)) === 'directory') return undefined
     let outermost = relative
     for (let folder = path.posix.dirname(relative); folder !== '.';) {
       const kind = await this.#fork.kind(folder)
@@ -169,12 +236,12 @@ export class ForkLayer {
   }
 
   /** Makes the folders above an entry, each with the bits of main's folder there. */
-  #makeFolders(relative: string): void {
+  #makeFolders(folder: string, relative: string): void {
     if (relative === '.' || relative === '') return
-    const target = path.join(this.#folder, relative)
+    const target = path.join(folder, relative)
     const existing = fs.lstatSync(target, { throwIfNoEntry: false })
     if (existing?.isDirectory() === true) return
-    this.#makeFolders(path.posix.dirname(relative))
+    this.#makeFolders(folder, path.posix.dirname(relative))
     if (existing !== undefined) fs.rmSync(target, { recursive: true, force: true })
     const main = fs.lstatSync(path.join(this.#below.root, relative), { throwIfNoEntry: false })
     fs.mkdirSync(target, { mode: 0o700 })
@@ -182,23 +249,24 @@ export class ForkLayer {
     this.#own(target)
   }
 
-  #removeEmptyFolders(relative: string): void {
-    for (
-      let folder = relative;
-      folder !== '.' && folder !== '';
-      folder = path.posix.dirname(folder)
-    ) {
-      try {
-        fs.rmdirSync(path.join(this.#folder, folder))
-      } catch {
-        return // not empty, or gone
-      }
-    }
-  }
-
   #own(target: string): void {
     if (this.#owner !== undefined) fs.lchownSync(target, this.#owner.uid, this.#owner.gid)
   }
+}
+
+/** Removes the now empty folders at and above `relative`, up to the layer's root. */
+function removeEmptyFolders(folder: string, relative: string): void {
+  for (let at = relative; at !== '.' && at !== ''; at = path.posix.dirname(at)) {
+    try {
+      fs.rmdirSync(path.join(folder, at))
+    } catch {
+      return // not empty, or gone
+    }
+  }
+}
+
+function removeFolder(folder: string): void {
+  fs.rmSync(folder, { recursive: true, force: true })
 }
 
 function isPlainPath(relative: string): boolean {

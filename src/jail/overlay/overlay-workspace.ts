@@ -24,7 +24,7 @@ import type { WorkspaceView } from '../../tool/workspace-view.ts'
 import type { WorkspaceTree } from '../../workspace/workspace-tree.ts'
 import type { CallerMount } from '../../bubblewrap/caller-mounts.ts'
 import type { HostIdentity } from '../../bubblewrap/jail-identity.ts'
-import { atPinned, listPinned } from '../pinned-folder.ts'
+import { atPinned, listPinned, removePinned } from '../pinned-folder.ts'
 import { writeBack, type SyncReport } from '../write-back.ts'
 import { ownedPrefix } from '../../util/owned-folders.ts'
 import { ignoredPathsOf } from '../../workspace/ignored-paths.ts'
@@ -55,6 +55,8 @@ export interface Layer {
   readonly folder: string
   /** When it was mounted, in the clock of file change times. */
   readonly startedMs: number
+  /** Lets go of the fork layer the overlay reads, once it is unmounted. */
+  readonly release?: () => void
 }
 
 /** One workspace's overlays; see the module comment. */
@@ -73,10 +75,10 @@ export class OverlayWorkspace {
   /**
    * Repositories commands made where there was none: never written back, but kept in a layer
    * between the workspace and each command's upper layer, so the next command still has them
-   * (with why, for the command's report). In a fork, git's own files are kept so too, silently:
-   * that is where they belong.
+   * (the command that made one says so, once). In a fork, git's own files and ignored files
+   * are kept so too, silently: that is where they belong.
    */
-  readonly #kept = new Map<string, string | undefined>()
+  readonly #kept = new Set<string>()
   /** A fork's layer between main's folder and the rest; undefined for main. */
   readonly #fork: ForkLayer | undefined
   #counter = 0
@@ -195,43 +197,63 @@ export class OverlayWorkspace {
     fs.mkdirSync(folder, { mode: 0o700 })
     // A kept repository the workspace now has a folder for itself (a person's `git init`)
     // would hide the workspace's own: the workspace wins, the kept one goes.
-    for (const relative of [...this.#kept.keys()]) {
+    for (const relative of [...this.#kept]) {
       if ((await this.#tree.stat(relative)) === undefined) continue
-      fs.rmSync(path.join(this.#root, 'kept', relative), { recursive: true, force: true })
+      removePinned(path.join(this.#root, 'kept'), relative)
       this.#kept.delete(relative)
     }
     await this.#fork?.update()
+    const fork = this.#fork?.lease()
     const workspaceLayer = path.join(this.#root, 'lower')
     const lowers = [
       ...(this.#kept.size === 0 ? [] : [path.join(this.#root, 'kept')]),
-      ...(this.#fork === undefined ? [] : [this.#fork.folder]),
+      ...(fork === undefined ? [] : [fork.folder]),
       workspaceLayer,
     ]
     const lower = lowers.join(':')
     const startedMs = changeClock(folder)
     let upper: string | undefined
-    if (writable) {
-      upper = path.join(folder, 'upper')
-      const work = path.join(folder, 'work')
-      // The upper layer's root is the overlay's root: the workspace's bits, the jail's owner.
-      fs.mkdirSync(upper, { mode: 0o700 })
-      fs.chmodSync(upper, fs.statSync(this.#workspace).mode & 0o777)
-      if (!this.#userNamespace) fs.chownSync(upper, this.#identity.uid, this.#identity.gid)
-      fs.mkdirSync(work, { mode: 0o700 })
-      await this.#host.overlay({ lower, upper, work, target: mountPoint, options: this.#options() })
-    } else {
-      // An overlay needs an upper layer or two lower ones: alone, the workspace is bound.
-      if (lowers.length === 1) await this.#host.bind(workspaceLayer, mountPoint, 'ro')
-      else await this.#host.overlay({ lower, target: mountPoint, options: this.#options() })
+    try {
+      if (writable) {
+        upper = path.join(folder, 'upper')
+        const work = path.join(folder, 'work')
+        // The upper layer's root is the overlay's root: the workspace's bits, the jail's owner.
+        fs.mkdirSync(upper, { mode: 0o700 })
+        fs.chmodSync(upper, fs.statSync(this.#workspace).mode & 0o777)
+        if (!this.#userNamespace) fs.chownSync(upper, this.#identity.uid, this.#identity.gid)
+        fs.mkdirSync(work, { mode: 0o700 })
+        await this.#host.overlay({
+          lower,
+          upper,
+          work,
+          target: mountPoint,
+          options: this.#options(),
+        })
+      } else {
+        // An overlay needs an upper layer or two lower ones: alone, the workspace is bound.
+        if (lowers.length === 1) await this.#host.bind(workspaceLayer, mountPoint, 'ro')
+        else await this.#host.overlay({ lower, target: mountPoint, options: this.#options() })
+      }
+    } catch (error) {
+      fork?.release()
+      fs.rmSync(folder, { recursive: true, force: true })
+      throw error
     }
     try {
       await this.#coverPrivatePaths(mountPoint)
     } catch (error) {
       await this.#host.unmount(mountPoint).catch(() => undefined)
+      fork?.release()
       fs.rmSync(folder, { recursive: true, force: true })
       throw error
     }
-    return { mountPoint, upper, folder, startedMs }
+    return {
+      mountPoint,
+      upper,
+      folder,
+      startedMs,
+      ...(fork === undefined ? {} : { release: fork.release }),
+    }
   }
 
   /**
@@ -241,6 +263,7 @@ export class OverlayWorkspace {
   async finish(layer: Layer): Promise<SyncReport | undefined> {
     try {
       await this.#host.unmount(layer.mountPoint)
+      layer.release?.()
       if (layer.upper === undefined) return undefined
       return await this.#writeBack(layer, layer.upper)
     } finally {
@@ -279,7 +302,7 @@ export class OverlayWorkspace {
     this.#host.close()
     removeLayer(path.join(this.#root, 'layers'))
     removeLayer(path.join(this.#root, 'kept'))
-    removeLayer(path.join(this.#root, 'fork'))
+    this.#fork?.close()
     for (const placeholder of ['closed-folder', 'closed-file']) {
       // Opened up first: a caller that is not root cannot list a folder of mode 0 to empty it.
       try {
@@ -327,6 +350,16 @@ export class OverlayWorkspace {
   async #statBelow(relative: string): Promise<{ type: string } | undefined> {
     const stat = await this.#tree.stat(relative)
     if (stat !== undefined || this.#fork === undefined) return stat
+    // A file or link of the fork's above it hides main's entry already (and a mount below a
+    // file could not be made).
+    for (
+      let folder = path.posix.dirname(relative);
+      folder !== '.';
+      folder = path.posix.dirname(folder)
+    ) {
+      const kind = await this.#tree.kind(folder)
+      if (kind !== undefined && kind !== 'directory') return undefined
+    }
     const below = fs.lstatSync(path.join(this.#workspace, relative), { throwIfNoEntry: false })
     return below === undefined ? undefined : { type: below.isDirectory() ? 'directory' : 'file' }
   }
@@ -358,23 +391,13 @@ export class OverlayWorkspace {
         ),
     })
     const report: SyncReport = { written: [], deleted: [], refused: [...read.refused], kept: [] }
-    const keptReport = (): SyncReport => {
-      report.kept.push(
-        ...[...this.#kept].flatMap(([relative, reason]) =>
-          reason === undefined || report.kept.some((kept) => kept.path === relative)
-            ? []
-            : [{ path: relative, reason }],
-        ),
-      )
-      return report
-    }
     for (const relative of read.apart) {
       keepLayer(upper, path.join(this.#root, 'kept'), relative, (below) =>
         fs.existsSync(path.join(this.#workspace, below)),
       )
-      this.#kept.set(relative, undefined)
+      this.#kept.add(relative)
     }
-    if (read.changes.length === 0) return keptReport()
+    if (read.changes.length === 0) return report
     const { plan, applied, failed } = await writeBack({
       source: upper,
       changes: read.changes,
@@ -390,18 +413,20 @@ export class OverlayWorkspace {
     // Repositories made in the jail, and derived files git rebuilds (a commit graph): not
     // written, not failures.
     report.kept.push(...plan.kept, ...plan.dropped)
-    for (const { path: relative, reason } of plan.kept) {
+    for (const { path: relative } of plan.kept) {
       keepLayer(upper, path.join(this.#root, 'kept'), relative, () => false)
-      this.#kept.set(relative, reason)
+      this.#kept.add(relative)
     }
-    return keptReport()
+    return report
   }
 }
 
 /**
  * Moves what a command left at `relative` in its upper layer into the kept layer, merged with
- * what is kept there already (whiteouts delete, an opaque folder replaces). Only the host
- * touches either layer now (the overlay is unmounted); links are moved, never followed.
+ * what is kept there already (whiteouts delete, an opaque folder replaces). Both layers hold
+ * what programs made, links included, so both are reached only through pinned folders: no
+ * link in either is ever followed (the host is root for a root caller), and a link kept where
+ * a folder is now needed is replaced, never entered.
  */
 function keepLayer(
   upper: string,
@@ -412,41 +437,46 @@ function keepLayer(
 ): void {
   const parts = relative.split('/')
   for (let index = 1; index < parts.length; index++) {
-    const folder = path.join(kept, ...parts.slice(0, index))
-    if (!fs.existsSync(folder)) {
-      const mode = atPinned(upper, parts.slice(0, index).join('/'), (pinned) =>
-        fs.lstatSync(pinned),
-      )
-      fs.mkdirSync(folder, { mode: mode.mode & 0o777 })
-      fs.chownSync(folder, mode.uid, mode.gid)
-    }
+    const folder = parts.slice(0, index).join('/')
+    const existing = atPinned(kept, folder, (pinned) =>
+      fs.lstatSync(pinned, { throwIfNoEntry: false }),
+    )
+    if (existing?.isDirectory() === true) continue
+    if (existing !== undefined) removePinned(kept, folder)
+    const mode = atPinned(upper, folder, (pinned) => fs.lstatSync(pinned))
+    atPinned(kept, folder, (pinned) => {
+      fs.mkdirSync(pinned, { mode: mode.mode & 0o777 })
+      fs.lchownSync(pinned, mode.uid, mode.gid)
+    })
   }
-  mergeInto(upper, relative, path.join(kept, relative), below)
+  mergeInto(upper, kept, relative, below)
 }
 
 function mergeInto(
   upper: string,
+  kept: string,
   relative: string,
-  target: string,
   below: (relative: string) => boolean,
 ): void {
   const stat = atPinned(upper, relative, (pinned) =>
     fs.lstatSync(pinned, { throwIfNoEntry: false }),
   )
   if (stat === undefined) return
-  const existing = fs.lstatSync(target, { throwIfNoEntry: false })
+  const existing = atPinned(kept, relative, (pinned) =>
+    fs.lstatSync(pinned, { throwIfNoEntry: false }),
+  )
   if (stat.isCharacterDevice() && stat.rdev === 0 && !below(relative)) {
-    fs.rmSync(target, { recursive: true, force: true })
+    removePinned(kept, relative)
     return
   }
   if (stat.isDirectory() && existing?.isDirectory() === true) {
     for (const entry of listPinned(upper, relative)) {
-      mergeInto(upper, `${relative}/${entry.name}`, path.join(target, entry.name), below)
+      mergeInto(upper, kept, `${relative}/${entry.name}`, below)
     }
     return
   }
-  if (existing !== undefined) fs.rmSync(target, { recursive: true, force: true })
-  atPinned(upper, relative, (pinned) => fs.renameSync(pinned, target))
+  if (existing !== undefined) removePinned(kept, relative)
+  atPinned(upper, relative, (from) => atPinned(kept, relative, (to) => fs.renameSync(from, to)))
 }
 
 /**

@@ -29,6 +29,10 @@ import { destructiveFindings, gitArguments, mayHave } from './git-destructive.ts
 import { GIT_LOG, GIT_READERS, judgeGitReader } from './git-read-only.ts'
 import type { RuleContext } from './rule.ts'
 
+/** How to commit under a name without git's configuration (a refusal of `git config`, `-c`). */
+export const COMMIT_IDENTITY =
+  '; to commit under a name, set GIT_AUTHOR_NAME, GIT_AUTHOR_EMAIL, GIT_COMMITTER_NAME and GIT_COMMITTER_EMAIL for the command'
+
 const OUTSIDE = new Set([
   ...['push', 'fetch', 'pull', 'clone', 'remote', 'submodule', 'config', 'ls-remote'],
   ...['send-email', 'send-pack', 'fetch-pack', 'http-fetch', 'http-push', 'upload-pack'],
@@ -122,7 +126,7 @@ function outside(what: string): CommandFinding {
   return {
     verdict: 'deny',
     rule: 'git-outside-workspace',
-    reason: `git ${what} reaches outside the workspace (a remote, another repository or git's configuration) and is never allowed; work with the local repository only`,
+    reason: `git ${what} reaches outside the workspace (a remote, another repository or git's configuration) and is never allowed; work with the local repository only${what === 'config' ? COMMIT_IDENTITY : ''}`,
   }
 }
 

@@ -10,7 +10,7 @@
 import type { CommandFinding } from '../command-judgement.ts'
 import { couldBecomeOption } from '../scan-options.ts'
 import type { ShellWord } from '../shell-syntax.ts'
-import { judgeGitSubcommand } from './git-subcommands.ts'
+import { COMMIT_IDENTITY, judgeGitSubcommand } from './git-subcommands.ts'
 import { quoted, type CommandRuleCheck } from './rule.ts'
 
 /** Global options that make git use another repository, work tree, configuration or program. */
@@ -60,7 +60,7 @@ export const checkGit: CommandRuleCheck = (command, context) => {
         {
           verdict: 'deny',
           rule: 'git-outside-workspace',
-          reason: `git ${outside ?? '--exec-path'} points git at another repository, configuration or program and is never allowed; run git in the workspace without it`,
+          reason: `git ${outside ?? '--exec-path'} points git at another repository, configuration or program and is never allowed; run git in the workspace without it${outside === '-c' ? COMMIT_IDENTITY : ''}`,
         },
       ]
     }
