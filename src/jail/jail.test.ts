@@ -220,6 +220,20 @@ describe('Jail', () => {
     assert.ok(result.durationMs < 10_000)
   })
 
+  it('interrupts a program at its deadline in a jail of its own too, so it can print its summary', async (t) => {
+    const { jail } = await jailFixture(t)
+    await assertJailAvailable(jail)
+    const result = await jail.run({
+      command: bash(`trap 'echo summary; exit 130' INT; echo started; sleep 30 & wait`),
+      access: 'workspace-write',
+      timeoutMs: 1000,
+      // Limits of its own: one bubblewrap for it, never the warm jail.
+      limits: {},
+    })
+    assert.equal(result.timedOut, true)
+    assert.equal(result.stdout, 'started\nsummary\n')
+  })
+
   it('stops a program when cancelled', async (t) => {
     const { jail } = await jailFixture(t)
     const controller = new AbortController()
