@@ -89,6 +89,7 @@ export default tseslint.config(
       'src/cli/**',
       '**/*-main.ts',
       '**/*-main.mts',
+      '**/*-main.mjs',
       'test/**',
       'bench/**',
       'scripts/**',

@@ -39,6 +39,7 @@ export interface CallerMount {
 /** The programs the caller's mount step runs (util-linux); found on the jail's fixed PATH. */
 const UNSHARE = 'unshare'
 const SETPRIV = 'setpriv'
+const NSENTER = 'nsenter'
 
 /**
  * Mounts `source mount-point mode` triples, then runs what follows `--`. A constant: paths
@@ -277,9 +278,11 @@ export function mountingLaunch(
 
 /**
  * The command that starts `program` with `args` inside another mount namespace (`enter`: a
- * layer host's `nsenter …`, whose caller mounts are already made), as `identity`: `setpriv`
- * drops a root caller to the jail's user (no supplementary groups) first. Each step execs the
- * next, as with {@link mountingLaunch}.
+ * layer host's `nsenter …`, whose caller mounts are already made), as `identity`. A root
+ * caller drops to the jail's user there: `nsenter` itself, once inside, sets the group (which
+ * drops every supplementary group) and the user, as `setpriv` would, with one program fewer to
+ * start per command; any other `enter` gets `setpriv` after it. Each step execs the next, as
+ * with {@link mountingLaunch}.
  */
 export function enteringLaunch(
   enter: readonly string[],
@@ -287,10 +290,28 @@ export function enteringLaunch(
   args: readonly string[],
   identity: HostIdentity,
 ): { command: string; args: string[] } {
-  const drop = identity.dropped
-    ? [SETPRIV, `--reuid=${identity.uid}`, `--regid=${identity.gid}`, '--clear-groups', '--']
-    : []
   const [command, ...rest] = enter
   if (command === undefined) throw new Error('enteringLaunch needs a command to enter with')
+  if (!identity.dropped) return { command, args: [...rest, program, ...args] }
+  if (command === NSENTER && rest.at(-1) === '--') {
+    return {
+      command,
+      args: [
+        ...rest.slice(0, -1),
+        `--setgid=${identity.gid}`,
+        `--setuid=${identity.uid}`,
+        '--',
+        program,
+        ...args,
+      ],
+    }
+  }
+  const drop = [
+    SETPRIV,
+    `--reuid=${identity.uid}`,
+    `--regid=${identity.gid}`,
+    '--clear-groups',
+    '--',
+  ]
   return { command, args: [...rest, ...drop, program, ...args] }
 }

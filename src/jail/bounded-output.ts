@@ -5,7 +5,7 @@
  * characters, not for the flood, and the end of a failing command's output is still there.
  */
 import { StringDecoder } from 'node:string_decoder'
-import { OutputWindow } from './output-window.mts'
+import { OutputWindow } from './output-window.mjs'
 
 /** Characters kept per stream when nothing else is said. */
 export const DEFAULT_MAX_OUTPUT_CHARS = 30_000

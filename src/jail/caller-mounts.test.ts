@@ -4,7 +4,12 @@ import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { describe, it, type TestContext } from 'node:test'
-import { CallerMounts, mountingLaunch, unreachablePart } from '../bubblewrap/caller-mounts.ts'
+import {
+  CallerMounts,
+  enteringLaunch,
+  mountingLaunch,
+  unreachablePart,
+} from '../bubblewrap/caller-mounts.ts'
 import { jailEnvironment } from '../bubblewrap/jail-environment.ts'
 import { UNPRIVILEGED_ID } from '../bubblewrap/jail-identity.ts'
 import { DEFAULT_JAIL_LIMITS, type JailSpec } from '../bubblewrap/jail-spec.ts'
@@ -231,6 +236,73 @@ describe('mountingLaunch', () => {
       '--',
       '/bin/true',
     ])
+  })
+})
+
+describe('enteringLaunch', () => {
+  const enter = ['nsenter', '--mount=/proc/42/ns/mnt', '--']
+  it("drops a root caller to the jail's user in nsenter itself: group (and no supplementary groups), then user", () => {
+    assert.deepEqual(enteringLaunch(enter, 'bwrap', ['--', '/bin/true'], nobody), {
+      command: 'nsenter',
+      args: [
+        '--mount=/proc/42/ns/mnt',
+        '--setgid=65534',
+        '--setuid=65534',
+        '--',
+        'bwrap',
+        '--',
+        '/bin/true',
+      ],
+    })
+  })
+  it('drops nothing for a caller whose jail runs as itself, and uses setpriv after any other step', () => {
+    const self = { ...nobody, dropped: false }
+    assert.deepEqual(enteringLaunch(enter, 'bwrap', [], self).args, [
+      '--mount=/proc/42/ns/mnt',
+      '--',
+      'bwrap',
+    ])
+    assert.deepEqual(enteringLaunch(['other', '--'], 'bwrap', [], nobody).args, [
+      '--',
+      'setpriv',
+      '--reuid=65534',
+      '--regid=65534',
+      '--clear-groups',
+      '--',
+      'bwrap',
+    ])
+  })
+  it("a jailed program has the jail's user and group, real and effective, and no supplementary group", async (t) => {
+    if (process.getuid?.() !== 0) return t.skip('only a root caller drops to another user')
+    const { jail } = await jailFixture(t, {}, { layers: 'overlay' })
+    await assertJailAvailable(jail)
+    // The caller gets a supplementary group (adm), which the jail's user must not keep.
+    process.setgroups?.([4])
+    t.after(() => process.setgroups?.([]))
+    // The control: nsenter setting the user alone keeps the caller's groups.
+    const kept = spawnSync(
+      'nsenter',
+      [
+        `--mount=/proc/${process.pid}/ns/mnt`,
+        '--setuid=65534',
+        '--',
+        'grep',
+        'Groups:',
+        '/proc/self/status',
+      ],
+      { encoding: 'utf8' },
+    )
+    assert.match(kept.stdout, /^Groups:\s+4\s*$/m, `the control kept no group: ${kept.stderr}`)
+    // A background job: the cold path, started through the layer host's nsenter.
+    const job = await jail.start({
+      command: ['/bin/sh', '-c', "grep -E '^(Uid|Gid|Groups):' /proc/self/status"],
+      access: 'workspace-write',
+    })
+    const result = await job.finished
+    assert.equal(result.exitCode, 0, result.stderr)
+    assert.match(result.stdout, /^Uid:\s+65534\s+65534\s+65534\s+65534$/m)
+    assert.match(result.stdout, /^Gid:\s+65534\s+65534\s+65534\s+65534$/m)
+    assert.match(result.stdout, /^Groups:\s*$/m)
   })
 })
 

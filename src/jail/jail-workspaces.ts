@@ -51,6 +51,8 @@ export class JailWorkspaces {
   /** The overlays, once tried: undefined before, null when the mirror serves instead. */
   #overlay: OverlayWorkspace | null | undefined
   #overlayUnavailable: string | undefined
+  /** The one opening of the overlays: callers at once all wait for the same outcome. */
+  #opening: Promise<OverlayWorkspace | undefined> | undefined
   readonly #serial = new SerialQueue()
   #closed = false
 
@@ -86,7 +88,12 @@ export class JailWorkspaces {
    * the mirror. If the layer host cannot start, the mirror serves (still confined) and the
    * reason is kept in {@link layers}.
    */
-  async overlay(): Promise<OverlayWorkspace | undefined> {
+  overlay(): Promise<OverlayWorkspace | undefined> {
+    this.#opening ??= this.#openOverlay()
+    return this.#opening
+  }
+
+  async #openOverlay(): Promise<OverlayWorkspace | undefined> {
     if (this.#overlay === undefined) {
       const mode = this.#options.layers ?? 'auto'
       const fork = this.#options.tree.root === undefined ? this.#options.below : undefined

@@ -25,6 +25,36 @@ describe('Jail', () => {
     assert.equal(result.timedOut, false)
   })
 
+  for (const layers of ['overlay', 'mirror'] as const) {
+    it(`runs a session's first command cold while its warm jail starts, later ones warm, both confined alike (${layers})`, async (t) => {
+      const { jail, workspace } = await jailFixture(t, {}, { waitForWarmJail: false, layers })
+      await assertJailAvailable(jail)
+      // Who runs it, what is mounted (but the warm jail's own Node and supervisor; the warm
+      // jail's overlay lies on its shared mount point, so /workspace is listed twice there), its
+      // limits; and whether a supervisor runs beside it (only in the warm jail's PID namespace).
+      const probe = (name: string) =>
+        jail.run({
+          command: bash(
+            `id -u; id -g; grep -v ' /opt/eitri/' /proc/self/mountinfo | awk '{print $5, $6}' | sort -u; ulimit -u -f; echo ${name} > ${name}.txt; pgrep -f '^/opt/eitri/node' > /dev/null && echo warm || echo cold`,
+          ),
+          access: 'workspace-write',
+        })
+      const first = await probe('first')
+      assert.equal(first.exitCode, 0, first.stderr)
+      assert.match(first.stdout, /cold\n$/)
+      let later = first
+      for (let attempt = 0; attempt < 100 && !later.stdout.endsWith('warm\n'); attempt++) {
+        await new Promise((resolve) => setTimeout(resolve, 100))
+        later = await probe('later')
+      }
+      assert.match(later.stdout, /warm\n$/, 'the warm jail never took over')
+      assert.equal(later.stdout.replace(/warm\n$/, ''), first.stdout.replace(/cold\n$/, ''))
+      // Both wrote back through the same way.
+      assert.equal(await fs.readFile(path.join(workspace, 'first.txt'), 'utf8'), 'first\n')
+      assert.equal(await fs.readFile(path.join(workspace, 'later.txt'), 'utf8'), 'later\n')
+    })
+  }
+
   it('never runs as root and never shows the host path of the workspace', async (t) => {
     const { jail, workspace } = await jailFixture(t)
     const result = await jail.run({
@@ -188,6 +218,20 @@ describe('Jail', () => {
     assert.equal(result.timedOut, true)
     assert.equal(result.exitCode, null)
     assert.ok(result.durationMs < 10_000)
+  })
+
+  it('interrupts a program at its deadline in a jail of its own too, so it can print its summary', async (t) => {
+    const { jail } = await jailFixture(t)
+    await assertJailAvailable(jail)
+    const result = await jail.run({
+      command: bash(`trap 'echo summary; exit 130' INT; echo started; sleep 30 & wait`),
+      access: 'workspace-write',
+      timeoutMs: 1000,
+      // Limits of its own: one bubblewrap for it, never the warm jail.
+      limits: {},
+    })
+    assert.equal(result.timedOut, true)
+    assert.equal(result.stdout, 'started\nsummary\n')
   })
 
   it('stops a program when cancelled', async (t) => {

@@ -84,6 +84,13 @@ export interface JailOptions {
   readonly limits?: Partial<JailLimits>
   /** False bounds memory by RLIMIT_DATA alone, never a cgroup (tests). @default true */
   readonly memoryCgroups?: boolean
+  /**
+   * True makes plain foreground commands wait for the warm jail to start and run in it. By
+   * default they run cold (one bubblewrap each, as background jobs do) until the warm jail,
+   * started beside the first of them, is ready: a session's first command then costs a cold
+   * start, not a warm jail's. For tests of the warm jail itself. @default false
+   */
+  readonly waitForWarmJail?: boolean
 }
 
 /** One program to run. */
@@ -140,10 +147,9 @@ export class Jail implements AsyncDisposable {
   #activeRuns = 0
   #pendingMountPoints = new Set<string>()
   readonly #jobs = new Set<JailedProcess>()
-  readonly #warm = new Map<
-    JailRequest['access'],
-    { jail: WarmJail; process: JailedProcess | undefined; idle: NodeJS.Timeout | undefined }
-  >()
+  readonly #warm = new Map<JailRequest['access'], WarmEntry>()
+  /** Warm jails being started, by access level: settled once ready, failed or given up. */
+  readonly #warming = new Map<JailRequest['access'], Promise<void>>()
   readonly #memory: MemoryCgroups
   #warmUnavailable: string | undefined
   #closed = false
@@ -167,8 +173,15 @@ export class Jail implements AsyncDisposable {
     return this.#workspaces.layers
   }
 
-  /** Whether jails run here; probed once with a real jailed command. */
+  /**
+   * Whether jails run here; probed once with a real jailed command. The layer host starts
+   * beside the probe rather than after it: the first command needs both.
+   */
   availability(): Promise<JailAvailability> {
+    if (this.#availability === undefined && !this.#closed) {
+      // A failure is met where the overlays are used: the first start.
+      this.#workspaces.overlay().catch(() => undefined)
+    }
     this.#availability ??= this.#probe()
     return this.#availability
   }
@@ -179,17 +192,42 @@ export class Jail implements AsyncDisposable {
    * @throws EitriError `jail_unavailable` with the reason and the fix; nothing ran.
    */
   async run(request: JailRequest): Promise<JailResult> {
-    if (this.#warmUnavailable === undefined && isPlain(request)) {
-      const result = await this.#runWarm(request)
-      if (result !== undefined) return result
+    const warmable = isPlain(request)
+    if (warmable && this.#warmUnavailable === undefined) {
+      if (this.#options.waitForWarmJail === true) await this.startWarmJail(request.access)
+      const warm = this.#warm.get(request.access)
+      if (warm?.ready === true && warm.jail.alive) {
+        const result = await this.#runWarm(request, warm)
+        if (result !== undefined) return result
+      }
     }
-    const job = await this.#launch(request, request.timeoutMs ?? DEFAULT_JAIL_TIMEOUT_MS)
+    // Cold: one bubblewrap of its own. A plain command also starts the warm jail beside it,
+    // once its own bubblewrap is under way, so the next ones need no start of their own.
+    const { job, workspace } = await this.#launch(
+      request,
+      request.timeoutMs ?? DEFAULT_JAIL_TIMEOUT_MS,
+    )
+    if (warmable && this.#warmUnavailable === undefined)
+      void this.#warmUp(request.access, workspace.type === 'mirror' ? workspace : undefined)
     return job.finished
+  }
+
+  /**
+   * Starts the warm jail of an access level ahead of any command (with the probe and the
+   * layer host before it), and resolves once it is ready, or could not start (then commands
+   * run cold, one bubblewrap each, still confined). Without it the first plain command starts
+   * it, and runs cold meanwhile.
+   *
+   * @throws EitriError `jail_unavailable` with the reason and the fix.
+   */
+  async startWarmJail(access: JailRequest['access'] = 'workspace-write'): Promise<void> {
+    await this.#admit({ access })
+    if (this.#warmUnavailable === undefined) await this.#warmUp(access, undefined)
   }
 
   /** Starts a program in the background; it runs until it ends, is killed, or the jail closes. */
   async start(request: Omit<JailRequest, 'timeoutMs'>): Promise<JailJob> {
-    return this.#launch(request, undefined)
+    return (await this.#launch(request, undefined)).job
   }
 
   /**
@@ -204,10 +242,13 @@ export class Jail implements AsyncDisposable {
   async close(): Promise<void> {
     if (this.#closed) return
     this.#closed = true
+    // A warm jail still starting is ended too: its `ready` fails when its process is killed,
+    // and one not spawned yet ends itself on seeing #closed.
     for (const warm of this.#warm.values()) {
       if (warm.idle !== undefined) clearTimeout(warm.idle)
       await warm.jail.close()
     }
+    await Promise.allSettled([...this.#warming.values()])
     this.#warm.clear()
     for (const job of this.#jobs) job.kill()
     await Promise.allSettled([...this.#jobs].map((job) => job.exited))
@@ -221,7 +262,10 @@ export class Jail implements AsyncDisposable {
     await this.close()
   }
 
-  async #launch(request: JailRequest, timeoutMs: number | undefined): Promise<JailJob> {
+  async #launch(
+    request: JailRequest,
+    timeoutMs: number | undefined,
+  ): Promise<{ job: JailJob; workspace: WorkspaceLayer }> {
     const writable = await this.#admit(request)
     const workspace = await this.#workspaces.prepareCold(writable)
     const start = await this.#processStarter(request.command, request, writable, workspace)
@@ -254,40 +298,75 @@ export class Jail implements AsyncDisposable {
         }),
       }
     })
-    return { process, finished }
+    return { job: { process, finished }, workspace }
   }
 
-  /** Runs a plain foreground command in the access level's warm jail; undefined if none can start. */
-  async #runWarm(request: JailRequest): Promise<JailResult | undefined> {
-    const writable = await this.#admit(request)
-    const overlay = await this.#workspaces.overlay()
-    const mirror = overlay === undefined ? await this.#workspaces.syncIn() : undefined
-    const point = overlay === undefined ? undefined : await overlay.sharedPoint(request.access)
-    const shown: WorkspaceLayer | undefined =
-      mirror !== undefined ? { type: 'mirror', mirror } : undefined
-    let warm = this.#warm.get(request.access)
-    if (warm === undefined || !warm.jail.alive) {
+  /**
+   * Starts the access level's warm jail unless one runs or is starting, and resolves once it
+   * is ready or failed (then every command runs cold, still confined). `mirror`: the mirror a
+   * cold command just filled, which the warm jail binds (none is synced for it here).
+   */
+  #warmUp(
+    access: JailRequest['access'],
+    mirror: Extract<WorkspaceLayer, { type: 'mirror' }> | undefined,
+  ): Promise<void> {
+    const known = this.#warm.get(access)
+    if (known !== undefined && known.jail.alive) return known.jail.ready.catch(() => undefined)
+    const starting = this.#warming.get(access)
+    if (starting !== undefined) return starting
+    const writable = access === 'workspace-write'
+    const started = (async () => {
+      const overlay = await this.#workspaces.overlay()
+      const shown: WorkspaceLayer =
+        overlay !== undefined
+          ? { type: 'point', mountPoint: await overlay.sharedPoint(access) }
+          : (mirror ?? { type: 'mirror', mirror: await this.#workspaces.syncIn() })
+      if (this.#closed) return
       const start = await this.#processStarter(
         [NODE_MOUNT, SUPERVISOR_MOUNT],
         { binds: this.#runtimeBinds() },
         writable,
-        shown ?? { type: 'point', mountPoint: point as string },
+        shown,
       )
-      let started: JailedProcess | undefined
-      const process = (onOutput: (stream: 'stdout' | 'stderr', chunk: Buffer) => void) =>
-        (started = start({ maxOutputChars: 64 * 1024, keepStdinOpen: true, onOutput }))
-      const jail = new WarmJail(process)
-      warm = { jail, process: started, idle: undefined }
-      this.#warm.set(request.access, warm)
-    }
-    try {
-      await warm.jail.ready
-    } catch (error) {
-      // Without a warm jail every command still runs confined, one jail each.
-      this.#warmUnavailable = (error as Error).message
-      this.#warm.delete(request.access)
-      return undefined
-    }
+      let bubblewrap: JailedProcess | undefined
+      const jail = new WarmJail(
+        (onOutput) =>
+          (bubblewrap = start({ maxOutputChars: 64 * 1024, keepStdinOpen: true, onOutput })),
+      )
+      const warm: WarmEntry = { jail, process: bubblewrap, idle: undefined, ready: false }
+      this.#warm.set(access, warm)
+      // A close() meanwhile found no jail to end: this start ends its own (and close() waits).
+      if (this.#closed) return await jail.close()
+      await jail.ready
+      warm.ready = true
+      this.#idle(access, warm)
+    })()
+      .catch((error: unknown) => {
+        // Without a warm jail every command still runs confined, one jail each.
+        this.#warmUnavailable ??= error instanceof Error ? error.message : String(error)
+        this.#warm.delete(access)
+      })
+      .finally(() => this.#warming.delete(access))
+    this.#warming.set(access, started)
+    return started
+  }
+
+  /** Closes a warm jail that ran nothing for {@link WARM_IDLE_MS}. */
+  #idle(access: JailRequest['access'], warm: WarmEntry): void {
+    if (warm.idle !== undefined) clearTimeout(warm.idle)
+    warm.idle = setTimeout(() => {
+      if (this.#warm.get(access) === warm) this.#warm.delete(access)
+      void warm.jail.close()
+    }, WARM_IDLE_MS)
+    warm.idle.unref()
+  }
+
+  /** Runs a plain foreground command in a ready warm jail; undefined if it cannot take it. */
+  async #runWarm(request: JailRequest, warm: WarmEntry): Promise<JailResult | undefined> {
+    const writable = await this.#admit(request)
+    const overlay = await this.#workspaces.overlay()
+    const mirror = overlay === undefined ? await this.#workspaces.syncIn() : undefined
+    const point = overlay === undefined ? undefined : await overlay.sharedPoint(request.access)
     if (warm.idle !== undefined) clearTimeout(warm.idle)
     const warmProcess = warm.process
     const killsBefore = warmProcess?.oomKills() ?? 0
@@ -310,12 +389,7 @@ export class Jail implements AsyncDisposable {
         await overlay.finish(layer).catch(() => undefined)
       throw error
     }
-    const idleWarm = warm
-    warm.idle = setTimeout(() => {
-      if (this.#warm.get(request.access) === idleWarm) this.#warm.delete(request.access)
-      void idleWarm.jail.close()
-    }, WARM_IDLE_MS)
-    warm.idle.unref()
+    this.#idle(request.access, warm)
     const sync =
       layer === undefined
         ? await this.#workspaces.syncOut(mirror, writable)
@@ -327,7 +401,7 @@ export class Jail implements AsyncDisposable {
         : warmProcess.running
           ? warmProcess.oomKills()
           : ((await warmProcess.exited).oomKills ?? 0)
-    // The supervisor's output already marks what it dropped (output-window.mts).
+    // The supervisor's output already marks what it dropped (output-window.mjs).
     const { stdoutDropped, stderrDropped, ...exit } = outcome
     return {
       ...exit,
@@ -345,7 +419,7 @@ export class Jail implements AsyncDisposable {
   }
 
   /** Checks the jail can run; answers whether the workspace is writable for this request. */
-  async #admit(request: JailRequest): Promise<boolean> {
+  async #admit(request: Pick<JailRequest, 'access'>): Promise<boolean> {
     if (this.#closed) throw new EitriError('jail_unavailable', 'The jail is closed; nothing ran.')
     const availability = await this.availability()
     if (!availability.available) {
@@ -452,6 +526,8 @@ export class Jail implements AsyncDisposable {
 
   async #probe(): Promise<JailAvailability> {
     closeInheritedDescriptors()
+    // Beside the jail's probe: the first start needs both answers, and neither blocks the other.
+    const memory = this.#memory.prepare()
     const support = this.#ensureSupport()
     const spec: JailSpec = {
       command: ['/bin/true'],
@@ -479,6 +555,7 @@ export class Jail implements AsyncDisposable {
       timeoutMs: 10_000,
     })
     const exit = await probe.exited
+    await memory
     if (exit.exitCode === 0) return { available: true }
     return explainProbeFailure({
       spawnError: exit.spawnError,
@@ -499,6 +576,15 @@ export class Jail implements AsyncDisposable {
     this.#support = { root, placeholders: { emptyFile, emptyFolder } }
     return this.#support
   }
+}
+
+/** One access level's warm jail and the bubblewrap process it runs in. */
+interface WarmEntry {
+  readonly jail: WarmJail
+  readonly process: JailedProcess | undefined
+  idle: NodeJS.Timeout | undefined
+  /** True once its supervisor answered ready. */
+  ready: boolean
 }
 
 /** A foreground command the warm jail can take: nothing but a command, a deadline and output. */

@@ -5,6 +5,7 @@
  * and PID namespace) at its deadline or when cancelled.
  */
 import { spawn, type ChildProcess } from 'node:child_process'
+import fs from 'node:fs'
 import { BoundedOutput } from './bounded-output.ts'
 import { enteringLaunch, mountingLaunch, type CallerMount } from '../bubblewrap/caller-mounts.ts'
 import type { HostIdentity } from '../bubblewrap/jail-identity.ts'
@@ -12,6 +13,13 @@ import type { MemoryCgroup } from './memory-cgroup.ts'
 
 /** Drops root to the jail's user after the cgroup step, which must run as the caller. */
 const SETPRIV = 'setpriv'
+
+/**
+ * How long a program that reached its deadline gets between the interrupt and the kill, as in
+ * the warm jail (jail-supervisor-main.mjs): test runners and builds answer Ctrl-C by printing
+ * their summary, which a kill would lose.
+ */
+const INTERRUPT_GRACE_MS = 1000
 
 /** How a jailed process ended. */
 export interface JailedExit {
@@ -127,7 +135,8 @@ export class JailedProcess {
         ? undefined
         : setTimeout(() => {
             this.#timedOut = true
-            this.kill()
+            if (!this.#interrupt()) return this.kill()
+            setTimeout(() => this.kill(), INTERRUPT_GRACE_MS).unref()
           }, options.timeoutMs)
     const onAbort = (): void => {
       this.#cancelled = true
@@ -186,6 +195,32 @@ export class JailedProcess {
   }
 
   /**
+   * Interrupts the program in the jail (SIGINT to its process group, as Ctrl-C would): it runs
+   * below bubblewrap and bubblewrap's init, in a session of its own (`--new-session`). False
+   * when it cannot be found.
+   */
+  #interrupt(): boolean {
+    const pid = this.#child.pid
+    if (pid === undefined || !this.running) return false
+    let interrupted = false
+    for (const init of childrenOf(pid)) {
+      for (const program of childrenOf(init)) {
+        // Its group when it leads one, else the program alone.
+        for (const target of [-program, program]) {
+          try {
+            process.kill(target, 'SIGINT')
+            interrupted = true
+            break
+          } catch {
+            // not a group leader, or gone: the kill after the grace ends it either way
+          }
+        }
+      }
+    }
+    return interrupted
+  }
+
+  /**
    * Kills bubblewrap's whole process group. bubblewrap's PID 1 dies with it
    * (`--die-with-parent`), and with PID 1 the kernel ends every process in the namespace,
    * including ones that called `setsid` or were double-forked.
@@ -198,5 +233,18 @@ export class JailedProcess {
     } catch {
       this.#child.kill('SIGKILL')
     }
+  }
+}
+
+/** The children of `pid` (every thread's), read from /proc; none once it is gone. */
+function childrenOf(pid: number): number[] {
+  try {
+    return fs
+      .readdirSync(`/proc/${pid}/task`)
+      .flatMap((task) => fs.readFileSync(`/proc/${pid}/task/${task}/children`, 'utf8').split(' '))
+      .filter((word) => word.trim() !== '')
+      .map(Number)
+  } catch {
+    return []
   }
 }

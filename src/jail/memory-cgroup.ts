@@ -9,7 +9,7 @@
  * access, a cgroup v2 parent that cannot delegate memory), each process gets RLIMIT_DATA
  * instead: it counts private writable memory, not the reservations WebAssembly makes.
  */
-import { spawnSync } from 'node:child_process'
+import { spawn, spawnSync } from 'node:child_process'
 import fs from 'node:fs'
 import path from 'node:path'
 
@@ -113,8 +113,31 @@ export class MemoryCgroups {
 
   /** How memory is bounded here; probed once by creating, joining and removing a cgroup. */
   support(): MemorySupport {
-    this.#support ??= this.#probe()
-    return this.#support
+    if (this.#support !== undefined) return this.#support
+    const probe = this.#probeCgroup()
+    if ('bound' in probe) return (this.#support = probe)
+    const { command, args } = probe.cgroup.launch('/bin/true', [])
+    const joined = spawnSync(command, args, { stdio: 'ignore', timeout: 10_000 }).status === 0
+    return (this.#support = probe.outcome(joined))
+  }
+
+  /**
+   * Probes as {@link support} does, without blocking the event loop: a jail runs it beside its
+   * own probe, so its first command does not wait for a synchronous start.
+   */
+  async prepare(): Promise<MemorySupport> {
+    if (this.#support !== undefined) return this.#support
+    const probe = this.#probeCgroup()
+    if ('bound' in probe) return (this.#support ??= probe)
+    const { command, args } = probe.cgroup.launch('/bin/true', [])
+    const joined = await new Promise<boolean>((resolve) => {
+      const child = spawn(command, args, { stdio: 'ignore', timeout: 10_000 })
+      child.once('error', () => resolve(false))
+      child.once('exit', (code) => resolve(code === 0))
+    })
+    const outcome = probe.outcome(joined)
+    // A synchronous probe that ran meanwhile has decided already.
+    return (this.#support ??= outcome)
   }
 
   /**
@@ -131,31 +154,35 @@ export class MemoryCgroups {
     }
   }
 
-  #probe(): MemorySupport {
+  /**
+   * A probe cgroup to join, and what joining it (or not) means; or the answer already, when
+   * none can be made. The cgroup is removed once the outcome is known.
+   */
+  #probeCgroup():
+    | MemorySupport
+    | { readonly cgroup: MemoryCgroup; readonly outcome: (joined: boolean) => MemorySupport } {
     const found = findOwnMemoryCgroup(this.#files)
     if ('reason' in found) return { bound: 'rlimit-data', reason: found.reason }
     let cgroup: MemoryCgroup
     try {
-      cgroup = makeCgroup(found, `eitri-${process.pid}-probe`, 64 * 1024 ** 2)
+      cgroup = makeCgroup(found, `eitri-${process.pid}-probe-${this.#next++}`, 64 * 1024 ** 2)
     } catch (error) {
       return {
         bound: 'rlimit-data',
         reason: `no memory cgroup can be created below ${found.parent}: ${(error as Error).message}`,
       }
     }
-    try {
-      const { command, args } = cgroup.launch('/bin/true', [])
-      const joined = spawnSync(command, args, { stdio: 'ignore', timeout: 10_000 })
-      if (joined.status !== 0) {
-        return {
-          bound: 'rlimit-data',
-          reason: `this process may not move programs into a memory cgroup below ${found.parent}`,
-        }
-      }
-      return { bound: 'cgroup', ...found }
-    } finally {
-      // The probe's process has exited, so its cgroup is empty (or about to be).
-      void cgroup.remove()
+    return {
+      cgroup,
+      outcome: (joined) => {
+        void cgroup.remove()
+        return joined
+          ? { bound: 'cgroup', ...found }
+          : {
+              bound: 'rlimit-data',
+              reason: `this process may not move programs into a memory cgroup below ${found.parent}`,
+            }
+      },
     }
   }
 }

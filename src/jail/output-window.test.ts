@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
-import { OUTPUT_MARKER_ROOM, OutputWindow } from './output-window.mts'
+import { OUTPUT_MARKER_ROOM, OutputWindow } from './output-window.mjs'
 
 function windowOf(limit: number, ...chunks: string[]): OutputWindow {
   const window = new OutputWindow(limit)

@@ -43,7 +43,8 @@ export async function jailFixture(
     privatePaths,
     protectedPaths: options.protectedPaths ?? [],
   })
-  const jail = new Jail({ tree, view, privatePaths, ...options })
+  // These tests are about the warm jail unless they say otherwise: their commands wait for it.
+  const jail = new Jail({ tree, view, privatePaths, waitForWarmJail: true, ...options })
   t.after(async () => {
     await jail.close()
     await fs.rm(base, { recursive: true, force: true })

@@ -1,7 +1,7 @@
 /**
  * @module jail/warm-jail
  * One long-lived jail that runs a session's foreground commands one after another through a
- * small supervisor inside it (jail-supervisor-main.ts). Starting bubblewrap costs milliseconds
+ * small supervisor inside it (jail-supervisor-main.mjs). Starting bubblewrap costs milliseconds
  * per command; a warm jail pays it once, and each command then costs about a plain spawn. The
  * supervisor kills everything a command left behind before the next one starts, so commands
  * share only what a shell session shares: the workspace and /tmp.
@@ -12,28 +12,21 @@ import { EitriError } from '../errors/eitri-error.ts'
 import { LineSplitter } from '../util/line-splitter.ts'
 import type { JailedProcess } from './jailed-process.ts'
 import { type JailedExit } from './jailed-process.ts'
-import { OUTPUT_MARKER_ROOM } from './output-window.mts'
+import { OUTPUT_MARKER_ROOM } from './output-window.mjs'
 import { countDescendants } from './process-tree.ts'
 
-/** The supervisor's file: `.mts` in the sources, `.mjs` in the build (ESM either way). */
-export const SUPERVISOR_FILE = fileURLToPath(
-  new URL(
-    import.meta.url.endsWith('.ts') ? './jail-supervisor-main.mts' : './jail-supervisor-main.mjs',
-    import.meta.url,
-  ),
-)
+/**
+ * The supervisor's file and the one module it imports: plain JavaScript in the sources and the
+ * build alike, so Node starts it without stripping types.
+ */
+export const SUPERVISOR_FILE = fileURLToPath(new URL('./jail-supervisor-main.mjs', import.meta.url))
+export const OUTPUT_WINDOW_FILE = fileURLToPath(new URL('./output-window.mjs', import.meta.url))
 
 /** Where Node and the supervisor are mounted inside the jail. */
 export const NODE_MOUNT = '/opt/eitri/node'
-export const SUPERVISOR_MOUNT = `/opt/eitri/${SUPERVISOR_FILE.endsWith('.mts') ? 'jail-supervisor.mts' : 'jail-supervisor.mjs'}`
-/** The one module the supervisor imports, mounted beside it under the name it imports. */
-export const OUTPUT_WINDOW_FILE = fileURLToPath(
-  new URL(
-    import.meta.url.endsWith('.ts') ? './output-window.mts' : './output-window.mjs',
-    import.meta.url,
-  ),
-)
-export const OUTPUT_WINDOW_MOUNT = `/opt/eitri/${OUTPUT_WINDOW_FILE.endsWith('.mts') ? 'output-window.mts' : 'output-window.mjs'}`
+export const SUPERVISOR_MOUNT = '/opt/eitri/jail-supervisor.mjs'
+/** Mounted beside the supervisor, under the name it imports. */
+export const OUTPUT_WINDOW_MOUNT = '/opt/eitri/output-window.mjs'
 
 /**
  * Extra time the host gives the supervisor past a command's deadline before killing the jail:

@@ -48,7 +48,8 @@ export function createContext(
       tree,
       programs: (workTrees) => repositories.programPaths(workTrees),
     })
-    const jail = new Jail({ tree, view })
+    // Attacks run in the warm jail (a session's usual path) unless they ask for a fresh one.
+    const jail = new Jail({ tree, view, waitForWarmJail: true })
     jails.push(jail)
     return { jail, view }
   }

@@ -12,7 +12,7 @@ import { DirectoryTree } from '../../src/workspace/directory-tree.ts'
 
 const [workspace = '', resultFile = ''] = process.argv.slice(2)
 const tree = new DirectoryTree(workspace)
-await using jail = new Jail({ tree, view: createWorkspaceView({ tree }) })
+await using jail = new Jail({ tree, view: createWorkspaceView({ tree }), waitForWarmJail: true })
 const outputs: string[] = []
 // The warm jail (a supervisor's child) and a fresh one (bubblewrap's own child), in turn.
 for (const limits of [undefined, {}]) {

@@ -13,7 +13,7 @@ export function formatRun(run: ProgramRun): string {
     parts.push(run.timedOut ? '(no output before the timeout)' : '(no output)')
   if (!run.timedOut) parts.push(`[exit ${run.exitCode ?? `by signal ${run.signal ?? 'unknown'}`}]`)
   if (run.memory?.exceeded !== undefined) parts.push(memoryNote(run.memory))
-  // Where output was dropped, a marker in the output itself says how much (output-window.mts).
+  // Where output was dropped, a marker in the output itself says how much (output-window.mjs).
   for (const refused of run.refused ?? [])
     parts.push(`[not written back: ${refused.path}: ${refused.reason}]`)
   for (const kept of run.kept ?? []) parts.push(`[kept in the jail: ${kept.path}: ${kept.reason}]`)
