@@ -6,7 +6,7 @@
  * starts beside it) and the median of later ones in the warm jail, with the overlay (layers
  * 'overlay') and the mirror (layers 'mirror') side by side; a background job (`Jail.start`,
  * the cold path: one bubblewrap and a fresh overlay of its own); a plain spawn of `true`;
- * a fork's first and later commands through the public workshop API (forks use the mirror);
+ * a fork's first and later commands through the public workshop API (a fork's overlays: main's folder below the fork's layer);
  * Anthropic's sandbox-runtime (srt) running `true` in the same folder; and from 10,000 files
  * `eitri exec -- true` end to end, against a plain spawn of `true` taken turn about with it.
  *
@@ -410,8 +410,8 @@ try {
       size,
       heavy ? Math.min(LATER_RUNS, 10) : LATER_RUNS,
     )
-    report(`${size}: a fork's first command (mirror)`, fork.first, overlay.first, "main's, overlay")
-    report(`${size}: a fork's later command (mirror)`, fork.later, overlay.later, "main's, overlay")
+    report(`${size}: a fork's first command`, fork.first, overlay.first, "main's, overlay")
+    report(`${size}: a fork's later command`, fork.later, overlay.later, "main's, overlay")
     if (srtMissing === undefined) {
       const srt = await measureSrtLibrary(workspace, Math.min(LATER_RUNS, 10))
       srtLater.set(size, srt)

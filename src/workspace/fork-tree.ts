@@ -158,6 +158,11 @@ export class ForkTree implements WorkspaceTree {
     }
   }
 
+  async modifiedMs(relativePath: string): Promise<number | undefined> {
+    if ((await this.#entry(relativePath)) === undefined) return undefined
+    return this.#times.get(relativePath) ?? this.#options.baseTime ?? 0
+  }
+
   async signature(relativePath: string): Promise<string | undefined> {
     const entry = await this.#entry(relativePath)
     if (entry === undefined) return 'missing'

@@ -35,4 +35,9 @@ export interface WorkspaceTree {
    * compares it to know what changed. Undefined: compare size and time instead.
    */
   signature?(relativePath: string): Promise<string | undefined>
+  /**
+   * When what is at a path was last written, without reading it, when the tree knows it
+   * cheaply (a fork's tree keeps its writes' times). Undefined: `stat` it.
+   */
+  modifiedMs?(relativePath: string): Promise<number | undefined>
 }

@@ -40,6 +40,9 @@ export interface ForkBelow {
   blob(oid: string): Promise<Uint8Array>
 }
 
+/** How many blobs are asked for at once while a layer is built. */
+const BLOB_BATCH = 256
+
 /** What the layer holds at one path: the fork's file, or a whiteout. */
 type LayerMark = ForkEntry | { readonly kind: 'whiteout' }
 
@@ -130,15 +133,26 @@ export class ForkLayer {
       removeEmptyFolders(folder, path.posix.dirname(relative))
     }
     const whiteouts: string[] = []
-    for (const [relative, mark] of wanted) {
-      if (same(generation.marks.get(relative), mark)) continue
-      try {
-        const target = await this.#make(folder, relative, mark)
-        if (target !== undefined) whiteouts.push(target)
-        generation.marks.set(relative, mark)
-      } catch {
-        // A name the host cannot make (too long for a path here): left out of the programs'
-        // view; the fork's file tools still have it. Tried again at the next update.
+    const todo = [...wanted].filter(
+      ([relative, mark]) => !same(generation.marks.get(relative), mark),
+    )
+    // The blobs are asked for a batch at a time: the history's reader answers them in a stream.
+    for (let start = 0; start < todo.length; start += BLOB_BATCH) {
+      const batch = todo.slice(start, start + BLOB_BATCH)
+      const contents = await Promise.all(
+        batch.map(([, mark]) =>
+          mark.kind === 'whiteout' ? undefined : this.#below.blob(mark.oid).catch(() => undefined),
+        ),
+      )
+      for (const [index, [relative, mark]] of batch.entries()) {
+        try {
+          const target = await this.#make(folder, relative, mark, contents[index])
+          if (target !== undefined) whiteouts.push(target)
+          generation.marks.set(relative, mark)
+        } catch {
+          // A name the host cannot make (too long for a path here), or a blob gone: left out of
+          // the programs' view; the fork's file tools still have it. Tried at the next update.
+        }
       }
     }
     await this.#whiteout(whiteouts).catch(async () => {
@@ -153,23 +167,32 @@ export class ForkLayer {
   }
 
   /** Makes one entry; answers its path when it is a whiteout, which the layer host makes. */
-  async #make(folder: string, relative: string, mark: LayerMark): Promise<string | undefined> {
+  async #make(
+    folder: string,
+    relative: string,
+    mark: LayerMark,
+    content: Uint8Array | undefined,
+  ): Promise<string | undefined> {
+    if (mark.kind !== 'whiteout' && content === undefined) throw new Error('no content')
     this.#makeFolders(folder, path.posix.dirname(relative))
     const target = path.join(folder, relative)
     if (mark.kind === 'whiteout') return target
     if (mark.kind === 'symlink') {
-      fs.symlinkSync(Buffer.from(await this.#below.blob(mark.oid)).toString('utf8'), target)
+      fs.symlinkSync(Buffer.from(content as Uint8Array).toString('utf8'), target)
       this.#own(target)
       return undefined
     }
     // `wx`: a new file, never through whatever may be at its name.
-    fs.writeFileSync(target, await this.#below.blob(mark.oid), {
+    fs.writeFileSync(target, content as Uint8Array, {
       flag: 'wx',
       mode: mark.kind === 'executable' ? 0o755 : 0o644,
     })
     // The write-back tells a file copied up unchanged by its time: the fork's time.
-    const stat = await this.#fork.stat(relative)
-    if (stat !== undefined) fs.utimesSync(target, stat.modifiedMs / 1000, stat.modifiedMs / 1000)
+    const modified =
+      this.#fork.modifiedMs === undefined
+        ? (await this.#fork.stat(relative))?.modifiedMs
+        : await this.#fork.modifiedMs(relative)
+    if (modified !== undefined) fs.utimesSync(target, modified / 1000, modified / 1000)
     this.#own(target)
     return undefined
   }
