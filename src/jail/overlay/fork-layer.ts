@@ -141,7 +141,9 @@ export class ForkLayer {
       const batch = todo.slice(start, start + BLOB_BATCH)
       const contents = await Promise.all(
         batch.map(([, mark]) =>
-          mark.kind === 'whiteout' ? undefined : this.#below.blob(mark.oid).catch(() => undefined),
+          mark.kind === 'whiteout'
+            ? Promise.resolve(undefined)
+            : this.#below.blob(mark.oid).catch(() => undefined),
         ),
       )
       for (const [index, [relative, mark]] of batch.entries()) {
