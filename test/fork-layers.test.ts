@@ -4,22 +4,16 @@
  * main runs; what git writes in the fork stays there.
  */
 import assert from 'node:assert/strict'
-import { execFileSync } from 'node:child_process'
 import fs from 'node:fs/promises'
 import path from 'node:path'
 import { describe, it } from 'node:test'
-import { openWorkshop } from '../src/workshop/workshop.ts'
-import { makeScratch, type Scratch } from './helpers/scratch.ts'
-
-const GIT_ENV = {
-  PATH: process.env['PATH'],
-  GIT_CONFIG_NOSYSTEM: '1',
-  GIT_CONFIG_GLOBAL: '/dev/null',
-}
+import { committedProject, openJailedWorkshop } from './helpers/committed-project.ts'
+import { gitOk } from './helpers/git-repository.ts'
+import type { Scratch } from './helpers/scratch.ts'
 
 /** A small project: a repository, tracked sources, and an ignored node_modules. */
-async function project(): Promise<Scratch> {
-  const scratch = await makeScratch({
+function project(): Promise<Scratch> {
+  return committedProject({
     '.gitignore': 'node_modules/\ndist/\n',
     'README.md': 'readme\n',
     'src/a.js': 'module.exports = "main v1"\n',
@@ -27,23 +21,6 @@ async function project(): Promise<Scratch> {
     'node_modules/dep/index.js': 'module.exports = "dep"\n',
     'node_modules/dep/package.json': '{"name":"dep","main":"index.js"}\n',
   })
-  const git = (...args: string[]) =>
-    execFileSync('git', args, { cwd: scratch.workspace, env: GIT_ENV })
-  git('init', '-q', '-b', 'main')
-  git('add', '-A')
-  git('-c', 'user.name=p', '-c', 'user.email=p@e', 'commit', '-q', '-m', 'first')
-  return scratch
-}
-
-async function open(scratch: Scratch) {
-  const workshop = await openWorkshop({
-    workspace: scratch.workspace,
-    stateDir: scratch.stateDir,
-    configPath: scratch.configPath,
-  })
-  const jail = await workshop.jail.availability()
-  assert.ok(jail.available, jail.available ? '' : `install bubblewrap (${jail.reason})`)
-  return workshop
 }
 
 /** What a command printed, without the exit line a shell answer ends with. */
@@ -55,7 +32,7 @@ const live = (scratch: Scratch, name: string) =>
 describe('a fork’s layers', () => {
   it('show main’s ignored files and .git below the fork, and mask main’s later changes', async () => {
     await using scratch = await project()
-    await using workshop = await open(scratch)
+    await using workshop = await openJailedWorkshop(scratch)
     assert.equal((await workshop.call('workspace_fork', { name: 'f' })).type, 'success')
     // Main moves on after the fork: a change, an addition (a whole new folder), a deletion.
     await fs.writeFile(path.join(scratch.workspace, 'src/a.js'), 'module.exports = "main v2"\n')
@@ -97,7 +74,7 @@ describe('a fork’s layers', () => {
 
   it('keep a fork’s ignored files (build outputs, packages) in its jail, out of its changes', async () => {
     await using scratch = await project()
-    await using workshop = await open(scratch)
+    await using workshop = await openJailedWorkshop(scratch)
     await workshop.call('workspace_fork', { name: 'f' })
     await workshop.call('workspace_use', { fork: 'f' })
     const built = await workshop.call('shell', {
@@ -124,7 +101,7 @@ describe('a fork’s layers', () => {
 
   it('bring a fork’s own writes and deletions back into the fork, each command on the last', async () => {
     await using scratch = await project()
-    await using workshop = await open(scratch)
+    await using workshop = await openJailedWorkshop(scratch)
     await workshop.call('workspace_fork', { name: 'f' })
     await workshop.call('workspace_use', { fork: 'f' })
     const first = await workshop.call('shell', {
@@ -162,11 +139,9 @@ describe('a fork’s layers', () => {
 
   it('keep what git writes in the fork there: main’s repository never changes', async () => {
     await using scratch = await project()
-    await using workshop = await open(scratch)
-    const mainHead = execFileSync('git', ['rev-parse', 'HEAD'], {
-      cwd: scratch.workspace,
-      env: GIT_ENV,
-    }).toString()
+    await using workshop = await openJailedWorkshop(scratch)
+    const git = (...args: string[]) => gitOk(scratch.workspace, args)
+    const mainHead = git('rev-parse', 'HEAD')
     await workshop.call('workspace_fork', { name: 'f' })
     await workshop.call('workspace_use', { fork: 'f' })
     // git's configuration is refused, and the refusal says how to commit under a name.
@@ -193,10 +168,8 @@ describe('a fork’s layers', () => {
       'side\ntrunk\n',
     )
     // Main's repository: the same commit, the same branches, nothing from the fork.
-    const git = (...args: string[]) =>
-      execFileSync('git', args, { cwd: scratch.workspace, env: GIT_ENV }).toString()
     assert.equal(git('rev-parse', 'HEAD'), mainHead)
-    assert.equal(git('branch', '--format=%(refname:short)'), 'main\n')
+    assert.equal(git('branch', '--format=%(refname:short)'), 'main')
     assert.equal(git('status', '--porcelain'), '')
     // The fork's files are the fork's; its `.git` is not among them.
     const diff = await workshop.call('workspace_diff', { fork: 'f' })

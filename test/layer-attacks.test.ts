@@ -5,41 +5,18 @@
  * variant, which shows the same steps work where nothing climbs out.
  */
 import assert from 'node:assert/strict'
-import { execFileSync } from 'node:child_process'
 import fs from 'node:fs/promises'
 import path from 'node:path'
 import { describe, it } from 'node:test'
-import { openWorkshop } from '../src/workshop/workshop.ts'
-import { makeScratch, type Scratch } from './helpers/scratch.ts'
+import { committedProject, openJailedWorkshop } from './helpers/committed-project.ts'
+import type { Workshop } from '../src/workshop/workshop.ts'
+import type { Scratch } from './helpers/scratch.ts'
 
-const GIT_ENV = {
-  PATH: process.env['PATH'],
-  GIT_CONFIG_NOSYSTEM: '1',
-  GIT_CONFIG_GLOBAL: '/dev/null',
-}
-
-async function project(): Promise<Scratch> {
-  const scratch = await makeScratch({
+function project(): Promise<Scratch> {
+  return committedProject({
     '.gitignore': 'node_modules/\n',
     'src/a.js': 'a\n',
   })
-  const git = (...args: string[]) =>
-    execFileSync('git', args, { cwd: scratch.workspace, env: GIT_ENV })
-  git('init', '-q', '-b', 'main')
-  git('add', '-A')
-  git('-c', 'user.name=p', '-c', 'user.email=p@e', 'commit', '-q', '-m', 'first')
-  return scratch
-}
-
-async function open(scratch: Scratch) {
-  const workshop = await openWorkshop({
-    workspace: scratch.workspace,
-    stateDir: scratch.stateDir,
-    configPath: scratch.configPath,
-  })
-  const jail = await workshop.jail.availability()
-  assert.ok(jail.available, jail.available ? '' : `install bubblewrap (${jail.reason})`)
-  return workshop
 }
 
 const exists = (file: string) =>
@@ -54,7 +31,7 @@ const exists = (file: string) =>
  * kept link.
  */
 async function plantThroughKeptLink(
-  workshop: Awaited<ReturnType<typeof open>>,
+  workshop: Workshop,
   linkTarget: string | undefined,
   /** What the second command makes below `link`: a hook in a `.git` folder by default. */
   make = 'mkdir -p link/.git/hooks && printf "#!/bin/sh\\ntouch /tmp/pwned\\n" > link/.git/hooks/pre-commit && chmod +x link/.git/hooks/pre-commit',
@@ -80,7 +57,7 @@ async function plantThroughKeptLink(
 describe('a fork’s layers under attack', () => {
   it('keeps a nested .git below a folder of the fork in the jail (harmless variant)', async () => {
     await using scratch = await project()
-    await using workshop = await open(scratch)
+    await using workshop = await openJailedWorkshop(scratch)
     // The same steps without the kept link.
     const made = await plantThroughKeptLink(workshop, undefined)
     assert.match(made, /^success/)
@@ -92,7 +69,7 @@ describe('a fork’s layers under attack', () => {
 
   it('never follows a link the jail kept when it merges a later command’s .git into the kept layer', async () => {
     await using scratch = await project()
-    await using workshop = await open(scratch)
+    await using workshop = await openJailedWorkshop(scratch)
     // The link points at main's real folder, as the host sees it.
     await plantThroughKeptLink(workshop, scratch.workspace)
     assert.equal(
@@ -105,7 +82,7 @@ describe('a fork’s layers under attack', () => {
   it('shows a fork’s folder where main has a file (files replaced by folders)', async () => {
     await using scratch = await project()
     await fs.writeFile(path.join(scratch.workspace, 'd'), 'main file\n')
-    await using workshop = await open(scratch)
+    await using workshop = await openJailedWorkshop(scratch)
     await workshop.call('workspace_fork', { name: 'f' })
     await workshop.call('workspace_use', { fork: 'f' })
     const made = await workshop.call('shell', { command: 'rm d && mkdir d && echo fork > d/x' })
@@ -118,7 +95,7 @@ describe('a fork’s layers under attack', () => {
 
   it('leaves out of the jail a fork path the host cannot make, and keeps the fork usable', async () => {
     await using scratch = await project()
-    await using workshop = await open(scratch)
+    await using workshop = await openJailedWorkshop(scratch)
     await workshop.call('workspace_fork', { name: 'f' })
     await workshop.call('workspace_use', { fork: 'f' })
     // The control: an ordinary deep path builds and runs.
@@ -139,7 +116,7 @@ describe('a fork’s layers under attack', () => {
 
   it('never follows a link inside a kept repository when a later repository below it is kept (main, no fork)', async () => {
     await using scratch = await project()
-    await using workshop = await open(scratch)
+    await using workshop = await openJailedWorkshop(scratch)
     // A repository made in the jail (kept, never written back), holding a link to main's folder.
     const first = await workshop.call('shell', {
       command: `mkdir -p r/objects r/refs && echo 'ref: refs/heads/main' > r/HEAD && ln -s '${scratch.workspace}' r/l`,
@@ -163,10 +140,8 @@ describe('a fork’s layers under attack', () => {
 
   it('refuses in a fork’s file tools what the fork’s jail cannot show: a file over eitri’s private state', async () => {
     await using scratch = await project()
-    await using workshop = await openWorkshop({
-      workspace: scratch.workspace,
+    await using workshop = await openJailedWorkshop(scratch, {
       stateDir: path.join(scratch.workspace, 'tools/state'),
-      configPath: scratch.configPath,
     })
     await workshop.call('workspace_fork', { name: 'f' })
     await workshop.call('workspace_use', { fork: 'f' })
@@ -184,7 +159,7 @@ describe('a fork’s layers under attack', () => {
 
   it('keeps a background job’s view of a fork whole while a later command rewrites the fork’s layer', async () => {
     await using scratch = await project()
-    await using workshop = await open(scratch)
+    await using workshop = await openJailedWorkshop(scratch)
     await workshop.call('workspace_fork', { name: 'f' })
     await workshop.call('workspace_use', { fork: 'f' })
     await workshop.call('write_file', { path: 'src/a.js', content: 'v1\n' })
@@ -218,7 +193,7 @@ describe('a fork’s layers under attack', () => {
 
   it('never removes what a kept link points to (any file system: the removal needs no rename)', async () => {
     await using scratch = await project()
-    await using workshop = await open(scratch)
+    await using workshop = await openJailedWorkshop(scratch)
     // A `.git` file below the kept link, where main's folder has its `.git` folder.
     await plantThroughKeptLink(workshop, scratch.workspace, 'mkdir link && echo x > link/.git')
     assert.equal(

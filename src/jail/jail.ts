@@ -45,6 +45,9 @@ import { ownedPrefix } from '../util/owned-folders.ts'
 
 /** Default wall-clock limit of a foreground run. */
 export const DEFAULT_JAIL_TIMEOUT_MS = 60_000
+/** Bubblewrap programs and users for which a probe succeeded in this process. */
+const PROBED = new Set<string>()
+
 /** A warm jail that ran nothing for this long is closed (and its placeholders removed). */
 export const WARM_IDLE_MS = 15_000
 
@@ -546,6 +549,13 @@ export class Jail implements AsyncDisposable {
       if (!(error instanceof EitriError)) throw error
       return { available: false, ...this.#callerMounts.unavailable() }
     }
+    // Bubblewrap ran here for this user already (another line's jail): the machine does not
+    // change its mind within one process. A failure is never remembered; it is probed again.
+    const key = `${this.#bwrap}\0${this.identity.uid}\0${this.identity.gid}`
+    if (PROBED.has(key)) {
+      await memory
+      return { available: true }
+    }
     const probe = new JailedProcess({
       bwrap: this.#bwrap,
       args: buildBwrapArgs(reachable.spec),
@@ -556,7 +566,10 @@ export class Jail implements AsyncDisposable {
     })
     const exit = await probe.exited
     await memory
-    if (exit.exitCode === 0) return { available: true }
+    if (exit.exitCode === 0) {
+      PROBED.add(key)
+      return { available: true }
+    }
     return explainProbeFailure({
       spawnError: exit.spawnError,
       exitCode: exit.exitCode,
