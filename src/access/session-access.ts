@@ -17,6 +17,7 @@ import type {
   PathAuthorization,
 } from '../tool/access-context.ts'
 import { isWider, narrowest } from './access-level.ts'
+import { decideCommand } from './command-decision.ts'
 import type { ApprovalRecorder } from './approval-log.ts'
 import { ApprovalGate } from './approval-gate.ts'
 import {
@@ -255,67 +256,32 @@ export class SessionAccess {
     const judgement = await this.#judge(request.command, {
       escalate: request.escalate !== undefined,
     })
-    const parts = (judgement.parts ?? []).map((part) => part.command)
+    const parts = judgement.parts.map((part) => part.command)
     const subject = {
       kind: 'command' as const,
       parts: parts.length === 0 ? [request.command] : parts,
     }
-    const denyRule = this.#rules.denied(subject)
-    if (denyRule !== undefined)
-      return refused(
-        'config-deny',
-        `denied by the rule ${denyRule.source} in eitri's configuration`,
-      )
-    if (judgement.verdict === 'deny') return refused(judgement.rule, judgement.reason)
-    const input = { command: request.command }
-    if (request.escalate !== undefined) {
-      if (capped) {
-        return refused(
-          'escalation-capped',
-          `escalation is not available in ${this.#capName} — put the wider step in the plan, or run the command without escalate`,
-        )
-      }
-      const decision = await this.#ask(
-        {
-          tool: 'shell',
-          input: { ...input, escalate: request.escalate },
-          reason: request.escalate.reason,
-          access: 'full-access',
-          summary: `run OUTSIDE the jail (dangerous): ${request.command}`,
-          dangerous: true,
-        },
-        request.signal,
-      )
-      if (decision !== undefined) return refused('escalation-denied', decision, true)
-      return { type: 'run', confined: false, approvedBy: this.#gate.lastApprover }
+    const decision = decideCommand({
+      command: request.command,
+      judgement,
+      escalate: request.escalate,
+      level,
+      capped,
+      capName: this.#capName,
+      approval: this.#options.approval ?? 'on-request',
+      deniedBy: this.#rules.denied(subject)?.source,
+      allowedByRule: this.#rules.allowed(subject) !== undefined,
+    })
+    if (decision.type === 'run') return decision
+    if (decision.type === 'refuse') return refused(decision.rule, decision.reason)
+    const denial = await this.#ask(decision.request, request.signal)
+    if (denial !== undefined) {
+      const { rule, reason } = decision.denied
+      return refused(rule, reason === undefined ? denial : `${reason}; ${denial}`, true)
     }
-    const approvalPolicy = this.#options.approval ?? 'on-request'
-    const needsPerson =
-      judgement.verdict === 'ask' ||
-      (approvalPolicy === 'untrusted' && judgement.verdict !== 'allow')
-    if (!needsPerson) return { type: 'run', confined: true }
-    if (level === 'read-only' && judgement.verdict === 'ask') {
-      return refused(
-        judgement.rule,
-        `${judgement.reason}; it would change the workspace, which ${this.#capName} keeps read-only`,
-      )
-    }
-    if (this.#rules.allowed(subject) !== undefined) return { type: 'run', confined: true }
-    const decision = await this.#ask(
-      {
-        tool: 'shell',
-        input,
-        reason: judgement.reason,
-        access: level,
-        summary: request.command,
-        dangerous: false,
-        rule: `shell(${request.command})`,
-      },
-      request.signal,
-    )
-    if (decision !== undefined)
-      return refused(judgement.rule, `${judgement.reason}; ${decision}`, true)
-    return { type: 'run', confined: true }
+    return decision.confined
+      ? { type: 'run', confined: true }
+      : { type: 'run', confined: false, approvedBy: this.#gate.lastApprover }
   }
 
   async #authorizePath(action: PathAction, level: AccessLevel): Promise<PathAuthorization> {
