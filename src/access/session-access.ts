@@ -13,11 +13,11 @@ import type {
   ModeChange,
   ModeControl,
   PathAction,
-  PathChange,
   PathAuthorization,
 } from '../tool/access-context.ts'
 import { isWider, narrowest } from './access-level.ts'
 import { decideCommand } from './command-decision.ts'
+import { decidePath } from './path-decision.ts'
 import type { ApprovalRecorder } from './approval-log.ts'
 import { ApprovalGate } from './approval-gate.ts'
 import {
@@ -286,81 +286,25 @@ export class SessionAccess {
 
   async #authorizePath(action: PathAction, level: AccessLevel): Promise<PathAuthorization> {
     const subject = { kind: 'path' as const, operation: action.operation, path: action.path }
-    const denyRule = this.#rules.denied(subject)
-    if (denyRule !== undefined) {
-      return {
-        type: 'refused',
-        code: 'permission_denied',
-        reason: `${action.path} is denied by the rule ${denyRule.source} in eitri's configuration`,
-      }
-    }
-    if (action.operation === 'read')
-      return action.refusal === undefined
-        ? { type: 'allowed' }
-        : { type: 'refused', ...action.refusal }
-    if (level === 'read-only') {
-      return {
-        type: 'refused',
-        code: 'read_only_access',
-        reason: `writing ${action.path} needs workspace-write access, and ${this.#capName} is read-only. ${this.#mode.access !== undefined ? `Leave ${this.#mode.name} mode with exit_plan_mode (a person approves it)` : 'Ask the user to widen the access setting'}, or only read`,
-      }
-    }
-    if (action.refusal?.code === 'path_outside_workspace') {
-      if (level !== 'full-access') return { type: 'refused', ...action.refusal }
-      const decision = await this.#ask(
-        {
-          tool: action.tool,
-          input: pathInput(action),
-          reason: `write outside the workspace: ${action.path}`,
-          access: 'full-access',
-          summary: `${changeWord(action)} OUTSIDE the workspace (dangerous): ${action.path}`,
-          dangerous: true,
-        },
-        action.signal ?? new AbortController().signal,
-      )
-      return decision === undefined
-        ? { type: 'allowed', exemption: 'outside' }
-        : { type: 'refused', code: 'permission_denied', reason: decision }
-    }
-    if (action.refusal?.code === 'protected_path') {
-      const allowRule = this.#rules.allowed(subject)
-      if (allowRule === undefined) return { type: 'refused', ...action.refusal }
-      if (allowRule.withoutApproval) return { type: 'allowed', exemption: 'protected' }
-      const decision = await this.#ask(
-        {
-          tool: action.tool,
-          input: pathInput(action),
-          reason: `${changeWord(action)} the protected path ${action.path} (allowed by the rule ${allowRule.source})`,
-          access: level,
-          summary: `${changeWord(action)} protected ${action.path}`,
-          dangerous: false,
-        },
-        action.signal ?? new AbortController().signal,
-      )
-      return decision === undefined
-        ? { type: 'allowed', exemption: 'protected' }
-        : { type: 'refused', code: 'protected_path', reason: decision }
-    }
-    if (
-      (this.#options.approval ?? 'on-request') === 'untrusted' &&
-      this.#rules.allowed(subject) === undefined
-    ) {
-      const decision = await this.#ask(
-        {
-          tool: action.tool,
-          input: pathInput(action),
-          reason: `${changeWord(action)} ${action.path} (the approval policy is untrusted)`,
-          access: level,
-          summary: `${changeWord(action)} ${action.path}`,
-          dangerous: false,
-          rule: `write_file(${action.path})`,
-        },
-        action.signal ?? new AbortController().signal,
-      )
-      if (decision !== undefined)
-        return { type: 'refused', code: 'permission_denied', reason: decision }
-    }
-    return { type: 'allowed' }
+    const allowRule = this.#rules.allowed(subject)
+    const decision = decidePath({
+      action,
+      level,
+      capName: this.#capName,
+      readOnlyMode: this.#mode.access !== undefined ? this.#mode.name : undefined,
+      approval: this.#options.approval ?? 'on-request',
+      deniedBy: this.#rules.denied(subject)?.source,
+      allowedBy:
+        allowRule === undefined
+          ? undefined
+          : { source: allowRule.source, withoutApproval: allowRule.withoutApproval },
+    })
+    if (decision.type !== 'ask') return decision
+    const denial = await this.#ask(decision.request, action.signal ?? new AbortController().signal)
+    if (denial !== undefined) return { type: 'refused', code: decision.deniedCode, reason: denial }
+    return decision.exemption === undefined
+      ? { type: 'allowed' }
+      : { type: 'allowed', exemption: decision.exemption }
   }
 
   /**
@@ -380,27 +324,6 @@ export class SessionAccess {
       )
     }
     return mode
-  }
-}
-
-/** What a person is asked to approve for a path: the path, and any change but a file write. */
-function pathInput(action: PathAction): { path: string; change?: PathChange } {
-  return action.change === undefined || action.change === 'write-file'
-    ? { path: action.path }
-    : { path: action.path, change: action.change }
-}
-
-/** The verb of a path change, as a person reads it in a prompt. */
-function changeWord(action: PathAction): string {
-  switch (action.change ?? 'write-file') {
-    case 'write-file':
-      return 'write'
-    case 'make-folder':
-      return 'create the folder'
-    case 'remove':
-      return 'remove'
-    case 'create-symlink':
-      return 'create the link'
   }
 }
 

@@ -1,0 +1,122 @@
+import assert from 'node:assert/strict'
+import { describe, it } from 'node:test'
+import type { PathAction } from '../tool/access-context.ts'
+import { decidePath, type PathDecisionInput } from './path-decision.ts'
+
+const write: PathAction = { tool: 'write_file', operation: 'write', path: 'a.txt' }
+const read: PathAction = { tool: 'read_file', operation: 'read', path: 'a.txt' }
+const protectedWrite: PathAction = {
+  ...write,
+  path: '.git/hooks/x',
+  refusal: { code: 'protected_path', reason: 'a hook runs on the host' },
+}
+const outsideWrite: PathAction = {
+  ...write,
+  path: '/etc/x',
+  refusal: { code: 'path_outside_workspace', reason: '/etc/x is outside the workspace' },
+}
+
+function input(action: PathAction, overrides: Partial<PathDecisionInput> = {}): PathDecisionInput {
+  return {
+    action,
+    level: 'workspace-write',
+    capName: 'this session',
+    approval: 'on-request',
+    ...overrides,
+  }
+}
+
+/** A decision in one word: allowed[:exemption], refused:CODE, ask[:exemption]. */
+function shortly(decision: ReturnType<typeof decidePath>): string {
+  if (decision.type === 'refused') return `refused:${decision.code}`
+  const exemption = decision.exemption === undefined ? '' : `:${decision.exemption}`
+  return `${decision.type === 'allowed' ? 'allowed' : 'ask'}${exemption}`
+}
+
+const rule = { source: 'write_file(.git/hooks/x)', withoutApproval: false }
+const quietRule = { ...rule, withoutApproval: true }
+
+describe('decidePath', () => {
+  const rows: [string, PathDecisionInput, string][] = [
+    ['a write in the workspace', input(write), 'allowed'],
+    ['a read', input(read), 'allowed'],
+    [
+      'a read the path policy refused stays refused',
+      input({ ...read, refusal: protectedWrite.refusal }),
+      'refused:protected_path',
+    ],
+    [
+      'a deny rule beats everything',
+      input(write, { deniedBy: 'write_file(a.txt)' }),
+      'refused:permission_denied',
+    ],
+    [
+      'a deny rule beats a read',
+      input(read, { deniedBy: 'read_file(a.txt)' }),
+      'refused:permission_denied',
+    ],
+    [
+      'a write under read-only access',
+      input(write, { level: 'read-only' }),
+      'refused:read_only_access',
+    ],
+    ['a read under read-only access', input(read, { level: 'read-only' }), 'allowed'],
+    [
+      'outside the workspace without full access',
+      input(outsideWrite),
+      'refused:path_outside_workspace',
+    ],
+    [
+      'outside the workspace with full access asks',
+      input(outsideWrite, { level: 'full-access' }),
+      'ask:outside',
+    ],
+    ['a protected path without a rule', input(protectedWrite), 'refused:protected_path'],
+    [
+      'a protected path with a rule asks',
+      input(protectedWrite, { allowedBy: rule }),
+      'ask:protected',
+    ],
+    [
+      'a protected path with a rule without approval',
+      input(protectedWrite, { allowedBy: quietRule }),
+      'allowed:protected',
+    ],
+    [
+      'a protected path under read-only access',
+      input(protectedWrite, { level: 'read-only', allowedBy: quietRule }),
+      'refused:read_only_access',
+    ],
+    ['untrusted asks for a write', input(write, { approval: 'untrusted' }), 'ask'],
+    [
+      'untrusted and an allow rule',
+      input(write, { approval: 'untrusted', allowedBy: quietRule }),
+      'allowed',
+    ],
+    ['untrusted reads freely', input(read, { approval: 'untrusted' }), 'allowed'],
+  ]
+  for (const [name, row, expected] of rows) {
+    it(name, () => assert.equal(shortly(decidePath(row)), expected))
+  }
+
+  it('tells how to leave a read-only mode, or whom to ask', () => {
+    const inMode = decidePath(
+      input(write, { level: 'read-only', capName: 'plan mode', readOnlyMode: 'plan' }),
+    )
+    assert.match(
+      inMode.type === 'refused' ? inMode.reason : '',
+      /Leave plan mode with exit_plan_mode/,
+    )
+    const bySetting = decidePath(input(write, { level: 'read-only' }))
+    assert.match(bySetting.type === 'refused' ? bySetting.reason : '', /Ask the user to widen/)
+  })
+
+  it('reports a person’s no under the code of what was asked', () => {
+    const outside = decidePath(input(outsideWrite, { level: 'full-access' }))
+    assert.equal(outside.type === 'ask' && outside.deniedCode, 'permission_denied')
+    assert.equal(outside.type === 'ask' && outside.request.dangerous, true)
+    const guarded = decidePath(input({ ...protectedWrite, change: 'remove' }, { allowedBy: rule }))
+    assert.equal(guarded.type === 'ask' && guarded.deniedCode, 'protected_path')
+    assert.equal(guarded.type === 'ask' && guarded.request.summary, 'remove protected .git/hooks/x')
+  })
+})
