@@ -5,11 +5,8 @@ import { decidePath, type PathDecisionInput } from './path-decision.ts'
 
 const write: PathAction = { tool: 'write_file', operation: 'write', path: 'a.txt' }
 const read: PathAction = { tool: 'read_file', operation: 'read', path: 'a.txt' }
-const protectedWrite: PathAction = {
-  ...write,
-  path: '.git/hooks/x',
-  refusal: { code: 'protected_path', reason: 'a hook runs on the host' },
-}
+const hook = { code: 'protected_path', reason: 'a hook runs on the host' } as const
+const protectedWrite: PathAction = { ...write, path: '.git/hooks/x', refusal: hook }
 const outsideWrite: PathAction = {
   ...write,
   path: '/etc/x',
@@ -42,7 +39,7 @@ describe('decidePath', () => {
     ['a read', input(read), 'allowed'],
     [
       'a read the path policy refused stays refused',
-      input({ ...read, refusal: protectedWrite.refusal }),
+      input({ ...read, refusal: hook }),
       'refused:protected_path',
     ],
     [

@@ -5,7 +5,7 @@
  */
 import type { DirectoryTree } from './directory-tree.ts'
 import type { TreeChange } from './tree-merge.ts'
-import { MAIN_LINE } from '../tool/line-control.ts'
+import { MAIN_LINE, type LineChangeInfo, type LineConflictInfo } from '../tool/line-control.ts'
 
 /** The name of the user's live line. */
 export const MAIN = MAIN_LINE
@@ -24,20 +24,11 @@ export function forkLabel(text: string): string {
   return cleaned === '' ? 'session' : cleaned
 }
 
-/** A changed path with its unified diff (none for binary files). */
-export interface LineChange {
-  readonly path: string
-  readonly status: TreeChange['status']
-  readonly binary: boolean
-  readonly diff?: string
-}
+/** A changed path of a fork, with its diff: the tools' word for it. */
+export type LineChange = LineChangeInfo
 
 /** A conflict with both sides' text, for a person to read. */
-export interface ConflictReport {
-  readonly path: string
-  readonly ours: string | undefined
-  readonly theirs: string | undefined
-}
+export type ConflictReport = LineConflictInfo
 
 /** What a merge did. */
 export type MergeOutcome =
