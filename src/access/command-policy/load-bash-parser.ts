@@ -5,7 +5,7 @@
  */
 import fs from 'node:fs/promises'
 import { fileURLToPath } from 'node:url'
-import { Language, Parser } from 'web-tree-sitter'
+import type { Parser } from 'web-tree-sitter'
 
 /**
  * A new bash parser. The caller owns it and frees it with `parser.delete()`.
@@ -14,6 +14,9 @@ import { Language, Parser } from 'web-tree-sitter'
  */
 export async function loadBashParser(options: { signal?: AbortSignal } = {}): Promise<Parser> {
   options.signal?.throwIfAborted()
+  // Loaded with the first parser, not with eitri: a library user who never judges a command
+  // never loads it.
+  const { Language, Parser } = await import('web-tree-sitter')
   // Idempotent: web-tree-sitter keeps its one WebAssembly module for the whole process.
   await Parser.init()
   const grammarPath = fileURLToPath(import.meta.resolve('tree-sitter-bash/tree-sitter-bash.wasm'))
