@@ -17,7 +17,7 @@ import type {
 } from '../tool/access-context.ts'
 import { isWider, narrowest } from './access-level.ts'
 import { decideCommand } from './command-decision.ts'
-import { decidePath } from './path-decision.ts'
+import { decidePathAction } from './path-action-decision.ts'
 import type { ApprovalRecorder } from './approval-log.ts'
 import { ApprovalGate } from './approval-gate.ts'
 import {
@@ -287,7 +287,7 @@ export class SessionAccess {
   async #authorizePath(action: PathAction, level: AccessLevel): Promise<PathAuthorization> {
     const subject = { kind: 'path' as const, operation: action.operation, path: action.path }
     const allowRule = this.#rules.allowed(subject)
-    const decision = decidePath({
+    const decision = decidePathAction({
       action,
       level,
       capName: this.#capName,

@@ -1,8 +1,8 @@
 /**
- * @module access/path-decision
+ * @module access/path-action-decision
  * Whether a file operation goes ahead, is refused, or needs a person: one pure function of
  * the path policy's finding and the session's access, tested as a table
- * (path-decision.test.ts). The session asks the person and records; it decides nothing.
+ * (path-action-decision.test.ts). The session asks the person and records; it decides nothing.
  */
 import type {
   AccessLevel,
@@ -13,7 +13,7 @@ import type {
 import type { ApprovalPolicy, ApprovalRequest } from './approval.ts'
 
 /** What the decision is made from. */
-export interface PathDecisionInput {
+export interface PathActionDecisionInput {
   readonly action: PathAction
   /** The effective access level of the session. */
   readonly level: AccessLevel
@@ -31,7 +31,7 @@ export interface PathDecisionInput {
 type Refusal = Extract<PathAuthorization, { type: 'refused' }>
 
 /** The decision: go ahead (perhaps exempt from a protection), refuse, or ask a person first. */
-export type PathDecision =
+export type PathActionDecision =
   | Extract<PathAuthorization, { type: 'allowed' }>
   | Refusal
   | {
@@ -49,7 +49,7 @@ export type PathDecision =
  * (full access and a person only); a protected path (an allow rule, with or without a
  * person); the `untrusted` approval policy (a person, unless an allow rule matches).
  */
-export function decidePath(input: PathDecisionInput): PathDecision {
+export function decidePathAction(input: PathActionDecisionInput): PathActionDecision {
   const { action } = input
   if (input.deniedBy !== undefined) {
     return {

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import type { PathAction } from '../tool/access-context.ts'
-import { decidePath, type PathDecisionInput } from './path-decision.ts'
+import { decidePathAction, type PathActionDecisionInput } from './path-action-decision.ts'
 
 const write: PathAction = { tool: 'write_file', operation: 'write', path: 'a.txt' }
 const read: PathAction = { tool: 'read_file', operation: 'read', path: 'a.txt' }
@@ -13,7 +13,10 @@ const outsideWrite: PathAction = {
   refusal: { code: 'path_outside_workspace', reason: '/etc/x is outside the workspace' },
 }
 
-function input(action: PathAction, overrides: Partial<PathDecisionInput> = {}): PathDecisionInput {
+function input(
+  action: PathAction,
+  overrides: Partial<PathActionDecisionInput> = {},
+): PathActionDecisionInput {
   return {
     action,
     level: 'workspace-write',
@@ -24,7 +27,7 @@ function input(action: PathAction, overrides: Partial<PathDecisionInput> = {}): 
 }
 
 /** A decision in one word: allowed[:exemption], refused:CODE, ask[:exemption]. */
-function shortly(decision: ReturnType<typeof decidePath>): string {
+function shortly(decision: ReturnType<typeof decidePathAction>): string {
   if (decision.type === 'refused') return `refused:${decision.code}`
   const exemption = decision.exemption === undefined ? '' : `:${decision.exemption}`
   return `${decision.type === 'allowed' ? 'allowed' : 'ask'}${exemption}`
@@ -33,8 +36,8 @@ function shortly(decision: ReturnType<typeof decidePath>): string {
 const rule = { source: 'write_file(.git/hooks/x)', withoutApproval: false }
 const quietRule = { ...rule, withoutApproval: true }
 
-describe('decidePath', () => {
-  const rows: [string, PathDecisionInput, string][] = [
+describe('decidePathAction', () => {
+  const rows: [string, PathActionDecisionInput, string][] = [
     ['a write in the workspace', input(write), 'allowed'],
     ['a read', input(read), 'allowed'],
     [
@@ -93,26 +96,28 @@ describe('decidePath', () => {
     ['untrusted reads freely', input(read, { approval: 'untrusted' }), 'allowed'],
   ]
   for (const [name, row, expected] of rows) {
-    it(name, () => assert.equal(shortly(decidePath(row)), expected))
+    it(name, () => assert.equal(shortly(decidePathAction(row)), expected))
   }
 
   it('tells how to leave a read-only mode, or whom to ask', () => {
-    const inMode = decidePath(
+    const inMode = decidePathAction(
       input(write, { level: 'read-only', capName: 'plan mode', readOnlyMode: 'plan' }),
     )
     assert.match(
       inMode.type === 'refused' ? inMode.reason : '',
       /Leave plan mode with exit_plan_mode/,
     )
-    const bySetting = decidePath(input(write, { level: 'read-only' }))
+    const bySetting = decidePathAction(input(write, { level: 'read-only' }))
     assert.match(bySetting.type === 'refused' ? bySetting.reason : '', /Ask the user to widen/)
   })
 
   it('reports a person’s no under the code of what was asked', () => {
-    const outside = decidePath(input(outsideWrite, { level: 'full-access' }))
+    const outside = decidePathAction(input(outsideWrite, { level: 'full-access' }))
     assert.equal(outside.type === 'ask' && outside.deniedCode, 'permission_denied')
     assert.equal(outside.type === 'ask' && outside.request.dangerous, true)
-    const guarded = decidePath(input({ ...protectedWrite, change: 'remove' }, { allowedBy: rule }))
+    const guarded = decidePathAction(
+      input({ ...protectedWrite, change: 'remove' }, { allowedBy: rule }),
+    )
     assert.equal(guarded.type === 'ask' && guarded.deniedCode, 'protected_path')
     assert.equal(guarded.type === 'ask' && guarded.request.summary, 'remove protected .git/hooks/x')
   })
