@@ -7,23 +7,10 @@ import fs from 'node:fs/promises'
 import path from 'node:path'
 import { describe, it } from 'node:test'
 import type { ApprovalDecision } from '../src/access/approval.ts'
-import { openWorkshop, type WorkshopOptions } from '../src/workshop/workshop.ts'
+import { openJailedWorkshop } from './helpers/committed-project.ts'
 import { makeScratch, type Scratch } from './helpers/scratch.ts'
 
-async function open(scratch: Scratch, options: Partial<WorkshopOptions> = {}) {
-  const workshop = await openWorkshop({
-    workspace: scratch.workspace,
-    stateDir: scratch.stateDir,
-    configPath: scratch.configPath,
-    ...options,
-  })
-  const jail = await workshop.jail.availability()
-  assert.ok(
-    jail.available,
-    jail.available ? '' : `install bubblewrap: apt-get install bubblewrap (${jail.reason})`,
-  )
-  return workshop
-}
+const open = openJailedWorkshop
 
 const live = (scratch: Scratch, name: string) =>
   fs.readFile(path.join(scratch.workspace, name), 'utf8').catch(() => undefined)

@@ -28,6 +28,9 @@ export async function openJailedWorkshop(
     ...options,
   })
   const jail = await workshop.jail.availability()
-  assert.ok(jail.available, jail.available ? '' : `install bubblewrap (${jail.reason})`)
+  assert.ok(
+    jail.available,
+    jail.available ? '' : `install bubblewrap: apt-get install bubblewrap (${jail.reason})`,
+  )
   return workshop
 }
