@@ -14,6 +14,7 @@ import type { JailedProcess } from './jailed-process.ts'
 import { type JailedExit } from './jailed-process.ts'
 import { OUTPUT_MARKER_ROOM } from './output-window.mjs'
 import { countDescendants } from './process-tree.ts'
+import { SerialQueue } from '../util/serial-queue.ts'
 
 /**
  * The supervisor's file and the one module it imports: plain JavaScript in the sources and the
@@ -95,7 +96,7 @@ export class WarmJail {
   readonly #replies: LineSplitter
   readonly ready: Promise<void>
   /** The run in progress; the next one starts after it. */
-  #queue: Promise<unknown> = Promise.resolve()
+  readonly #queue = new SerialQueue()
   #nextId = 1
   #dead: string | undefined
   /** Processes below bubblewrap when the supervisor was ready: its init and the supervisor. */
@@ -138,9 +139,7 @@ export class WarmJail {
    * count of what a command left behind would otherwise see the next one running.
    */
   run(command: WarmCommand): Promise<WarmOutcome> {
-    const outcome = this.#queue.then(() => this.#runNow(command))
-    this.#queue = outcome.catch(() => undefined)
-    return outcome
+    return this.#queue.run(() => this.#runNow(command))
   }
 
   async #runNow(command: WarmCommand): Promise<WarmOutcome> {

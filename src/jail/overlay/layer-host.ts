@@ -15,6 +15,7 @@ import { spawn, type ChildProcess } from 'node:child_process'
 import readline from 'node:readline'
 import { EitriError } from '../../errors/eitri-error.ts'
 import { LAYER_HOST_SCRIPT } from './layer-host-script.ts'
+import { SerialQueue } from '../../util/serial-queue.ts'
 
 /** How long the host may take to start or to answer one request before it counts as broken. */
 const ANSWER_TIMEOUT_MS = 30_000
@@ -29,7 +30,7 @@ export interface LayerHostUnavailable {
 export class LayerHost {
   readonly #child: ChildProcess
   readonly #pending: { resolve: (line: string) => void; timer: NodeJS.Timeout }[] = []
-  #queue: Promise<unknown> = Promise.resolve()
+  readonly #queue = new SerialQueue()
   #gone: string | undefined
   /** Resolves once the host answered `ready`; rejects with why it cannot run. */
   readonly ready: Promise<void>
@@ -173,7 +174,7 @@ export class LayerHost {
   }
 
   #request(...words: string[]): Promise<string> {
-    const next = this.#queue.then(async () => {
+    return this.#queue.run(async () => {
       await this.ready
       if (this.#gone !== undefined) throw new EitriError('jail_unavailable', this.#gone)
       const answer = this.#answer()
@@ -188,8 +189,6 @@ export class LayerHost {
         `The jail could not prepare its mounts (${words[0]}): ${line.replace(/^err /, '')}`,
       )
     })
-    this.#queue = next.catch(() => undefined)
-    return next
   }
 
   /** Keeps the event loop alive exactly while an answer is awaited. */
