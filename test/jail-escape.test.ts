@@ -1,5 +1,5 @@
 /**
- * Jail escapes, tried for real: every attack class of docs/jail-threats.md that applies without a
+ * Jail escapes, tried for real: every attack class of docs/jail-attack-classes.md that applies without a
  * network proxy, against the bubblewrap jail and the host file tools, as a root caller and as
  * an unprivileged one. Each attack runs beside a positive control (the same attack without the
  * jail, as the same caller, must reach its target) and is judged by a canary on the host, so no
@@ -26,7 +26,7 @@ const RUNNER = path.join(REPOSITORY, 'test/escape/run-attacks.ts')
 /**
  * Where the runner inherits the descriptor of attack 20: Node marks descriptors 0 to 16 it
  * inherits close-on-exec at start-up, so a leak must sit above them (as the harness's stray
- * fd 251 of jail-threats §20 did).
+ * fd 251 of jail-attack-classes §20 did).
  */
 const INHERITED_FD = 20
 /** The whole runner is stopped after this long. */
@@ -119,7 +119,7 @@ async function runAttacks(caller: Caller): Promise<Map<string, AttackReport>> {
 
 const callers: readonly Caller[] = IS_ROOT ? ['root', 'unprivileged'] : ['unprivileged']
 
-describe('jail escapes (jail-threats §7), each beside a positive control', () => {
+describe('jail escapes (jail-attack-classes §7), each beside a positive control', () => {
   for (const caller of callers) {
     describe(`as ${caller === 'root' ? 'root' : IS_ROOT ? `uid ${NOBODY}` : 'this user'}`, () => {
       let reports: Promise<Map<string, AttackReport>>

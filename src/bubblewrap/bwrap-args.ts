@@ -1,7 +1,7 @@
 /**
  * @module bubblewrap/bwrap-args
  * bubblewrap's argv, built as an array and never through a shell. Each flag carries the reason
- * it is there; docs/jail-threats.md numbers the attacks.
+ * it is there; docs/jail-attack-classes.md numbers the attacks.
  */
 import { JAIL_WORKSPACE, type JailSpec } from './jail-spec.ts'
 

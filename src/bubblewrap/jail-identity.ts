@@ -2,7 +2,7 @@
  * @module bubblewrap/jail-identity
  * Who the jailed program runs as on the host. A root caller would keep root's file access
  * inside bubblewrap (it could read root-owned secrets and, with any capability left, remount
- * read-only binds: jail-threats §1–2), so from root the jail starts as `nobody`.
+ * read-only binds: jail-attack-classes §1–2), so from root the jail starts as `nobody`.
  */
 
 /** The unprivileged user and group a root caller's jails run as. */

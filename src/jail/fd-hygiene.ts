@@ -1,7 +1,7 @@
 /**
  * @module jail/fd-hygiene
  * A process may inherit descriptors without close-on-exec from whoever started it; each child
- * would inherit them in turn and a jailed program could use them (jail-threats §20). Before the
+ * would inherit them in turn and a jailed program could use them (jail-attack-classes §20). Before the
  * first jail starts, such descriptors above 2 are closed. Node's own are all close-on-exec.
  */
 import { closeSync, readdirSync, readFileSync } from 'node:fs'

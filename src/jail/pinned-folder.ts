@@ -5,7 +5,7 @@
  * program just replaced with a link, and the host (root, for a root caller) would write, read
  * or delete outside. Node has no `openat`, so each folder on the way is opened with
  * `O_NOFOLLOW` and the next name is looked up through `/proc/self/fd/N`: no link planted
- * anywhere on the path is ever followed (jail-threats §6).
+ * anywhere on the path is ever followed (jail-attack-classes §6).
  */
 import fs from 'node:fs'
 import path from 'node:path'

@@ -1,5 +1,5 @@
 /**
- * The attacks of docs/jail-threats.md, each tried for real against the jail and the host file
+ * The attacks of docs/jail-attack-classes.md, each tried for real against the jail and the host file
  * tools, each with a positive control (the same attack without the jail reaches its target)
  * and a canary checked on the host afterwards.
  *

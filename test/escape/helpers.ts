@@ -20,7 +20,7 @@ export interface Outcome {
   readonly detail: string
 }
 
-/** One attack of docs/jail-threats.md. */
+/** One attack of docs/jail-attack-classes.md. */
 export interface Attack {
   /** The attack class number of §7. */
   readonly id: number

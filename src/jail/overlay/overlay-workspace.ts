@@ -426,7 +426,7 @@ export class OverlayWorkspace {
  * what is kept there already (whiteouts delete, an opaque folder replaces). Both layers hold
  * what programs made, links included, so both are reached only through pinned folders: no
  * link in either is ever followed (the host is root for a root caller), and a link kept where
- * a folder is now needed is replaced, never entered (jail-threats §6).
+ * a folder is now needed is replaced, never entered (jail-attack-classes §6).
  */
 function keepLayer(
   upper: string,
