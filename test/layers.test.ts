@@ -1,5 +1,5 @@
 /**
- * The layer rule of DESIGN.md, enforced: a lower layer never imports a higher one, and no
+ * The layer rule of ARCHITECTURE.md, enforced: a lower layer never imports a higher one, and no
  * module imports itself through a cycle.
  */
 import assert from 'node:assert/strict'
@@ -67,7 +67,7 @@ describe('layers', () => {
     const unranked = [...new Set(files.map(layerOf))].filter(
       (layer) => layer !== '(root)' && !(layer in LAYER_RANK),
     )
-    assert.deepEqual(unranked, [], 'add new folders to LAYER_RANK and to DESIGN.md/ARCHITECTURE.md')
+    assert.deepEqual(unranked, [], 'add new folders to LAYER_RANK and to ARCHITECTURE.md')
   })
 
   it('no module imports a higher layer', () => {

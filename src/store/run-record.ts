@@ -1,6 +1,6 @@
 /**
  * @module store/run-record
- * The durable record of one Run (seed-semantics §H item 59) and what writes it.
+ * The durable record of one Run (its status, provenance, settlement and times) and what writes it.
  */
 
 /** Every status of a Run. `running` after a crash means unfinished, not live. */
