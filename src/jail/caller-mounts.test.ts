@@ -273,9 +273,25 @@ describe('enteringLaunch', () => {
     ])
   })
   it("a jailed program has the jail's user and group, real and effective, and no supplementary group", async (t) => {
-    if (process.getuid?.() !== 0) return t.skip('only a root caller drops to another user')
     const { jail } = await jailFixture(t, {}, { layers: 'overlay' })
     await assertJailAvailable(jail)
+    const job = (): Promise<{ exitCode: number | null; stdout: string; stderr: string }> =>
+      jail
+        .start({
+          command: ['/bin/sh', '-c', "grep -E '^(Uid|Gid|Groups):' /proc/self/status"],
+          access: 'workspace-write',
+        })
+        .then((started) => started.finished)
+    if (process.getuid?.() !== 0) {
+      // A caller that is not root runs its jail as itself: its own ids, nothing added.
+      const uid = String(process.getuid?.())
+      const gid = String(process.getgid?.())
+      const result = await job()
+      assert.equal(result.exitCode, 0, result.stderr)
+      assert.match(result.stdout, new RegExp(`^Uid:\\s+${uid}\\s+${uid}\\s+${uid}\\s+${uid}$`, 'm'))
+      assert.match(result.stdout, new RegExp(`^Gid:\\s+${gid}\\s+${gid}\\s+${gid}\\s+${gid}$`, 'm'))
+      return
+    }
     // The caller gets a supplementary group (adm), which the jail's user must not keep.
     process.setgroups?.([4])
     t.after(() => process.setgroups?.([]))
@@ -294,11 +310,7 @@ describe('enteringLaunch', () => {
     )
     assert.match(kept.stdout, /^Groups:\s+4\s*$/m, `the control kept no group: ${kept.stderr}`)
     // A background job: the cold path, started through the layer host's nsenter.
-    const job = await jail.start({
-      command: ['/bin/sh', '-c', "grep -E '^(Uid|Gid|Groups):' /proc/self/status"],
-      access: 'workspace-write',
-    })
-    const result = await job.finished
+    const result = await job()
     assert.equal(result.exitCode, 0, result.stderr)
     assert.match(result.stdout, /^Uid:\s+65534\s+65534\s+65534\s+65534$/m)
     assert.match(result.stdout, /^Gid:\s+65534\s+65534\s+65534\s+65534$/m)
