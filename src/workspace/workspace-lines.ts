@@ -33,22 +33,19 @@ export { EMPTY_FORK_IDLE_MS } from './fork-overview.ts'
 import { forksToPrune, overviewOf, type ForkOverview } from './fork-overview.ts'
 import { runGit } from './git/run-git.ts'
 import { MAIN_REF, WorkspaceHistory } from './history.ts'
+import { recoverJournal, runJournal, type JournalContext } from './journal-runner.ts'
 import { MainWatcher } from './main-watcher.ts'
 import { MainSnapshots, type MainState, type SnapshotRetention } from './main-snapshots.ts'
 import {
-  applyEntries,
   changedSince,
   journalEntryOf,
   readMergeJournal,
-  removeStaleTemporaries,
-  writeDurably,
   type JournalEntry,
-  type MergeJournal,
   type MergeStep,
 } from './merge-journal.ts'
 import { checkRestorePath, planRestore } from './restore-plan.ts'
 import { SnapshotLog } from './snapshot-log.ts'
-import { applyRefMoves, UserGitRefs } from './user-git-refs.ts'
+import { UserGitRefs } from './user-git-refs.ts'
 import {
   diffTrees,
   mergeCommits,
@@ -107,7 +104,7 @@ export class WorkspaceLines implements AsyncDisposable {
     })
     const lines = new WorkspaceLines(options, history)
     try {
-      await lines.#recover()
+      await recoverJournal(lines.#journal())
     } catch (error) {
       // A journal that cannot be read back leaves nothing open behind the error.
       await lines.close()
@@ -318,7 +315,8 @@ export class WorkspaceLines implements AsyncDisposable {
         [ours, theirs],
         `merge ${info.name ?? info.id} into main`,
       )
-      await this.#runJournal(
+      await runJournal(
+        this.#journal(),
         {
           id: randomBytes(6).toString('hex'),
           kind: 'merge',
@@ -354,7 +352,8 @@ export class WorkspaceLines implements AsyncDisposable {
       const changed = await changedSince(this.main, reversed)
       if (changed.length > 0) return { type: 'changed-on-disk' as const, paths: changed }
       const current = await this.#head(MAIN)
-      await this.#runJournal(
+      await runJournal(
+        this.#journal(),
         {
           id: randomBytes(6).toString('hex'),
           kind: 'undo',
@@ -495,7 +494,8 @@ export class WorkspaceLines implements AsyncDisposable {
       const changed = await changedSince(this.main, entries)
       if (changed.length > 0)
         return { type: 'changed-on-disk' as const, snapshot: id, paths: changed }
-      const failed = await this.#runJournal(
+      const failed = await runJournal(
+        this.#journal(),
         {
           id: randomBytes(6).toString('hex'),
           kind: 'restore',
@@ -637,59 +637,18 @@ export class WorkspaceLines implements AsyncDisposable {
    * The journal's steps: durable plan, files, main's reference (and a restore's git
    * references), record for undo. Answers the git references that could not be moved.
    */
-  async #runJournal(
-    journal: MergeJournal,
-    onStep?: (step: MergeStep) => void,
-  ): Promise<{ name: string; reason: string }[]> {
-    const file = path.join(this.#stateDir, 'merge-journal.json')
-    writeDurably(file, journal)
-    onStep?.('journal-written')
-    return this.#finishJournal(journal, onStep)
-  }
-
-  async #finishJournal(
-    journal: MergeJournal,
-    onStep?: (step: MergeStep) => void,
-  ): Promise<{ name: string; reason: string }[]> {
-    await applyEntries(this.main, this.history.store, journal.entries, onStep)
-    for (const entry of journal.entries) this.#watcher?.touch(entry.path)
-    onStep?.('files-written')
-    let failed: { name: string; reason: string }[] = []
-    if (journal.kind === 'restore') {
-      await this.#snapshotMain(`restore snapshot #${journal.snapshot ?? '?'}`, {
-        paths: journal.entries.map((entry) => entry.path),
-      })
-      // Each reference moves only if it still holds what the plan saw: replayed after a
-      // crash, the ones already moved fail harmlessly and are left as they are.
-      failed = await applyRefMoves(
-        this.main.root,
-        journal.refs ?? [],
-        `eitri: restore snapshot #${journal.snapshot ?? '?'}`,
-      )
-      this.#gitTouched = true
-    } else if (journal.kind === 'merge') {
-      await runGit({ gitDir: this.history.gitDir }, ['update-ref', MAIN_REF, journal.commit])
-      // main's index still describes the old files: refresh it for the paths merged
-      await this.history.snapshotMain({ paths: journal.entries.map((entry) => entry.path) })
-      writeDurably(path.join(this.#stateDir, 'last-merge.json'), journal)
-    } else {
-      await this.history.snapshotMain({
-        paths: journal.entries.map((entry) => entry.path),
-        message: 'undo the last merge',
-      })
+  /** What the journal's steps need from the lines. */
+  #journal(): JournalContext {
+    return {
+      stateDir: this.#stateDir,
+      main: this.main,
+      history: this.history,
+      touch: (changed) => this.#watcher?.touch(changed),
+      snapshotMain: (message, paths) => this.#snapshotMain(message, { paths }),
+      gitTouched: () => {
+        this.#gitTouched = true
+      },
     }
-    onStep?.('ref-moved')
-    fs.rmSync(path.join(this.#stateDir, 'merge-journal.json'), { force: true })
-    return failed
-  }
-
-  /** A journal left by a crash is finished: main ends wholly after the merge. */
-  async #recover(): Promise<void> {
-    const file = path.join(this.#stateDir, 'merge-journal.json')
-    const journal = readMergeJournal(file, 'in-progress')
-    if (journal === undefined) return
-    await removeStaleTemporaries(this.main, journal.entries)
-    await this.#finishJournal(journal)
   }
 
   /**
