@@ -16,7 +16,7 @@ import { CallerMounts } from '../bubblewrap/caller-mounts.ts'
 import { closeInheritedDescriptors } from './fd-hygiene.ts'
 import { jailEnvironment } from '../bubblewrap/jail-environment.ts'
 import { jailIdentity, type HostIdentity } from '../bubblewrap/jail-identity.ts'
-import { explainProbeFailure, type JailAvailability } from '../bubblewrap/jail-probe.ts'
+import type { JailAvailability } from '../bubblewrap/jail-probe.ts'
 import {
   DEFAULT_JAIL_LIMITS,
   JAIL_WORKSPACE,
@@ -37,6 +37,7 @@ import {
   WarmJail,
 } from './warm-jail.ts'
 import type { ForkBelow } from './overlay/fork-layer.ts'
+import { probeJail } from './availability-probe.ts'
 import { JailWorkspaces, type WorkspaceLayer } from './jail-workspaces.ts'
 import type { SyncReport } from './workspace-mirror.ts'
 import type { WriteBackLimits } from '../access/write-back/plan-write-back.ts'
@@ -45,9 +46,6 @@ import { ownedPrefix } from '../util/owned-folders.ts'
 
 /** Default wall-clock limit of a foreground run. */
 export const DEFAULT_JAIL_TIMEOUT_MS = 60_000
-/** Bubblewrap programs and users for which a probe succeeded in this process. */
-const PROBED = new Set<string>()
-
 /** A warm jail that ran nothing for this long is closed (and its placeholders removed). */
 export const WARM_IDLE_MS = 15_000
 
@@ -532,49 +530,14 @@ export class Jail implements AsyncDisposable {
     // Beside the jail's probe: the first start needs both answers, and neither blocks the other.
     const memory = this.#memory.prepare()
     const support = this.#ensureSupport()
-    const spec: JailSpec = {
-      command: ['/bin/true'],
-      workspace: support.placeholders.emptyFolder,
-      workspaceAccess: 'read-only',
-      overlays: [],
-      hiddenFolders: [],
-      binds: [],
-      environment: jailEnvironment(),
-      limits: DEFAULT_JAIL_LIMITS,
-    }
-    let reachable: ReturnType<CallerMounts['plan']>
-    try {
-      reachable = this.#callerMounts.plan(spec)
-    } catch (error) {
-      if (!(error instanceof EitriError)) throw error
-      return { available: false, ...this.#callerMounts.unavailable() }
-    }
-    // Bubblewrap ran here for this user already (another line's jail): the machine does not
-    // change its mind within one process. A failure is never remembered; it is probed again.
-    const key = `${this.#bwrap}\0${this.identity.uid}\0${this.identity.gid}`
-    if (PROBED.has(key)) {
-      await memory
-      return { available: true }
-    }
-    const probe = new JailedProcess({
+    const answer = await probeJail({
       bwrap: this.#bwrap,
-      args: buildBwrapArgs(reachable.spec),
       identity: this.identity,
-      callerMounts: reachable.mounts,
-      maxOutputChars: 4000,
-      timeoutMs: 10_000,
+      callerMounts: this.#callerMounts,
+      emptyFolder: support.placeholders.emptyFolder,
     })
-    const exit = await probe.exited
     await memory
-    if (exit.exitCode === 0) {
-      PROBED.add(key)
-      return { available: true }
-    }
-    return explainProbeFailure({
-      spawnError: exit.spawnError,
-      exitCode: exit.exitCode,
-      stderr: probe.stderr.text(),
-    })
+    return answer
   }
 
   #ensureSupport(): { root: string; placeholders: Placeholders } {
