@@ -29,7 +29,7 @@ export type {
   WorkspaceCallOptions,
   WorkspaceView,
   WriteReceipt,
-} from './tool/workspace-view.ts'
+} from './ports/workspace-view.ts'
 export { ToolRegistry } from './tool/tool-registry.ts'
 export {
   CANCELLED_BEFORE_EXECUTION,
@@ -100,7 +100,7 @@ export type {
   EvalOutcome,
   EvalRequest,
   EvalValue,
-} from './tool/code-evaluator.ts'
+} from './ports/code-evaluator.ts'
 export type {
   CapabilityHandler,
   CreateSessionOptions,
@@ -122,14 +122,14 @@ export {
 } from './eval/capability.ts'
 export type { CapabilitySettings, SecretBinding } from './eval/capability-settings.ts'
 export type { EvaluationOptions } from './workshop/eval-sandbox.ts'
-export type { AccessContext, AccessLevel, CommandVerdict } from './tool/access-context.ts'
+export type { AccessContext, AccessLevel, CommandVerdict } from './ports/access-context.ts'
 export type {
   JobRead,
   ProgramAvailability,
   ProgramRequest,
   ProgramRun,
   ProgramSession,
-} from './tool/program-session.ts'
+} from './ports/program-session.ts'
 export { createAccess, type CreateAccessOptions } from './access/create-access.ts'
 export { SessionAccess, type AccessOptions } from './access/session-access.ts'
 export type {
@@ -180,14 +180,14 @@ export {
   type TaskChanges,
   type TaskPriority,
   type TaskStatus,
-} from './tool/task-board.ts'
+} from './ports/task-board.ts'
 export type {
   KnowledgeBase,
   KnowledgeEntry,
   KnowledgeHit,
   KnowledgeLinks,
   KnowledgeWrite,
-} from './tool/knowledge-base.ts'
+} from './ports/knowledge-base.ts'
 export { taskCreateTool, taskListTool, taskTools, taskUpdateTool } from './tools/tasks/index.ts'
 export {
   knowledgeAddTool,

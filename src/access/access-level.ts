@@ -3,7 +3,7 @@
  * The access ladder: `read-only` < `workspace-write` < `full-access`. Every cap in force
  * clamps; the effective access is the narrowest of them.
  */
-import { ACCESS_LEVELS, type AccessLevel } from '../tool/access-context.ts'
+import { ACCESS_LEVELS, type AccessLevel } from '../ports/access-context.ts'
 
 export { ACCESS_LEVELS }
 

@@ -2,7 +2,7 @@
  * @module access/approval
  * What policy leaves to a person. An approver decides; its answer is a result, never a throw.
  */
-import type { AccessLevel } from '../tool/access-context.ts'
+import type { AccessLevel } from '../ports/access-context.ts'
 
 /** When to ask, with Codex's names: the policies, for validation and help. */
 export const APPROVAL_POLICIES = Object.freeze(['untrusted', 'on-request', 'never'] as const)

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
-import type { CommandJudgement, CommandVerdict } from '../tool/access-context.ts'
+import type { CommandJudgement, CommandVerdict } from '../ports/access-context.ts'
 import { decideCommand, type CommandDecisionInput } from './command-decision.ts'
 
 function judged(verdict: CommandVerdict): CommandJudgement {

@@ -4,7 +4,7 @@
  * policy's judgement and the session's access, so every case reads as a row of a table
  * (command-decision.test.ts). The session asks the person and records; it decides nothing.
  */
-import type { AccessLevel, CommandJudgement } from '../tool/access-context.ts'
+import type { AccessLevel, CommandJudgement } from '../ports/access-context.ts'
 import type { ApprovalPolicy, ApprovalRequest } from './approval.ts'
 
 /** What the decision is made from. */

@@ -13,7 +13,7 @@ import type {
   WalkOptions,
   WorkspaceView,
   WriteReceipt,
-} from '../tool/workspace-view.ts'
+} from '../ports/workspace-view.ts'
 import { ignoredPathsOf } from '../workspace/ignored-paths.ts'
 import type { WorkspaceTree } from '../workspace/workspace-tree.ts'
 import {
@@ -27,6 +27,7 @@ import { judgeHistory, type HistoryChange, type MayWrite } from './git-metadata/
 import type { ProgramPathSource } from './git-metadata/judge-git-write.ts'
 import { contentProposal, treeHistoryHost } from './git-metadata/tree-history-host.ts'
 import { protectedPathMatcher } from './protected-paths.ts'
+import { MAIN_LINE } from '../ports/line-control.ts'
 
 /** What a confined view of a folder needs. */
 export interface WorkspaceViewOptions {
@@ -208,7 +209,7 @@ export function createWorkspaceView(options: WorkspaceViewOptions): ConfinedWork
   }
   return {
     [EXEMPT_WRITES]: exemptWrites,
-    line: options.line ?? 'main',
+    line: options.line ?? MAIN_LINE,
     resolve: (path, intent, resolveOptions = {}) =>
       resolve(path, intent, resolveOptions.followFinal ?? true),
     async readFile(path, readOptions = {}) {

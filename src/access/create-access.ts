@@ -7,7 +7,7 @@ import type { ApprovalPolicy, Approver } from './approval.ts'
 import { modeCatalog, type ModeDefinition } from './modes.ts'
 import { rulesFromConfig } from './permission-rules.ts'
 import { SessionAccess, type AccessOptions } from './session-access.ts'
-import type { AccessLevel, CommandJudgement } from '../tool/access-context.ts'
+import type { AccessLevel, CommandJudgement } from '../ports/access-context.ts'
 
 /** Plain options: rules as the configuration file writes them. */
 export interface CreateAccessOptions {

@@ -7,8 +7,8 @@
  * and what it would do.
  */
 import { EitriError } from '../errors/eitri-error.ts'
-import type { AccessContext, PathAction, PathChange } from '../tool/access-context.ts'
-import type { WorkspaceView } from '../tool/workspace-view.ts'
+import type { AccessContext, PathAction, PathChange } from '../ports/access-context.ts'
+import type { WorkspaceView } from '../ports/workspace-view.ts'
 import { writeOutsideWorkspace } from './host-write.ts'
 import { EXEMPT_WRITES, type ConfinedWorkspace } from './confined-workspace.ts'
 

@@ -8,7 +8,7 @@ import fs from 'node:fs/promises'
 import path from 'node:path'
 import { EitriError } from '../errors/eitri-error.ts'
 import { contentBytes } from '../tool/file-content.ts'
-import type { FileContent, WriteReceipt } from '../tool/workspace-view.ts'
+import type { FileContent, WriteReceipt } from '../ports/workspace-view.ts'
 
 /** Writes `data` to the absolute host path `target`, creating folders. */
 export async function writeOutsideWorkspace(

@@ -4,7 +4,7 @@
  * `plan` caps access at `read-only`. Users add their own in the configuration file.
  */
 import type { ConfiguredMode } from '../config/config-file.ts'
-import type { AccessLevel } from '../tool/access-context.ts'
+import type { AccessLevel } from '../ports/access-context.ts'
 
 /** A mode. */
 export interface ModeDefinition {

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
-import type { PathAction } from '../tool/access-context.ts'
+import type { PathAction } from '../ports/access-context.ts'
 import { decidePathAction, type PathActionDecisionInput } from './path-action-decision.ts'
 
 const write: PathAction = { tool: 'write_file', operation: 'write', path: 'a.txt' }

@@ -9,7 +9,7 @@ import type {
   PathAction,
   PathAuthorization,
   PathChange,
-} from '../tool/access-context.ts'
+} from '../ports/access-context.ts'
 import type { ApprovalPolicy, ApprovalRequest } from './approval.ts'
 
 /** What the decision is made from. */

@@ -14,7 +14,7 @@ import type {
   ModeControl,
   PathAction,
   PathAuthorization,
-} from '../tool/access-context.ts'
+} from '../ports/access-context.ts'
 import { isWider, narrowest } from './access-level.ts'
 import { decideCommand } from './command-decision.ts'
 import { decidePathAction } from './path-action-decision.ts'

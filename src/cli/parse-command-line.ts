@@ -4,7 +4,7 @@
  */
 import { parseArgs } from 'node:util'
 import { APPROVAL_POLICIES, type ApprovalPolicy } from '../access/approval.ts'
-import { ACCESS_LEVELS, type AccessLevel } from '../tool/access-context.ts'
+import { ACCESS_LEVELS, type AccessLevel } from '../ports/access-context.ts'
 import { UsageError } from './cli-io.ts'
 
 /** The options every command accepts. */

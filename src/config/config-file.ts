@@ -6,7 +6,7 @@
 import fs from 'node:fs/promises'
 import { z } from 'zod'
 import { EitriError } from '../errors/eitri-error.ts'
-import { ACCESS_LEVELS } from '../tool/access-context.ts'
+import { ACCESS_LEVELS } from '../ports/access-context.ts'
 import { describeIssues } from '../tool/validate-input.ts'
 
 const accessLevel = z

@@ -6,7 +6,7 @@
  */
 import { EitriError } from '../errors/eitri-error.ts'
 import type { ToolResult } from '../tool/tool-result.ts'
-import type { WorkspaceView } from '../tool/workspace-view.ts'
+import type { WorkspaceView } from '../ports/workspace-view.ts'
 import type { ConfinedCall } from './confined-function.ts'
 
 /**

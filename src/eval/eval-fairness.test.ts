@@ -13,7 +13,7 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import { setTimeout as delay } from 'node:timers/promises'
-import type { EvalAnswer } from '../tool/code-evaluator.ts'
+import type { EvalAnswer } from '../ports/code-evaluator.ts'
 import { createEvalSandbox } from '../workshop/eval-sandbox.ts'
 import { evalWorkshop } from './capabilities/test-eval-workshop.ts'
 import { DEFAULT_MAX_SESSIONS, DEFAULT_OWNER_RUNNING_EVALS } from './eval-limits.ts'

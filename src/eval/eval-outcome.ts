@@ -1,11 +1,11 @@
 /**
  * @module eval/eval-outcome
  * How one eval ended, as every engine reports it. The shapes are declared by the tool layer
- * (`tool/code-evaluator.ts`), which hands them to the `js_eval` tool unchanged.
+ * (`ports/code-evaluator.ts`), which hands them to the `js_eval` tool unchanged.
  */
 export type {
   EvalFailure,
   EvalFailureCode,
   EvalOutcome,
   EvalValue,
-} from '../tool/code-evaluator.ts'
+} from '../ports/code-evaluator.ts'

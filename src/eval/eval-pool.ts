@@ -12,7 +12,12 @@
  * recently used otherwise). One connection's load slows that connection, not the others.
  */
 import { EitriError } from '../errors/eitri-error.ts'
-import type { CodeEvaluator, EvalAnswer, EvalOutcome, EvalRequest } from '../tool/code-evaluator.ts'
+import type {
+  CodeEvaluator,
+  EvalAnswer,
+  EvalOutcome,
+  EvalRequest,
+} from '../ports/code-evaluator.ts'
 import type { ToolContext } from '../tool/tool-context.ts'
 import type { Toolset } from '../tool/toolset.ts'
 import { ByteBudget } from './byte-budget.ts'

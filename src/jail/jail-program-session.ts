@@ -4,13 +4,13 @@
  * run until they end, are killed, or the session closes. Every program runs in the jail.
  */
 import { EitriError } from '../errors/eitri-error.ts'
-import { ACCESS_LEVELS, type AccessLevel } from '../tool/access-context.ts'
+import { ACCESS_LEVELS, type AccessLevel } from '../ports/access-context.ts'
 import type {
   JobRead,
   ProgramRequest,
   ProgramRun,
   ProgramSession,
-} from '../tool/program-session.ts'
+} from '../ports/program-session.ts'
 import { DEFAULT_MAX_OUTPUT_CHARS, RollingOutput } from './bounded-output.ts'
 import { DEFAULT_JAIL_TIMEOUT_MS, type Jail, type JailJob, type JailResult } from './jail.ts'
 import { runUnconfined } from './unconfined-run.ts'

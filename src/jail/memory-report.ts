@@ -3,7 +3,7 @@
  * Whether the jail's memory bound stopped a program, so the answer can name the limit instead
  * of leaving a model to guess at a bare "Killed" or exit 137.
  */
-import type { ProgramMemory } from '../tool/program-session.ts'
+import type { ProgramMemory } from '../ports/program-session.ts'
 
 /**
  * What programs print when an allocation fails (C, C++, Rust, Go, Python, Java, Node, V8,

@@ -9,7 +9,7 @@ import os from 'node:os'
 import path from 'node:path'
 import type { TestContext } from 'node:test'
 import { createWorkspaceView } from '../access/confined-workspace.ts'
-import type { WorkspaceView } from '../tool/workspace-view.ts'
+import type { WorkspaceView } from '../ports/workspace-view.ts'
 import { DirectoryTree } from '../workspace/directory-tree.ts'
 import { Jail, type JailOptions } from './jail.ts'
 

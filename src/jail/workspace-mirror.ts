@@ -17,7 +17,7 @@ import {
   type ProposedChange,
   type WriteBackLimits,
 } from '../access/write-back/plan-write-back.ts'
-import type { EntryType, WorkspaceView } from '../tool/workspace-view.ts'
+import type { EntryType, WorkspaceView } from '../ports/workspace-view.ts'
 import type { WorkspaceTree } from '../workspace/workspace-tree.ts'
 import type { HostIdentity } from '../bubblewrap/jail-identity.ts'
 import { atPinned, removePinned, walkPinned } from './pinned-folder.ts'

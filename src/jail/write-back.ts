@@ -18,7 +18,7 @@ import {
   type WriteBackLimits,
   type WriteBackPlan,
 } from '../access/write-back/plan-write-back.ts'
-import type { ContentSource, WorkspaceView } from '../tool/workspace-view.ts'
+import type { ContentSource, WorkspaceView } from '../ports/workspace-view.ts'
 import type { WorkspaceTree } from '../workspace/workspace-tree.ts'
 import { atPinned } from './pinned-folder.ts'
 

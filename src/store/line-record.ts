@@ -3,7 +3,7 @@
  * Workspace lines as the store sees them: `main` and the forks made from it.
  */
 
-import { MAIN_LINE, type LineState } from '../tool/line-control.ts'
+import { MAIN_LINE, type LineState } from '../ports/line-control.ts'
 
 // Only an open line can be read or written.
 export { MAIN_LINE, type LineState }

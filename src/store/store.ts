@@ -4,8 +4,8 @@
  * knowledge of each workspace line. One interface, two backends (SQLite embedded, PostgreSQL
  * for many machines), one contract suite (`store-contract.ts`) run against both.
  */
-import type { KnowledgeBase } from '../tool/knowledge-base.ts'
-import type { TaskBoard } from '../tool/task-board.ts'
+import type { KnowledgeBase } from '../ports/knowledge-base.ts'
+import type { TaskBoard } from '../ports/task-board.ts'
 import type {
   ApprovalEntry,
   ApprovalRecord,

@@ -3,7 +3,7 @@
  * Helpers over what a file write takes ({@link FileContent}): its length, and its bytes when a
  * caller must hold them (a fork's tree stores whole objects).
  */
-import type { ContentSource, FileContent } from './workspace-view.ts'
+import type { ContentSource, FileContent } from '../ports/workspace-view.ts'
 
 /** Bytes read from a source at a time. */
 export const CONTENT_CHUNK_BYTES = 1024 * 1024

@@ -8,6 +8,7 @@ import type { ToolContext } from './tool-context.ts'
 import { toolError, type ToolResult } from './tool-result.ts'
 import { truncateResult } from './truncate.ts'
 import { describeIssues } from './validate-input.ts'
+import { MAIN_LINE } from '../ports/line-control.ts'
 
 /**
  * Runs `tool` on `input`. Bad input answers `invalid_input` naming each field; a thrown
@@ -50,11 +51,11 @@ export async function runToolCall(
 function changedLine(tool: Tool, input: unknown, ctx: ToolContext): string | undefined {
   const changes = tool.changes
   if (changes === undefined || ctx.checkpoints === undefined) return undefined
-  if (changes === 'current-line') return ctx.lines?.current ?? 'main'
+  if (changes === 'current-line') return ctx.lines?.current ?? MAIN_LINE
   try {
     return changes(input as never, ctx)
   } catch {
-    return 'main'
+    return MAIN_LINE
   }
 }
 

@@ -4,7 +4,7 @@
  */
 import { EitriError } from '../errors/eitri-error.ts'
 import type { ToolContext } from './tool-context.ts'
-import type { WorkspaceView } from './workspace-view.ts'
+import type { WorkspaceView } from '../ports/workspace-view.ts'
 
 const refuse = (): never => {
   throw new EitriError('not_available', 'This test context has no workspace.')

@@ -2,15 +2,15 @@
  * @module tool/tool-context
  * What one tool call receives besides its input.
  */
-import type { AccessContext } from './access-context.ts'
+import type { AccessContext } from '../ports/access-context.ts'
 import type { CallCheckpoints } from './call-checkpoints.ts'
-import type { DriveAccess } from './drive-access.ts'
-import type { LineControl } from './line-control.ts'
-import type { CodeEvaluator } from './code-evaluator.ts'
-import type { KnowledgeBase } from './knowledge-base.ts'
-import type { ProgramSession } from './program-session.ts'
-import type { TaskBoard } from './task-board.ts'
-import type { WorkspaceView } from './workspace-view.ts'
+import type { DriveAccess } from '../ports/drive-access.ts'
+import type { LineControl } from '../ports/line-control.ts'
+import type { CodeEvaluator } from '../ports/code-evaluator.ts'
+import type { KnowledgeBase } from '../ports/knowledge-base.ts'
+import type { ProgramSession } from '../ports/program-session.ts'
+import type { TaskBoard } from '../ports/task-board.ts'
+import type { WorkspaceView } from '../ports/workspace-view.ts'
 
 /**
  * The context of one call. Later layers add the access in force, the approver and the run;

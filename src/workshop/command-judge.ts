@@ -5,7 +5,7 @@
  * as the person's) never pay for them.
  */
 import type { CommandPolicy } from '../access/command-policy/command-policy.ts'
-import type { CommandJudgement } from '../tool/access-context.ts'
+import type { CommandJudgement } from '../ports/access-context.ts'
 
 /** Judges commands; `close` frees the parser. */
 export interface CommandJudge {

@@ -9,7 +9,8 @@ import type { ProgramPathSource } from '../access/git-metadata/judge-git-write.t
 import { createWorkspaceView, type ConfinedWorkspace } from '../access/confined-workspace.ts'
 import { Jail, type JailOptions } from '../jail/jail.ts'
 import type { ForkBelow, ForkDifference } from '../jail/overlay/fork-layer.ts'
-import { MAIN, type WorkspaceLines } from '../workspace/workspace-lines.ts'
+import { MAIN_LINE } from '../ports/line-control.ts'
+import type { WorkspaceLines } from '../workspace/workspace-lines.ts'
 
 /** One line's view and jail. */
 export interface LineSurface {
@@ -48,7 +49,7 @@ export class LineSurfaces {
 
   /** The surface of a line (by id; `main` for main). */
   surface(line: string): Promise<LineSurface> {
-    if (line === MAIN) return Promise.resolve(this.#main)
+    if (line === MAIN_LINE) return Promise.resolve(this.#main)
     let surface = this.#surfaces.get(line)
     if (surface === undefined) {
       surface = (async () => {

@@ -7,7 +7,7 @@
 import { treeHistoryHost } from '../access/git-metadata/tree-history-host.ts'
 import { linkTargetPath, planWriteBack } from '../access/write-back/plan-write-back.ts'
 import { EitriError } from '../errors/eitri-error.ts'
-import type { WorkspaceView } from '../tool/workspace-view.ts'
+import type { WorkspaceView } from '../ports/workspace-view.ts'
 import type { MainWriteGuard } from '../workspace/workspace-lines.ts'
 import type { WorkspaceTree } from '../workspace/workspace-tree.ts'
 

@@ -8,7 +8,7 @@ import type { Approver } from '../access/approval.ts'
 import type { CallCheckpoints } from '../tool/call-checkpoints.ts'
 import type { MainSnapshots } from '../workspace/main-snapshots.ts'
 import type { SnapshotCall } from '../workspace/snapshot-record.ts'
-import { MAIN } from '../workspace/workspace-lines.ts'
+import { MAIN_LINE } from '../ports/line-control.ts'
 
 /** The longest call detail recorded. */
 const MAX_DETAIL_CHARS = 200
@@ -27,7 +27,7 @@ export function sessionCheckpoints(snapshots: MainSnapshots, session: string): S
   return {
     checkpoints: {
       async around(call, work) {
-        if (call.line !== MAIN) return work()
+        if (call.line !== MAIN_LINE) return work()
         const detail = describeInput(call.input)
         const described: SnapshotCall = {
           tool: call.tool,

@@ -9,21 +9,17 @@
  */
 import { gateWorkspace } from '../access/gated-workspace.ts'
 import { EitriError } from '../errors/eitri-error.ts'
-import type { AccessContext } from '../tool/access-context.ts'
-import type {
-  LineControl,
-  LineInfo,
-  LineMergeInfo,
-  LineSwitch,
-  LineWriteIntent,
-  RestoreInfo,
-} from '../tool/line-control.ts'
+import type { AccessContext } from '../ports/access-context.ts'
 import {
-  MAIN,
-  type ForkInfo,
-  type Principal,
-  type WorkspaceLines,
-} from '../workspace/workspace-lines.ts'
+  MAIN_LINE,
+  type LineControl,
+  type LineInfo,
+  type LineMergeInfo,
+  type LineSwitch,
+  type LineWriteIntent,
+  type RestoreInfo,
+} from '../ports/line-control.ts'
+import type { ForkInfo, Principal, WorkspaceLines } from '../workspace/workspace-lines.ts'
 import { recordTitle } from '../workspace/snapshot-record.ts'
 import type { LineSurfaces } from './line-surfaces.ts'
 
@@ -61,10 +57,10 @@ export function sessionLineControl(options: SessionLineOptions): LineControl {
     readOnly: fork.readOnly,
   })
   /** The one lookup every door goes through: the line's id, if this session may act on it. */
-  const reach = (idOrName: string): ForkInfo | typeof MAIN => lines.find(idOrName, principal)
+  const reach = (idOrName: string): ForkInfo | typeof MAIN_LINE => lines.find(idOrName, principal)
   const resolve = (idOrName: string): string => {
     const found = reach(idOrName)
-    return found === MAIN ? MAIN : found.id
+    return found === MAIN_LINE ? MAIN_LINE : found.id
   }
   /** Asks a person for a way into main; undefined when approved, else why not. */
   const askForMain = async (request: {
@@ -101,16 +97,16 @@ export function sessionLineControl(options: SessionLineOptions): LineControl {
     },
     async use(line, { signal }): Promise<LineSwitch> {
       const id = resolve(line)
-      if (id === MAIN && options.guardMain && options.current() !== MAIN) {
+      if (id === MAIN_LINE && options.guardMain && options.current() !== MAIN_LINE) {
         const refusal = await askForMain({
           tool: 'workspace_use',
-          input: { fork: MAIN },
+          input: { fork: MAIN_LINE },
           reason:
             'this session is isolated on a fork; on main its files, shell and js_eval change the user’s live folder directly',
           summary: 'switch this session to main (your live folder)',
           signal,
         })
-        if (refusal !== undefined) return { type: 'refused', line: MAIN, reason: refusal }
+        if (refusal !== undefined) return { type: 'refused', line: MAIN_LINE, reason: refusal }
       }
       await options.switchTo(id)
       return { type: 'switched', line: id }
@@ -119,9 +115,12 @@ export function sessionLineControl(options: SessionLineOptions): LineControl {
     review: (fork) => lines.review(resolve(fork)),
     async merge(fork, { signal }): Promise<LineMergeInfo> {
       const found = reach(fork)
-      if (found === MAIN)
+      if (found === MAIN_LINE)
         throw new EitriError('invalid_input', 'main is not a fork: name the fork to merge.')
-      if (found.parent !== MAIN && !lines.forks(principal).some((f) => f.id === found.parent)) {
+      if (
+        found.parent !== MAIN_LINE &&
+        !lines.forks(principal).some((f) => f.id === found.parent)
+      ) {
         // A merge writes its parent: a fork below another owner's (a Run's world) is settled
         // by its owner, not through this session.
         return {
@@ -130,7 +129,7 @@ export function sessionLineControl(options: SessionLineOptions): LineControl {
           reason: `its parent line ${found.parent} is not one this session may change`,
         }
       }
-      if (found.parent === MAIN) {
+      if (found.parent === MAIN_LINE) {
         const changes = await lines.diff(found.id)
         const summary = `merge ${found.name ?? found.id} into main (your live folder): ${changes.length} file${changes.length === 1 ? '' : 's'}: ${changes
           .slice(0, 20)
@@ -143,7 +142,7 @@ export function sessionLineControl(options: SessionLineOptions): LineControl {
           summary,
           signal,
         })
-        if (refusal !== undefined) return { type: 'refused', into: MAIN, reason: refusal }
+        if (refusal !== undefined) return { type: 'refused', into: MAIN_LINE, reason: refusal }
       }
       const outcome = await lines.merge(found.id)
       switch (outcome.type) {
@@ -154,11 +153,9 @@ export function sessionLineControl(options: SessionLineOptions): LineControl {
             paths: outcome.changes.map((change) => change.path),
           }
         case 'nothing':
-          return { type: 'nothing', into: outcome.into }
         case 'conflict':
-          return { type: 'conflict', into: outcome.into, conflicts: outcome.conflicts }
         case 'changed-on-disk':
-          return { type: 'changed-on-disk', into: outcome.into, paths: outcome.paths }
+          return outcome
         case 'refused':
           return {
             type: 'refused',
@@ -176,7 +173,7 @@ export function sessionLineControl(options: SessionLineOptions): LineControl {
       if (id === options.current()) {
         // An isolated session never falls back onto main: it moves to a fresh fork of its own.
         if (options.guardMain) await options.isolate()
-        else await options.switchTo(MAIN)
+        else await options.switchTo(MAIN_LINE)
       }
       await lines.discard(id)
       await options.surfaces.drop(id)
@@ -187,7 +184,7 @@ export function sessionLineControl(options: SessionLineOptions): LineControl {
       const id = resolve(line)
       const surface = await options.surfaces.surface(id)
       const access = options.access()
-      if (id !== MAIN || !options.guardMain || options.current() === MAIN)
+      if (id !== MAIN_LINE || !options.guardMain || options.current() === MAIN_LINE)
         return gateWorkspace(surface.view, access)
       if (write === undefined) return gateWorkspace(surface.view, readOnlyMain(access))
       const refusal = await askForMain(mainWrite(write))
@@ -236,7 +233,7 @@ export function sessionLineControl(options: SessionLineOptions): LineControl {
 function mainWrite(write: LineWriteIntent) {
   return {
     tool: write.tool,
-    input: { fork: MAIN },
+    input: { fork: MAIN_LINE },
     reason: 'this session is isolated on a fork; writing main changes the user’s live folder',
     summary: `${write.summary} into main (your live folder)`,
     signal: write.signal,

@@ -14,12 +14,13 @@ import type { EitriConfig } from '../config/config-file.ts'
 import { parentEnvironment } from '../config/environment.ts'
 import { JailProgramSession } from '../jail/jail-program-session.ts'
 import type { Store } from '../store/store.ts'
-import type { AccessLevel, CommandJudgement } from '../tool/access-context.ts'
-import type { DriveAccess } from '../tool/drive-access.ts'
-import type { LineControl } from '../tool/line-control.ts'
+import type { AccessLevel, CommandJudgement } from '../ports/access-context.ts'
+import type { DriveAccess } from '../ports/drive-access.ts'
+import type { LineControl } from '../ports/line-control.ts'
 import type { ToolContext } from '../tool/tool-context.ts'
 import { PERSON_PRINCIPAL } from '../workspace/fork-owner.ts'
-import { MAIN, type Principal, type WorkspaceLines } from '../workspace/workspace-lines.ts'
+import { MAIN_LINE } from '../ports/line-control.ts'
+import type { Principal, WorkspaceLines } from '../workspace/workspace-lines.ts'
 import type { EvalPool } from '../eval/eval-pool.ts'
 import type { LineSurface, LineSurfaces } from './line-surfaces.ts'
 import { sessionCheckpoints } from './session-checkpoints.ts'
@@ -94,7 +95,7 @@ export async function createSession(
       line.jail,
       { cwd: parts.mainRoot, environment: parentEnvironment() },
       // A background job on main goes on changing it after its call answered.
-      line.line === MAIN ? { onJob: checkpoints.job } : {},
+      line.line === MAIN_LINE ? { onJob: checkpoints.job } : {},
     )
   let programs = programsOf(surface)
   const evaluator = parts.evaluation.owner()
@@ -122,7 +123,13 @@ export async function createSession(
   // The session's one fork: made at the start under `isolate`, and again if it discards it.
   const isolate = async (): Promise<void> =>
     switchTo(
-      (await parts.lines.fork({ from: MAIN, by: principal, label: options.label ?? 'session' })).id,
+      (
+        await parts.lines.fork({
+          from: MAIN_LINE,
+          by: principal,
+          label: options.label ?? 'session',
+        })
+      ).id,
     )
   let current = access.snapshot()
   const lines = sessionLineControl({

@@ -4,6 +4,7 @@
  * folder, the jail, and the toolset. The library, the CLI and the MCP server all start from one;
  * each connection or caller works in a session of its own (its background jobs are its own).
  */
+import { MAIN_LINE } from '../ports/line-control.ts'
 import fs from 'node:fs'
 import path from 'node:path'
 import type { ApprovalRecorder } from '../access/approval-log.ts'
@@ -24,12 +25,12 @@ import { DEFAULT_STORE_FILE, parseStoreUrl } from '../store/store-url.ts'
 import { Jail } from '../jail/jail.ts'
 import { builtInTools } from '../tools/built-in-tools.ts'
 import type { Tool } from '../tool/define-tool.ts'
-import type { AccessLevel } from '../tool/access-context.ts'
+import type { AccessLevel } from '../ports/access-context.ts'
 import type { ToolContext } from '../tool/tool-context.ts'
 import { ToolRegistry } from '../tool/tool-registry.ts'
 import type { ToolResult } from '../tool/tool-result.ts'
 import { Toolset } from '../tool/toolset.ts'
-import type { WorkspaceView } from '../tool/workspace-view.ts'
+import type { WorkspaceView } from '../ports/workspace-view.ts'
 import { DirectoryTree } from '../workspace/directory-tree.ts'
 import { BlobDrive } from '../workspace/blob-drive.ts'
 import { WorkspaceLines } from '../workspace/workspace-lines.ts'
@@ -195,7 +196,7 @@ export async function openWorkshop(options: WorkshopOptions = {}): Promise<Works
     excluded: hidden,
     watch: options.watch === true,
     guardMain: mainWriteGuard(async (line) =>
-      line === 'main'
+      line === MAIN_LINE
         ? { view: workspace, tree }
         : { view: (await surfaces.surface(line)).view, tree: await lines.tree(line) },
     ),
@@ -231,7 +232,7 @@ export async function openWorkshop(options: WorkshopOptions = {}): Promise<Works
     ...(options.bwrap === undefined ? {} : { bwrap: options.bwrap }),
     mounts: [driveMount],
   })
-  const main = { line: 'main', view: workspace, jail }
+  const main = { line: MAIN_LINE, view: workspace, jail }
   const surfaces = new LineSurfaces({
     lines,
     main,
@@ -308,7 +309,7 @@ export async function openWorkshop(options: WorkshopOptions = {}): Promise<Works
     lines,
     jailOf: async (line) => {
       const found = lines.find(line)
-      return (await surfaces.surface(found === 'main' ? 'main' : found.id)).jail
+      return (await surfaces.surface(found === MAIN_LINE ? MAIN_LINE : found.id)).jail
     },
     context: defaultSession.context,
     async call(name, input, callOptions = {}) {

@@ -25,7 +25,7 @@ import path from 'node:path'
 import { promisify } from 'node:util'
 import { EitriError } from '../errors/eitri-error.ts'
 import { CONTENT_CHUNK_BYTES, isContentSource } from '../tool/file-content.ts'
-import type { ContentSource, EntryStat, EntryType, ReadBounds } from '../tool/workspace-view.ts'
+import type { ContentSource, EntryStat, EntryType, ReadBounds } from '../ports/workspace-view.ts'
 import type { DirectoryEntry, WorkspaceTree } from './workspace-tree.ts'
 
 export type { DirectoryEntry }

@@ -3,7 +3,7 @@
  * What a fork's overview says of it (its state, its last activity) and which forks a prune
  * removes: pure rules over fork records, so `eitri forks` and `workspace_list` say the same.
  */
-import type { LineState } from '../tool/line-control.ts'
+import type { LineState } from '../ports/line-control.ts'
 import type { ForkInfo } from './fork-registry.ts'
 
 /** What became of a fork: still open, merged into its parent, or thrown away. */

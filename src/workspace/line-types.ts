@@ -5,10 +5,7 @@
  */
 import type { DirectoryTree } from './directory-tree.ts'
 import type { TreeChange } from './tree-merge.ts'
-import { MAIN_LINE, type LineChangeInfo, type LineConflictInfo } from '../tool/line-control.ts'
-
-/** The name of the user's live line. */
-export const MAIN = MAIN_LINE
+import type { LineChangeInfo, LineConflictInfo, LineMergeInfo } from '../ports/line-control.ts'
 
 /** What a fork's name may be: display only, so plain and short. */
 export const FORK_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/
@@ -30,7 +27,10 @@ export type LineChange = LineChangeInfo
 /** A conflict with both sides' text, for a person to read. */
 export type ConflictReport = LineConflictInfo
 
-/** What a merge did. */
+/**
+ * What a merge did. The variants tools see as they are come from {@link LineMergeInfo}; a merge
+ * that happened also carries its changes and commit, and a refusal each refused path.
+ */
 export type MergeOutcome =
   | {
       readonly type: 'merged'
@@ -38,13 +38,7 @@ export type MergeOutcome =
       readonly changes: readonly TreeChange[]
       readonly commit: string
     }
-  | { readonly type: 'nothing'; readonly into: string }
-  | {
-      readonly type: 'conflict'
-      readonly into: string
-      readonly conflicts: readonly ConflictReport[]
-    }
-  | { readonly type: 'changed-on-disk'; readonly into: string; readonly paths: readonly string[] }
+  | Extract<LineMergeInfo, { type: 'nothing' | 'conflict' | 'changed-on-disk' }>
   | {
       readonly type: 'refused'
       readonly into: string

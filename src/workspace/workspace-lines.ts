@@ -8,19 +8,19 @@ import { randomBytes } from 'node:crypto'
 import fs from 'node:fs'
 import path from 'node:path'
 import { EitriError } from '../errors/eitri-error.ts'
-import type { RestoreOutcome } from '../tool/line-control.ts'
+import type { RestoreOutcome } from '../ports/line-control.ts'
 import type { DirectoryTree } from './directory-tree.ts'
 import { PERSON_PRINCIPAL, visibleForks, type Principal } from './fork-owner.ts'
 import { forkRef, readForks, writeFork, type ForkInfo } from './fork-registry.ts'
+import { MAIN_LINE } from '../ports/line-control.ts'
 import { ForkTree } from './fork-tree.ts'
 import { timeOfCommit } from './git/git-objects.ts'
 
 export { forkRef, type ForkInfo, type Principal, type RestoreOutcome }
-export { MAIN, type LinesOptions, type MainWriteGuard } from './line-types.ts'
+export { type LinesOptions, type MainWriteGuard } from './line-types.ts'
 import {
   FORK_NAME,
   forkLabel,
-  MAIN,
   type ConflictReport,
   type LineChange,
   type LineHooks,
@@ -125,8 +125,8 @@ export class WorkspaceLines implements AsyncDisposable {
    *
    * @throws EitriError `not_found`; `invalid_input` when a name is several forks' (name an id)
    */
-  find(idOrName: string, principal: Principal = PERSON_PRINCIPAL): ForkInfo | typeof MAIN {
-    if (idOrName === MAIN) return MAIN
+  find(idOrName: string, principal: Principal = PERSON_PRINCIPAL): ForkInfo | typeof MAIN_LINE {
+    if (idOrName === MAIN_LINE) return MAIN_LINE
     const visible = this.forks(principal)
     const byId = visible.find((candidate) => candidate.id === idOrName)
     if (byId !== undefined) return byId
@@ -149,7 +149,7 @@ export class WorkspaceLines implements AsyncDisposable {
   /** The files of a line. */
   async tree(line: string): Promise<WorkspaceTree> {
     const found = this.find(line)
-    if (found === MAIN) return this.main
+    if (found === MAIN_LINE) return this.main
     return this.#forkTree(found)
   }
 
@@ -177,10 +177,10 @@ export class WorkspaceLines implements AsyncDisposable {
   ): Promise<ForkInfo> {
     return this.#serialize(async () => {
       const by = options.by ?? PERSON_PRINCIPAL
-      const from = this.find(options.from ?? MAIN, by)
+      const from = this.find(options.from ?? MAIN_LINE, by)
       let name = options.name
       if (name !== undefined) {
-        if (!FORK_NAME.test(name) || name === MAIN) {
+        if (!FORK_NAME.test(name) || name === MAIN_LINE) {
           throw new EitriError(
             'invalid_input',
             `name must be letters, digits, ., _ and - (at most 64), and not "main" (got ${JSON.stringify(name)})`,
@@ -199,7 +199,7 @@ export class WorkspaceLines implements AsyncDisposable {
         while (taken.has(`${base}-${counter}`)) counter += 1
         name = `${base}-${counter}`
       }
-      const parent = from === MAIN ? MAIN : from.id
+      const parent = from === MAIN_LINE ? MAIN_LINE : from.id
       const forkPoint = await this.#head(parent)
       const id = `f-${randomBytes(4).toString('hex')}`
       const info: ForkInfo = {
@@ -290,13 +290,17 @@ export class WorkspaceLines implements AsyncDisposable {
     const info = this.#fork(fork)
     return this.#serialize(async () => {
       const theirs = await this.#head(info.id)
-      if (info.parent !== MAIN) return this.#mergeIntoFork(info, theirs)
-      const ours = await this.#head(MAIN)
+      if (info.parent !== MAIN_LINE) return this.#mergeIntoFork(info, theirs)
+      const ours = await this.#head(MAIN_LINE)
       const result = await mergeCommits(this.history.gitDir, ours, theirs)
       if (result.type === 'conflict')
-        return { type: 'conflict', into: MAIN, conflicts: await this.#reports(result.conflicts) }
+        return {
+          type: 'conflict',
+          into: MAIN_LINE,
+          conflicts: await this.#reports(result.conflicts),
+        }
       const changes = await diffTrees(this.history.gitDir, ours, result.tree)
-      if (changes.length === 0) return { type: 'nothing', into: MAIN }
+      if (changes.length === 0) return { type: 'nothing', into: MAIN_LINE }
       const entries = changes.map((change) => journalEntryOf(change))
       // eitri's own state and configuration are never a merge's to write, whatever a fork holds.
       const hidden = entries.filter((entry) => isWithinAny(entry.path, this.#excluded))
@@ -305,11 +309,11 @@ export class WorkspaceLines implements AsyncDisposable {
           'protected_path',
           `Not merged: fork ${info.name ?? info.id} changes eitri's own state or configuration (${hidden.map((entry) => entry.path).join(', ')}), which nothing may write into the live folder. Remove those files from the fork and merge again.`,
         )
-      const refused = await this.#guard(MAIN, entries)
-      if (refused.length > 0) return { type: 'refused', into: MAIN, refused }
+      const refused = await this.#guard(MAIN_LINE, entries)
+      if (refused.length > 0) return { type: 'refused', into: MAIN_LINE, refused }
       options.onStep?.('planned')
       const changed = await changedSince(this.main, entries)
-      if (changed.length > 0) return { type: 'changed-on-disk', into: MAIN, paths: changed }
+      if (changed.length > 0) return { type: 'changed-on-disk', into: MAIN_LINE, paths: changed }
       const commit = this.history.commit(
         result.tree,
         [ours, theirs],
@@ -327,8 +331,8 @@ export class WorkspaceLines implements AsyncDisposable {
         },
         options.onStep,
       )
-      await this.#markMerged(info, MAIN)
-      return { type: 'merged', into: MAIN, changes, commit }
+      await this.#markMerged(info, MAIN_LINE)
+      return { type: 'merged', into: MAIN_LINE, changes, commit }
     })
   }
 
@@ -351,7 +355,7 @@ export class WorkspaceLines implements AsyncDisposable {
       }))
       const changed = await changedSince(this.main, reversed)
       if (changed.length > 0) return { type: 'changed-on-disk' as const, paths: changed }
-      const current = await this.#head(MAIN)
+      const current = await this.#head(MAIN_LINE)
       await runJournal(
         this.#journal(),
         {
@@ -488,7 +492,7 @@ export class WorkspaceLines implements AsyncDisposable {
       const entries = plan.changes.map((change) => journalEntryOf(change))
       // What a snapshot held may be what main's policy refuses now (a folder the configuration
       // has since named as its hooks path): a restore is a door like any other.
-      const refused = await this.#guard(MAIN, entries)
+      const refused = await this.#guard(MAIN_LINE, entries)
       if (refused.length > 0) return { type: 'protected' as const, snapshot: id, refused }
       options.onStep?.('planned')
       const changed = await changedSince(this.main, entries)
@@ -543,10 +547,10 @@ export class WorkspaceLines implements AsyncDisposable {
 
   /** The commits of a line, newest first. */
   async log(
-    line: string = MAIN,
+    line: string = MAIN_LINE,
     limit = 50,
   ): Promise<{ commit: string; message: string; time: string }[]> {
-    const ref = line === MAIN ? MAIN_REF : forkRef(this.#fork(line).id)
+    const ref = line === MAIN_LINE ? MAIN_REF : forkRef(this.#fork(line).id)
     if ((await this.history.readRef(ref)) === undefined) return []
     const output = await runGit({ gitDir: this.history.gitDir }, [
       'log',
@@ -696,7 +700,7 @@ export class WorkspaceLines implements AsyncDisposable {
 
   /** The head commit of a line, snapshotting main or committing a fork's writes first. */
   async #head(line: string, message = 'snapshot'): Promise<string> {
-    if (line === MAIN) return (await this.#snapshotMain(message)).commit
+    if (line === MAIN_LINE) return (await this.#snapshotMain(message)).commit
     const info = this.#fork(line)
     const ref = forkRef(info.id)
     const head = (await this.history.readRef(ref)) ?? info.forkPoint
@@ -727,7 +731,8 @@ export class WorkspaceLines implements AsyncDisposable {
 
   #fork(line: string): ForkInfo {
     const found = this.find(line)
-    if (found === MAIN) throw new EitriError('invalid_input', 'main is not a fork: name a fork.')
+    if (found === MAIN_LINE)
+      throw new EitriError('invalid_input', 'main is not a fork: name a fork.')
     return found
   }
 

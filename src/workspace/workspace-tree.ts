@@ -4,7 +4,7 @@
  * (main) or a fork's tree kept in the history. Paths are relative, already resolved by the
  * policy, `/`-separated; `''` is the root.
  */
-import type { ContentSource, EntryStat, EntryType, ReadBounds } from '../tool/workspace-view.ts'
+import type { ContentSource, EntryStat, EntryType, ReadBounds } from '../ports/workspace-view.ts'
 
 /** A folder entry as `list` reports it. */
 export interface DirectoryEntry {

@@ -12,7 +12,7 @@ import { Jail } from '../../src/jail/jail.ts'
 import { ToolRegistry } from '../../src/tool/tool-registry.ts'
 import type { ToolResult } from '../../src/tool/tool-result.ts'
 import { Toolset } from '../../src/tool/toolset.ts'
-import type { WorkspaceView } from '../../src/tool/workspace-view.ts'
+import type { WorkspaceView } from '../../src/ports/workspace-view.ts'
 import { fileTools } from '../../src/tools/files/index.ts'
 import { DirectoryTree } from '../../src/workspace/directory-tree.ts'
 import {

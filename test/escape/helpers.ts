@@ -8,7 +8,7 @@ import fs from 'node:fs'
 import net from 'node:net'
 import path from 'node:path'
 import type { Jail, JailRequest, JailResult } from '../../src/jail/jail.ts'
-import type { WorkspaceView } from '../../src/tool/workspace-view.ts'
+import type { WorkspaceView } from '../../src/ports/workspace-view.ts'
 
 /** Who runs the attacks: root, or an unprivileged uid (65534 in CI). */
 export type Caller = 'root' | 'unprivileged'

@@ -9,7 +9,7 @@ import type {
   CommandJudgement as Judgement,
   CommandPart as Part,
   CommandVerdict,
-} from '../../tool/access-context.ts'
+} from '../../ports/access-context.ts'
 
 export type { CommandVerdict }
 
@@ -88,7 +88,7 @@ export type CommandRule =
   | 'too-long'
   | 'policy-closed'
 
-/** One rule's conclusion about one command (the verdicts are tool/access-context.ts's). */
+/** One rule's conclusion about one command (the verdicts are ports/access-context.ts's). */
 export type CommandFinding = Finding<CommandRule>
 
 /** The verdict for one simple command (or one assignment, redirection or pipeline). */

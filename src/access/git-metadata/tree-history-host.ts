@@ -5,7 +5,7 @@
  */
 import path from 'node:path'
 import { contentBytes, contentLength } from '../../tool/file-content.ts'
-import type { FileContent } from '../../tool/workspace-view.ts'
+import type { FileContent } from '../../ports/workspace-view.ts'
 import { missingObjects, verifyPack } from '../../workspace/git/object-checks.ts'
 import { objectFormatOf } from '../../workspace/git/object-format.ts'
 import { commitParents, linkTargetsIn, treeChanges } from '../../workspace/git/tree-changes.ts'

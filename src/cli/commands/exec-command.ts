@@ -7,6 +7,7 @@ import type { CliIo } from '../cli-io.ts'
 import { UsageError } from '../cli-io.ts'
 import type { CommandLine } from '../parse-command-line.ts'
 import { openFromCommandLine } from './open-from-command-line.ts'
+import { MAIN_LINE } from '../../ports/line-control.ts'
 
 /** Exit status when the jail killed the command (as shells report 128 + SIGKILL). */
 const EXIT_KILLED = 137
@@ -37,7 +38,7 @@ export async function execCommand(
   }
   // On main, the command runs between snapshots of it, so what it did can be restored.
   const result =
-    line.fork === undefined || line.fork === 'main'
+    line.fork === undefined || line.fork === MAIN_LINE
       ? await workshop.lines.snapshots.around(
           { tool: 'eitri exec', detail: line.positionals.join(' '), session: 'cli' },
           run,

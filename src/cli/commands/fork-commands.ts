@@ -5,6 +5,7 @@
  * lines and its snapshots. Running `eitri merge FORK` or `eitri restore` is itself the person's
  * approval; each takes a snapshot of main first, so it can be undone.
  */
+import { MAIN_LINE } from '../../ports/line-control.ts'
 import { describeSnapshot } from '../../tools/workspace/snapshot-tools.ts'
 import type { Workshop } from '../../workshop/workshop.ts'
 import type { CliIo } from '../cli-io.ts'
@@ -84,7 +85,7 @@ export async function forkCommand(line: CommandLine, io: CliIo): Promise<number>
       const fork = need('a fork')
       const found = lines.find(fork)
       const outcome =
-        found !== 'main' && found.parent === 'main'
+        found !== MAIN_LINE && found.parent === MAIN_LINE
           ? await changingMain(workshop, 'eitri merge', fork, () => lines.merge(fork))
           : await lines.merge(fork)
       if (line.json) io.stdout(`${JSON.stringify(outcome, null, 2)}\n`)

@@ -5,7 +5,7 @@
  */
 import { z } from 'zod'
 import { EitriError } from '../../errors/eitri-error.ts'
-import type { DriveAccess } from '../../tool/drive-access.ts'
+import type { DriveAccess } from '../../ports/drive-access.ts'
 import type { ToolContext } from '../../tool/tool-context.ts'
 import { capabilityFunction, type Capability, type CapabilityScope } from '../capability.ts'
 import { MAX_RESULT_BYTES } from '../eval-limits.ts'

@@ -5,7 +5,7 @@
  */
 import { z } from 'zod'
 import { EitriError } from '../../errors/eitri-error.ts'
-import { availablePrograms } from '../../tool/program-session.ts'
+import { availablePrograms } from '../../ports/program-session.ts'
 import { capabilityFunction, type Capability } from '../capability.ts'
 
 /** Characters of each stream shell.run keeps. */

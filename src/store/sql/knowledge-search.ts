@@ -4,7 +4,7 @@
  * `tsvector` with `ts_rank` in PostgreSQL. Both match any of the words (stemmed), weigh the
  * title above the body, and mark matches in the snippet between « and ».
  */
-import type { KnowledgeHit } from '../../tool/knowledge-base.ts'
+import type { KnowledgeHit } from '../../ports/knowledge-base.ts'
 import { visible, type LineChain } from './line-chain.ts'
 import type { SqlTransaction } from './sql-driver.ts'
 

@@ -9,6 +9,7 @@ import { EitriError } from '../../errors/eitri-error.ts'
 import type { LineRecord } from '../line-record.ts'
 import type { SqlTransaction, SqlValue } from './sql-driver.ts'
 import { lineFromRow, type LineRow } from './line-rows.ts'
+import { MAIN_LINE } from '../../ports/line-control.ts'
 
 /** A line and its ancestors, each with the highest sequence the line may see of it. */
 export interface LineChain {
@@ -60,7 +61,7 @@ export function assertOpen(line: LineRecord): void {
   const where = line.state === 'merged' ? `merged into ${line.parent ?? 'its parent'}` : 'discarded'
   throw new EitriError(
     'conflict',
-    `Workspace line ${line.name} was ${where}; its rows can no longer be read or written there. Work on ${line.state === 'merged' ? (line.parent ?? 'main') : 'another line'} instead.`,
+    `Workspace line ${line.name} was ${where}; its rows can no longer be read or written there. Work on ${line.state === 'merged' ? (line.parent ?? MAIN_LINE) : 'another line'} instead.`,
   )
 }
 

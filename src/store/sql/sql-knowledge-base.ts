@@ -10,7 +10,7 @@ import type {
   KnowledgeEntry,
   KnowledgeHit,
   KnowledgeWrite,
-} from '../../tool/knowledge-base.ts'
+} from '../../ports/knowledge-base.ts'
 import {
   MAX_TITLE_CHARS,
   mentionedTitles,

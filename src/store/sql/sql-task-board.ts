@@ -13,7 +13,7 @@ import {
   type TaskChanges,
   type TaskPriority,
   type TaskStatus,
-} from '../../tool/task-board.ts'
+} from '../../ports/task-board.ts'
 import type { StoreDependencies } from '../store-dependencies.ts'
 import { latestVersion, latestVersions, readLineChain, type LineChain } from './line-chain.ts'
 import type { SqlDriver, SqlRow, SqlTransaction, SqlValue } from './sql-driver.ts'

@@ -6,7 +6,7 @@
  */
 import { z } from 'zod'
 import { EitriError } from '../../errors/eitri-error.ts'
-import type { EvalAnswer } from '../../tool/code-evaluator.ts'
+import type { EvalAnswer } from '../../ports/code-evaluator.ts'
 import { defineTool } from '../../tool/define-tool.ts'
 import { toolError, toolSuccess, type ToolResult } from '../../tool/tool-result.ts'
 

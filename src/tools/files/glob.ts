@@ -7,7 +7,7 @@ import { z } from 'zod'
 import { EitriError } from '../../errors/eitri-error.ts'
 import { defineTool } from '../../tool/define-tool.ts'
 import { toolSuccess } from '../../tool/tool-result.ts'
-import type { WalkEntry, WorkspaceView } from '../../tool/workspace-view.ts'
+import type { WalkEntry, WorkspaceView } from '../../ports/workspace-view.ts'
 
 /** Most paths one glob returns. */
 export const MAX_GLOB_RESULTS = 1000

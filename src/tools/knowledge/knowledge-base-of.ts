@@ -3,7 +3,7 @@
  * The knowledge base a call needs.
  */
 import { EitriError } from '../../errors/eitri-error.ts'
-import type { KnowledgeBase } from '../../tool/knowledge-base.ts'
+import type { KnowledgeBase } from '../../ports/knowledge-base.ts'
 import type { ToolContext } from '../../tool/tool-context.ts'
 
 /** The call's knowledge base. @throws EitriError `not_available` when the call has no store. */

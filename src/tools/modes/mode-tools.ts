@@ -5,7 +5,7 @@
  */
 import { z } from 'zod'
 import { EitriError } from '../../errors/eitri-error.ts'
-import type { ModeControl } from '../../tool/access-context.ts'
+import type { ModeControl } from '../../ports/access-context.ts'
 import { defineTool } from '../../tool/define-tool.ts'
 import type { ToolContext } from '../../tool/tool-context.ts'
 import { toolError, toolSuccess } from '../../tool/tool-result.ts'

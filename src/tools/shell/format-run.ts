@@ -2,7 +2,7 @@
  * @module tools/shell/format-run
  * How a finished command reads to a model: its output, its errors, its exit code.
  */
-import type { ProgramMemory, ProgramRun } from '../../tool/program-session.ts'
+import type { ProgramMemory, ProgramRun } from '../../ports/program-session.ts'
 
 /** stdout, then stderr under a heading, then the exit code and anything not written back. */
 export function formatRun(run: ProgramRun): string {

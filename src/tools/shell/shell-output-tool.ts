@@ -5,7 +5,7 @@
 import { z } from 'zod'
 import { EitriError } from '../../errors/eitri-error.ts'
 import { defineTool } from '../../tool/define-tool.ts'
-import type { JobRead } from '../../tool/program-session.ts'
+import type { JobRead } from '../../ports/program-session.ts'
 import { toolSuccess } from '../../tool/tool-result.ts'
 import { programsOf, shellAvailability } from './shell-tool.ts'
 

@@ -6,9 +6,9 @@
  */
 import { z } from 'zod'
 import { EitriError } from '../../errors/eitri-error.ts'
-import type { AccessContext, CommandAuthorization } from '../../tool/access-context.ts'
+import type { AccessContext, CommandAuthorization } from '../../ports/access-context.ts'
 import { defineTool } from '../../tool/define-tool.ts'
-import { availablePrograms, type ProgramSession } from '../../tool/program-session.ts'
+import { availablePrograms, type ProgramSession } from '../../ports/program-session.ts'
 import type { ToolContext } from '../../tool/tool-context.ts'
 import { toolError, toolSuccess } from '../../tool/tool-result.ts'
 import { formatRun } from './format-run.ts'

@@ -4,7 +4,7 @@
  */
 import { z } from 'zod'
 import { defineTool } from '../../tool/define-tool.ts'
-import { TASK_PRIORITIES } from '../../tool/task-board.ts'
+import { TASK_PRIORITIES } from '../../ports/task-board.ts'
 import { toolSuccess } from '../../tool/tool-result.ts'
 import { formatTask, taskBoard } from './task-format.ts'
 

@@ -3,7 +3,7 @@
  * How tasks read to a model, and the board a call needs.
  */
 import { EitriError } from '../../errors/eitri-error.ts'
-import type { Task, TaskBoard } from '../../tool/task-board.ts'
+import type { Task, TaskBoard } from '../../ports/task-board.ts'
 import type { ToolContext } from '../../tool/tool-context.ts'
 
 /** One line per task: `t-1a2b [in-progress, high] Title — description`. */

@@ -5,7 +5,7 @@
 import { z } from 'zod'
 import { EitriError } from '../../errors/eitri-error.ts'
 import { defineTool } from '../../tool/define-tool.ts'
-import { TASK_PRIORITIES, TASK_STATUSES } from '../../tool/task-board.ts'
+import { TASK_PRIORITIES, TASK_STATUSES } from '../../ports/task-board.ts'
 import { toolSuccess } from '../../tool/tool-result.ts'
 import { formatTask, taskBoard } from './task-format.ts'
 

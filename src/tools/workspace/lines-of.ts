@@ -3,7 +3,7 @@
  * The session's lines, or a clear refusal when this context has none.
  */
 import { EitriError } from '../../errors/eitri-error.ts'
-import type { LineChangeInfo, LineConflictInfo, LineControl } from '../../tool/line-control.ts'
+import type { LineChangeInfo, LineConflictInfo, LineControl } from '../../ports/line-control.ts'
 import type { ToolContext } from '../../tool/tool-context.ts'
 
 /** The lines of the call's session. */

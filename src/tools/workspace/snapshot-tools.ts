@@ -6,7 +6,7 @@
  */
 import { z } from 'zod'
 import { defineTool } from '../../tool/define-tool.ts'
-import type { RestoredRef, SnapshotInfo } from '../../tool/line-control.ts'
+import { MAIN_LINE, type RestoredRef, type SnapshotInfo } from '../../ports/line-control.ts'
 import { toolError, toolSuccess } from '../../tool/tool-result.ts'
 import { linesOf } from './lines-of.ts'
 
@@ -71,7 +71,7 @@ export const workspaceRestoreTool = defineTool({
         'Also restore what a person changed since the snapshot (their version is lost from main, kept in the snapshot before this restore).',
       ),
   }),
-  changes: () => 'main',
+  changes: () => MAIN_LINE,
   async execute({ snapshot, paths, force }, ctx) {
     const lines = linesOf(ctx)
     const outcome = await lines.restore(String(snapshot), {

@@ -6,6 +6,7 @@ import { z } from 'zod'
 import { defineTool } from '../../tool/define-tool.ts'
 import { toolError, toolSuccess } from '../../tool/tool-result.ts'
 import { describeChanges, describeConflicts, linesOf } from './lines-of.ts'
+import { MAIN_LINE } from '../../ports/line-control.ts'
 
 const forkName = z.string().min(1).describe('A fork, by id or name.')
 
@@ -50,7 +51,7 @@ export const workspaceListTool = defineTool({
         `${fork.id === lines.current ? '*' : ' '} ${fork.id}${fork.name === undefined ? '' : ` (${fork.name})`} ${fork.state}, ${fork.changes} file(s) changed, last active ${fork.lastActivity}; from ${fork.parent}${fork.readOnly ? ', read-only' : ''}, created ${fork.created}`,
     )
     return toolSuccess(
-      `${lines.current === 'main' ? '*' : ' '} main (the live folder)\n${rows.join('\n')}`.trimEnd(),
+      `${lines.current === MAIN_LINE ? '*' : ' '} main (the live folder)\n${rows.join('\n')}`.trimEnd(),
       { current: lines.current, forks },
     )
   },
@@ -118,7 +119,7 @@ export const workspaceMergeTool = defineTool({
   changes: ({ fork }, ctx) => {
     const lines = linesOf(ctx)
     const id = lines.resolve(fork)
-    return lines.list().find((line) => line.id === id)?.parent ?? 'main'
+    return lines.list().find((line) => line.id === id)?.parent ?? MAIN_LINE
   },
   async execute({ fork }, ctx) {
     const outcome = await linesOf(ctx).merge(fork, { signal: ctx.signal })
@@ -175,7 +176,7 @@ export const workspaceLogTool = defineTool({
     fork: z.string().min(1).optional().describe('A fork by id or name; default main.'),
   }),
   async execute({ fork }, ctx) {
-    const log = await linesOf(ctx).log(fork ?? 'main')
+    const log = await linesOf(ctx).log(fork ?? MAIN_LINE)
     return toolSuccess(
       log.length === 0
         ? 'No commits yet.'
