@@ -82,9 +82,17 @@ describe('a fork’s layers', () => {
         'mkdir dist && echo out > dist/x.js && rm -r node_modules/dep && mkdir node_modules/other && echo o > node_modules/other/i.js && echo tracked > src/t.js',
     })
     assert.equal(built.type, 'success', built.content)
+    // The model is told, once per path, what stays in the jail and for how long.
+    assert.match(
+      built.content,
+      /\[kept in the jail: dist: ignored by a \.gitignore[^\]]*gone when eitri's server stops/,
+    )
+    assert.match(built.content, /\[kept in the jail: node_modules: ignored/)
+    const again = await workshop.call('shell', { command: 'echo more >> dist/x.js' })
+    assert.doesNotMatch(again.content, /kept in the jail/, again.content)
     assert.equal(
       printed(await workshop.call('shell', { command: 'cat dist/x.js; ls node_modules; ls src' })),
-      'out\nother\na.js\nkeep.js\nt.js\n',
+      'out\nmore\nother\na.js\nkeep.js\nt.js\n',
     )
     // Not the fork's changes: only the tracked file is.
     const diff = await workshop.call('workspace_diff', { fork: 'f' })
@@ -154,6 +162,7 @@ describe('a fork’s layers', () => {
     })
     assert.equal(committed.type, 'success', committed.content)
     assert.match(committed.content, /^in the fork\nfirst\n/)
+    assert.match(committed.content, /\[kept in the jail: \.git: git's own files/)
     const later = await workshop.call('shell', {
       command:
         'git log --format=%s; git branch --format="%(refname:short)"; git status --porcelain',

@@ -112,6 +112,14 @@ describe('a fork’s layers under attack', () => {
     const ran = await workshop.call('shell', { command: 'echo ran' })
     assert.doesNotMatch(ran.content, /eitri-layers-|fault in the tool/, ran.content)
     assert.equal(ran.type, 'success', ran.content)
+    // The model is told, once, what its programs cannot see.
+    assert.match(
+      ran.content,
+      /\[not shown in the jail: x+0\/[^\]]*too long for the host/,
+      ran.content,
+    )
+    const again = await workshop.call('shell', { command: 'echo again' })
+    assert.doesNotMatch(again.content, /not shown in the jail/, again.content)
   })
 
   it('never follows a link inside a kept repository when a later repository below it is kept (main, no fork)', async () => {

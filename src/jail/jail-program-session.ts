@@ -93,6 +93,9 @@ export class JailProgramSession implements ProgramSession {
       ...(result.sync === undefined || result.sync.kept.length === 0
         ? {}
         : { kept: result.sync.kept }),
+      ...(result.sync?.hidden === undefined || result.sync.hidden.length === 0
+        ? {}
+        : { hidden: result.sync.hidden }),
     }
   }
 

@@ -33,6 +33,11 @@ export interface SyncReport {
    * in the jail), and files git derives and rebuilds (the workspace's version stays).
    */
   readonly kept: { path: string; reason: string }[]
+  /**
+   * A fork's files the jail could not show (a name too long for the host's file system):
+   * programs did not see them, the fork still has them. Each is reported once.
+   */
+  readonly hidden?: { path: string; reason: string }[]
 }
 
 /** What one write-back did, for callers that keep a copy in step (the mirror). */

@@ -54,6 +54,8 @@ export interface ProgramRun {
   readonly refused?: readonly { path: string; reason: string }[]
   /** Changes left in the jail on purpose (a repository the command made), with the reason. */
   readonly kept?: readonly { path: string; reason: string }[]
+  /** Files of the line the jail could not show its programs, with the reason (reported once). */
+  readonly hidden?: readonly { path: string; reason: string }[]
   /** How its memory was bounded (jailed runs only). */
   readonly memory?: ProgramMemory
 }

@@ -311,6 +311,23 @@ export class WorkspaceHistory {
     }
   }
 
+  /**
+   * The folders main's index holds files in (every folder above each file). Read without the
+   * queue: git swaps its index in whole, so a reader sees one version or the other.
+   */
+  async trackedFolders(): Promise<Set<string>> {
+    const output = await runGit(this.mainTarget, ['ls-files', '-z'])
+    const folders = new Set<string>()
+    for (const file of splitGitPaths(output.stdout)) {
+      for (let cut = file.lastIndexOf('/'); cut > 0; cut = file.lastIndexOf('/', cut - 1)) {
+        const folder = file.slice(0, cut)
+        if (folders.has(folder)) break
+        folders.add(folder)
+      }
+    }
+    return folders
+  }
+
   /** Takes every gitlink out of the index and answers the index's tree. */
   async #cleanIndex(): Promise<string> {
     const output = await runGit(this.mainTarget, ['ls-files', '-z', '--stage'])

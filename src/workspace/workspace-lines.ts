@@ -35,6 +35,7 @@ import { runGit } from './git/run-git.ts'
 import { MAIN_REF, WorkspaceHistory } from './history.ts'
 import { recoverJournal, runJournal, type JournalContext } from './journal-runner.ts'
 import { MainWatcher } from './main-watcher.ts'
+import { ignoredPathsOf } from './ignored-paths.ts'
 import { MainSnapshots, type MainState, type SnapshotRetention } from './main-snapshots.ts'
 import {
   changedSince,
@@ -89,7 +90,12 @@ export class WorkspaceLines implements AsyncDisposable {
     this.#excluded = excluded
     this.#watcher =
       options.watch === true
-        ? new MainWatcher(options.main.root, (relative) => isWithinAny(relative, excluded))
+        ? new MainWatcher({
+            root: options.main.root,
+            excluded: (relative) => isWithinAny(relative, excluded),
+            ignored: ignoredPathsOf(options.main),
+            trackedFolders: () => this.history.trackedFolders(),
+          })
         : undefined
   }
 

@@ -58,6 +58,10 @@ interface Generation {
 export class ForkLayer {
   readonly #root: string
   readonly #below: ForkBelow
+  /** Paths the last update could not make, with why. */
+  readonly #leftOut = new Map<string, string>()
+  /** Left-out paths already reported (until they are shown again). */
+  readonly #reported = new Set<string>()
   readonly #fork: WorkspaceTree
   readonly #owner: HostIdentity | undefined
   readonly #whiteout: (paths: readonly string[]) => Promise<void>
@@ -151,16 +155,47 @@ export class ForkLayer {
           const target = await this.#make(folder, relative, mark, contents[index])
           if (target !== undefined) whiteouts.push(target)
           generation.marks.set(relative, mark)
-        } catch {
+        } catch (error) {
           // A name the host cannot make (too long for a path here), or a blob gone: left out of
-          // the programs' view; the fork's file tools still have it. Tried at the next update.
+          // the programs' view, and the next command says so once; the fork's file tools still
+          // have it. Tried at the next update.
+          this.#leaveOut(relative, error)
         }
       }
     }
     await this.#whiteout(whiteouts).catch(async () => {
       // One by one, so one name the host cannot make does not hide the rest.
-      for (const target of whiteouts) await this.#whiteout([target]).catch(() => undefined)
+      for (const target of whiteouts)
+        await this.#whiteout([target]).catch((error: unknown) =>
+          this.#leaveOut(path.relative(folder, target), error),
+        )
     })
+  }
+
+  /**
+   * The fork's paths left out of the programs' view since the last call (each once, while it
+   * stays left out), with why.
+   */
+  takeLeftOut(): { path: string; reason: string }[] {
+    const news = [...this.#leftOut].filter(([relative]) => !this.#reported.has(relative))
+    for (const [relative] of news) this.#reported.add(relative)
+    // A path shown again may be reported again if it is ever left out later.
+    for (const relative of this.#reported)
+      if (!this.#leftOut.has(relative)) this.#reported.delete(relative)
+    this.#leftOut.clear()
+    return news.map(([relative, reason]) => ({ path: relative, reason }))
+  }
+
+  #leaveOut(relative: string, error: unknown): void {
+    const code = (error as NodeJS.ErrnoException | undefined)?.code
+    this.#leftOut.set(
+      relative,
+      code === 'ENAMETOOLONG'
+        ? "its name is too long for the host's file system, so programs cannot see it; eitri's file tools still read and write it in this fork"
+        : code === undefined
+          ? "its content could not be read from eitri's history, so programs cannot see it; eitri's file tools may still read it"
+          : `it could not be made for the jail (${code}), so programs cannot see it; eitri's file tools still read and write it in this fork`,
+    )
   }
 
   /** Ends the layer: every build goes. */

@@ -57,6 +57,8 @@ export interface Layer {
   readonly startedMs: number
   /** Lets go of the fork layer the overlay reads, once it is unmounted. */
   readonly release?: () => void
+  /** The fork's files this overlay could not show, not reported before. */
+  readonly hidden?: readonly { path: string; reason: string }[]
 }
 
 /** One workspace's overlays; see the module comment. */
@@ -79,6 +81,8 @@ export class OverlayWorkspace {
    * are kept so too, silently: that is where they belong.
    */
   readonly #kept = new Set<string>()
+  /** What a fork kept apart that the model was told of (each once). */
+  readonly #told = new Set<string>()
   /** A fork's layer between main's folder and the rest; undefined for main. */
   readonly #fork: ForkLayer | undefined
   #counter = 0
@@ -203,6 +207,7 @@ export class OverlayWorkspace {
       this.#kept.delete(relative)
     }
     await this.#fork?.update()
+    const hidden = this.#fork?.takeLeftOut() ?? []
     const fork = this.#fork?.lease()
     const workspaceLayer = path.join(this.#root, 'lower')
     const lowers = [
@@ -253,6 +258,7 @@ export class OverlayWorkspace {
       folder,
       startedMs,
       ...(fork === undefined ? {} : { release: fork.release }),
+      ...(hidden.length === 0 ? {} : { hidden }),
     }
   }
 
@@ -265,7 +271,8 @@ export class OverlayWorkspace {
       await this.#host.unmount(layer.mountPoint)
       layer.release?.()
       if (layer.upper === undefined) return undefined
-      return await this.#writeBack(layer, layer.upper)
+      const report = await this.#writeBack(layer, layer.upper)
+      return layer.hidden === undefined ? report : { ...report, hidden: [...layer.hidden] }
     } finally {
       // Off the command's path: nothing mounts or reads this folder again.
       const removal = new Promise<void>((resolve) => setImmediate(resolve))
@@ -396,6 +403,14 @@ export class OverlayWorkspace {
         fs.existsSync(path.join(this.#workspace, below)),
       )
       this.#kept.add(relative)
+      const told = toldAs(relative)
+      if (!this.#told.has(told)) {
+        this.#told.add(told)
+        report.kept.push({
+          path: told,
+          reason: APART_REASON[told.split('/').at(-1) === '.git' ? 'git' : 'ignored'],
+        })
+      }
     }
     if (read.changes.length === 0) return report
     const { plan, applied, failed } = await writeBack({
@@ -419,6 +434,20 @@ export class OverlayWorkspace {
     }
     return report
   }
+}
+
+/** Why a fork's write stayed in its jail, as the model reads it. */
+const APART_REASON = Object.freeze({
+  git: "git's own files: what git does in a fork (a commit, a branch) stays in this fork's jail, never in the user's repository; gone when eitri's server stops (the fork's files stay in eitri's history)",
+  ignored:
+    "ignored by a .gitignore: it stays in this fork's jail for later commands, is not a change of the fork and is never merged; gone when eitri's server stops",
+})
+
+/** The path a kept-apart write is told under: the repository for git's files. */
+function toldAs(relative: string): string {
+  const parts = relative.split('/')
+  const git = parts.indexOf('.git')
+  return git === -1 ? relative : parts.slice(0, git + 1).join('/')
 }
 
 /**

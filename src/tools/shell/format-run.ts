@@ -17,6 +17,8 @@ export function formatRun(run: ProgramRun): string {
   for (const refused of run.refused ?? [])
     parts.push(`[not written back: ${refused.path}: ${refused.reason}]`)
   for (const kept of run.kept ?? []) parts.push(`[kept in the jail: ${kept.path}: ${kept.reason}]`)
+  for (const hidden of run.hidden ?? [])
+    parts.push(`[not shown in the jail: ${hidden.path}: ${hidden.reason}]`)
   return parts.join('\n\n')
 }
 
