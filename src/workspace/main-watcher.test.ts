@@ -90,7 +90,7 @@ describe('MainWatcher', () => {
     fs.mkdirSync(path.join(root, 'src/new/deeper'), { recursive: true })
     fs.writeFileSync(path.join(root, 'src/new/deeper/a.ts'), 'a\n')
     const first = await seen(watcher)
-    assert.ok(first?.includes('src/new'), `the new folder is marked changed: ${first}`)
+    assert.ok(first?.includes('src/new'), `the new folder is marked changed: ${String(first)}`)
     fs.writeFileSync(path.join(root, 'src/new/deeper/b.ts'), 'b\n')
     assert.deepEqual(await seen(watcher), ['src/new/deeper/b.ts'])
     const watched = watcher.watchedFolders
@@ -101,7 +101,7 @@ describe('MainWatcher', () => {
     fs.renameSync(path.join(root, 'src/lib'), path.join(root, 'src/library'))
     // (the moved folder's own watch also reports the move, under its old name)
     const moved = await seen(watcher)
-    assert.ok(moved?.includes('src/lib') && moved.includes('src/library'), `${moved}`)
+    assert.ok(moved?.includes('src/lib') && moved.includes('src/library'), String(moved))
     fs.writeFileSync(path.join(root, 'src/library/util.ts'), 'moved\n')
     assert.deepEqual(await seen(watcher), ['src/library/util.ts'])
   })
