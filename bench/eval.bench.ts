@@ -15,7 +15,8 @@ import os from 'node:os'
 import path from 'node:path'
 import vm from 'node:vm'
 import { getQuickJS } from 'quickjs-emscripten'
-import { IsolateEngine, openWorkshop } from '../src/index.ts'
+import { IsolateEngine } from '../src/entry/eval.ts'
+import { openWorkshop } from '../src/index.ts'
 import { medianMicros, micros, report } from './measure.ts'
 
 const ITERATIONS = 2000

@@ -15,7 +15,7 @@ import path from 'node:path'
 import { performance } from 'node:perf_hooks'
 import { DatabaseSync } from 'node:sqlite'
 import pg from 'pg'
-import { openStore, type Store } from '../src/index.ts'
+import { openStore, type Store } from '../src/entry/store.ts'
 import { startPostgresCluster } from '../test/helpers/postgres-cluster.ts'
 import { medianMicros, report } from './measure.ts'
 

@@ -31,6 +31,8 @@ const LAYER_RANK: Record<string, number> = {
   mcp: 9,
   cli: 10,
   ui: 10,
+  // The package's entries (eitri/mcp, …): they may import anything, and nothing imports them.
+  entry: 11,
 }
 
 function sourceFiles(folder: string): string[] {

@@ -1,14 +1,14 @@
 /**
- * The root entry loads without the heavy optional parts: PostgreSQL's client, the isolate
- * engine (a native addon) and the shell parser (WebAssembly) load when first used, so a
- * library user who only defines tools pays for none of them.
+ * The entries load without the heavy optional parts: PostgreSQL's client, the isolate engine (a
+ * native addon) and the shell parser (WebAssembly) load when first used, so a library user who
+ * only defines tools pays for none of them, an MCP server that keeps its store in SQLite never
+ * loads `pg`, and so on for each subpath.
  */
 import assert from 'node:assert/strict'
 import { execFileSync } from 'node:child_process'
-import { it } from 'node:test'
+import { describe, it } from 'node:test'
 import { fileURLToPath } from 'node:url'
-
-const ENTRY = fileURLToPath(new URL('../src/index.ts', import.meta.url))
+import { ENTRIES } from './helpers/entry-exports.ts'
 
 /** Every module the child resolves while importing `entry`, by URL. */
 const WATCH = `
@@ -28,15 +28,34 @@ function resolvedBy(entry: string): string[] {
 
 const HEAVY = /\/node_modules\/(pg|isolated-vm|web-tree-sitter)\//
 
-it('imports no PostgreSQL client, isolate engine or shell parser', () => {
-  const resolved = resolvedBy(ENTRY)
-  // The control: the hook sees what the entry loads (zod, which every tool's schema needs).
-  assert.ok(
-    resolved.some((url) => url.includes('/node_modules/zod/')),
-    'the hook saw the entry load',
-  )
-  assert.deepEqual(
-    resolved.filter((url) => HEAVY.test(url)),
-    [],
-  )
+/** For each entry, a module the hook must see it load (the control: the hook works). */
+const LOADS: Record<string, RegExp> = {
+  eitri: /\/node_modules\/zod\//,
+  'eitri/mcp': /\/node_modules\/@modelcontextprotocol\/sdk\//,
+  'eitri/store': /\/src\/store\/open-store\.ts$/,
+  'eitri/eval': /\/src\/eval\/host\/isolate-engine\.ts$/,
+  'eitri/jail': /\/src\/jail\/jail\.ts$/,
+  'eitri/confine': /\/src\/confine\/confine\.ts$/,
+  'eitri/testing': /\/src\/store\/store-contract\.ts$/,
+}
+
+describe('entries load no PostgreSQL client, isolate engine or shell parser', () => {
+  for (const [entry, file] of Object.entries(ENTRIES)) {
+    it(entry, () => {
+      const resolved = resolvedBy(fileURLToPath(new URL(`../${file}`, import.meta.url)))
+      const control = LOADS[entry]
+      assert.ok(control, `${entry} has a control in LOADS`)
+      assert.ok(
+        resolved.some((url) => control.test(url)),
+        'the hook saw the entry load',
+      )
+      assert.deepEqual(
+        resolved.filter((url) => HEAVY.test(url)),
+        [],
+      )
+    })
+  }
+  it('the check sees a heavy module when one loads (PostgreSQL client)', () => {
+    assert.ok(resolvedBy(fileURLToPath(import.meta.resolve('pg'))).some((url) => HEAVY.test(url)))
+  })
 })

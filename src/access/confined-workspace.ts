@@ -65,7 +65,10 @@ export interface ExemptWrites {
 export const EXEMPT_WRITES: unique symbol = Symbol('eitri.exemptWrites')
 
 /** A workspace view with the writes only the access layer may use. */
-export type ConfinedWorkspace = WorkspaceView & { readonly [EXEMPT_WRITES]: ExemptWrites }
+export type ConfinedWorkspace = WorkspaceView & {
+  /** @internal */
+  readonly [EXEMPT_WRITES]: ExemptWrites
+}
 
 /** Folders `walk` never enters. */
 const SKIPPED_FOLDERS = new Set(['.git'])

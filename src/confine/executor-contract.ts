@@ -12,8 +12,10 @@ import type { ConfinedTarget } from './confined-function.ts'
 import type { Executor, ExecutorCall } from './executor.ts'
 import { createScratchFolder, removeScratchFolder } from './scratch-folder.ts'
 
-/** The module the contract's functions come from. */
-export const FIXTURES = import.meta.resolve('./fixtures/confined-functions.ts')
+/** The module the contract's functions come from (JavaScript when this file is, as in dist/). */
+export const FIXTURES = import.meta.resolve(
+  `./fixtures/confined-functions.${import.meta.url.endsWith('.ts') ? 'ts' : 'js'}`,
+)
 
 /** A target naming a fixture function. */
 export function fixture(name: string): ConfinedTarget {

@@ -129,6 +129,7 @@ export interface JailResult extends JailedExit {
 
 /** A program running in the background. */
 export interface JailJob {
+  /** @internal */
   readonly process: JailedProcess
   /** Resolves after the program ended and its changes went back to the host. */
   readonly finished: Promise<JailResult>
@@ -169,7 +170,10 @@ export class Jail implements AsyncDisposable {
     ])
   }
 
-  /** How programs see the workspace; see {@link JailWorkspaces.layers}. */
+  /**
+   * How programs see the workspace; see {@link JailWorkspaces.layers}.
+   * @internal
+   */
   get layers(): JailWorkspaces['layers'] {
     return this.#workspaces.layers
   }

@@ -104,7 +104,11 @@ export interface Workshop extends AsyncDisposable {
   readonly configPath: string
   /** Opens a session: one per MCP connection. */
   readonly openSession: (options?: SessionOptions) => Promise<WorkshopSession>
-  /** The lines of work: main and its forks, with their history. */
+  /**
+   * The lines of work: main and its forks, with their history. For eitri's own commands and
+   * server; a library user reaches lines through a session's `lines`.
+   * @internal
+   */
   readonly lines: WorkspaceLines
   /** The jail of a line (main's, or a fork's whose mirror holds the fork's files). */
   readonly jailOf: (line: string) => Promise<Jail>

@@ -18,7 +18,8 @@
  * make the others recoverable.
  */
 import type { Parser } from 'web-tree-sitter'
-import { judgementOf, type CommandJudgement } from './command-judgement.ts'
+import type { CommandJudgement as PortJudgement } from '../../ports/access-context.ts'
+import { judgementOf, type CommandJudgement, type CommandRule } from './command-judgement.ts'
 import { judgeScript } from './judge-script.ts'
 import { loadBashParser } from './load-bash-parser.ts'
 
@@ -62,9 +63,10 @@ export class CommandPolicy {
 
   /**
    * Judges `command`. Never throws: invalid shell is `deny` with the parser's message, an empty
-   * command is `allow` with the rule `empty`.
+   * command is `allow` with the rule `empty`. (Typed with the port's generic judgement, which
+   * the library exports, rather than this folder's alias of it.)
    */
-  judge(command: string, request: CommandRequest = {}): CommandJudgement {
+  judge(command: string, request: CommandRequest = {}): PortJudgement<CommandRule> {
     const parser = this.#parser
     if (parser === undefined) {
       return refused(

@@ -132,7 +132,10 @@ export class IsolateEngine implements EvalEngine {
     return { ...answer, pid: sandbox.pid }
   }
 
-  /** What crossed the pipes of the running sandbox so far; undefined while none runs. */
+  /**
+   * What crossed the pipes of the running sandbox so far; undefined while none runs.
+   * @internal
+   */
   traffic(): SandboxTraffic | undefined {
     return this.#ready?.traffic
   }

@@ -13,7 +13,7 @@ import { resolveCommand, type ResolvedCommand } from '../resolve-command.ts'
 import { scanOptions } from '../scan-options.ts'
 import { dynamicWord, literalWord } from '../shell-syntax.ts'
 import { quoted, type CommandRuleCheck, type RuleContext } from './rule.ts'
-import { judgeTest } from './test-builtin.ts'
+import { judgeTest } from './conditional-builtin.ts'
 
 export const checkReadOnly: CommandRuleCheck = (command, context) => {
   if (!command.systemProgram) return []

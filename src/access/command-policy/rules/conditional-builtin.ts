@@ -1,5 +1,5 @@
 /**
- * @module access/command-policy/rules/test-builtin
+ * @module access/command-policy/rules/conditional-builtin
  * `test` and `[` only compare, except `-v NAME` and `-R NAME`: bash evaluates an index in the
  * name as arithmetic, which expands `$(…)` (`test -v 'a[$(id)]'` runs `id`). A name with an
  * index, or an operator or name only known at run time, makes the command `jail`.
