@@ -254,6 +254,29 @@ async function measureFork(
   return { first, later: await medianOf(() => jailedTrue(jail), later) }
 }
 
+/**
+ * Main's first and later commands through the workshop a server opens (watching main): the
+ * watcher sets up while the first command runs.
+ */
+async function measureServerMain(
+  scratch: string,
+  workspace: string,
+  size: number,
+  later: number,
+): Promise<Figures> {
+  const start = performance.now()
+  await using workshop = await openWorkshop({
+    workspace,
+    stateDir: path.join(scratch, `state-main-${size}`),
+    configPath: path.join(scratch, 'no-config.json'),
+    watch: true,
+  })
+  const jail = await workshop.jailOf('main')
+  await jailedTrue(jail)
+  const first = (performance.now() - start) * 1000
+  return { first, later: await medianOf(() => jailedTrue(jail), later) }
+}
+
 /** Why srt cannot run here, or undefined when it can. */
 async function srtUnavailable(): Promise<string | undefined> {
   if (!SandboxManager.isSupportedPlatform()) return 'srt does not support this platform'
@@ -403,6 +426,24 @@ try {
     plainTrue.set(size, plain)
     process.stdout.write(
       `  of the first command, the availability probe: overlay ${micros(overlay.probe ?? 0)}, mirror ${micros(mirror.probe ?? 0)}\n`,
+    )
+    const server = await measureServerMain(
+      scratch,
+      workspace,
+      size,
+      heavy ? Math.min(LATER_RUNS, 10) : LATER_RUNS,
+    )
+    report(
+      `${size}: main's first command in a server (open + watcher + first)`,
+      server.first,
+      overlay.first,
+      'a new Jail’s first, overlay',
+    )
+    report(
+      `${size}: main's later command in a server`,
+      server.later,
+      overlay.later,
+      'a Jail’s, overlay',
     )
     const fork = await measureFork(
       scratch,
