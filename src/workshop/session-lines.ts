@@ -180,17 +180,17 @@ export function sessionLineControl(options: SessionLineOptions): LineControl {
     },
     log: (line) => lines.log(resolve(line)),
     commit: (line, message) => lines.commit(resolve(line), message),
-    async workspace(line, { write } = {}) {
+    async workspace(line, { signal, write }) {
       const id = resolve(line)
       const surface = await options.surfaces.surface(id)
       const access = options.access()
       if (id !== MAIN_LINE || !options.guardMain || options.current() === MAIN_LINE)
-        return gateWorkspace(surface.view, access)
-      if (write === undefined) return gateWorkspace(surface.view, readOnlyMain(access))
-      const refusal = await askForMain(mainWrite(write))
+        return gateWorkspace(surface.view, access, signal)
+      if (write === undefined) return gateWorkspace(surface.view, readOnlyMain(access), signal)
+      const refusal = await askForMain(mainWrite(write, signal))
       if (refusal !== undefined)
         throw new EitriError('permission_denied', `Not written to main: ${refusal}.`)
-      return gateWorkspace(surface.view, access)
+      return gateWorkspace(surface.view, access, signal)
     },
     // Snapshots record calls (tool, path or command): a session that does not see every fork
     // sees its own calls' snapshots only, never another connection's activity.
@@ -230,13 +230,13 @@ export function sessionLineControl(options: SessionLineOptions): LineControl {
   }
 }
 
-function mainWrite(write: LineWriteIntent) {
+function mainWrite(write: LineWriteIntent, signal: AbortSignal) {
   return {
     tool: write.tool,
     input: { fork: MAIN_LINE },
     reason: 'this session is isolated on a fork; writing main changes the user’s live folder',
     summary: `${write.summary} into main (your live folder)`,
-    signal: write.signal,
+    signal,
   }
 }
 
