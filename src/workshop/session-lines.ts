@@ -20,6 +20,7 @@ import {
   type RestoreInfo,
 } from '../ports/line-control.ts'
 import type { ForkInfo, Principal, WorkspaceLines } from '../workspace/workspace-lines.ts'
+import { displayName } from '../workspace/fork-registry.ts'
 import { recordTitle } from '../workspace/snapshot-record.ts'
 import type { LineSurfaces } from './line-surfaces.ts'
 
@@ -131,7 +132,7 @@ export function sessionLineControl(options: SessionLineOptions): LineControl {
       }
       if (found.parent === MAIN_LINE) {
         const changes = await lines.diff(found.id)
-        const summary = `merge ${found.name ?? found.id} into main (your live folder): ${changes.length} file${changes.length === 1 ? '' : 's'}: ${changes
+        const summary = `merge ${displayName(found)} into main (your live folder): ${changes.length} file${changes.length === 1 ? '' : 's'}: ${changes
           .slice(0, 20)
           .map((change) => `${change.path} (${change.status})`)
           .join(', ')}${changes.length > 20 ? ', …' : ''}`
