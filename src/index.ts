@@ -81,10 +81,13 @@ export type {
   ExecutorReport,
   ExecutorRunOptions,
   ExecutorStatus,
-} from './confine/executor.ts'
-export { inlineExecutor } from './confine/inline-executor.ts'
-export { processExecutor, type ProcessExecutorOptions } from './confine/process-executor.ts'
-export { jailExecutor, type ConfiningJail } from './confine/jail-executor.ts'
+} from './confine/executors/executor.ts'
+export { inlineExecutor } from './confine/executors/inline-executor.ts'
+export {
+  processExecutor,
+  type ProcessExecutorOptions,
+} from './confine/executors/process-executor.ts'
+export { jailExecutor, type ConfiningJail } from './confine/executors/jail-executor.ts'
 export type { SandboxMetadata } from './confine/sandbox-answer.ts'
 export { Jail, type JailOptions, type JailRequest, type JailResult } from './jail/jail.ts'
 export { JailProgramSession } from './jail/jail-program-session.ts'
