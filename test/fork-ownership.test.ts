@@ -274,7 +274,7 @@ describe('--isolate: one fork per session, main only through a person', () => {
     assert.equal(await fs.readFile(path.join(scratch.workspace, 'a.txt'), 'utf8'), 'main\n')
     assert.equal((await call('room_read', { fork: 'main', path: 'a.txt' })).content, 'main\n')
     // A view of main handed out for reading refuses writes too.
-    const view = await session.lines.workspace('main')
+    const view = await session.lines.workspace('main', { signal: new AbortController().signal })
     await assert.rejects(view.writeFile('a.txt', 'agent\n'), /isolated on a fork/)
     // Discarding its own fork never drops the session onto main: it gets a fresh fork.
     const own = session.lines.current

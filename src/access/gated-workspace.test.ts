@@ -14,8 +14,15 @@ import { createAccess, type CreateAccessOptions } from './create-access.ts'
 import { gateWorkspace } from './gated-workspace.ts'
 import { createWorkspaceView } from './confined-workspace.ts'
 
-/** A gated workspace whose approver says yes to everything and remembers what it was asked. */
-function gated(t: TestContext, options: CreateAccessOptions = {}) {
+/**
+ * A gated workspace whose approver says yes to everything and remembers what it was asked,
+ * and with which signal.
+ */
+function gated(
+  t: TestContext,
+  options: CreateAccessOptions = {},
+  signal = new AbortController().signal,
+) {
   const base = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'eitri-gated-')))
   t.after(() => fs.rmSync(base, { recursive: true, force: true }))
   const root = path.join(base, 'workspace')
@@ -24,10 +31,12 @@ function gated(t: TestContext, options: CreateAccessOptions = {}) {
   fs.writeFileSync(path.join(root, 'notes.txt'), 'notes\n')
   fs.writeFileSync(path.join(base, 'outside.txt'), 'outside\n')
   const asked: ApprovalRequest[] = []
+  const signals: AbortSignal[] = []
   const log = new JsonLinesApprovalLog(path.join(base, 'state'))
   const access = createAccess({
-    approver: async (request) => {
+    approver: async (request, { signal: askedWith }) => {
       asked.push(request)
+      signals.push(askedWith)
       return { type: 'approved', by: 'tester' }
     },
     recorder: log,
@@ -36,8 +45,9 @@ function gated(t: TestContext, options: CreateAccessOptions = {}) {
   const view = gateWorkspace(
     createWorkspaceView({ tree: new DirectoryTree(root) }),
     access.snapshot(),
+    signal,
   )
-  return { view, asked, log, root, outside: path.join(base, 'outside.txt') }
+  return { view, asked, signals, log, root, outside: path.join(base, 'outside.txt') }
 }
 
 async function refusal(action: Promise<unknown>): Promise<EitriError> {
@@ -125,5 +135,24 @@ describe('the gated workspace asks a person only when a yes would let the action
       asked.map((request) => [request.tool, request.summary]),
       [['edit_file', 'write notes.txt']],
     )
+  })
+
+  it("asks with the operation's signal, else with the call's, so ending the call withdraws the question", async (t) => {
+    const call = new AbortController()
+    const { view, signals } = gated(t, { approval: 'untrusted' }, call.signal)
+    const own = new AbortController()
+    await view.writeFile('notes.txt', 'mine', { signal: own.signal })
+    await view.writeFile('notes.txt', 'call')
+    assert.equal(signals.length, 2)
+    assert.equal(signals[0], own.signal)
+    assert.equal(signals[1], call.signal)
+    // A tool's view keeps the call's signal.
+    const { view: toolView, signals: toolSignals } = gated(
+      t,
+      { approval: 'untrusted' },
+      call.signal,
+    )
+    await toolView.forTool?.('edit_file').remove('notes.txt')
+    assert.deepEqual(toolSignals, [call.signal])
   })
 })

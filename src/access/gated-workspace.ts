@@ -21,12 +21,14 @@ const CHANGE_WORDS: Readonly<Record<PathChange, string>> = {
 }
 
 /**
- * The view `base` gated by `access`; approval requests name `tool` (by default the file tools'
- * names), and a tool call's view names its own tool (`forTool`).
+ * The view `base` gated by `access` for one call: approval requests name `tool` (by default the
+ * file tools' names; a tool call's view names its own tool through `forTool`), and a person
+ * asked is no longer asked once `signal` (the call's) aborts, or an operation's own signal does.
  */
 export function gateWorkspace(
   base: ConfinedWorkspace,
   access: AccessContext,
+  signal: AbortSignal,
   tool?: string,
 ): WorkspaceView {
   /** Resolves for writing, keeping the policy's refusal for the access layer to weigh. */
@@ -44,7 +46,7 @@ export function gateWorkspace(
     }
   }
 
-  async function authorize(path: string, change: PathChange, signal?: AbortSignal) {
+  async function authorize(path: string, change: PathChange, own: AbortSignal | undefined) {
     const resolved = await target(path)
     if (resolved.refusal !== undefined && change !== 'write-file') {
       // Only a whole-file write can be exempted (approved for a protected path, or outside at
@@ -60,7 +62,7 @@ export function gateWorkspace(
       change,
       path: resolved.path,
       ...(resolved.refusal === undefined ? {} : { refusal: resolved.refusal }),
-      ...(signal === undefined ? {} : { signal }),
+      signal: own ?? signal,
     })
     if (decision.type === 'refused') {
       throw new EitriError(
@@ -71,12 +73,13 @@ export function gateWorkspace(
     return { ...resolved, exemption: decision.exemption }
   }
 
-  async function authorizeRead(path: string): Promise<string> {
+  async function authorizeRead(path: string, own: AbortSignal | undefined): Promise<string> {
     const resolved = await base.resolve(path, 'read')
     const decision = await access.authorizePath({
       tool: tool ?? 'read_file',
       operation: 'read',
       path: resolved,
+      signal: own ?? signal,
     })
     if (decision.type === 'refused')
       throw new EitriError(decision.code, `Refused: ${decision.reason}.`)
@@ -84,8 +87,8 @@ export function gateWorkspace(
   }
 
   /** Folder, removal and link operations get no exemption: refused unless plainly allowed. */
-  async function authorizePlain(path: string, change: PathChange, signal?: AbortSignal) {
-    const decided = await authorize(path, change, signal)
+  async function authorizePlain(path: string, change: PathChange, own: AbortSignal | undefined) {
+    const decided = await authorize(path, change, own)
     if (decided.exemption !== undefined) {
       throw new EitriError(
         'permission_denied',
@@ -98,7 +101,7 @@ export function gateWorkspace(
     line: base.line,
     resolve: (path, intent, options) => base.resolve(path, intent, options),
     async readFile(path, options) {
-      return base.readFile(await authorizeRead(path), options)
+      return base.readFile(await authorizeRead(path, options?.signal), options)
     },
     async writeFile(path, data, options = {}) {
       const decided = await authorize(path, 'write-file', options.signal)
@@ -124,7 +127,7 @@ export function gateWorkspace(
     stat: (path, options) => base.stat(path, options),
     walk: (path, options) => base.walk(path, options),
     redact: (text) => base.redact(text),
-    forTool: (name) => gateWorkspace(base, access, name),
+    forTool: (name) => gateWorkspace(base, access, signal, name),
   }
 }
 

@@ -3,18 +3,20 @@ import { describe, it } from 'node:test'
 import type { PathAction } from '../ports/access-context.ts'
 import { decidePathAction, type PathActionDecisionInput } from './path-action-decision.ts'
 
-const write: PathAction = { tool: 'write_file', operation: 'write', path: 'a.txt' }
-const read: PathAction = { tool: 'read_file', operation: 'read', path: 'a.txt' }
+type Action = Omit<PathAction, 'signal'>
+
+const write: Action = { tool: 'write_file', operation: 'write', path: 'a.txt' }
+const read: Action = { tool: 'read_file', operation: 'read', path: 'a.txt' }
 const hook = { code: 'protected_path', reason: 'a hook runs on the host' } as const
-const protectedWrite: PathAction = { ...write, path: '.git/hooks/x', refusal: hook }
-const outsideWrite: PathAction = {
+const protectedWrite: Action = { ...write, path: '.git/hooks/x', refusal: hook }
+const outsideWrite: Action = {
   ...write,
   path: '/etc/x',
   refusal: { code: 'path_outside_workspace', reason: '/etc/x is outside the workspace' },
 }
 
 function input(
-  action: PathAction,
+  action: Action,
   overrides: Partial<PathActionDecisionInput> = {},
 ): PathActionDecisionInput {
   return {

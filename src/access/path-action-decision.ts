@@ -14,7 +14,8 @@ import type { ApprovalPolicy, ApprovalRequest } from './approval.ts'
 
 /** What the decision is made from. */
 export interface PathActionDecisionInput {
-  readonly action: PathAction
+  /** The action without its signal: deciding waits for nothing. */
+  readonly action: Omit<PathAction, 'signal'>
   /** The effective access level of the session. */
   readonly level: AccessLevel
   /** What caps it, for messages: "plan mode", "this session's access", … */
@@ -122,7 +123,7 @@ export function decidePathAction(input: PathActionDecisionInput): PathActionDeci
   return { type: 'allowed' }
 }
 
-function pathInput(action: PathAction): { path: string; change?: PathChange } {
+function pathInput(action: Omit<PathAction, 'signal'>): { path: string; change?: PathChange } {
   return action.change === undefined || action.change === 'write-file'
     ? { path: action.path }
     : { path: action.path, change: action.change }

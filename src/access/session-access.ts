@@ -300,7 +300,7 @@ export class SessionAccess {
           : { source: allowRule.source, withoutApproval: allowRule.withoutApproval },
     })
     if (decision.type !== 'ask') return decision
-    const denial = await this.#ask(decision.request, action.signal ?? new AbortController().signal)
+    const denial = await this.#ask(decision.request, action.signal)
     if (denial !== undefined) return { type: 'refused', code: decision.deniedCode, reason: denial }
     return decision.exemption === undefined
       ? { type: 'allowed' }

@@ -5,9 +5,9 @@ import { EitriError } from '../errors/eitri-error.ts'
 import { defineTool } from '../tool/define-tool.ts'
 import { toolError, toolSuccess } from '../tool/tool-result.ts'
 import { confine } from './confine.ts'
-import { FIXTURES } from './executor-contract.ts'
-import { jailExecutor, type ConfiningJail } from './jail-executor.ts'
-import { processExecutor } from './process-executor.ts'
+import { FIXTURES } from './executors/executor-contract.ts'
+import { jailExecutor, type ConfiningJail } from './executors/jail-executor.ts'
+import { processExecutor } from './executors/process-executor.ts'
 import { call, identity, inline } from './test-confine.ts'
 
 describe('confine', () => {

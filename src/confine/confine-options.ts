@@ -7,8 +7,8 @@ import path from 'node:path'
 import { parentEnvironment } from '../config/environment.ts'
 import { EitriError } from '../errors/eitri-error.ts'
 import { SANDBOX_MODES, type SandboxMode } from '../tool/tool-governance.ts'
-import type { Executor } from './executor.ts'
-import { processExecutor } from './process-executor.ts'
+import type { Executor } from './executors/executor.ts'
+import { processExecutor } from './executors/process-executor.ts'
 
 export { SANDBOX_MODES }
 /** The wall-clock limit of a confined call when none is given. */

@@ -7,7 +7,7 @@ import { z } from 'zod'
 import { runToolCall } from '../tool/run-tool-call.ts'
 import { contextWith } from '../tool/test-context.ts'
 import { confine } from './confine.ts'
-import { FIXTURES, sha256 } from './executor-contract.ts'
+import { FIXTURES, sha256 } from './executors/executor-contract.ts'
 import { shout } from './fixtures/confined-functions.ts'
 import type { SandboxMetadata } from './sandbox-answer.ts'
 

@@ -5,7 +5,7 @@ import { describe, it } from 'node:test'
 import { z } from 'zod'
 import { confine } from './confine.ts'
 import type { ConfinedCall } from './confined-function.ts'
-import { sha256 } from './executor-contract.ts'
+import { sha256 } from './executors/executor-contract.ts'
 import { call, folder, identity, inline, sandboxOf } from './test-confine.ts'
 
 describe('confine', () => {

@@ -5,7 +5,7 @@ import { EitriError } from '../errors/eitri-error.ts'
 import { contextWith } from '../tool/test-context.ts'
 import { confine } from './confine.ts'
 import type { ConfinedCall } from './confined-function.ts'
-import type { Executor } from './executor.ts'
+import type { Executor } from './executors/executor.ts'
 import { timeoutMessage } from './sandbox-messages.ts'
 import { call, identity, inline, sandboxOf } from './test-confine.ts'
 

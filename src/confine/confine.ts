@@ -20,7 +20,7 @@ import {
   sourceOf,
   type ConfinedSource,
 } from './confined-source.ts'
-import type { ExecutorCall, ExecutorReport } from './executor.ts'
+import type { ExecutorCall, ExecutorReport } from './executors/executor.ts'
 import { CLOSURE_REFUSAL } from './module-target.ts'
 import { sandboxAnswer } from './sandbox-answer.ts'
 import { createScratchFolder, removeScratchFolder } from './scratch-folder.ts'

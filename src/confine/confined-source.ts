@@ -8,7 +8,7 @@ import { fileURLToPath } from 'node:url'
 import { EitriError } from '../errors/eitri-error.ts'
 import type { Tool } from '../tool/define-tool.ts'
 import type { ToolContext } from '../tool/tool-context.ts'
-import { unwrapToolResult } from './call-target.ts'
+import { unwrapToolResult } from './child/call-target.ts'
 import {
   moduleUrl,
   type ConfinedFunction,

@@ -10,7 +10,7 @@ import { toolError, toolSuccess, type ToolResult } from '../tool/tool-result.ts'
 import type { SandboxMode } from '../tool/tool-governance.ts'
 import { allowedRoots, findViolations } from './allowed-roots.ts'
 import type { ConfineSettings } from './confine-options.ts'
-import type { ExecutorReport, ExecutorStatus } from './executor.ts'
+import type { ExecutorReport, ExecutorStatus } from './executors/executor.ts'
 import { capBytes, resultBody } from './result-text.ts'
 import { failureMessage, timeoutMessage, violationMessage } from './sandbox-messages.ts'
 

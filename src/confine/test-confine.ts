@@ -9,7 +9,7 @@ import type { Tool } from '../tool/define-tool.ts'
 import { runToolCall } from '../tool/run-tool-call.ts'
 import { contextWith } from '../tool/test-context.ts'
 import type { ToolResult } from '../tool/tool-result.ts'
-import { inlineExecutor } from './inline-executor.ts'
+import { inlineExecutor } from './executors/inline-executor.ts'
 import type { SandboxMetadata } from './sandbox-answer.ts'
 import { createScratchFolder, removeScratchFolder } from './scratch-folder.ts'
 

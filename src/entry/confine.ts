@@ -16,12 +16,15 @@ export type {
   ExecutorReport,
   ExecutorRunOptions,
   ExecutorStatus,
-} from '../confine/executor.ts'
-export { inlineExecutor } from '../confine/inline-executor.ts'
-export { processExecutor, type ProcessExecutorOptions } from '../confine/process-executor.ts'
+} from '../confine/executors/executor.ts'
+export { inlineExecutor } from '../confine/executors/inline-executor.ts'
+export {
+  processExecutor,
+  type ProcessExecutorOptions,
+} from '../confine/executors/process-executor.ts'
 export {
   jailExecutor,
   type ConfiningJail,
   type ConfiningJailBind,
-} from '../confine/jail-executor.ts'
+} from '../confine/executors/jail-executor.ts'
 export type { SandboxMetadata } from '../confine/sandbox-answer.ts'

@@ -6,5 +6,5 @@
  */
 export { storeContract, type StoreHarness } from '../store/store-contract.ts'
 export { engineContract } from '../eval/engine-contract.ts'
-export { executorContract } from '../confine/executor-contract.ts'
+export { executorContract } from '../confine/executors/executor-contract.ts'
 export { contextWith, noWorkspace } from '../tool/test-context.ts'

@@ -19,35 +19,34 @@ import { jailIdentity, type HostIdentity } from '../bubblewrap/jail-identity.ts'
 import type { JailAvailability } from '../bubblewrap/jail-probe.ts'
 import {
   DEFAULT_JAIL_LIMITS,
-  JAIL_WORKSPACE,
   type JailBind,
   type JailLimits,
   type JailSpec,
 } from '../bubblewrap/jail-spec.ts'
-import { JailedProcess, type JailedExit } from './jailed-process.ts'
+import { JailedProcess } from './jailed-process.ts'
 import { MemoryCgroups, type MemorySupport } from './memory-cgroup.ts'
 import { memoryReport } from './memory-report.ts'
 import { planProtectedMounts, removeMountPoints, type Placeholders } from './protected-mounts.ts'
 import {
-  NODE_MOUNT,
-  OUTPUT_WINDOW_FILE,
-  OUTPUT_WINDOW_MOUNT,
-  SUPERVISOR_FILE,
-  SUPERVISOR_MOUNT,
-  WarmJail,
-} from './warm-jail.ts'
+  DEFAULT_JAIL_TIMEOUT_MS,
+  type JailJob,
+  type JailRequest,
+  type JailResult,
+} from './jail-request.ts'
+import { WarmJailPool, type ProcessStarter } from './warm-jail-pool.ts'
 import type { ForkBelow } from './overlay/fork-layer.ts'
 import { probeJail } from './availability-probe.ts'
 import { JailWorkspaces, type WorkspaceLayer } from './jail-workspaces.ts'
-import type { SyncReport } from './workspace-mirror.ts'
 import type { WriteBackLimits } from '../access/write-back/plan-write-back.ts'
-import type { ProgramMemory } from '../ports/program-session.ts'
 import { ownedPrefix } from '../util/owned-folders.ts'
 
-/** Default wall-clock limit of a foreground run. */
-export const DEFAULT_JAIL_TIMEOUT_MS = 60_000
-/** A warm jail that ran nothing for this long is closed (and its placeholders removed). */
-export const WARM_IDLE_MS = 15_000
+export {
+  DEFAULT_JAIL_TIMEOUT_MS,
+  type JailJob,
+  type JailRequest,
+  type JailResult,
+} from './jail-request.ts'
+export { WARM_IDLE_MS } from './warm-jail-pool.ts'
 
 /** What a jail is built on. */
 export interface JailOptions {
@@ -94,47 +93,6 @@ export interface JailOptions {
   readonly waitForWarmJail?: boolean
 }
 
-/** One program to run. */
-export interface JailRequest {
-  readonly command: readonly string[]
-  /** `read-only` mounts the workspace read-only; `workspace-write` read-write. */
-  readonly access: 'read-only' | 'workspace-write'
-  /** @default 60 s; ignored by `start` */
-  readonly timeoutMs?: number
-  /** Characters kept per stream. @default 30,000 */
-  readonly maxOutputChars?: number
-  readonly limits?: Partial<JailLimits>
-  /** Extra environment names (never secrets). */
-  readonly environment?: Readonly<Record<string, string>>
-  /** Further binds: a scratch folder, the Node binary. */
-  readonly binds?: readonly JailBind[]
-  readonly cwd?: string
-  readonly stdin?: string
-  readonly signal?: AbortSignal
-  /** Called with every chunk of output as it arrives. */
-  readonly onOutput?: (stream: 'stdout' | 'stderr', chunk: Buffer) => void
-}
-
-/** How a foreground run ended and what it printed. */
-export interface JailResult extends JailedExit {
-  readonly stdout: string
-  readonly stderr: string
-  /** True when either stream was cut. */
-  readonly truncated: boolean
-  /** For a mirrored workspace: what went back to the host and what the policy refused. */
-  readonly sync?: SyncReport
-  /** How its memory was bounded, and whether that stopped it. */
-  readonly memory?: ProgramMemory
-}
-
-/** A program running in the background. */
-export interface JailJob {
-  /** @internal */
-  readonly process: JailedProcess
-  /** Resolves after the program ended and its changes went back to the host. */
-  readonly finished: Promise<JailResult>
-}
-
 /** Runs programs in bubblewrap for one workspace. */
 export class Jail implements AsyncDisposable {
   readonly identity: HostIdentity
@@ -149,11 +107,8 @@ export class Jail implements AsyncDisposable {
   #activeRuns = 0
   #pendingMountPoints = new Set<string>()
   readonly #jobs = new Set<JailedProcess>()
-  readonly #warm = new Map<JailRequest['access'], WarmEntry>()
-  /** Warm jails being started, by access level: settled once ready, failed or given up. */
-  readonly #warming = new Map<JailRequest['access'], Promise<void>>()
+  readonly #warm: WarmJailPool
   readonly #memory: MemoryCgroups
-  #warmUnavailable: string | undefined
   #closed = false
 
   constructor(options: JailOptions) {
@@ -162,6 +117,21 @@ export class Jail implements AsyncDisposable {
     this.#memory = new MemoryCgroups({ enabled: options.memoryCgroups !== false })
     this.identity = jailIdentity()
     this.#workspaces = new JailWorkspaces(options, this.identity, () => this.#pendingMountPoints)
+    const workspaces = this.#workspaces
+    const isClosed = (): boolean => this.#closed
+    this.#warm = new WarmJailPool(
+      {
+        workspaces,
+        get closed() {
+          return isClosed()
+        },
+        admit: (request) => this.#admit(request),
+        processStarter: (command, request, writable, workspace) =>
+          this.#processStarter(command, request, writable, workspace),
+        limits: () => this.#limits({}),
+      },
+      options,
+    )
     this.#callerMounts = new CallerMounts(this.identity, [
       options.temporaryRoot ?? os.tmpdir(),
       os.tmpdir(),
@@ -197,23 +167,15 @@ export class Jail implements AsyncDisposable {
    * @throws EitriError `jail_unavailable` with the reason and the fix; nothing ran.
    */
   async run(request: JailRequest): Promise<JailResult> {
-    const warmable = isPlain(request)
-    if (warmable && this.#warmUnavailable === undefined) {
-      if (this.#options.waitForWarmJail === true) await this.startWarmJail(request.access)
-      const warm = this.#warm.get(request.access)
-      if (warm?.ready === true && warm.jail.alive) {
-        const result = await this.#runWarm(request, warm)
-        if (result !== undefined) return result
-      }
-    }
+    const warm = await this.#warm.run(request)
+    if (warm !== undefined) return warm
     // Cold: one bubblewrap of its own. A plain command also starts the warm jail beside it,
     // once its own bubblewrap is under way, so the next ones need no start of their own.
     const { job, workspace } = await this.#launch(
       request,
       request.timeoutMs ?? DEFAULT_JAIL_TIMEOUT_MS,
     )
-    if (warmable && this.#warmUnavailable === undefined)
-      void this.#warmUp(request.access, workspace.type === 'mirror' ? workspace : undefined)
+    this.#warm.startBeside(request, workspace)
     return job.finished
   }
 
@@ -227,7 +189,7 @@ export class Jail implements AsyncDisposable {
    */
   async startWarmJail(access: JailRequest['access'] = 'workspace-write'): Promise<void> {
     await this.#admit({ access })
-    if (this.#warmUnavailable === undefined) await this.#warmUp(access, undefined)
+    await this.#warm.start(access)
   }
 
   /** Starts a program in the background; it runs until it ends, is killed, or the jail closes. */
@@ -247,14 +209,7 @@ export class Jail implements AsyncDisposable {
   async close(): Promise<void> {
     if (this.#closed) return
     this.#closed = true
-    // A warm jail still starting is ended too: its `ready` fails when its process is killed,
-    // and one not spawned yet ends itself on seeing #closed.
-    for (const warm of this.#warm.values()) {
-      if (warm.idle !== undefined) clearTimeout(warm.idle)
-      await warm.jail.close()
-    }
-    await Promise.allSettled([...this.#warming.values()])
-    this.#warm.clear()
+    await this.#warm.close()
     for (const job of this.#jobs) job.kill()
     await Promise.allSettled([...this.#jobs].map((job) => job.exited))
     await this.#workspaces.close()
@@ -306,123 +261,6 @@ export class Jail implements AsyncDisposable {
     return { job: { process, finished }, workspace }
   }
 
-  /**
-   * Starts the access level's warm jail unless one runs or is starting, and resolves once it
-   * is ready or failed (then every command runs cold, still confined). `mirror`: the mirror a
-   * cold command just filled, which the warm jail binds (none is synced for it here).
-   */
-  #warmUp(
-    access: JailRequest['access'],
-    mirror: Extract<WorkspaceLayer, { type: 'mirror' }> | undefined,
-  ): Promise<void> {
-    const known = this.#warm.get(access)
-    if (known !== undefined && known.jail.alive) return known.jail.ready.catch(() => undefined)
-    const starting = this.#warming.get(access)
-    if (starting !== undefined) return starting
-    const writable = access === 'workspace-write'
-    const started = (async () => {
-      const overlay = await this.#workspaces.overlay()
-      const shown: WorkspaceLayer =
-        overlay !== undefined
-          ? { type: 'point', mountPoint: await overlay.sharedPoint(access) }
-          : (mirror ?? { type: 'mirror', mirror: await this.#workspaces.syncIn() })
-      if (this.#closed) return
-      const start = await this.#processStarter(
-        [NODE_MOUNT, SUPERVISOR_MOUNT],
-        { binds: this.#runtimeBinds() },
-        writable,
-        shown,
-      )
-      let bubblewrap: JailedProcess | undefined
-      const jail = new WarmJail(
-        (onOutput) =>
-          (bubblewrap = start({ maxOutputChars: 64 * 1024, keepStdinOpen: true, onOutput })),
-      )
-      const warm: WarmEntry = { jail, process: bubblewrap, idle: undefined, ready: false }
-      this.#warm.set(access, warm)
-      // A close() meanwhile found no jail to end: this start ends its own (and close() waits).
-      if (this.#closed) return await jail.close()
-      await jail.ready
-      warm.ready = true
-      this.#idle(access, warm)
-    })()
-      .catch((error: unknown) => {
-        // Without a warm jail every command still runs confined, one jail each.
-        this.#warmUnavailable ??= error instanceof Error ? error.message : String(error)
-        this.#warm.delete(access)
-      })
-      .finally(() => this.#warming.delete(access))
-    this.#warming.set(access, started)
-    return started
-  }
-
-  /** Closes a warm jail that ran nothing for {@link WARM_IDLE_MS}. */
-  #idle(access: JailRequest['access'], warm: WarmEntry): void {
-    if (warm.idle !== undefined) clearTimeout(warm.idle)
-    warm.idle = setTimeout(() => {
-      if (this.#warm.get(access) === warm) this.#warm.delete(access)
-      void warm.jail.close()
-    }, WARM_IDLE_MS)
-    warm.idle.unref()
-  }
-
-  /** Runs a plain foreground command in a ready warm jail; undefined if it cannot take it. */
-  async #runWarm(request: JailRequest, warm: WarmEntry): Promise<JailResult | undefined> {
-    const writable = await this.#admit(request)
-    const overlay = await this.#workspaces.overlay()
-    const mirror = overlay === undefined ? await this.#workspaces.syncIn() : undefined
-    const point = overlay === undefined ? undefined : await overlay.sharedPoint(request.access)
-    if (warm.idle !== undefined) clearTimeout(warm.idle)
-    const warmProcess = warm.process
-    const killsBefore = warmProcess?.oomKills() ?? 0
-    const layer =
-      overlay === undefined || point === undefined
-        ? undefined
-        : await this.#workspaces.mount(overlay, point, writable)
-    let outcome: Awaited<ReturnType<WarmJail['run']>>
-    try {
-      outcome = await warm.jail.run({
-        argv: request.command,
-        cwd: request.cwd ?? JAIL_WORKSPACE,
-        environment: request.environment ?? {},
-        timeoutMs: request.timeoutMs ?? DEFAULT_JAIL_TIMEOUT_MS,
-        maxOutputChars: request.maxOutputChars ?? DEFAULT_MAX_OUTPUT_CHARS,
-        signal: request.signal,
-      })
-    } catch (error) {
-      if (layer !== undefined && overlay !== undefined)
-        await overlay.finish(layer).catch(() => undefined)
-      throw error
-    }
-    this.#idle(request.access, warm)
-    const sync =
-      layer === undefined
-        ? await this.#workspaces.syncOut(mirror, writable)
-        : await this.#workspaces.finish({ type: 'overlay', layer }, writable)
-    // A command over the cgroup's limit may take the whole warm jail with it.
-    const killsAfter =
-      warmProcess === undefined
-        ? 0
-        : warmProcess.running
-          ? warmProcess.oomKills()
-          : ((await warmProcess.exited).oomKills ?? 0)
-    // The supervisor's output already marks what it dropped (output-window.mjs).
-    const { stdoutDropped, stderrDropped, ...exit } = outcome
-    return {
-      ...exit,
-      truncated: stdoutDropped + stderrDropped > 0,
-      ...(sync === undefined ? {} : { sync }),
-      memory: memoryReport({
-        limitBytes: this.#limits({}).memoryBytes,
-        inCgroup: warmProcess?.inMemoryCgroup ?? false,
-        oomKills: killsAfter - killsBefore,
-        exitCode: outcome.exitCode,
-        stdout: outcome.stdout,
-        stderr: outcome.stderr,
-      }),
-    }
-  }
-
   /** Checks the jail can run; answers whether the workspace is writable for this request. */
   async #admit(request: Pick<JailRequest, 'access'>): Promise<boolean> {
     if (this.#closed) throw new EitriError('jail_unavailable', 'The jail is closed; nothing ran.')
@@ -446,14 +284,7 @@ export class Jail implements AsyncDisposable {
     request: Pick<JailRequest, 'binds' | 'environment' | 'limits' | 'cwd'>,
     writable: boolean,
     workspace: WorkspaceLayer,
-  ): Promise<
-    (
-      processOptions: Omit<
-        ConstructorParameters<typeof JailedProcess>[0],
-        'bwrap' | 'args' | 'identity'
-      >,
-    ) => JailedProcess
-  > {
+  ): Promise<ProcessStarter> {
     const mirrored = workspace.type === 'mirror'
     const root =
       workspace.type === 'mirror'
@@ -516,19 +347,6 @@ export class Jail implements AsyncDisposable {
     return { ...DEFAULT_JAIL_LIMITS, ...this.#options.limits, ...request.limits }
   }
 
-  /**
-   * Node and the supervisor, mounted read-only where they are. A root caller's jail runs as
-   * `nobody`, who may not be able to reach them (a checkout under a 0700 home): then the
-   * caller mounts them for it (`caller-mounts.ts`), with no copy.
-   */
-  #runtimeBinds(): JailBind[] {
-    return [
-      { source: process.execPath, target: NODE_MOUNT, writable: false },
-      { source: SUPERVISOR_FILE, target: SUPERVISOR_MOUNT, writable: false },
-      { source: OUTPUT_WINDOW_FILE, target: OUTPUT_WINDOW_MOUNT, writable: false },
-    ]
-  }
-
   async #probe(): Promise<JailAvailability> {
     closeInheritedDescriptors()
     // Beside the jail's probe: the first start needs both answers, and neither blocks the other.
@@ -556,23 +374,4 @@ export class Jail implements AsyncDisposable {
     this.#support = { root, placeholders: { emptyFile, emptyFolder } }
     return this.#support
   }
-}
-
-/** One access level's warm jail and the bubblewrap process it runs in. */
-interface WarmEntry {
-  readonly jail: WarmJail
-  readonly process: JailedProcess | undefined
-  idle: NodeJS.Timeout | undefined
-  /** True once its supervisor answered ready. */
-  ready: boolean
-}
-
-/** A foreground command the warm jail can take: nothing but a command, a deadline and output. */
-function isPlain(request: JailRequest): boolean {
-  return (
-    (request.binds === undefined || request.binds.length === 0) &&
-    request.stdin === undefined &&
-    request.limits === undefined &&
-    request.onOutput === undefined
-  )
 }

@@ -67,7 +67,8 @@ export interface PathAction {
     readonly code: 'protected_path' | 'path_outside_workspace'
     readonly reason: string
   }
-  readonly signal?: AbortSignal
+  /** The call's signal: ending the call withdraws a question put to a person. */
+  readonly signal: AbortSignal
 }
 
 /** Whether a file operation may go ahead, and with which exemption. */

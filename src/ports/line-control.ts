@@ -134,7 +134,6 @@ export interface LineWriteIntent {
   /** One line a prompt can show: what will be written. */
   readonly summary: string
   readonly tool: string
-  readonly signal: AbortSignal
 }
 
 /**
@@ -171,9 +170,13 @@ export interface LineControl {
   /**
    * The files of a line as this session's tools see them (policy and access applied). Main
    * seen from an isolated session is read-only unless `write` is given and a person approves
-   * it (throws `permission_denied` when not).
+   * it (throws `permission_denied` when not). `signal` is the call's: a person asked (for main,
+   * or by the view's access) is no longer asked once it aborts.
    */
-  workspace(line: string, options?: { write?: LineWriteIntent }): Promise<WorkspaceView>
+  workspace(
+    line: string,
+    options: { signal: AbortSignal; write?: LineWriteIntent },
+  ): Promise<WorkspaceView>
   /** The snapshots of main, newest first. */
   snapshots(): Promise<readonly SnapshotInfo[]>
   /**

@@ -20,6 +20,7 @@ import {
   type RestoreInfo,
 } from '../ports/line-control.ts'
 import type { ForkInfo, Principal, WorkspaceLines } from '../workspace/workspace-lines.ts'
+import { displayName } from '../workspace/fork-registry.ts'
 import { recordTitle } from '../workspace/snapshot-record.ts'
 import type { LineSurfaces } from './line-surfaces.ts'
 
@@ -131,7 +132,7 @@ export function sessionLineControl(options: SessionLineOptions): LineControl {
       }
       if (found.parent === MAIN_LINE) {
         const changes = await lines.diff(found.id)
-        const summary = `merge ${found.name ?? found.id} into main (your live folder): ${changes.length} file${changes.length === 1 ? '' : 's'}: ${changes
+        const summary = `merge ${displayName(found)} into main (your live folder): ${changes.length} file${changes.length === 1 ? '' : 's'}: ${changes
           .slice(0, 20)
           .map((change) => `${change.path} (${change.status})`)
           .join(', ')}${changes.length > 20 ? ', …' : ''}`
@@ -180,17 +181,17 @@ export function sessionLineControl(options: SessionLineOptions): LineControl {
     },
     log: (line) => lines.log(resolve(line)),
     commit: (line, message) => lines.commit(resolve(line), message),
-    async workspace(line, { write } = {}) {
+    async workspace(line, { signal, write }) {
       const id = resolve(line)
       const surface = await options.surfaces.surface(id)
       const access = options.access()
       if (id !== MAIN_LINE || !options.guardMain || options.current() === MAIN_LINE)
-        return gateWorkspace(surface.view, access)
-      if (write === undefined) return gateWorkspace(surface.view, readOnlyMain(access))
-      const refusal = await askForMain(mainWrite(write))
+        return gateWorkspace(surface.view, access, signal)
+      if (write === undefined) return gateWorkspace(surface.view, readOnlyMain(access), signal)
+      const refusal = await askForMain(mainWrite(write, signal))
       if (refusal !== undefined)
         throw new EitriError('permission_denied', `Not written to main: ${refusal}.`)
-      return gateWorkspace(surface.view, access)
+      return gateWorkspace(surface.view, access, signal)
     },
     // Snapshots record calls (tool, path or command): a session that does not see every fork
     // sees its own calls' snapshots only, never another connection's activity.
@@ -230,13 +231,13 @@ export function sessionLineControl(options: SessionLineOptions): LineControl {
   }
 }
 
-function mainWrite(write: LineWriteIntent) {
+function mainWrite(write: LineWriteIntent, signal: AbortSignal) {
   return {
     tool: write.tool,
     input: { fork: MAIN_LINE },
     reason: 'this session is isolated on a fork; writing main changes the user’s live folder',
     summary: `${write.summary} into main (your live folder)`,
-    signal: write.signal,
+    signal,
   }
 }
 

@@ -150,9 +150,11 @@ export async function createSession(
     lines,
     context: ({ signal } = {}) => {
       current = access.snapshot()
+      // A caller that passes no signal has no way to cancel the call: it runs to its end.
+      const callSignal = signal ?? new AbortController().signal
       return {
-        signal: signal ?? new AbortController().signal,
-        workspace: gateWorkspace(surface.view, current),
+        signal: callSignal,
+        workspace: gateWorkspace(surface.view, current, callSignal),
         access: current,
         lines,
         drive: parts.drive,

@@ -3,6 +3,15 @@ import fs from 'node:fs/promises'
 import path from 'node:path'
 import { describe, it } from 'node:test'
 import { visibleForks } from './fork-owner.ts'
+import {
+  chooseForkName,
+  displayName,
+  findLine,
+  forkLabel,
+  newForkId,
+  FORK_ID,
+  type ForkInfo,
+} from './fork-registry.ts'
 import { linesFixture } from './test-lines.ts'
 
 const alice = { id: 'connection-alice', seesEveryFork: false }
@@ -72,5 +81,75 @@ describe('visibleForks', () => {
   it('gives the person every fork, and ends on a cycle a damaged record could make', () => {
     assert.equal(visibleForks(forks, { id: 'person', seesEveryFork: true }).length, forks.length)
     assert.deepEqual(visibleForks(forks, { id: 'z', seesEveryFork: false }), [])
+  })
+})
+
+/** A fork record for the naming tables. */
+function record(id: string, name?: string): ForkInfo {
+  return {
+    id,
+    ...(name === undefined ? {} : { name }),
+    owner: 'person',
+    parent: 'main',
+    forkPoint: 'a'.repeat(40),
+    created: '2026-01-01T00:00:00.000Z',
+    readOnly: false,
+    quotaBytes: 1024,
+  }
+}
+
+describe('naming and finding forks', () => {
+  const named = record('f-00000001', 'draft')
+  const unnamed = record('f-00000002')
+  const twin = record('f-00000003', 'twin')
+  const otherTwin = record('f-00000004', 'twin')
+
+  it('shows a fork by its name, else by its id', () => {
+    assert.equal(displayName(named), 'draft')
+    assert.equal(displayName(unnamed), 'f-00000002')
+  })
+
+  it('finds main, a fork by id or by name, and names the forks there are when none matches', () => {
+    const visible = [named, unnamed, twin, otherTwin]
+    assert.equal(findLine(visible, 'main'), 'main')
+    assert.equal(findLine(visible, 'f-00000002'), unnamed)
+    assert.equal(findLine(visible, 'draft'), named)
+    assert.equal(findLine(visible, 'f-00000003'), twin, 'an id reaches one of twins')
+    assert.throws(() => findLine(visible, 'twin'), {
+      code: 'invalid_input',
+      message: /Several forks are named twin \(f-00000003, f-00000004\)/,
+    })
+    assert.throws(() => findLine(visible, 'nope'), {
+      code: 'not_found',
+      message: 'No fork named nope. Forks: draft, f-00000002, twin, twin.',
+    })
+    assert.throws(() => findLine([], 'draft'), { message: /Forks: \(none\)\./ })
+  })
+
+  it('reaches no fork left out of the visible ones, by id or by name', () => {
+    assert.throws(() => findLine([unnamed], 'draft'), { code: 'not_found' })
+    assert.throws(() => findLine([unnamed], 'f-00000001'), { code: 'not_found' })
+  })
+
+  it('checks a given name against the maker’s forks only, and numbers a label past every fork', () => {
+    assert.equal(chooseForkName({}, [], []), undefined)
+    assert.equal(chooseForkName({ name: 'fresh' }, [named], [named]), 'fresh')
+    for (const bad of ['main', '-x', 'a b', 'x'.repeat(65)])
+      assert.throws(() => chooseForkName({ name: bad }, [], []), { code: 'invalid_input' }, bad)
+    assert.throws(() => chooseForkName({ name: 'draft' }, [named], [named]), {
+      code: 'invalid_input',
+      message: 'A fork is already named draft; choose another name.',
+    })
+    assert.equal(chooseForkName({ name: 'draft' }, [], [named]), 'draft', 'another owner’s name')
+    const sessions = [record('f-1', 'claude-code-1'), record('f-2', 'claude-code-2')]
+    assert.equal(chooseForkName({ label: 'Claude Code' }, [], sessions), 'claude-code-3')
+    assert.equal(chooseForkName({ label: 'Claude Code' }, [], []), 'claude-code-1')
+    assert.equal(forkLabel('  '), 'session')
+  })
+
+  it('makes fork ids of the recorded pattern', () => {
+    const ids = new Set(Array.from({ length: 20 }, newForkId))
+    for (const id of ids) assert.match(id, FORK_ID)
+    assert.ok(ids.size > 1)
   })
 })

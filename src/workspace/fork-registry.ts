@@ -1,12 +1,15 @@
 /**
  * @module workspace/fork-registry
- * The forks of a workspace on disk: one folder each in the state folder, holding its record
- * (`fork.json`) and its write log, and one reference each in the history.
+ * The forks of a workspace on disk and how they are named and found: one folder each in the
+ * state folder, holding its record (`fork.json`) and its write log, and one reference each in
+ * the history; a fork is found by id or by name, and shown by {@link displayName}.
  */
+import { randomBytes } from 'node:crypto'
 import fs from 'node:fs'
 import path from 'node:path'
 import { z } from 'zod'
 import { EitriError } from '../errors/eitri-error.ts'
+import { MAIN_LINE } from '../ports/line-control.ts'
 import { describeIssues } from '../tool/validate-input.ts'
 import { PERSON } from './fork-owner.ts'
 import { writeDurably } from './merge-journal.ts'
@@ -58,6 +61,93 @@ const forkRecordSchema = z.object({
     .object({ at: z.string().min(1).max(64), changes: z.number().int().nonnegative() })
     .optional(),
 })
+
+/** What a fork's name may be: display only, so plain and short. */
+export const FORK_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/
+
+/** How a fork is shown in messages, commit messages and listings: its name, else its id. */
+export function displayName(fork: {
+  readonly id: string
+  readonly name?: string | undefined
+}): string {
+  return fork.name ?? fork.id
+}
+
+/** A display name from any text (a client's name): `Claude Code` → `claude-code`. */
+export function forkLabel(text: string): string {
+  const cleaned = text
+    .toLowerCase()
+    .replace(/[^a-z0-9._-]+/g, '-')
+    .replace(/^[^a-z0-9]+/, '')
+    .slice(0, 48)
+    .replace(/[^a-z0-9]+$/, '')
+  return cleaned === '' ? 'session' : cleaned
+}
+
+/** A fresh fork id (`f-` and 8 random hex digits). */
+export function newForkId(): string {
+  return `f-${randomBytes(4).toString('hex')}`
+}
+
+/**
+ * The name a new fork gets: `name` when given (checked, and unique among `mine`, the forks its
+ * maker sees: others' names are neither checked nor told), else LABEL-N from `label`, N the
+ * first number no fork in `all` uses, else none.
+ *
+ * @throws EitriError `invalid_input` for a malformed or taken name
+ */
+export function chooseForkName(
+  options: { readonly name?: string | undefined; readonly label?: string | undefined },
+  mine: readonly ForkInfo[],
+  all: readonly ForkInfo[],
+): string | undefined {
+  const { name, label } = options
+  if (name !== undefined) {
+    if (!FORK_NAME.test(name) || name === MAIN_LINE) {
+      throw new EitriError(
+        'invalid_input',
+        `name must be letters, digits, ., _ and - (at most 64), and not "main" (got ${JSON.stringify(name)})`,
+      )
+    }
+    if (mine.some((fork) => fork.name === name))
+      throw new EitriError('invalid_input', `A fork is already named ${name}; choose another name.`)
+    return name
+  }
+  if (label === undefined) return undefined
+  const base = forkLabel(label)
+  const taken = new Set(all.map((fork) => fork.name))
+  let counter = 1
+  while (taken.has(`${base}-${counter}`)) counter += 1
+  return `${base}-${counter}`
+}
+
+/**
+ * The line named by id or name among `visible` (the forks a principal may act on); `main` for
+ * main. A name is looked up only among `visible`, so no name can reach a fork left out of it,
+ * and such a fork is answered exactly like one that does not exist.
+ *
+ * @throws EitriError `not_found`; `invalid_input` when a name is several forks' (name an id)
+ */
+export function findLine(
+  visible: readonly ForkInfo[],
+  idOrName: string,
+): ForkInfo | typeof MAIN_LINE {
+  if (idOrName === MAIN_LINE) return MAIN_LINE
+  const byId = visible.find((candidate) => candidate.id === idOrName)
+  if (byId !== undefined) return byId
+  const named = visible.filter((candidate) => candidate.name === idOrName)
+  if (named.length === 1) return named[0] as ForkInfo
+  if (named.length > 1) {
+    throw new EitriError(
+      'invalid_input',
+      `Several forks are named ${idOrName} (${named.map((fork) => fork.id).join(', ')}): name one by its id.`,
+    )
+  }
+  throw new EitriError(
+    'not_found',
+    `No fork named ${idOrName}. Forks: ${visible.map(displayName).join(', ') || '(none)'}.`,
+  )
+}
 
 /** The reference of a fork's line. */
 export function forkRef(id: string): string {

@@ -5,7 +5,7 @@ import os from 'node:os'
 import path from 'node:path'
 import { describe, it, type TestContext } from 'node:test'
 import { runGit } from './git/run-git.ts'
-import { WorkspaceHistory } from './history.ts'
+import { MAIN_REF, WorkspaceHistory } from './history.ts'
 
 interface Fixture {
   readonly root: string
@@ -298,5 +298,127 @@ describe('workspace content never wedges a snapshot', () => {
     const seen = await f.history.mainTree()
     assert.match(lsTree(f.history, seen.tree), /\tx\.enc$/m)
     assert.deepEqual(seen.skipped, [])
+  })
+})
+
+/** A history opened with its own options, over a folder holding `files`. */
+async function openHistory(
+  t: TestContext,
+  files: Record<string, string | Buffer>,
+  options: { excluded?: readonly string[]; maxFileBytes?: number } = {},
+) {
+  const root = await fs.realpath(await fs.mkdtemp(path.join(os.tmpdir(), 'eitri-history-')))
+  const workspace = path.join(root, 'workspace')
+  await fs.mkdir(workspace)
+  for (const [name, content] of Object.entries(files)) {
+    await fs.mkdir(path.dirname(path.join(workspace, name)), { recursive: true })
+    await fs.writeFile(path.join(workspace, name), content)
+  }
+  const history = await WorkspaceHistory.open({
+    stateDir: path.join(root, 'state'),
+    workTree: workspace,
+    ...options,
+  })
+  t.after(async () => {
+    history.close()
+    await fs.rm(root, { recursive: true, force: true })
+  })
+  /** The blob git stored for `name` in `tree`, as bytes. */
+  const stored = (tree: string, name: string): Buffer =>
+    execFileSync('git', ['--git-dir', history.gitDir, 'cat-file', 'blob', `${tree}:${name}`])
+  return { workspace, history, stored }
+}
+
+describe('snapshots of main', () => {
+  it('commits main when it changed and only then, each snapshot on top of the last', async (t) => {
+    const { workspace, history } = await openHistory(t, { 'a.txt': 'a\n' })
+    assert.equal(await history.readRef(MAIN_REF), undefined)
+    const first = await history.snapshotMain({ message: 'first' })
+    assert.equal(await history.readRef(MAIN_REF), first.commit)
+    assert.equal(await history.treeOf(first.commit), first.tree)
+    assert.equal((await history.snapshotMain()).commit, first.commit, 'nothing changed')
+    await fs.writeFile(path.join(workspace, 'b.txt'), 'b\n')
+    const second = await history.snapshotMain()
+    assert.notEqual(second.commit, first.commit)
+    assert.equal(
+      execFileSync('git', ['--git-dir', history.gitDir, 'rev-parse', `${second.commit}^`], {
+        encoding: 'utf8',
+      }).trim(),
+      first.commit,
+    )
+    assert.deepEqual(
+      lsTree(history, second.tree)
+        .trim()
+        .split('\n')
+        .map((line) => line.split('\t')[1]),
+      ['a.txt', 'b.txt'],
+    )
+    assert.match(
+      execFileSync('git', ['--git-dir', history.gitDir, 'log', '--format=%s', MAIN_REF], {
+        encoding: 'utf8',
+      }),
+      /^snapshot of main\nfirst\n$/,
+    )
+  })
+
+  it('a look limited to paths sees what changed there; an empty list of paths skips git', async (t) => {
+    const { workspace, history, stored } = await openHistory(t, { 'a.txt': 'a\n', 'd/b.txt': 'b' })
+    const first = await history.snapshotMain()
+    await fs.writeFile(path.join(workspace, 'd/b.txt'), 'changed')
+    assert.equal((await history.snapshotMain({ paths: [] })).commit, first.commit)
+    const seen = await history.snapshotMain({ paths: ['d/b.txt'] })
+    assert.notEqual(seen.commit, first.commit)
+    assert.equal(stored(seen.tree, 'd/b.txt').toString(), 'changed')
+  })
+
+  it('leaves out excluded paths and files over the size bound, listing the latter', async (t) => {
+    const { history } = await openHistory(
+      t,
+      { 'a.txt': 'a\n', '.eitri/state.json': '{}', 'big.bin': Buffer.alloc(2048, 1) },
+      { excluded: ['.eitri'], maxFileBytes: 1024 },
+    )
+    const snapshot = await history.snapshotMain()
+    assert.deepEqual(
+      lsTree(history, snapshot.tree)
+        .trim()
+        .split('\n')
+        .map((line) => line.split('\t')[1]),
+      ['a.txt'],
+    )
+    assert.deepEqual(snapshot.skipped, ['big.bin'])
+  })
+
+  it("stores a file's bytes as they are, whatever the workspace's attributes say", async (t) => {
+    const crlf = Buffer.from('one\r\ntwo\r\n')
+    const { history, stored } = await openHistory(t, {
+      '.gitattributes': '* text eol=lf\n*.txt ident\n',
+      'a.txt': crlf,
+      'id.txt': '$Id: kept as written $\n',
+    })
+    const snapshot = await history.snapshotMain()
+    assert.deepEqual(stored(snapshot.tree, 'a.txt'), crlf)
+    assert.equal(stored(snapshot.tree, 'id.txt').toString(), '$Id: kept as written $\n')
+  })
+})
+
+describe('references of the history', () => {
+  it('moves a reference only from what the caller saw, and reads or deletes it', async (t) => {
+    const { history } = await openHistory(t, { 'a.txt': 'a\n' })
+    const tree = (await history.snapshotMain()).tree
+    const one = history.commit(tree, [], 'one', new Date('2026-01-01T00:00:00Z'))
+    const two = history.commit(tree, [one], 'two')
+    const ref = 'refs/eitri/forks/f-00000001'
+    await history.updateRef(ref, one)
+    assert.equal(await history.readRef(ref), one)
+    await assert.rejects(history.updateRef(ref, two), 'it exists: creating it again fails')
+    await assert.rejects(history.updateRef(ref, two, two), 'it names one, not two')
+    assert.equal(await history.readRef(ref), one)
+    await history.updateRef(ref, two, one)
+    assert.equal(await history.readRef(ref), two)
+    execFileSync('git', ['--git-dir', history.gitDir, 'pack-refs', '--all'])
+    assert.equal(await history.readRef(ref), two, 'a packed reference is read through git')
+    await history.deleteRef(ref)
+    assert.equal(await history.readRef(ref), undefined)
+    await history.deleteRef(ref)
   })
 })

@@ -1,25 +1,11 @@
 /**
  * @module workspace/line-types
- * The words of main and its forks: main's name, what a fork's name may be, what a diff, a merge
- * and a guarded write to main answer, and how the lines are opened.
+ * The words of main and its forks: what a diff, a merge and a guarded write to main answer, and
+ * how the lines are opened.
  */
 import type { DirectoryTree } from './directory-tree.ts'
 import type { TreeChange } from './tree-merge.ts'
 import type { LineChangeInfo, LineConflictInfo, LineMergeInfo } from '../ports/line-control.ts'
-
-/** What a fork's name may be: display only, so plain and short. */
-export const FORK_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/
-
-/** A display name from any text (a client's name): `Claude Code` → `claude-code`. */
-export function forkLabel(text: string): string {
-  const cleaned = text
-    .toLowerCase()
-    .replace(/[^a-z0-9._-]+/g, '-')
-    .replace(/^[^a-z0-9]+/, '')
-    .slice(0, 48)
-    .replace(/[^a-z0-9]+$/, '')
-  return cleaned === '' ? 'session' : cleaned
-}
 
 /** A changed path of a fork, with its diff: the tools' word for it. */
 export type LineChange = LineChangeInfo

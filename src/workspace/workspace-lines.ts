@@ -11,7 +11,16 @@ import { EitriError } from '../errors/eitri-error.ts'
 import type { RestoreOutcome } from '../ports/line-control.ts'
 import type { DirectoryTree } from './directory-tree.ts'
 import { PERSON_PRINCIPAL, visibleForks, type Principal } from './fork-owner.ts'
-import { forkRef, readForks, writeFork, type ForkInfo } from './fork-registry.ts'
+import {
+  chooseForkName,
+  displayName,
+  findLine,
+  forkRef,
+  newForkId,
+  readForks,
+  writeFork,
+  type ForkInfo,
+} from './fork-registry.ts'
 import { MAIN_LINE } from '../ports/line-control.ts'
 import { ForkTree } from './fork-tree.ts'
 import { timeOfCommit } from './git/git-objects.ts'
@@ -19,8 +28,6 @@ import { timeOfCommit } from './git/git-objects.ts'
 export { forkRef, type ForkInfo, type Principal, type RestoreOutcome }
 export { type LinesOptions, type MainWriteGuard } from './line-types.ts'
 import {
-  FORK_NAME,
-  forkLabel,
   type ConflictReport,
   type LineChange,
   type LineHooks,
@@ -132,24 +139,7 @@ export class WorkspaceLines implements AsyncDisposable {
    * @throws EitriError `not_found`; `invalid_input` when a name is several forks' (name an id)
    */
   find(idOrName: string, principal: Principal = PERSON_PRINCIPAL): ForkInfo | typeof MAIN_LINE {
-    if (idOrName === MAIN_LINE) return MAIN_LINE
-    const visible = this.forks(principal)
-    const byId = visible.find((candidate) => candidate.id === idOrName)
-    if (byId !== undefined) return byId
-    const named = visible.filter((candidate) => candidate.name === idOrName)
-    if (named.length === 1) return named[0] as ForkInfo
-    if (named.length > 1) {
-      throw new EitriError(
-        'invalid_input',
-        `Several forks are named ${idOrName} (${named.map((fork) => fork.id).join(', ')}): name one by its id.`,
-      )
-    }
-    throw new EitriError(
-      'not_found',
-      `No fork named ${idOrName}. Forks: ${
-        visible.map((candidate) => candidate.name ?? candidate.id).join(', ') || '(none)'
-      }.`,
-    )
+    return findLine(this.forks(principal), idOrName)
   }
 
   /** The files of a line. */
@@ -184,30 +174,10 @@ export class WorkspaceLines implements AsyncDisposable {
     return this.#serialize(async () => {
       const by = options.by ?? PERSON_PRINCIPAL
       const from = this.find(options.from ?? MAIN_LINE, by)
-      let name = options.name
-      if (name !== undefined) {
-        if (!FORK_NAME.test(name) || name === MAIN_LINE) {
-          throw new EitriError(
-            'invalid_input',
-            `name must be letters, digits, ., _ and - (at most 64), and not "main" (got ${JSON.stringify(name)})`,
-          )
-        }
-        // Unique among the forks its owner sees: others' names are neither checked nor told.
-        if (this.forks(by).some((fork) => fork.name === name))
-          throw new EitriError(
-            'invalid_input',
-            `A fork is already named ${name}; choose another name.`,
-          )
-      } else if (options.label !== undefined) {
-        const base = forkLabel(options.label)
-        const taken = new Set(readForks(this.#stateDir).map((fork) => fork.name))
-        let counter = 1
-        while (taken.has(`${base}-${counter}`)) counter += 1
-        name = `${base}-${counter}`
-      }
+      const name = chooseForkName(options, this.forks(by), readForks(this.#stateDir))
       const parent = from === MAIN_LINE ? MAIN_LINE : from.id
       const forkPoint = await this.#head(parent)
-      const id = `f-${randomBytes(4).toString('hex')}`
+      const id = newForkId()
       const info: ForkInfo = {
         id,
         ...(name === undefined ? {} : { name }),
@@ -313,7 +283,7 @@ export class WorkspaceLines implements AsyncDisposable {
       if (hidden.length > 0)
         throw new EitriError(
           'protected_path',
-          `Not merged: fork ${info.name ?? info.id} changes eitri's own state or configuration (${hidden.map((entry) => entry.path).join(', ')}), which nothing may write into the live folder. Remove those files from the fork and merge again.`,
+          `Not merged: fork ${displayName(info)} changes eitri's own state or configuration (${hidden.map((entry) => entry.path).join(', ')}), which nothing may write into the live folder. Remove those files from the fork and merge again.`,
         )
       const refused = await this.#guard(MAIN_LINE, entries)
       if (refused.length > 0) return { type: 'refused', into: MAIN_LINE, refused }
@@ -323,7 +293,7 @@ export class WorkspaceLines implements AsyncDisposable {
       const commit = this.history.commit(
         result.tree,
         [ours, theirs],
-        `merge ${info.name ?? info.id} into main`,
+        `merge ${displayName(info)} into main`,
       )
       await runJournal(
         this.#journal(),
@@ -386,7 +356,7 @@ export class WorkspaceLines implements AsyncDisposable {
       if (children.length > 0) {
         throw new EitriError(
           'invalid_input',
-          `Fork ${info.name ?? info.id} has forks of its own (${children.map((child) => child.name ?? child.id).join(', ')}); discard them first.`,
+          `Fork ${displayName(info)} has forks of its own (${children.map(displayName).join(', ')}); discard them first.`,
         )
       }
       const changes = await this.#changeCount(info)
@@ -603,7 +573,7 @@ export class WorkspaceLines implements AsyncDisposable {
     const commit = this.history.commit(
       result.tree,
       [ours, theirs],
-      `merge ${info.name ?? info.id} into ${parent.name ?? parent.id}`,
+      `merge ${displayName(info)} into ${displayName(parent)}`,
     )
     await this.history.updateRef(forkRef(parent.id), commit, ours)
     ;(await this.#forkTree(parent)).rebase(result.tree)
@@ -616,7 +586,7 @@ export class WorkspaceLines implements AsyncDisposable {
     const merged = { ...info, merged: { into, at: new Date().toISOString() } }
     writeFork(this.#stateDir, merged)
     ;(await this.#forkTree(info)).freeze(
-      `fork ${info.name ?? info.id} was merged into ${into} and is read-only now; fork again to go on.`,
+      `fork ${displayName(info)} was merged into ${into} and is read-only now; fork again to go on.`,
     )
     await this.#hooks.merged?.(info.id, into)
   }
@@ -721,7 +691,7 @@ export class WorkspaceLines implements AsyncDisposable {
     const commit = this.history.commit(
       written,
       [head],
-      message === 'snapshot' ? `writes in ${info.name ?? info.id}` : message,
+      message === 'snapshot' ? `writes in ${displayName(info)}` : message,
       tree.newestWrite,
     )
     await this.history.updateRef(ref, commit, head)
@@ -756,7 +726,7 @@ export class WorkspaceLines implements AsyncDisposable {
     })
     if (info.merged !== undefined)
       tree.freeze(
-        `fork ${info.name ?? info.id} was merged into ${info.merged.into} and is read-only now; fork again to go on.`,
+        `fork ${displayName(info)} was merged into ${info.merged.into} and is read-only now; fork again to go on.`,
       )
     this.#trees.set(info.id, tree)
     return tree

@@ -6,6 +6,7 @@
  * approval; each takes a snapshot of main first, so it can be undone.
  */
 import { MAIN_LINE } from '../../ports/line-control.ts'
+import { displayName } from '../../workspace/fork-registry.ts'
 import { describeSnapshot } from '../../tools/workspace/snapshot-tools.ts'
 import type { Workshop } from '../../workshop/workshop.ts'
 import type { CliIo } from '../cli-io.ts'
@@ -55,7 +56,7 @@ export async function forkCommand(line: CommandLine, io: CliIo): Promise<number>
         )
         const pruned = await lines.pruneForks()
         io.stderr(
-          `Removed ${pruned.length} fork(s) (merged, discarded, or empty and idle for an hour)${pruned.length === 0 ? '' : `: ${pruned.map((fork) => fork.name ?? fork.id).join(', ')}`}.\n`,
+          `Removed ${pruned.length} fork(s) (merged, discarded, or empty and idle for an hour)${pruned.length === 0 ? '' : `: ${pruned.map(displayName).join(', ')}`}.\n`,
         )
       }
       const forks = await lines.overview()

@@ -24,7 +24,7 @@ export const roomFilesTool = defineTool({
   parameters: z.object({ fork: forkOption }),
   async execute({ fork }, ctx) {
     const lines = linesOf(ctx)
-    const workspace = await lines.workspace(fork ?? lines.current)
+    const workspace = await lines.workspace(fork ?? lines.current, { signal: ctx.signal })
     const files: string[] = []
     for await (const entry of workspace.walk('', { signal: ctx.signal, gitignore: true }))
       if (entry.type !== 'directory') files.push(entry.path)
@@ -46,7 +46,7 @@ export const roomReadTool = defineTool({
   }),
   async execute({ path, fork }, ctx) {
     const lines = linesOf(ctx)
-    const workspace = await lines.workspace(fork ?? lines.current)
+    const workspace = await lines.workspace(fork ?? lines.current, { signal: ctx.signal })
     const resolved = await workspace.resolve(path, 'read')
     return toolSuccess(
       decodeText(
@@ -80,13 +80,13 @@ export const roomWriteTool = defineTool({
     const lines = linesOf(ctx)
     const line = lines.resolve(fork ?? lines.current)
     const workspace = await lines.workspace(line, {
+      signal: ctx.signal,
       write: {
         tool: 'room_write',
         summary: `write ${files.length} file${files.length === 1 ? '' : 's'}: ${files
           .slice(0, 20)
           .map((file) => file.path)
           .join(', ')}${files.length > 20 ? ', …' : ''}`,
-        signal: ctx.signal,
       },
     })
     // Every path is judged before any is written: a refused one leaves the line as it was.

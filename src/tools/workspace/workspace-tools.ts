@@ -7,6 +7,7 @@ import { defineTool } from '../../tool/define-tool.ts'
 import { toolError, toolSuccess } from '../../tool/tool-result.ts'
 import { describeChanges, describeConflicts, linesOf } from './lines-of.ts'
 import { MAIN_LINE } from '../../ports/line-control.ts'
+import { displayName } from '../../workspace/fork-registry.ts'
 
 const forkName = z.string().min(1).describe('A fork, by id or name.')
 
@@ -31,7 +32,7 @@ export const workspaceForkTool = defineTool({
       ...(from === undefined ? {} : { from }),
     })
     return toolSuccess(
-      `Forked ${fork.parent} as ${fork.name ?? fork.id} (id ${fork.id}). Use it with workspace_use {"fork":"${fork.name ?? fork.id}"}.`,
+      `Forked ${fork.parent} as ${displayName(fork)} (id ${fork.id}). Use it with workspace_use {"fork":"${displayName(fork)}"}.`,
       { fork: fork.id, parent: fork.parent },
     )
   },

@@ -1,5 +1,5 @@
 /**
- * @module confine/executor-contract
+ * @module confine/executors/executor-contract
  * The contract every executor keeps, as one test suite run against each: answers, failures,
  * writes found without the function's word, deadlines and cancellation reported, not thrown.
  */
@@ -7,14 +7,14 @@ import assert from 'node:assert/strict'
 import { createHash } from 'node:crypto'
 import fs from 'node:fs/promises'
 import { after, before, describe, it } from 'node:test'
-import type { ErrorCode } from '../errors/eitri-error.ts'
-import type { ConfinedTarget } from './confined-function.ts'
+import type { ErrorCode } from '../../errors/eitri-error.ts'
+import type { ConfinedTarget } from '../confined-function.ts'
 import type { Executor, ExecutorCall } from './executor.ts'
-import { createScratchFolder, removeScratchFolder } from './scratch-folder.ts'
+import { createScratchFolder, removeScratchFolder } from '../scratch-folder.ts'
 
 /** The module the contract's functions come from (JavaScript when this file is, as in dist/). */
 export const FIXTURES = import.meta.resolve(
-  `./fixtures/confined-functions.${import.meta.url.endsWith('.ts') ? 'ts' : 'js'}`,
+  `../fixtures/confined-functions.${import.meta.url.endsWith('.ts') ? 'ts' : 'js'}`,
 )
 
 /** A target naming a fixture function. */

@@ -1,5 +1,5 @@
 /**
- * @module confine/confined-protocol
+ * @module confine/child/confined-protocol
  * How a parent and the child runner (`confined-main.ts`) talk: the request goes in as JSON on
  * stdin; the answer comes back as one envelope line on stdout, after a marker that is fresh
  * for each call, so nothing the function prints can be taken for it. Everything else on

@@ -1,5 +1,5 @@
 /**
- * @module confine/jail-executor
+ * @module confine/executors/jail-executor
  * The same child runner as the process executor, inside the bubblewrap jail: no network, no
  * host processes, the workspace read-only at `/workspace`, the scratch folder read-write at
  * `/scratch` (its working folder and `HOME`), the parent's Node read-only at
@@ -11,17 +11,17 @@
 import fs from 'node:fs/promises'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { EitriError } from '../errors/eitri-error.ts'
-import { childReport } from './child-report.ts'
-import { newMarker, type ConfinedRequest } from './confined-protocol.ts'
-import { EnvelopeReader } from './envelope-reader.ts'
+import { EitriError } from '../../errors/eitri-error.ts'
+import { childReport } from '../child/child-report.ts'
+import { newMarker, type ConfinedRequest } from '../child/confined-protocol.ts'
+import { EnvelopeReader } from '../child/envelope-reader.ts'
 import type { Executor, ExecutorCall, ExecutorReport, ExecutorRunOptions } from './executor.ts'
 import { changedFiles, snapshotFolder } from './folder-snapshot.ts'
-import { MINIMAL_PATH } from './minimal-environment.ts'
-import { moduleTarget } from './module-target.ts'
-import { envelopeLimit } from './result-text.ts'
-import { packageRootOf, RUNNER_PATH } from './runner-path.ts'
-import { isWithinAny } from '../util/relative-paths.ts'
+import { MINIMAL_PATH } from '../child/minimal-environment.ts'
+import { moduleTarget } from '../module-target.ts'
+import { envelopeLimit } from '../result-text.ts'
+import { packageRootOf, RUNNER_PATH } from '../child/runner-path.ts'
+import { isWithinAny } from '../../util/relative-paths.ts'
 
 /** Where the jail sees the parent's Node. */
 export const JAIL_NODE_PATH = '/opt/eitri/node'

@@ -4,7 +4,7 @@ import path from 'node:path'
 import { describe, it } from 'node:test'
 import { executorContract, sha256 } from './executor-contract.ts'
 import { inlineExecutor } from './inline-executor.ts'
-import { createScratchFolder, removeScratchFolder } from './scratch-folder.ts'
+import { createScratchFolder, removeScratchFolder } from '../scratch-folder.ts'
 
 executorContract('inline', async () => inlineExecutor())
 

@@ -1,5 +1,5 @@
 /**
- * @module confine/minimal-environment
+ * @module confine/child/minimal-environment
  * The environment a confined child gets by default: enough to run, nothing of the parent's, so
  * no token or key set in the host's environment can reach it.
  */

@@ -1,5 +1,5 @@
 /**
- * @module confine/runner-path
+ * @module confine/child/runner-path
  * Where the child runner and eitri's own package live on the host, for spawning the runner and
  * for binding it into the jail. Works from `src/` (`.ts`) and from the built `dist/` (`.js`).
  */

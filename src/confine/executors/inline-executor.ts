@@ -1,5 +1,5 @@
 /**
- * @module confine/inline-executor
+ * @module confine/executors/inline-executor
  * The fake executor, for tests: runs the function in this process, with no confinement at all.
  * It finds writes in the scratch folder like the others, and also takes the function's word
  * for writes elsewhere (`call.reportWrite`). At the deadline it aborts `call.signal` and
@@ -7,11 +7,11 @@
  * not apply: the function sees this process's. Used only when chosen explicitly.
  */
 import path from 'node:path'
-import { callExport, loadExport } from './call-target.ts'
-import type { ConfinedCall } from './confined-function.ts'
+import { callExport, loadExport } from '../child/call-target.ts'
+import type { ConfinedCall } from '../confined-function.ts'
 import type { Executor, ExecutorCall, ExecutorReport, ExecutorRunOptions } from './executor.ts'
 import { changedFiles, snapshotFolder } from './folder-snapshot.ts'
-import { hashFile } from './hash-files.ts'
+import { hashFile } from '../hash-files.ts'
 
 /**
  * The in-process executor.

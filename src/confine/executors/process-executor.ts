@@ -1,5 +1,5 @@
 /**
- * @module confine/process-executor
+ * @module confine/executors/process-executor
  * The default executor: each call runs in a fresh Node child process (the parent's own Node),
  * in the call's scratch folder, in its own process group, with the minimal environment; at
  * the deadline the whole group, and whatever left it, is killed. It finds the files written in
@@ -7,15 +7,15 @@
  * system: a function may still write elsewhere on the host. Use the jail executor for that.
  */
 import fs from 'node:fs/promises'
-import { childReport } from './child-report.ts'
-import { newMarker } from './confined-protocol.ts'
+import { childReport } from '../child/child-report.ts'
+import { newMarker } from '../child/confined-protocol.ts'
 import type { Executor, ExecutorCall, ExecutorReport, ExecutorRunOptions } from './executor.ts'
 import { changedFiles, snapshotFolder } from './folder-snapshot.ts'
-import { minimalEnvironment } from './minimal-environment.ts'
-import { moduleTarget } from './module-target.ts'
-import { envelopeLimit } from './result-text.ts'
-import { spawnRunner } from './spawn-runner.ts'
-import { ownedPrefix } from '../util/owned-folders.ts'
+import { minimalEnvironment } from '../child/minimal-environment.ts'
+import { moduleTarget } from '../module-target.ts'
+import { envelopeLimit } from '../result-text.ts'
+import { spawnRunner } from '../child/spawn-runner.ts'
+import { ownedPrefix } from '../../util/owned-folders.ts'
 
 /** Options of {@link processExecutor}. */
 export interface ProcessExecutorOptions {

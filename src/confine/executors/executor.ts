@@ -1,10 +1,10 @@
 /**
- * @module confine/executor
+ * @module confine/executors/executor
  * The contract every executor keeps: run one confined call and report what it answered,
  * printed and wrote, and how it ended. Expected outcomes (a timeout, a failing function) are
  * reported, not thrown.
  */
-import type { ConfinedTarget } from './confined-function.ts'
+import type { ConfinedTarget } from '../confined-function.ts'
 
 /** How a confined call ended. */
 export type ExecutorStatus = 'ok' | 'timeout' | 'error'

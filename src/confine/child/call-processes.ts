@@ -1,5 +1,5 @@
 /**
- * @module confine/call-processes
+ * @module confine/child/call-processes
  * Ends every process a confined call started. Killing the child's process group reaches what
  * stayed in it; a descendant that left the group (`setsid`, a double fork) still carries the
  * call's marker in its environment, so a sweep of /proc finds and kills it too. Nothing a call

@@ -1,5 +1,5 @@
 /**
- * @module confine/confined-main
+ * @module confine/child/confined-main
  * The child runner of the process and jail executors: reads a {@link ConfinedRequest} as JSON
  * on stdin, imports the module, calls the export with the input and a {@link ConfinedCall},
  * writes the envelope line on stdout after the call's marker, and exits (whatever timers or
@@ -8,7 +8,7 @@
  */
 import { readFileSync } from 'node:fs'
 import { callExport, loadExport } from './call-target.ts'
-import type { ConfinedCall } from './confined-function.ts'
+import type { ConfinedCall } from '../confined-function.ts'
 import { envelopeLine, type ConfinedRequest, type Envelope } from './confined-protocol.ts'
 
 type Write = (chunk: string | Uint8Array, ...rest: unknown[]) => boolean

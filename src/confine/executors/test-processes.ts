@@ -1,5 +1,5 @@
 /**
- * @module confine/test-processes
+ * @module confine/executors/test-processes
  * For tests: whether processes are still alive (a zombie is not), found by pid or by a marker
  * argument in their command line.
  */

@@ -1,5 +1,5 @@
 /**
- * @module confine/envelope-reader
+ * @module confine/child/envelope-reader
  * Reads a child's stdout as it arrives: keeps the first N bytes the function printed, drops
  * and counts the rest, and finds the envelope line after its marker wherever it lands, even
  * split across chunks or after a flood of output.

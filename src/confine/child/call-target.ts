@@ -1,13 +1,13 @@
 /**
- * @module confine/call-target
+ * @module confine/child/call-target
  * Loads a confined module's export and calls it, in the child runner and in process alike. An
  * export is a function, or a tool (re-confined from its module): a tool runs with a workspace
  * that refuses everything, and its result is unwrapped (content, or a failure).
  */
-import { EitriError } from '../errors/eitri-error.ts'
-import type { ToolResult } from '../tool/tool-result.ts'
-import type { WorkspaceView } from '../ports/workspace-view.ts'
-import type { ConfinedCall } from './confined-function.ts'
+import { EitriError } from '../../errors/eitri-error.ts'
+import type { ToolResult } from '../../tool/tool-result.ts'
+import type { WorkspaceView } from '../../ports/workspace-view.ts'
+import type { ConfinedCall } from '../confined-function.ts'
 
 /**
  * Imports `module` and answers its export `name`.

@@ -1,10 +1,10 @@
 /**
- * @module confine/child-report
+ * @module confine/child/child-report
  * Turns how a child runner ended into an executor's report, the same way for the process and
  * the jail executors.
  */
 import type { ReadOutput } from './envelope-reader.ts'
-import type { ExecutorReport } from './executor.ts'
+import type { ExecutorReport } from '../executors/executor.ts'
 
 /** Characters of the child's stderr quoted when it died without an answer. */
 const STDERR_TAIL_CHARS = 2000

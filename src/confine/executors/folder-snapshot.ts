@@ -1,12 +1,12 @@
 /**
- * @module confine/folder-snapshot
+ * @module confine/executors/folder-snapshot
  * What a folder holds, path → sha256, taken before and after a confined call: the executor
  * finds what was written itself and never trusts the function to say.
  */
 import { createHash } from 'node:crypto'
 import fs from 'node:fs/promises'
 import path from 'node:path'
-import { hashFile } from './hash-files.ts'
+import { hashFile } from '../hash-files.ts'
 
 /** A folder's entries: `/`-separated relative path → sha256 (hex). */
 export type FolderSnapshot = ReadonlyMap<string, string>

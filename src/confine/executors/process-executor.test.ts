@@ -7,7 +7,7 @@ import { setTimeout as delay } from 'node:timers/promises'
 import { executorContract, fixture, sha256 } from './executor-contract.ts'
 import type { ExecutorCall } from './executor.ts'
 import { processExecutor } from './process-executor.ts'
-import { createScratchFolder, removeScratchFolder } from './scratch-folder.ts'
+import { createScratchFolder, removeScratchFolder } from '../scratch-folder.ts'
 import { isAlive, processesWithArgument } from './test-processes.ts'
 
 executorContract('process', async () => processExecutor())
