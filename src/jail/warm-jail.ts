@@ -12,7 +12,7 @@ import { EitriError } from '../errors/eitri-error.ts'
 import { LineSplitter } from '../util/line-splitter.ts'
 import type { JailedProcess } from './jailed-process.ts'
 import { type JailedExit } from './jailed-process.ts'
-import { OUTPUT_MARKER_ROOM } from './output-window.mjs'
+import { OUTPUT_MARKER_ROOM } from '../util/output-window.mjs'
 import { countDescendants } from './process-tree.ts'
 import { SerialQueue } from '../util/serial-queue.ts'
 
@@ -21,13 +21,15 @@ import { SerialQueue } from '../util/serial-queue.ts'
  * build alike, so Node starts it without stripping types.
  */
 export const SUPERVISOR_FILE = fileURLToPath(new URL('./jail-supervisor-main.mjs', import.meta.url))
-export const OUTPUT_WINDOW_FILE = fileURLToPath(new URL('./output-window.mjs', import.meta.url))
+export const OUTPUT_WINDOW_FILE = fileURLToPath(
+  new URL('../util/output-window.mjs', import.meta.url),
+)
 
 /** Where Node and the supervisor are mounted inside the jail. */
 export const NODE_MOUNT = '/opt/eitri/node'
-export const SUPERVISOR_MOUNT = '/opt/eitri/jail-supervisor.mjs'
-/** Mounted beside the supervisor, under the name it imports. */
-export const OUTPUT_WINDOW_MOUNT = '/opt/eitri/output-window.mjs'
+export const SUPERVISOR_MOUNT = '/opt/eitri/jail/jail-supervisor.mjs'
+/** Mounted where the supervisor's import finds it: the two keep their folders' relative places. */
+export const OUTPUT_WINDOW_MOUNT = '/opt/eitri/util/output-window.mjs'
 
 /**
  * Extra time the host gives the supervisor past a command's deadline before killing the jail:
