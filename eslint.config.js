@@ -7,6 +7,9 @@ import tseslint from 'typescript-eslint'
 const CHILD_PROCESS_ALLOWED = [
   // The launcher, which runs eitri again under the pinned Node 24.
   'bin/eitri.js',
+  // The one bounded spawn the others use (signal, deadline, group kill, bounded output).
+  'src/util/bounded-spawn.ts',
+  'src/util/bounded-spawn.test.ts',
   'src/jail/**',
   'src/confine/**',
   'src/eval/host/**',

@@ -11,7 +11,7 @@ import type {
   ProgramRun,
   ProgramSession,
 } from '../ports/program-session.ts'
-import { DEFAULT_MAX_OUTPUT_CHARS, RollingOutput } from './bounded-output.ts'
+import { DEFAULT_MAX_OUTPUT_CHARS, RollingOutput } from '../util/bounded-output.ts'
 import { DEFAULT_JAIL_TIMEOUT_MS, type Jail, type JailJob, type JailResult } from './jail.ts'
 import { runUnconfined } from './unconfined-run.ts'
 

@@ -5,14 +5,14 @@
  * only stdin, stdout and stderr, bounds its output, and answers one JSON line on stdout. After
  * every command (finished, timed out or cancelled) it kills every other process in the jail's
  * PID namespace, so nothing a command started outlives it, as with a fresh jail per command.
- * It imports nothing but Node's own modules and output-window.mjs: only Node and these two
- * files are mounted for it. Plain JavaScript, typed through JSDoc and checked by TypeScript:
+ * It imports nothing but Node's own modules and util/output-window.mjs: only Node and these two
+ * files are mounted for it (at the same places relative to each other as in the sources). Plain JavaScript, typed through JSDoc and checked by TypeScript:
  * Node starts it without stripping types, which would cost every warm jail started from the
  * sources about 200 ms more here.
  */
 import { spawn } from 'node:child_process'
 import { createInterface } from 'node:readline'
-import { OutputWindow } from './output-window.mjs'
+import { OutputWindow } from '../util/output-window.mjs'
 
 /**
  * One command of the host.

@@ -4,9 +4,9 @@
  * process group, with only stdin, stdout and stderr, its output bounded, and killed (group
  * and PID namespace) at its deadline or when cancelled.
  */
-import { spawn, type ChildProcess } from 'node:child_process'
 import fs from 'node:fs'
-import { BoundedOutput } from './bounded-output.ts'
+import { BoundedOutput } from '../util/bounded-output.ts'
+import { BoundedChild } from '../util/bounded-spawn.ts'
 import { enteringLaunch, mountingLaunch, type CallerMount } from '../bubblewrap/caller-mounts.ts'
 import type { HostIdentity } from '../bubblewrap/jail-identity.ts'
 import type { MemoryCgroup } from './memory-cgroup.ts'
@@ -67,13 +67,10 @@ export class JailedProcess {
   readonly stderr: BoundedOutput
   /** Resolves once the process and every stream it held have ended. */
   readonly exited: Promise<JailedExit>
-  readonly #child: ChildProcess
+  readonly #child: BoundedChild
   readonly #memoryCgroup: MemoryCgroup | undefined
-  #timedOut = false
-  #cancelled = false
 
   constructor(options: JailedProcessOptions) {
-    const started = performance.now()
     this.stdout = new BoundedOutput(options.maxOutputChars)
     this.stderr = new BoundedOutput(options.maxOutputChars)
     // With caller mounts, root starts the mount step, which drops to the jail's user itself.
@@ -111,67 +108,39 @@ export class JailedProcess {
       }
       launch = options.memoryCgroup.launch(launch.command, launch.args)
     }
-    this.#child = spawn(launch.command, launch.args, {
-      // Only fds 0-2 reach bubblewrap; Node marks its own descriptors close-on-exec.
-      stdio: ['pipe', 'pipe', 'pipe'],
-      // Its own process group, so a kill reaches everything it started on the host side.
-      detached: true,
+    this.#child = new BoundedChild(launch.command, launch.args, {
+      // Only fds 0-2 reach bubblewrap; Node marks its own descriptors close-on-exec. Its own
+      // process group (BoundedChild), so a kill reaches everything it started on the host side.
       env: { PATH: '/usr/local/bin:/usr/bin:/bin' },
       ...(dropOnSpawn ? { uid: options.identity.uid, gid: options.identity.gid } : {}),
+      stdin: options.stdin ?? '',
+      keepStdinOpen: options.keepStdinOpen,
+      stdout: this.stdout,
+      stderr: this.stderr,
+      onOutput: options.onOutput,
+      timeoutMs: options.timeoutMs,
+      interrupt: () => this.#interrupt(),
+      interruptGraceMs: INTERRUPT_GRACE_MS,
+      signal: options.signal,
     })
-    this.#child.stdout?.on('data', (chunk: Buffer) => {
-      this.stdout.push(chunk)
-      options.onOutput?.('stdout', chunk)
-    })
-    this.#child.stderr?.on('data', (chunk: Buffer) => {
-      this.stderr.push(chunk)
-      options.onOutput?.('stderr', chunk)
-    })
-    this.#child.stdin?.on('error', () => undefined)
-    if (options.keepStdinOpen === true) this.#child.stdin?.write(options.stdin ?? '')
-    else this.#child.stdin?.end(options.stdin ?? '')
-    const timer =
-      options.timeoutMs === undefined
-        ? undefined
-        : setTimeout(() => {
-            this.#timedOut = true
-            if (!this.#interrupt()) return this.kill()
-            setTimeout(() => this.kill(), INTERRUPT_GRACE_MS).unref()
-          }, options.timeoutMs)
-    const onAbort = (): void => {
-      this.#cancelled = true
-      this.kill()
-    }
-    options.signal?.addEventListener('abort', onAbort, { once: true })
-    if (options.signal?.aborted === true) onAbort()
-    this.exited = new Promise<JailedExit>((resolve) => {
-      const finish = (
-        exitCode: number | null,
-        signal: string | null,
-        spawnError?: string,
-      ): void => {
-        if (timer !== undefined) clearTimeout(timer)
-        options.signal?.removeEventListener('abort', onAbort)
-        const oomKills = this.oomKills()
-        void this.#memoryCgroup?.remove()
-        resolve({
-          exitCode,
-          signal,
-          timedOut: this.#timedOut,
-          cancelled: this.#cancelled,
-          durationMs: performance.now() - started,
-          ...(spawnError === undefined ? {} : { spawnError }),
-          ...(oomKills === 0 ? {} : { oomKills }),
-        })
+    this.exited = this.#child.exited.then((exit) => {
+      const oomKills = this.oomKills()
+      void this.#memoryCgroup?.remove()
+      return {
+        exitCode: exit.exitCode,
+        signal: exit.signal,
+        timedOut: exit.timedOut,
+        cancelled: exit.cancelled,
+        durationMs: exit.durationMs,
+        ...(exit.spawnError === undefined ? {} : { spawnError: exit.spawnError }),
+        ...(oomKills === 0 ? {} : { oomKills }),
       }
-      this.#child.once('error', (error) => finish(null, null, error.message))
-      this.#child.once('close', (code, signal) => finish(code, signal))
     })
   }
 
   /** Writes to the program's stdin (only when started with `keepStdinOpen`). */
   write(text: string): void {
-    this.#child.stdin?.write(text)
+    this.#child.write(text)
   }
 
   /** True when a memory cgroup bounds its memory (else RLIMIT_DATA does). */
@@ -191,7 +160,7 @@ export class JailedProcess {
 
   /** True until the process has exited. */
   get running(): boolean {
-    return this.#child.exitCode === null && this.#child.signalCode === null
+    return this.#child.running
   }
 
   /**
@@ -226,13 +195,7 @@ export class JailedProcess {
    * including ones that called `setsid` or were double-forked.
    */
   kill(): void {
-    const pid = this.#child.pid
-    if (pid === undefined || !this.running) return
-    try {
-      process.kill(-pid, 'SIGKILL')
-    } catch {
-      this.#child.kill('SIGKILL')
-    }
+    this.#child.kill()
   }
 }
 

@@ -4,8 +4,8 @@
  * recorded as such by the access layer. Still bounded in time and output, and killed with
  * its whole process group at the deadline.
  */
-import { spawn } from 'node:child_process'
-import { BoundedOutput, DEFAULT_MAX_OUTPUT_CHARS } from './bounded-output.ts'
+import { DEFAULT_MAX_OUTPUT_CHARS } from '../util/bounded-output.ts'
+import { runBounded } from '../util/bounded-spawn.ts'
 import type { JailResult } from './jail.ts'
 
 /** What an unconfined run needs. */
@@ -20,53 +20,26 @@ export interface UnconfinedRequest {
 }
 
 /** Runs the program on the host; resolves when it and its output have ended. */
-export function runUnconfined(request: UnconfinedRequest): Promise<JailResult> {
-  const started = performance.now()
-  const stdout = new BoundedOutput(request.maxOutputChars ?? DEFAULT_MAX_OUTPUT_CHARS)
-  const stderr = new BoundedOutput(request.maxOutputChars ?? DEFAULT_MAX_OUTPUT_CHARS)
-  let timedOut = false
-  let cancelled = false
-  return new Promise((resolve) => {
-    const child = spawn(request.command[0] ?? '/bin/true', request.command.slice(1), {
-      cwd: request.cwd,
-      env: request.environment,
-      stdio: ['ignore', 'pipe', 'pipe'],
-      detached: true,
-    })
-    const kill = (): void => {
-      try {
-        if (child.pid !== undefined) process.kill(-child.pid, 'SIGKILL')
-      } catch {
-        // already gone
-      }
-    }
-    const timer = setTimeout(() => {
-      timedOut = true
-      kill()
-    }, request.timeoutMs)
-    const onAbort = (): void => {
-      cancelled = true
-      kill()
-    }
-    request.signal?.addEventListener('abort', onAbort, { once: true })
-    child.stdout.on('data', (chunk: Buffer) => stdout.push(chunk))
-    child.stderr.on('data', (chunk: Buffer) => stderr.push(chunk))
-    const finish = (exitCode: number | null, signal: string | null, spawnError?: string): void => {
-      clearTimeout(timer)
-      request.signal?.removeEventListener('abort', onAbort)
-      resolve({
-        exitCode,
-        signal,
-        timedOut,
-        cancelled,
-        durationMs: performance.now() - started,
-        stdout: stdout.text(),
-        stderr: spawnError === undefined ? stderr.text() : `${stderr.text()}${spawnError}\n`,
-        truncated: stdout.droppedChars + stderr.droppedChars > 0,
-        ...(spawnError === undefined ? {} : { spawnError }),
-      })
-    }
-    child.once('error', (error) => finish(127, null, error.message))
-    child.once('close', (code, signal) => finish(code, signal))
+export async function runUnconfined(request: UnconfinedRequest): Promise<JailResult> {
+  const run = await runBounded(request.command[0] ?? '/bin/true', request.command.slice(1), {
+    cwd: request.cwd,
+    env: request.environment,
+    noStdin: true,
+    timeoutMs: request.timeoutMs,
+    signal: request.signal,
+    maxOutputChars: request.maxOutputChars ?? DEFAULT_MAX_OUTPUT_CHARS,
   })
+  const { spawnError } = run
+  return {
+    // A program that could not start answers as a shell would: 127.
+    exitCode: spawnError === undefined ? run.exitCode : 127,
+    signal: run.signal,
+    timedOut: run.timedOut,
+    cancelled: run.cancelled,
+    durationMs: run.durationMs,
+    stdout: run.stdout,
+    stderr: spawnError === undefined ? run.stderr : `${run.stderr}${spawnError}\n`,
+    truncated: run.truncated,
+    ...(spawnError === undefined ? {} : { spawnError }),
+  }
 }

@@ -9,10 +9,10 @@
 import { fileURLToPath } from 'node:url'
 import { z } from 'zod'
 import { EitriError } from '../errors/eitri-error.ts'
-import { LineSplitter } from '../util/line-splitter.ts'
+import { RequestChannel } from '../util/request-channel.ts'
 import type { JailedProcess } from './jailed-process.ts'
 import { type JailedExit } from './jailed-process.ts'
-import { OUTPUT_MARKER_ROOM } from './output-window.mjs'
+import { OUTPUT_MARKER_ROOM } from '../util/output-window.mjs'
 import { countDescendants } from './process-tree.ts'
 import { SerialQueue } from '../util/serial-queue.ts'
 
@@ -21,13 +21,15 @@ import { SerialQueue } from '../util/serial-queue.ts'
  * build alike, so Node starts it without stripping types.
  */
 export const SUPERVISOR_FILE = fileURLToPath(new URL('./jail-supervisor-main.mjs', import.meta.url))
-export const OUTPUT_WINDOW_FILE = fileURLToPath(new URL('./output-window.mjs', import.meta.url))
+export const OUTPUT_WINDOW_FILE = fileURLToPath(
+  new URL('../util/output-window.mjs', import.meta.url),
+)
 
 /** Where Node and the supervisor are mounted inside the jail. */
 export const NODE_MOUNT = '/opt/eitri/node'
-export const SUPERVISOR_MOUNT = '/opt/eitri/jail-supervisor.mjs'
-/** Mounted beside the supervisor, under the name it imports. */
-export const OUTPUT_WINDOW_MOUNT = '/opt/eitri/output-window.mjs'
+export const SUPERVISOR_MOUNT = '/opt/eitri/jail/jail-supervisor.mjs'
+/** Mounted where the supervisor's import finds it: the two keep their folders' relative places. */
+export const OUTPUT_WINDOW_MOUNT = '/opt/eitri/util/output-window.mjs'
 
 /**
  * Extra time the host gives the supervisor past a command's deadline before killing the jail:
@@ -52,21 +54,29 @@ const REPLY_OVERHEAD_BYTES = 64 * 1024
  * The supervisor's lines, checked before use: a command runs as the same user and can take the
  * reply channel (pidfd_getfd, /proc/PID/fd), so anything may arrive on it.
  */
-const replySchema = z.union([
-  z.strictObject({ ready: z.literal(true) }),
-  z.strictObject({
-    id: z.number().int().positive(),
-    exitCode: z.number().int().nullable(),
-    signal: z.string().max(64).nullable(),
-    timedOut: z.boolean(),
-    cancelled: z.boolean(),
-    durationMs: z.number().nonnegative(),
-    stdout: z.string(),
-    stderr: z.string(),
-    stdoutDropped: z.number().int().nonnegative(),
-    stderrDropped: z.number().int().nonnegative(),
-  }),
-])
+const readySchema = z.strictObject({ ready: z.literal(true) })
+const replySchema = z.strictObject({
+  id: z.number().int().positive(),
+  exitCode: z.number().int().nullable(),
+  signal: z.string().max(64).nullable(),
+  timedOut: z.boolean(),
+  cancelled: z.boolean(),
+  durationMs: z.number().nonnegative(),
+  stdout: z.string(),
+  stderr: z.string(),
+  stdoutDropped: z.number().int().nonnegative(),
+  stderrDropped: z.number().int().nonnegative(),
+})
+type Reply = z.output<typeof replySchema>
+
+/** One command as the supervisor reads it (the channel adds its id). */
+interface SupervisorRequest {
+  readonly argv: readonly string[]
+  readonly cwd: string
+  readonly environment: Readonly<Record<string, string>>
+  readonly timeoutMs: number
+  readonly maxOutputChars: number
+}
 
 /** One command for the supervisor. */
 export interface WarmCommand {
@@ -89,15 +99,11 @@ export interface WarmOutcome extends JailedExit {
 /** A supervisor running in a jail. */
 export class WarmJail {
   readonly #process: JailedProcess
-  readonly #waiting = new Map<
-    number,
-    { readonly resolve: (outcome: WarmOutcome) => void; readonly maxOutputChars: number }
-  >()
-  readonly #replies: LineSplitter
+  /** Commands out and replies back, on the supervisor's stdin and stdout. */
+  readonly #channel: RequestChannel<SupervisorRequest, Reply, 'ready'>
   readonly ready: Promise<void>
   /** The run in progress; the next one starts after it. */
   readonly #queue = new SerialQueue()
-  #nextId = 1
   #dead: string | undefined
   /** Processes below bubblewrap when the supervisor was ready: its init and the supervisor. */
   #idleProcesses = 0
@@ -112,20 +118,35 @@ export class WarmJail {
       markReady = resolve
       failReady = reject
     })
-    this.#replies = new LineSplitter(IDLE_REPLY_BYTES, {
-      line: (line) => this.#receive(line, markReady),
-      overflow: (bytes) =>
-        this.#fail(
-          `a reply line of the supervisor was over ${this.#replies.limit} bytes (${bytes} so far)`,
-        ),
+    this.#channel = new RequestChannel<SupervisorRequest, Reply, 'ready'>({
+      write: (line) => {
+        if (this.#process.running) this.#process.write(line)
+      },
+      maxLineBytes: IDLE_REPLY_BYTES,
+      peer: 'the supervisor',
+      parse: (value) => {
+        if (readySchema.safeParse(value).success) return { notice: 'ready' }
+        const reply = replySchema.safeParse(value)
+        return reply.success ? { id: reply.data.id, reply: reply.data } : undefined
+      },
+      onNotice: () => {
+        this.#idleProcesses = countDescendants(this.#process.pid ?? 0)
+        markReady()
+      },
+      onClose: (reason, outOfProtocol) => {
+        if (!outOfProtocol) return
+        // Whoever wrote it controls the channel, so no answer on it can be believed any more.
+        this.#dead ??= `${reason}; a command may have taken over the warm jail's reply channel, so the jail was ended. Run the command again (in a new jail)`
+        this.#process.kill()
+      },
     })
     this.#process = startJail((stream, chunk) => {
-      if (stream === 'stdout') this.#replies.push(chunk)
+      if (stream === 'stdout') this.#channel.push(chunk)
     })
     void this.#process.exited.then((exit) => {
       this.#dead ??= `the warm jail ended (exit ${exit.exitCode ?? exit.signal ?? 'unknown'}): ${this.#process.stderr.text().trim() || exit.spawnError || 'no message'}`
       failReady(new EitriError('jail_unavailable', this.#dead))
-      this.#answerAllDead()
+      this.#channel.close(this.#dead)
     })
   }
 
@@ -147,31 +168,52 @@ export class WarmJail {
     const aborted = (): boolean => command.signal?.aborted === true
     if (aborted()) return { ...deadOutcome('cancelled'), cancelled: true }
     if (!this.alive) return deadOutcome(this.#dead ?? 'the warm jail ended')
-    const id = this.#nextId++
-    const outcome = new Promise<WarmOutcome>((resolve) =>
-      this.#waiting.set(id, { resolve, maxOutputChars: command.maxOutputChars }),
-    )
-    this.#replies.limit = this.#replyLimit()
-    const onAbort = (): void => this.#send({ cancel: id })
+    // One command at a time (the queue): the longest reply is this command's.
+    this.#channel.lineLimit = replyLimit(command.maxOutputChars)
+    let id: number | undefined
+    const onAbort = (): void => {
+      if (id !== undefined) this.#channel.notify({ cancel: id })
+    }
     command.signal?.addEventListener('abort', onAbort, { once: true })
     // If the supervisor itself hangs past the deadline, the whole jail goes.
     const guard = setTimeout(() => this.#process.kill(), command.timeoutMs + SUPERVISOR_GRACE_MS)
-    this.#send({
-      id,
-      argv: command.argv,
-      cwd: command.cwd,
-      environment: command.environment,
-      timeoutMs: command.timeoutMs,
-      maxOutputChars: command.maxOutputChars,
-    })
+    const reply = this.#channel.call(
+      {
+        argv: command.argv,
+        cwd: command.cwd,
+        environment: command.environment,
+        timeoutMs: command.timeoutMs,
+        maxOutputChars: command.maxOutputChars,
+      },
+      // The supervisor keeps each stream to the command's limit (and its markers); more means
+      // someone else wrote.
+      (message) =>
+        message.stdout.length > command.maxOutputChars + OUTPUT_MARKER_ROOM ||
+        message.stderr.length > command.maxOutputChars + REPLY_OVERHEAD_BYTES
+          ? 'the supervisor sent more output than the command may keep'
+          : undefined,
+      (sent) => (id = sent),
+    )
     if (aborted()) onAbort()
     try {
-      const answer = await outcome
+      const message = await reply.catch(() => undefined)
+      if (message === undefined) return deadOutcome(this.#dead ?? 'the warm jail ended')
+      this.#channel.lineLimit = IDLE_REPLY_BYTES
       // The supervisor's answer proves nothing: a command runs as the same user, can take its
       // reply channel (pidfd_getfd, ptrace) and answer early while it keeps running. So the
       // host counts what is left in the jail itself, and ends the whole jail if it is more.
       if (!(await this.#settled())) await this.close()
-      return answer
+      return {
+        exitCode: message.exitCode,
+        signal: message.signal,
+        timedOut: message.timedOut,
+        cancelled: message.cancelled,
+        durationMs: message.durationMs,
+        stdout: message.stdout,
+        stderr: message.stderr,
+        stdoutDropped: message.stdoutDropped,
+        stderrDropped: message.stderrDropped,
+      }
     } finally {
       clearTimeout(guard)
       command.signal?.removeEventListener('abort', onAbort)
@@ -195,78 +237,14 @@ export class WarmJail {
     this.#process.kill()
     await this.#process.exited
   }
+}
 
-  #send(message: object): void {
-    if (this.alive) this.#process.write(`${JSON.stringify(message)}\n`)
-  }
-
-  /** The longest reply any command waiting now can legitimately get. */
-  #replyLimit(): number {
-    let largest = 0
-    for (const { maxOutputChars } of this.#waiting.values())
-      largest = Math.max(largest, maxOutputChars)
-    return Math.max(IDLE_REPLY_BYTES, 2 * REPLY_BYTES_PER_CHAR * largest + REPLY_OVERHEAD_BYTES)
-  }
-
-  #receive(line: string, markReady: () => void): void {
-    if (this.#dead !== undefined) return
-    let json: unknown
-    try {
-      json = JSON.parse(line)
-    } catch {
-      return this.#fail('the supervisor sent a line that is not JSON')
-    }
-    const parsed = replySchema.safeParse(json)
-    if (!parsed.success) return this.#fail('the supervisor sent a reply out of protocol')
-    const message = parsed.data
-    if ('ready' in message) {
-      this.#idleProcesses = countDescendants(this.#process.pid ?? 0)
-      return markReady()
-    }
-    const waiting = this.#waiting.get(message.id)
-    if (waiting === undefined)
-      return this.#fail(`the supervisor answered command ${message.id}, which is not waiting`)
-    // The supervisor keeps each stream to the command's limit (and its markers); more means
-    // someone else wrote.
-    if (
-      message.stdout.length > waiting.maxOutputChars + OUTPUT_MARKER_ROOM ||
-      message.stderr.length > waiting.maxOutputChars + REPLY_OVERHEAD_BYTES
-    )
-      return this.#fail('the supervisor sent more output than the command may keep')
-    this.#waiting.delete(message.id)
-    this.#replies.limit = this.#replyLimit()
-    waiting.resolve({
-      exitCode: message.exitCode,
-      signal: message.signal,
-      timedOut: message.timedOut,
-      cancelled: message.cancelled,
-      durationMs: message.durationMs,
-      stdout: message.stdout,
-      stderr: message.stderr,
-      stdoutDropped: message.stdoutDropped,
-      stderrDropped: message.stderrDropped,
-    })
-  }
-
-  /**
-   * Ends the jail over a reply out of protocol: whoever wrote it controls the channel, so no
-   * answer on it can be believed any more. Every waiting command answers why.
-   */
-  #fail(reason: string): void {
-    if (this.#dead !== undefined) return
-    this.#dead = `${reason}; a command may have taken over the warm jail's reply channel, so the jail was ended. Run the command again (in a new jail)`
-    this.#replies.stop()
-    this.#process.kill()
-    this.#answerAllDead()
-  }
-
-  #answerAllDead(): void {
-    const reason = this.#dead ?? 'the warm jail ended'
-    for (const [id, { resolve }] of this.#waiting) {
-      this.#waiting.delete(id)
-      resolve(deadOutcome(reason))
-    }
-  }
+/** The longest reply a command that keeps `maxOutputChars` of each stream can legitimately get. */
+function replyLimit(maxOutputChars: number): number {
+  return Math.max(
+    IDLE_REPLY_BYTES,
+    2 * REPLY_BYTES_PER_CHAR * maxOutputChars + REPLY_OVERHEAD_BYTES,
+  )
 }
 
 function deadOutcome(reason: string): WarmOutcome {

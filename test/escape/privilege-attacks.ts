@@ -4,7 +4,7 @@
 import fs from 'node:fs'
 import path from 'node:path'
 import { brief, quote, spawnPlain, STARTED, type Attack } from './helpers.ts'
-import { OUTPUT_MARKER_ROOM } from '../../src/jail/output-window.mjs'
+import { OUTPUT_MARKER_ROOM } from '../../src/util/output-window.mjs'
 
 /** Forks up to N sleeping children, prints how many it got, then ends them all. */
 const FORKER = `

@@ -4,8 +4,8 @@
  * process group, with only the environment given. At the deadline, on cancellation, on an
  * oversized result, and also when it ends on its own, every process of the call is killed.
  */
-import { spawn } from 'node:child_process'
 import { randomUUID } from 'node:crypto'
+import { startBounded } from '../util/bounded-spawn.ts'
 import { CALL_MARKER_VARIABLE, killCallProcesses } from './call-processes.ts'
 import type { ChildEnd } from './child-report.ts'
 import type { ConfinedRequest } from './confined-protocol.ts'
@@ -38,76 +38,39 @@ export async function spawnRunner(options: SpawnRunnerOptions): Promise<ChildEnd
     maxEnvelopeBytes,
   })
   let stderr = ''
-  let stoppedFor: ChildEnd['stoppedFor']
-  const child = spawn(options.nodePath, [RUNNER_PATH], {
+  const exit = await startBounded(options.nodePath, [RUNNER_PATH], {
     cwd: options.cwd,
     // The marker lets the sweep find descendants that left the process group.
     env: { ...options.environment, [CALL_MARKER_VARIABLE]: token },
-    // Its own process group (a new session), so one kill reaches all it started there.
-    detached: true,
-    stdio: ['pipe', 'pipe', 'pipe'],
-  })
-  const killAll = (): void => {
-    if (child.pid !== undefined) killCallProcesses(child.pid, token)
-  }
-  const stop = (reason: NonNullable<ChildEnd['stoppedFor']>): void => {
-    stoppedFor ??= reason
-    killAll()
-  }
-  const closed = new Promise<void>((resolve) => child.once('close', () => resolve()))
-  child.stdout.on('data', (chunk: Buffer) => {
-    reader.push(chunk)
-    if (reader.envelopeTooLarge) stop('output')
-  })
-  child.stderr.on('data', (chunk: Buffer) => {
-    stderr = (stderr + chunk.toString('utf8')).slice(-STDERR_KEPT_CHARS)
-  })
-  child.stdin.on('error', () => undefined)
-  child.stdin.end(JSON.stringify(request))
-  const timer = setTimeout(() => stop('timeout'), timeoutMs)
-  const onAbort = (): void => stop('cancellation')
-  signal?.addEventListener('abort', onAbort, { once: true })
-  if (signal?.aborted === true) onAbort()
-  try {
-    const exit = await new Promise<{ code: number | null; signal: string | null; error?: string }>(
-      (resolve) => {
-        child.once('error', (error) => resolve({ code: null, signal: null, error: error.message }))
-        child.once('exit', (code, exitSignal) => resolve({ code, signal: exitSignal }))
+    stdin: JSON.stringify(request),
+    // An oversized result stops the call (`output`).
+    stdout: {
+      push: (chunk) => reader.push(chunk),
+      get overflowed() {
+        return reader.envelopeTooLarge
       },
-    )
-    clearTimeout(timer)
-    if (exit.error === undefined) {
-      // Nothing the call started outlives it, even when it ended on its own.
-      killAll()
-      await graceful(closed, () => {
-        child.stdout.destroy()
-        child.stderr.destroy()
-      })
-    }
-    return {
-      output: reader.finish(),
-      stderr,
-      exitCode: exit.code,
-      signal: exit.signal,
-      stoppedFor,
-      spawnError: exit.error,
-      timeoutMs,
-      maxEnvelopeBytes,
-    }
-  } finally {
-    clearTimeout(timer)
-    signal?.removeEventListener('abort', onAbort)
+    },
+    stderr: {
+      push: (chunk) => {
+        stderr = (stderr + chunk.toString('utf8')).slice(-STDERR_KEPT_CHARS)
+      },
+    },
+    // The group, and every process carrying the call's marker that left it.
+    kill: (pid) => void killCallProcesses(pid, token),
+    // Nothing the call started outlives it, even when it ended on its own.
+    killOnExit: true,
+    closeGraceMs: CLOSE_GRACE_MS,
+    timeoutMs,
+    signal,
+  }).exited
+  return {
+    output: reader.finish(),
+    stderr,
+    exitCode: exit.exitCode,
+    signal: exit.signal,
+    stoppedFor: exit.stoppedBy,
+    spawnError: exit.spawnError,
+    timeoutMs,
+    maxEnvelopeBytes,
   }
-}
-
-async function graceful(closed: Promise<void>, giveUp: () => void): Promise<void> {
-  let timer: NodeJS.Timeout | undefined
-  const late = new Promise<void>((resolve) => {
-    timer = setTimeout(() => {
-      giveUp()
-      resolve()
-    }, CLOSE_GRACE_MS)
-  })
-  await Promise.race([closed, late])
-  clearTimeout(timer)
 }

@@ -116,7 +116,7 @@ async function runProbe(
     script,
     confinement,
   })
-  const child: ChildProcess = spawnSandbox(launch)
+  const child: ChildProcess = spawnSandbox(launch).child
   let stderr = ''
   child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')))
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()))

@@ -7,12 +7,13 @@
  * is bounded in length and validated before use, since the guest code it runs is the least
  * trusted thing on the machine; a line out of protocol ends it.
  */
-import { spawn, type ChildProcess } from 'node:child_process'
+import type { ChildProcess } from 'node:child_process'
 import fs from 'node:fs'
 import path from 'node:path'
 import type { Readable, Writable } from 'node:stream'
 import { fileURLToPath } from 'node:url'
 import { EitriError } from '../../errors/eitri-error.ts'
+import { BoundedChild, type OutputSink } from '../../util/bounded-spawn.ts'
 import { LineSplitter } from '../../util/line-splitter.ts'
 import { MAX_ARGUMENT_CHARS } from '../eval-limits.ts'
 import { LineWriter, SMALL_LINE_CHARS, type WriterTraffic } from '../line-writer.ts'
@@ -81,21 +82,27 @@ export interface SandboxStartOptions {
 
 /**
  * Spawns what `launch` says with the sandbox's descriptors: stdin and fd 5 from the server,
- * fds 3 and 4 to it, stderr kept, stdout unused. Shared with the confinement tests, which run
- * a probe instead of the sandbox in the very same way.
+ * fds 3 and 4 to it, stderr to `stderr`, stdout unused; in a process group of its own, killed
+ * whole. Shared with the confinement tests, which run a probe instead of the sandbox in the
+ * very same way. A long-lived peer spoken to over its pipes, so no deadline or output window
+ * of the bounded spawn applies: only its group kill.
  */
-export function spawnSandbox(launch: SandboxLaunch): ChildProcess {
-  return spawn(launch.command, [...launch.args], {
-    stdio: ['pipe', 'ignore', 'pipe', 'pipe', 'pipe', 'pipe'],
+export function spawnSandbox(launch: SandboxLaunch, stderr?: OutputSink): BoundedChild {
+  return new BoundedChild(launch.command, launch.args, {
+    stdout: 'ignore',
+    extraPipes: 3,
+    keepStdinOpen: true,
+    stderr: stderr ?? { push: () => undefined },
     env: launch.env,
     cwd: '/',
-    ...(launch.uid === undefined ? {} : { uid: launch.uid }),
-    ...(launch.gid === undefined ? {} : { gid: launch.gid }),
+    uid: launch.uid,
+    gid: launch.gid,
   })
 }
 
 /** One running sandbox process. */
 export class SandboxProcess {
+  readonly #process: BoundedChild
   readonly #child: ChildProcess
   readonly #toSandbox: LineWriter
   #stderr = ''
@@ -109,7 +116,9 @@ export class SandboxProcess {
   /** Bytes received from the sandbox on each lane. */
   readonly #received = { small: 0, large: 0 }
 
-  private constructor(child: ChildProcess) {
+  private constructor(started: BoundedChild) {
+    this.#process = started
+    const child = started.child
     this.#child = child
     this.#exit = new Promise((resolve) => child.once('exit', () => resolve()))
     // Both are pipes (spawn below), so they exist.
@@ -136,13 +145,15 @@ export class SandboxProcess {
       confinement: options.confinement ?? 'bubblewrap',
       bwrap: options.bwrap,
     })
-    const child = spawnSandbox(launch)
+    const started = spawnSandbox(launch, {
+      push: (chunk) => {
+        sandbox.#stderr = (sandbox.#stderr + chunk.toString('utf8')).slice(-STDERR_KEPT_CHARS)
+      },
+    })
+    const child = started.child
     child.once('exit', () => launch.release())
     child.once('error', () => launch.release())
-    const sandbox = new SandboxProcess(child)
-    child.stderr?.on('data', (chunk: Buffer) => {
-      sandbox.#stderr = (sandbox.#stderr + chunk.toString('utf8')).slice(-STDERR_KEPT_CHARS)
-    })
+    const sandbox = new SandboxProcess(started)
     // A write to a sandbox that died fails with EPIPE; its exit is reported on its own.
     child.stdin?.on('error', () => undefined)
     pipeOf(child, SANDBOX_PIPES.largeToSandbox)?.on('error', () => undefined)
@@ -195,7 +206,7 @@ export class SandboxProcess {
       ): void => {
         if (settled) return
         settle()
-        child.kill('SIGKILL')
+        started.kill()
         const confinement = launch.jailed
           ? confinementFailure({
               spawnError: how.spawnError,
@@ -282,7 +293,7 @@ export class SandboxProcess {
   async close(): Promise<void> {
     this.#closed = true
     this.#toSandbox.close()
-    if (!this.#exited) this.#child.kill('SIGKILL')
+    if (!this.#exited) this.#process.kill()
     await this.#exit
   }
 
@@ -306,7 +317,7 @@ export class SandboxProcess {
   /** A sandbox that speaks out of protocol is not trusted with anything more. */
   #outOfProtocol(): void {
     this.#stderr += '\neitri: the sandbox sent a message out of protocol and was ended.'
-    this.#child.kill('SIGKILL')
+    this.#process.kill()
     // Whatever still writes to the channels (a child it left) gets EPIPE, not a reader.
     for (const fd of [SANDBOX_PIPES.smallToServer, SANDBOX_PIPES.largeToServer])
       pipeOf(this.#child, fd)?.destroy()

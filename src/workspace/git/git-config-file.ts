@@ -4,7 +4,7 @@
  * without following its includes and without running anything: `git config --file` only reads.
  * The user's repository configuration is never written here.
  */
-import { spawn } from 'node:child_process'
+import { ByteCapture, startBounded } from '../../util/bounded-spawn.ts'
 
 /** One `key = value` of a configuration file; `value` is undefined for a bare boolean key. */
 export interface GitConfigEntry {
@@ -21,36 +21,28 @@ const READ_TIMEOUT_MS = 10_000
  * The entries of the configuration file at `hostPath`, in file order; none when it is missing
  * or git cannot parse it (git would then refuse to run in that repository anyway).
  */
-export function readGitConfigFile(hostPath: string): Promise<GitConfigEntry[]> {
-  return new Promise((resolve) => {
-    const child = spawn(
-      'git',
-      ['config', '--file', hostPath, '--list', '--null', '--no-includes'],
-      {
-        cwd: '/',
-        env: {
-          PATH: '/usr/local/bin:/usr/bin:/bin',
-          LC_ALL: 'C',
-          GIT_CONFIG_NOSYSTEM: '1',
-          GIT_CONFIG_GLOBAL: '/dev/null',
-        },
-        stdio: ['ignore', 'pipe', 'ignore'],
-        timeout: READ_TIMEOUT_MS,
+export async function readGitConfigFile(hostPath: string): Promise<GitConfigEntry[]> {
+  const listing = new ByteCapture(MAX_CONFIG_BYTES)
+  const exit = await startBounded(
+    'git',
+    ['config', '--file', hostPath, '--list', '--null', '--no-includes'],
+    {
+      cwd: '/',
+      env: {
+        PATH: '/usr/local/bin:/usr/bin:/bin',
+        LC_ALL: 'C',
+        GIT_CONFIG_NOSYSTEM: '1',
+        GIT_CONFIG_GLOBAL: '/dev/null',
       },
-    )
-    const chunks: Buffer[] = []
-    let bytes = 0
-    child.stdout.on('data', (chunk: Buffer) => {
-      bytes += chunk.byteLength
-      if (bytes > MAX_CONFIG_BYTES) child.kill('SIGKILL')
-      else chunks.push(chunk)
-    })
-    child.once('error', () => resolve([]))
-    child.once('close', (status) => {
-      if (status !== 0 || bytes > MAX_CONFIG_BYTES) return resolve([])
-      resolve(parseListing(Buffer.concat(chunks).toString('utf8')))
-    })
-  })
+      noStdin: true,
+      stdout: listing,
+      // Its messages are not used: an unreadable file counts as none.
+      stderr: { push: () => undefined },
+      timeoutMs: READ_TIMEOUT_MS,
+    },
+  ).exited
+  if (exit.exitCode !== 0 || exit.overflowed) return []
+  return parseListing(listing.bytes().toString('utf8'))
 }
 
 /** `key\nvalue\0` per entry; a bare boolean key is `key\0`. */

@@ -4,6 +4,7 @@ import fs from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
 import { describe, it, type TestContext } from 'node:test'
+import { EitriError } from '../../errors/eitri-error.ts'
 import { gitEnvironment, runGit } from './run-git.ts'
 
 /** git as a person runs it: no global or system configuration, a fixed identity. */
@@ -100,5 +101,39 @@ describe("eitri's git environment", () => {
     assert.equal(settings.get('core.fsmonitor'), 'false')
     assert.equal(settings.get('diff.ignoreSubmodules'), 'all')
     assert.equal(env[`GIT_CONFIG_KEY_${count}`], undefined)
+  })
+
+  it('a cancelled git is killed and rejects with cancelled; a flood past the bound is refused', async (t) => {
+    const base = await fs.realpath(await fs.mkdtemp(path.join(os.tmpdir(), 'eitri-run-git-')))
+    t.after(() => fs.rm(base, { recursive: true, force: true }))
+    git(base, 'init', '-q', '--bare', 'repo.git')
+    const target = { gitDir: path.join(base, 'repo.git') }
+    const blob = (
+      await runGit(target, ['hash-object', '-w', '--stdin'], { input: 'x'.repeat(4096) })
+    ).stdout
+      .toString()
+      .trim()
+    // Aborted while git still reads its input: killed, and the call says so.
+    const controller = new AbortController()
+    const slow = runGit(target, ['cat-file', '--batch'], {
+      input: `${blob}\n`.repeat(200_000),
+      signal: controller.signal,
+    })
+    controller.abort()
+    await assert.rejects(
+      slow,
+      (error: unknown) => EitriError.isInstance(error) && error.code === 'cancelled',
+    )
+    const capped = await runGit(target, ['cat-file', '--batch'], {
+      input: `${blob}\n`.repeat(50),
+      maxStdoutBytes: 10_000,
+      check: false,
+    })
+    assert.equal(capped.overflowed, true)
+    assert.equal(capped.status, -1)
+    assert.ok(capped.stdout.byteLength <= 10_000)
+    // Positive control: without the cap the same command answers in full.
+    const full = await runGit(target, ['cat-file', '--batch'], { input: `${blob}\n`.repeat(50) })
+    assert.ok(full.stdout.byteLength > 50 * 4096)
   })
 })

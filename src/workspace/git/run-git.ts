@@ -3,8 +3,18 @@
  * The git program, run on eitri's own history repository: never the user's configuration,
  * hooks or repository.
  */
-import { spawn } from 'node:child_process'
 import { EitriError } from '../../errors/eitri-error.ts'
+import { BoundedOutput } from '../../util/bounded-output.ts'
+import { ByteCapture, startBounded } from '../../util/bounded-spawn.ts'
+
+/**
+ * Most bytes any git command of eitri may write when its caller set no bound of its own: far
+ * above any blob, tree or diff a workspace holds, and still a bound, so a runaway command fails
+ * with a clear error instead of exhausting the server's memory.
+ */
+export const MAX_GIT_OUTPUT_BYTES = 256 * 1024 * 1024
+/** Characters of git's stderr kept (its head and tail): messages, not data. */
+const GIT_STDERR_CHARS = 64 * 1024
 
 /** Where git looks and what it reads besides. */
 export interface GitTarget {
@@ -86,12 +96,14 @@ export function gitEnvironment(target: GitTarget): Record<string, string> {
 }
 
 /**
- * Runs git with `args`. Resolves with its status and output; `check` turns a nonzero status
- * into an error.
+ * Runs git with `args`, in a process group of its own (killed whole on abort or deadline).
+ * Resolves with its status and output; `check` turns a nonzero status into an error.
  *
- * @throws EitriError `tool_failed` when git is missing or `check` fails.
+ * @throws EitriError `tool_failed` when git is missing or `check` fails; `cancelled` when
+ *   `signal` aborted; `limit_exceeded` when git wrote more than {@link MAX_GIT_OUTPUT_BYTES}
+ *   and the caller set no `maxStdoutBytes` of its own.
  */
-export function runGit(
+export async function runGit(
   target: GitTarget,
   args: readonly string[],
   options: {
@@ -104,60 +116,44 @@ export function runGit(
     timeoutMs?: number
     /** git is killed once it wrote more than this to its output (`overflowed` says so). */
     maxStdoutBytes?: number
+    /** Kills git (and what it started) and rejects with `cancelled`. */
+    signal?: AbortSignal | undefined
   } = {},
 ): Promise<GitOutput> {
-  return new Promise((resolve, reject) => {
-    const child = spawn('git', [...args], {
-      env: { ...gitEnvironment(target), ...options.env },
-      stdio: ['pipe', 'pipe', 'pipe'],
-      ...(target.workTree === undefined ? {} : { cwd: target.workTree }),
-      ...(options.timeoutMs === undefined
-        ? {}
-        : { timeout: options.timeoutMs, killSignal: 'SIGKILL' as const }),
-    })
-    const stdout: Buffer[] = []
-    let stdoutBytes = 0
-    let overflowed = false
-    let stderr = ''
-    child.stdout.on('data', (chunk: Buffer) => {
-      if (overflowed) return
-      stdoutBytes += chunk.byteLength
-      if (stdoutBytes > (options.maxStdoutBytes ?? Number.POSITIVE_INFINITY)) {
-        overflowed = true
-        child.kill('SIGKILL')
-        return
-      }
-      stdout.push(chunk)
-    })
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()))
-    child.once('error', (error) =>
-      reject(
-        new EitriError(
-          'tool_failed',
-          `git could not be started (${error.message}); install it: apt-get install git`,
-        ),
-      ),
+  const stdout = new ByteCapture(options.maxStdoutBytes ?? MAX_GIT_OUTPUT_BYTES)
+  const stderrWindow = new BoundedOutput(GIT_STDERR_CHARS)
+  const exit = await startBounded('git', args, {
+    env: { ...gitEnvironment(target), ...options.env },
+    ...(target.workTree === undefined ? {} : { cwd: target.workTree }),
+    stdin: options.input ?? '',
+    stdout,
+    stderr: stderrWindow,
+    timeoutMs: options.timeoutMs,
+    signal: options.signal,
+  }).exited
+  if (exit.spawnError !== undefined)
+    throw new EitriError(
+      'tool_failed',
+      `git could not be started (${exit.spawnError}); install it: apt-get install git`,
     )
-    child.once('close', (status) => {
-      const output = {
-        status: overflowed ? -1 : (status ?? -1),
-        stdout: Buffer.concat(stdout),
-        stderr,
-        ...(overflowed ? { overflowed } : {}),
-      }
-      const allowed = options.allowStatus ?? [0]
-      if (options.check !== false && !allowed.includes(output.status)) {
-        reject(
-          new EitriError(
-            'tool_failed',
-            `git ${args[0] ?? ''} failed (${output.status}): ${stderr.trim().slice(0, 500)}`,
-          ),
-        )
-      } else {
-        resolve(output)
-      }
-    })
-    child.stdin.on('error', () => undefined)
-    child.stdin.end(options.input ?? '')
-  })
+  if (exit.cancelled) throw new EitriError('cancelled', `git ${args[0] ?? ''} was cancelled`)
+  if (exit.overflowed && options.maxStdoutBytes === undefined)
+    throw new EitriError(
+      'limit_exceeded',
+      `git ${args[0] ?? ''} wrote more than ${MAX_GIT_OUTPUT_BYTES} bytes and was stopped; the workspace holds something too large for eitri's history to read`,
+    )
+  const stderr = stderrWindow.text()
+  const output = {
+    status: exit.overflowed || exit.timedOut ? -1 : (exit.exitCode ?? -1),
+    stdout: stdout.bytes(),
+    stderr,
+    ...(exit.overflowed ? { overflowed: true } : {}),
+  }
+  const allowed = options.allowStatus ?? [0]
+  if (options.check !== false && !allowed.includes(output.status))
+    throw new EitriError(
+      'tool_failed',
+      `git ${args[0] ?? ''} failed (${output.status}): ${stderr.trim().slice(0, 500)}`,
+    )
+  return output
 }

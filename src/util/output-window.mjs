@@ -1,6 +1,6 @@
 // @ts-check
 /**
- * @module jail/output-window
+ * @module util/output-window
  * What a model gets to see of a stream that may be huge: its beginning and its end, with the
  * middle dropped and counted, and every run of identical lines shown once with its count. A
  * failing test suite that prints one error 50,000 times still shows how it started and how it

@@ -1,5 +1,5 @@
 /**
- * @module jail/bounded-output
+ * @module util/bounded-output
  * Keeps the beginning and the end of what a stream prints, with runs of identical lines
  * collapsed, and counts what was dropped between: a flood of output costs memory for N
  * characters, not for the flood, and the end of a failing command's output is still there.
