@@ -7,7 +7,7 @@
  */
 import type { JailBind, JailLimits } from '../bubblewrap/jail-spec.ts'
 import { JAIL_WORKSPACE } from '../bubblewrap/jail-spec.ts'
-import { DEFAULT_MAX_OUTPUT_CHARS } from './bounded-output.ts'
+import { DEFAULT_MAX_OUTPUT_CHARS } from '../util/bounded-output.ts'
 import { DEFAULT_JAIL_TIMEOUT_MS, type JailRequest, type JailResult } from './jail-request.ts'
 import type { JailWorkspaces, WorkspaceLayer } from './jail-workspaces.ts'
 import type { JailedProcess } from './jailed-process.ts'

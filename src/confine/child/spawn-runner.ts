@@ -5,7 +5,7 @@
  * oversized result, and also when it ends on its own, every process of the call is killed.
  */
 import { randomUUID } from 'node:crypto'
-import { startBounded } from '../util/bounded-spawn.ts'
+import { startBounded } from '../../util/bounded-spawn.ts'
 import { CALL_MARKER_VARIABLE, killCallProcesses } from './call-processes.ts'
 import type { ChildEnd } from './child-report.ts'
 import type { ConfinedRequest } from './confined-protocol.ts'
