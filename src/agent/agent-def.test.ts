@@ -151,6 +151,8 @@ describe('AgentDef', () => {
     class Point {
       x = 1
     }
+    const holey: number[] = [1]
+    holey[2] = 3
     const withGetter = {}
     Object.defineProperty(withGetter, 'live', { get: () => 1, enumerable: true })
     const cases: [unknown, string, RegExp][] = [
@@ -177,7 +179,7 @@ describe('AgentDef', () => {
         /undefined is not JSON data/,
       ],
       [{ ...minimal, name: undefined }, 'agents[2].name', /undefined is not JSON data/],
-      [{ ...minimal, metadata: { list: [1, , 3] } }, 'agents[2].metadata.list', /hole at \[1\]/],
+      [{ ...minimal, metadata: { list: holey } }, 'agents[2].metadata.list', /hole at \[1\]/],
       [
         { ...minimal, metadata: { n: Number.NaN } },
         'agents[2].metadata.n',
