@@ -1,0 +1,76 @@
+/**
+ * @module agent/agent-program
+ * What an agent runs when it is hired: its program, as data. Each kind takes an exact set of
+ * keys, so a misspelt key (`repy` for `reply`) is refused instead of silently ignored.
+ *
+ * - `echo`: answers with the task it was given.
+ * - `scripted`: answers with its `result` when it has one, else its `reply`.
+ * - `llm`: a model loop. Its kind is reserved but not available yet: a definition naming it is
+ *   refused, so a roster never holds an agent that no eitri of this version can run.
+ *
+ * Both deterministic kinds may wait `delayMs` first (cancellable), to stand in for slow work.
+ */
+import { z } from 'zod'
+
+/** Every program kind, in the order they were added. */
+export const AGENT_PROGRAM_KINDS = Object.freeze(['echo', 'scripted', 'llm'] as const)
+
+/** One of {@link AGENT_PROGRAM_KINDS}. */
+export type AgentProgramKind = (typeof AGENT_PROGRAM_KINDS)[number]
+
+/** The kinds a definition may name in this version. */
+export const AVAILABLE_PROGRAM_KINDS: readonly AgentProgramKind[] = Object.freeze([
+  'echo',
+  'scripted',
+])
+
+/** The longest delay a program may ask for: ten minutes. */
+export const MAX_PROGRAM_DELAY_MS = 600_000
+
+const delayMs = z
+  .int({ error: 'must be a whole number of milliseconds' })
+  .min(0, { error: 'must be 0 or more milliseconds' })
+  .max(MAX_PROGRAM_DELAY_MS, {
+    error: `must be at most ${MAX_PROGRAM_DELAY_MS} milliseconds (ten minutes)`,
+  })
+
+/** A strict object whose refusal of an unknown key lists the keys it takes. */
+function programObject<Shape extends z.ZodRawShape>(what: string, shape: Shape) {
+  return z.strictObject(shape, {
+    error: (issue) =>
+      issue.code === 'unrecognized_keys'
+        ? `unknown key; ${what} takes only ${Object.keys(shape).join(', ')} (check the spelling)`
+        : undefined,
+  })
+}
+
+const echoProgram = programObject('an echo program', {
+  kind: z.literal('echo'),
+  delayMs: delayMs.optional(),
+})
+
+const scriptedProgram = programObject('a scripted program', {
+  kind: z.literal('scripted'),
+  delayMs: delayMs.optional(),
+  reply: z.string({ error: 'must be a string (the text the agent answers)' }).optional(),
+  /** Any JSON value; plain-data checks happen before the schema. */
+  result: z.unknown().optional(),
+})
+
+/** The schema of a program; refuses `llm` with a message saying it is not available yet. */
+export const agentProgramSchema = z.discriminatedUnion('kind', [echoProgram, scriptedProgram], {
+  error: (issue) => {
+    if (typeof issue.input !== 'object' || issue.input === null || Array.isArray(issue.input)) {
+      return 'must be an object naming its kind, such as {"kind": "echo"}'
+    }
+    if (issue.code !== 'invalid_union') return undefined
+    const kind = (issue.input as { kind?: unknown } | undefined)?.kind
+    if (kind === 'llm') {
+      return `the llm program is not available yet in this version of eitri; use kind ${AVAILABLE_PROGRAM_KINDS.map((name) => JSON.stringify(name)).join(' or ')}`
+    }
+    return `must be one of ${AVAILABLE_PROGRAM_KINDS.map((name) => JSON.stringify(name)).join(', ')} (got ${kind === undefined ? 'nothing' : JSON.stringify(kind)})`
+  },
+})
+
+/** A program, as a definition holds it. */
+export type AgentProgram = z.output<typeof agentProgramSchema>
