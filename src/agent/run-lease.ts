@@ -28,8 +28,10 @@ export interface RunLeasesOptions {
   readonly heartbeatMs?: number
   /** How long a lease lasts unrenewed, in ms; more than `heartbeatMs`. @default 15000 */
   readonly ttlMs?: number
-  /** How often the store is asked for cancel requests, in ms: an owner obeys a request from
-   * another process within about this long. @default 500 */
+  /**
+   * How often the store is asked for cancel requests, in ms: an owner obeys a request from
+   * another process within about this long. @default 500
+   */
   readonly cancelPollMs?: number
   /** How often interrupted Runs are swept, in ms; one sweep runs at start. @default 30000 */
   readonly sweepMs?: number
@@ -70,7 +72,6 @@ export class RunLeases {
   readonly terms: RunLeaseTerms
   readonly #store: Store
   readonly #options: RunLeasesOptions
-  readonly #settings: typeof DEFAULTS
   readonly #held = new Set<string>()
   /** Runs whose cancel request was passed on already: each is passed on once. */
   readonly #told = new Set<string>()
@@ -81,7 +82,6 @@ export class RunLeases {
   private constructor(store: Store, options: RunLeasesOptions, settings: typeof DEFAULTS) {
     this.#store = store
     this.#options = options
-    this.#settings = settings
     this.owner = options.owner ?? newLeaseOwner()
     this.terms = Object.freeze({ owner: this.owner, ttlMs: settings.ttlMs })
   }
