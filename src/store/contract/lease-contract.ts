@@ -7,7 +7,9 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import { setTimeout as delay } from 'node:timers/promises'
-import { openStore } from '../open-store.ts'
+import { MIGRATIONS } from '../migrations.ts'
+import { openDriver, openStore } from '../open-store.ts'
+import { migrate } from '../sql/migrate.ts'
 import type { Store } from '../store.ts'
 import type { StoreHarness } from './store-harness.ts'
 import { rejectsWith } from './task-contract.ts'
@@ -150,6 +152,29 @@ export function leaseContract(harness: StoreHarness): void {
       advance(101)
       assert.deepEqual(ids(await store.sweepInterruptedRuns({ unleasedAfterMs: 100 })), ['young'])
       await rejectsWith(store.sweepInterruptedRuns({ unleasedAfterMs: -1 }), 'invalid_input')
+    })
+  })
+
+  void describe('upgrading to leases', () => {
+    void it('ends a Run left running before leases existed, after the grace', async () => {
+      const url = await harness.freshUrl()
+      const driver = await openDriver(url)
+      await migrate(driver, MIGRATIONS.slice(0, 1))
+      await driver.transaction('write', (transaction) =>
+        transaction.run(
+          `INSERT INTO runs (id, kind, caused_by, status, settlement_status, created_at, started_at, updated_at)
+            VALUES ('old', 'agent-task', '[]', 'running', 'open', ?, ?, ?)`,
+          ['2025-12-31T00:00:00.000Z', '2025-12-31T00:00:00.000Z', '2025-12-31T00:00:00.000Z'],
+        ),
+      )
+      await driver.close()
+      const clock = manualClock()
+      await using store = await openStore(url, { dependencies: { now: clock.now } })
+      assert.equal(await store.schemaVersion(), MIGRATIONS.length)
+      const old = await store.getRun('old')
+      assert.equal(old?.status, 'running')
+      assert.equal(old !== undefined && 'leaseOwner' in old, false)
+      assert.deepEqual(ids(await store.sweepInterruptedRuns()), ['old'])
     })
   })
 
