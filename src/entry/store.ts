@@ -9,10 +9,12 @@ export type { LineRecord, MergeConflict, MergeOptions, MergeReport } from '../st
 export {
   RUN_STATUSES,
   type RunAdmission,
+  type RunCancelRequest,
   type RunEvent,
   type RunFilter,
   type RunFinish,
   type RunFinishStatus,
+  type RunLeaseTerms,
   type RunProvenance,
   type RunRecord,
   type RunSettlement,

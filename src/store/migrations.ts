@@ -123,6 +123,19 @@ const AUDIT_COLUMNS = {
     details TEXT`,
 }
 
+/**
+ * Who holds each running Run (an owner id and when its lease lapses, renewed by the owner's
+ * heartbeat), and a cancel request another process left for that owner. Times are ISO text
+ * like every other time in the schema, so they compare as strings.
+ */
+const RUN_LEASE_COLUMNS = [
+  `ALTER TABLE runs ADD COLUMN lease_owner TEXT`,
+  `ALTER TABLE runs ADD COLUMN lease_expires_at TEXT`,
+  `ALTER TABLE runs ADD COLUMN cancel_requested_at TEXT`,
+  `ALTER TABLE runs ADD COLUMN cancel_requested_by TEXT`,
+  `CREATE INDEX runs_lease_owner ON runs (lease_owner, status)`,
+]
+
 /** Every migration, oldest first. The schema version is the number applied. */
 export const MIGRATIONS: readonly Migration[] = [
   {
@@ -165,5 +178,10 @@ export const MIGRATIONS: readonly Migration[] = [
       `CREATE TABLE approvals (sequence BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,${AUDIT_COLUMNS.approvals})`,
       `CREATE TABLE receipts (sequence BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,${AUDIT_COLUMNS.receipts})`,
     ],
+  },
+  {
+    name: 'run-leases-cancel-requests',
+    sqlite: RUN_LEASE_COLUMNS,
+    postgres: RUN_LEASE_COLUMNS,
   },
 ]

@@ -53,7 +53,28 @@ export interface RunAdmission extends RunProvenance {
   readonly trigger?: unknown
   /** @default the store's clock */
   readonly createdAt?: string | undefined
+  /** Held from the start by this owner, in the same transaction as the row. */
+  readonly lease?: RunLeaseTerms | undefined
 }
+
+/** Who holds a running Run, and for how long from now (the store's clock). */
+export interface RunLeaseTerms {
+  /** The id of the holding process: the same for every Run it holds. */
+  readonly owner: string
+  /** How long the lease lasts unless renewed, in ms. */
+  readonly ttlMs: number
+}
+
+/** A pending request to cancel a Run, for the process that holds it. */
+export interface RunCancelRequest {
+  readonly runId: string
+  readonly at: string
+  /** Who asked, as they named themselves. */
+  readonly by: string
+}
+
+/** The reason a sweep writes on a Run whose owner stopped renewing its lease. */
+export const INTERRUPTED_REASON = 'interrupted'
 
 /** One durable Run row. */
 export interface RunRecord extends RunProvenance {
@@ -76,6 +97,13 @@ export interface RunRecord extends RunProvenance {
   readonly updatedAt: string
   /** Set for completed, failed and cancelled only. */
   readonly endedAt: string | null
+  /** The process holding a running Run; absent once it finished or when none holds it. */
+  readonly leaseOwner?: string | undefined
+  /** When that lease lapses unless renewed. */
+  readonly leaseExpiresAt?: string | undefined
+  /** Set once someone asked the owner to cancel the Run; kept after it ends. */
+  readonly cancelRequestedAt?: string | undefined
+  readonly cancelRequestedBy?: string | undefined
 }
 
 /** What `finishRun` takes. */

@@ -4,6 +4,7 @@
  */
 import { describe } from 'node:test'
 import { knowledgeContract } from './contract/knowledge-contract.ts'
+import { leaseContract } from './contract/lease-contract.ts'
 import { lineContract } from './contract/line-contract.ts'
 import { openingContract } from './contract/opening-contract.ts'
 import { runContract } from './contract/run-contract.ts'
@@ -20,5 +21,6 @@ export function storeContract(harness: StoreHarness): void {
     knowledgeContract(harness)
     lineContract(harness)
     runContract(harness)
+    leaseContract(harness)
   })
 }

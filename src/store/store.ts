@@ -16,9 +16,11 @@ import type {
 import type { LineRecord, MergeOptions, MergeReport } from './line-record.ts'
 import type {
   RunAdmission,
+  RunCancelRequest,
   RunEvent,
   RunFilter,
   RunFinish,
+  RunLeaseTerms,
   RunRecord,
   RunSettlement,
 } from './run-record.ts'
@@ -96,6 +98,44 @@ export interface Store extends AsyncDisposable {
     filter?: { readonly after?: number | undefined },
     options?: StoreCallOptions,
   ): Promise<RunEvent[]>
+
+  /**
+   * Takes the lease of a running Run for `lease.owner` (a process id), until `lease.ttlMs`
+   * from now unless renewed. Prefer `admitRun({ lease })`, which holds it from the start.
+   * @throws EitriError `not_found`; `conflict` when it is not running or another owner holds it.
+   */
+  holdRun(id: string, lease: RunLeaseTerms, options?: StoreCallOptions): Promise<RunRecord>
+  /**
+   * The heartbeat: extends every running Run `lease.owner` holds to `ttlMs` from now, and
+   * answers their ids. A Run swept as interrupted is not revived.
+   */
+  renewRunLeases(lease: RunLeaseTerms, options?: StoreCallOptions): Promise<string[]>
+  /**
+   * Ends `owner`'s leases now (all, or those of `ids`): a Run it still held is then swept as
+   * interrupted. Another owner's Runs are never touched. Answers the ids released.
+   */
+  releaseRunLeases(
+    owner: string,
+    ids?: readonly string[],
+    options?: StoreCallOptions,
+  ): Promise<string[]>
+  /**
+   * Marks `failed`, reason `interrupted`, every running Run whose lease lapsed (and every one
+   * nobody held that has not changed for `unleasedAfterMs`, default 15 s), journaling a
+   * `finished` event, atomically: a Run whose owner renewed in time is never marked.
+   * Answers the Runs it ended.
+   */
+  sweepInterruptedRuns(
+    options?: StoreCallOptions & { readonly unleasedAfterMs?: number | undefined },
+  ): Promise<RunRecord[]>
+  /**
+   * Asks whoever holds a Run to cancel it: durable, journaled as `cancel-requested`, and
+   * idempotent. The owner finds it with `listCancelRequests`.
+   * @throws EitriError `not_found`; `conflict` when the Run already ended.
+   */
+  requestRunCancel(id: string, by: string, options?: StoreCallOptions): Promise<RunRecord>
+  /** The cancel requests pending on the running Runs `owner` holds, oldest first. */
+  listCancelRequests(owner: string, options?: StoreCallOptions): Promise<RunCancelRequest[]>
 
   /** Appends a decision to the approval log. */
   recordApproval(entry: ApprovalEntry, options?: StoreCallOptions): Promise<ApprovalRecord>

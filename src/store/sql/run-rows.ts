@@ -6,7 +6,7 @@ import type { RunRecord, RunStatus, SettlementStatus } from '../run-record.ts'
 import { fromJsonColumn } from './json-column.ts'
 import type { SqlRow } from './sql-driver.ts'
 
-/** The record of a `runs` row; absent provenance stays absent. */
+/** The record of a `runs` row; absent provenance, lease and cancel request stay absent. */
 export function runFromRow(row: SqlRow): RunRecord {
   const text = (column: string): string | null => (row[column] as string | null) ?? null
   const provenance = {
@@ -21,6 +21,12 @@ export function runFromRow(row: SqlRow): RunRecord {
     world: text('world'),
     isolation: text('isolation'),
     settlementPolicy: text('settlement_policy'),
+  }
+  const holding = {
+    leaseOwner: text('lease_owner'),
+    leaseExpiresAt: text('lease_expires_at'),
+    cancelRequestedAt: text('cancel_requested_at'),
+    cancelRequestedBy: text('cancel_requested_by'),
   }
   return {
     id: row['id'] as string,
@@ -40,6 +46,8 @@ export function runFromRow(row: SqlRow): RunRecord {
     startedAt: row['started_at'] as string,
     updatedAt: row['updated_at'] as string,
     endedAt: text('ended_at'),
-    ...Object.fromEntries(Object.entries(provenance).filter(([, value]) => value !== null)),
+    ...Object.fromEntries(
+      Object.entries({ ...provenance, ...holding }).filter(([, value]) => value !== null),
+    ),
   }
 }

@@ -13,6 +13,7 @@ import {
   type RunRecord,
   type RunSettlement,
   type RunFinishStatus,
+  type RunLeaseTerms,
 } from '../run-record.ts'
 import type { StoreDependencies } from '../store-dependencies.ts'
 import { fromJsonColumn, toJsonColumn } from './json-column.ts'
@@ -45,6 +46,8 @@ const ADMISSION_COLUMNS = [
   'created_at',
   'started_at',
   'updated_at',
+  'lease_owner',
+  'lease_expires_at',
 ] as const
 
 /** Writes a new Run as running. */
@@ -57,6 +60,7 @@ export async function admitRun(
   if (typeof admission.id !== 'string' || admission.id.trim() === '') {
     throw new EitriError('invalid_input', 'A Run needs an id.')
   }
+  if (admission.lease !== undefined) checkLeaseTerms(admission.lease)
   return driver.transaction(
     'write',
     async (transaction) => {
@@ -86,6 +90,8 @@ export async function admitRun(
         admission.createdAt ?? now,
         now,
         now,
+        admission.lease?.owner ?? null,
+        admission.lease === undefined ? null : leaseExpiry(now, admission.lease.ttlMs),
       ]
       try {
         await transaction.run(
@@ -131,8 +137,10 @@ export async function finishRun(
         )
       }
       const now = dependencies.now().toISOString()
+      // A finished Run is no longer executing, so nobody holds it: the sweep leaves it alone.
       await transaction.run(
-        `UPDATE runs SET status = ?, reason = ?, error = ?, value = ?, output = ?, updated_at = ?, ended_at = ?
+        `UPDATE runs SET status = ?, reason = ?, error = ?, value = ?, output = ?, updated_at = ?, ended_at = ?,
+            lease_owner = NULL, lease_expires_at = NULL
           WHERE id = ?`,
         [
           finish.status,
@@ -251,25 +259,55 @@ export async function appendRunEvents(
     'write',
     async (transaction) => {
       await requireRun(transaction, runId, { lock: true })
-      const last = await transaction.get<{ last: number | null }>(
-        'SELECT MAX(sequence) AS last FROM run_events WHERE run_id = ?',
-        [runId],
-      )
-      const time = dependencies.now().toISOString()
-      const stored: RunEvent[] = []
-      let sequence = Number(last?.last ?? 0)
-      for (const event of events) {
-        sequence += 1
-        await transaction.run(
-          'INSERT INTO run_events (run_id, sequence, type, data, time) VALUES (?, ?, ?, ?, ?)',
-          [runId, sequence, event.type, toJsonColumn(event.data), time],
-        )
-        stored.push({ runId, sequence, type: event.type, data: event.data ?? null, time })
-      }
-      return stored
+      return insertRunEvents(transaction, runId, events, dependencies.now().toISOString())
     },
     options,
   )
+}
+
+/** Appends events to the journal of a Run the transaction has locked. */
+export async function insertRunEvents(
+  transaction: SqlTransaction,
+  runId: string,
+  events: readonly { readonly type: string; readonly data?: unknown }[],
+  time: string,
+): Promise<RunEvent[]> {
+  const last = await transaction.get<{ last: number | null }>(
+    'SELECT MAX(sequence) AS last FROM run_events WHERE run_id = ?',
+    [runId],
+  )
+  const stored: RunEvent[] = []
+  let sequence = Number(last?.last ?? 0)
+  for (const event of events) {
+    sequence += 1
+    await transaction.run(
+      'INSERT INTO run_events (run_id, sequence, type, data, time) VALUES (?, ?, ?, ?, ?)',
+      [runId, sequence, event.type, toJsonColumn(event.data), time],
+    )
+    stored.push({ runId, sequence, type: event.type, data: event.data ?? null, time })
+  }
+  return stored
+}
+
+/** Refuses lease terms with no owner or a duration that is not a positive number of ms. */
+export function checkLeaseTerms(lease: RunLeaseTerms): void {
+  if (typeof lease.owner !== 'string' || lease.owner.trim() === '') {
+    throw new EitriError(
+      'invalid_input',
+      'A Run lease needs an owner: the id of the holding process.',
+    )
+  }
+  if (!Number.isSafeInteger(lease.ttlMs) || lease.ttlMs <= 0) {
+    throw new EitriError(
+      'invalid_input',
+      `A Run lease's ttlMs is a positive whole number of ms (got ${String(lease.ttlMs)}).`,
+    )
+  }
+}
+
+/** When a lease taken at `now` for `ttlMs` lapses, as ISO text. */
+export function leaseExpiry(now: string, ttlMs: number): string {
+  return new Date(Date.parse(now) + ttlMs).toISOString()
 }
 
 /** A Run's journal. */
@@ -298,7 +336,8 @@ export function listRunEvents(
   )
 }
 
-async function runRow(
+/** The row of a Run, locked for the transaction on PostgreSQL when `lock`. */
+export async function runRow(
   transaction: SqlTransaction,
   id: string,
   options: { readonly lock?: boolean } = {},
@@ -307,7 +346,8 @@ async function runRow(
   return transaction.get(`SELECT * FROM runs WHERE id = ?${lock}`, [id])
 }
 
-async function requireRun(
+/** The record of a Run. @throws EitriError `not_found`. */
+export async function requireRun(
   transaction: SqlTransaction,
   id: string,
   options: { readonly lock?: boolean } = {},

@@ -18,6 +18,14 @@ import {
   listRuns,
   settleRun,
 } from './sql-runs.ts'
+import {
+  holdRun,
+  listCancelRequests,
+  releaseRunLeases,
+  renewRunLeases,
+  requestRunCancel,
+  sweepInterruptedRuns,
+} from './sql-run-leases.ts'
 import { listApprovals, listReceipts, recordApproval, recordReceipt } from './sql-audit.ts'
 import { sqlTaskBoard } from './sql-task-board.ts'
 
@@ -64,6 +72,13 @@ function sqlStore(driver: SqlDriver, dependencies: StoreDependencies): Store {
     appendRunEvents: (runId, events, options) =>
       appendRunEvents(driver, dependencies, runId, events, options),
     listRunEvents: (runId, filter, options) => listRunEvents(driver, runId, filter, options),
+    holdRun: (id, lease, options) => holdRun(driver, dependencies, id, lease, options),
+    renewRunLeases: (lease, options) => renewRunLeases(driver, dependencies, lease, options),
+    releaseRunLeases: (owner, ids, options) =>
+      releaseRunLeases(driver, dependencies, owner, ids, options),
+    sweepInterruptedRuns: (options) => sweepInterruptedRuns(driver, dependencies, options),
+    requestRunCancel: (id, by, options) => requestRunCancel(driver, dependencies, id, by, options),
+    listCancelRequests: (owner, options) => listCancelRequests(driver, owner, options),
     recordApproval: (entry, options) => recordApproval(driver, entry, options),
     listApprovals: (filter, options) => listApprovals(driver, filter, options),
     recordReceipt: (entry, options) => recordReceipt(driver, entry, options),
