@@ -18,7 +18,7 @@ import { makeScratch, type Scratch } from './helpers/scratch.ts'
 /** What the test runner's TAP summary says, and how the command exited. */
 function outcome(content: string): { pass: number; fail: number; exit: number } {
   const count = (name: string) => Number(new RegExp(`^# ${name} (\\d+)$`, 'm').exec(content)?.[1])
-  const exit = Number(/\[exit (\d+)\]$/.exec(content)?.[1])
+  const exit = Number(/^\[exit (\d+)\]$/m.exec(content)?.[1])
   return { pass: count('pass'), fail: count('fail'), exit }
 }
 
@@ -72,7 +72,8 @@ describe('a real project with dependencies', { timeout: 120_000 }, () => {
     assert.equal((await workshop.call('workspace_use', { fork: 'f' })).type, 'success')
     const run = await npmTest()
     assert.deepEqual([run.pass, run.fail, run.exit], [fixture.tests, 0, 0], run.text)
-    // The fork's build output stays in the fork's jail: main's folder never gets it.
+    // The fork's build output stays in the fork's jail, and the model is told so once.
+    assert.match(run.text, /\[kept in the jail: dist: ignored by a \.gitignore/)
     const seen = await workshop.call('shell', { command: 'cat dist/report.txt; git status -s' })
     assert.equal(seen.content, 'sum:       6\n\n[exit 0]')
     await assert.rejects(fs.stat(path.join(scratch.workspace, 'dist')))
