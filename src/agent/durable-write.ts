@@ -6,6 +6,7 @@
  * hears of an end that the store does not hold.
  */
 import { EitriError } from '../errors/eitri-error.ts'
+import { pause as wait } from '../util/pause.ts'
 
 /** Options of {@link durableWrite}. */
 export interface DurableWriteOptions {
@@ -77,7 +78,7 @@ export async function durableWrite<T>(
           error,
         )
       }
-      await pauseFor(pause, options.signal)
+      await wait(pause, options.signal)
       pause = Math.min(pause * 2, longest)
     }
   }
@@ -93,16 +94,4 @@ function stopped(failures: number, cause: unknown): EitriError {
     `The durable store write was cancelled after ${failures} failed attempt(s); it did not land.`,
     { cause },
   )
-}
-
-function pauseFor(milliseconds: number, signal: AbortSignal | undefined): Promise<void> {
-  return new Promise((resolve) => {
-    const done = (): void => {
-      clearTimeout(timer)
-      signal?.removeEventListener('abort', done)
-      resolve()
-    }
-    const timer = setTimeout(done, milliseconds)
-    signal?.addEventListener('abort', done, { once: true })
-  })
 }

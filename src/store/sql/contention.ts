@@ -3,6 +3,7 @@
  * Retrying a transaction the database turned away because another one held what it needed.
  */
 import { EitriError } from '../../errors/eitri-error.ts'
+import { pause as wait } from '../../util/pause.ts'
 
 /** First pause after contention; doubles up to `MAX_PAUSE_MS`. */
 const FIRST_PAUSE_MS = 5
@@ -34,7 +35,7 @@ export async function retryOnContention<T>(
           { cause: error },
         )
       }
-      await sleep(pause * (0.5 + Math.random()), options.signal)
+      await wait(pause * (0.5 + Math.random()), options.signal)
       pause = Math.min(pause * 2, MAX_PAUSE_MS)
     }
   }
@@ -45,16 +46,4 @@ export function throwIfCancelled(signal: AbortSignal | undefined): void {
   if (signal?.aborted === true) {
     throw new EitriError('cancelled', 'The store operation was cancelled before it started.')
   }
-}
-
-function sleep(milliseconds: number, signal: AbortSignal | undefined): Promise<void> {
-  return new Promise((resolve) => {
-    const done = (): void => {
-      clearTimeout(timer)
-      signal?.removeEventListener('abort', done)
-      resolve()
-    }
-    const timer = setTimeout(done, milliseconds)
-    signal?.addEventListener('abort', done, { once: true })
-  })
 }

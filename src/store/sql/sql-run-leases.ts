@@ -8,7 +8,6 @@
 import { EitriError } from '../../errors/eitri-error.ts'
 import {
   INTERRUPTED_REASON,
-  TERMINAL_RUN_STATUSES,
   type RunCancelRequest,
   type RunLeaseTerms,
   type RunRecord,
@@ -17,7 +16,13 @@ import type { StoreDependencies } from '../store-dependencies.ts'
 import { toJsonColumn } from './json-column.ts'
 import { runFromRow } from './run-rows.ts'
 import type { SqlDriver, SqlTransaction } from './sql-driver.ts'
-import { checkLeaseTerms, insertRunEvents, leaseExpiry, requireRun } from './sql-runs.ts'
+import {
+  checkLeaseTerms,
+  insertRunEvents,
+  leaseExpiry,
+  requireRun,
+  requireUnendedRun,
+} from './sql-runs.ts'
 
 type CallOptions = { readonly signal?: AbortSignal | undefined }
 
@@ -203,13 +208,7 @@ export async function requestRunCancel(
   return driver.transaction(
     'write',
     async (transaction) => {
-      const current = await requireRun(transaction, id, { lock: true })
-      if (TERMINAL_RUN_STATUSES.includes(current.status)) {
-        throw new EitriError(
-          'conflict',
-          `Run ${id} already ended as ${current.status}; there is nothing to cancel.`,
-        )
-      }
+      const current = await requireUnendedRun(transaction, id, 'there is nothing to cancel')
       if (current.cancelRequestedAt !== undefined) return current
       const now = dependencies.now().toISOString()
       await transaction.run(

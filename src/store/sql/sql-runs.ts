@@ -129,13 +129,7 @@ export async function finishRun(
   return driver.transaction(
     'write',
     async (transaction) => {
-      const current = await requireRun(transaction, id, { lock: true })
-      if (TERMINAL_RUN_STATUSES.includes(current.status)) {
-        throw new EitriError(
-          'conflict',
-          `Run ${id} already ended as ${current.status}; a finished Run never changes status.`,
-        )
-      }
+      await requireUnendedRun(transaction, id, 'a finished Run never changes status')
       const now = dependencies.now().toISOString()
       // A finished Run is no longer executing, so nobody holds it: the sweep leaves it alone.
       await transaction.run(
@@ -355,6 +349,22 @@ export async function requireRun(
   const row = await runRow(transaction, id, options)
   if (row === undefined) throw new EitriError('not_found', `No Run with id ${id}.`)
   return runFromRow(row)
+}
+
+/**
+ * The record of a Run that has not ended, locked for the change. `ended` says why an ended Run
+ * refuses it. @throws EitriError `not_found`; `conflict` when the Run ended.
+ */
+export async function requireUnendedRun(
+  transaction: SqlTransaction,
+  id: string,
+  ended: string,
+): Promise<RunRecord> {
+  const current = await requireRun(transaction, id, { lock: true })
+  if (TERMINAL_RUN_STATUSES.includes(current.status)) {
+    throw new EitriError('conflict', `Run ${id} already ended as ${current.status}; ${ended}.`)
+  }
+  return current
 }
 
 function isUniqueViolation(error: unknown): boolean {
