@@ -399,18 +399,19 @@ export class OverlayWorkspace {
     })
     const report: SyncReport = { written: [], deleted: [], refused: [...read.refused], kept: [] }
     for (const relative of read.apart) {
-      keepLayer(upper, path.join(this.#root, 'kept'), relative, (below) =>
-        fs.existsSync(path.join(this.#workspace, below)),
-      )
-      this.#kept.add(relative)
       const told = toldAs(relative)
-      if (!this.#told.has(told)) {
+      // git refreshing its index (`git status`) is not worth a word; a commit or a branch is.
+      if (!this.#told.has(told) && !onlyIndex(upper, relative)) {
         this.#told.add(told)
         report.kept.push({
           path: told,
           reason: APART_REASON[told.split('/').at(-1) === '.git' ? 'git' : 'ignored'],
         })
       }
+      keepLayer(upper, path.join(this.#root, 'kept'), relative, (below) =>
+        fs.existsSync(path.join(this.#workspace, below)),
+      )
+      this.#kept.add(relative)
     }
     if (read.changes.length === 0) return report
     const { plan, applied, failed } = await writeBack({
@@ -442,6 +443,22 @@ const APART_REASON = Object.freeze({
   ignored:
     "ignored by a .gitignore: it stays in this fork's jail for later commands, is not a change of the fork and is never merged; gone when eitri's server stops",
 })
+
+/**
+ * Whether a kept-apart write is git's index alone (the upper layer is no longer mounted, so
+ * nothing can change it while it is looked at; a link is not entered).
+ */
+function onlyIndex(upper: string, relative: string): boolean {
+  const parts = relative.split('/')
+  if (parts.at(-1) !== '.git') return /(^|\/)\.git\/index(\.lock)?$/.test(relative)
+  try {
+    const folder = path.join(upper, relative)
+    if (!fs.lstatSync(folder).isDirectory()) return false
+    return fs.readdirSync(folder).every((name) => name === 'index' || name === 'index.lock')
+  } catch {
+    return false
+  }
+}
 
 /** The path a kept-apart write is told under: the repository for git's files. */
 function toldAs(relative: string): string {
