@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import { EitriError } from '../errors/eitri-error.ts'
+import { PERSON_PRINCIPAL } from '../workspace/fork-owner.ts'
 import { agentDefHash } from './agent-def.ts'
 import { AgentRuntime, INTERPRETER_VERSION } from './agent-runtime.ts'
 import { FILE_WRITING_PROGRAMS, runtimeFixture } from './test-runtime.ts'
@@ -172,6 +173,38 @@ describe('AgentRuntime: hire and settlement', () => {
     for (const [name, hire, message] of bad) await assert.rejects(hire(), message, name)
     assert.deepEqual(await store.listRuns(), [])
     assert.deepEqual(lines.forks(), [])
+  })
+
+  it('a failure after the row is written marks the Run failed with the reason', async (t) => {
+    const { store, lines } = await runtimeFixture(t)
+    // A store whose journal refuses writes: the trigger cannot be recorded.
+    const broken = new Proxy(store, {
+      get(target, key, receiver) {
+        if (key === 'appendRunEvents') return () => Promise.reject(new Error('disk full'))
+        return Reflect.get(target, key, receiver) as unknown
+      },
+    })
+    const runtime = new AgentRuntime({
+      store: broken,
+      lines,
+      line: 'main',
+      principal: PERSON_PRINCIPAL,
+    })
+    t.after(() => runtime.close())
+    const refusal = await runtime.hire(roster, 'echoer', { task: 'x' }).then(
+      () => undefined,
+      (error: unknown) => error,
+    )
+    assert.ok(refusal instanceof EitriError)
+    assert.match(refusal.message, /trigger-failed: disk full/)
+    const [row] = await store.listRuns()
+    assert.equal(row?.id, (refusal.data as { runId?: string }).runId)
+    assert.deepEqual(
+      [row?.status, row?.reason, row?.error, row?.settlementStatus],
+      ['failed', 'trigger-failed', 'disk full', 'discarded'],
+    )
+    assert.deepEqual(lines.forks(), [], 'no world was forked')
+    assert.equal(runtime.activeRuns, 0)
   })
 
   it('a root Run cannot be hired from a line its caller may not see, and nothing is written', async (t) => {
