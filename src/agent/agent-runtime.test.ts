@@ -367,6 +367,37 @@ describe('AgentRuntime: children', () => {
     assert.equal(runtime.activeRuns, 0)
   })
 
+  it("a child kept for review is discarded with its parent's world", async (t) => {
+    const { runtime, store, lines } = await runtimeFixture(
+      t,
+      {},
+      {
+        programs: {
+          ...FILE_WRITING_PROGRAMS,
+          echo: () => ({
+            async run(context) {
+              const child = await context.hire(roster, 'writer', {
+                task: 'w',
+                settlement: 'review',
+              })
+              return { status: 'completed', value: (await child.result()).settlementStatus }
+            },
+          }),
+        },
+      },
+    )
+    const parent = await runtime.hire(roster, 'echoer', { task: 'x', settlement: 'discard' })
+    const result = await parent.result()
+    assert.equal(result.status === 'completed' ? result.value : result.status, 'review')
+    const [childId] = (await parent.observe()).children
+    const child = await store.getRun(childId as string)
+    assert.deepEqual(
+      [child?.settlementStatus, child?.settlementReason],
+      ['discarded', 'parent-discarded'],
+    )
+    assert.deepEqual(lines.forks(), [], 'both worlds are gone')
+  })
+
   it('a child cannot name another parent than the Run that hires it', async (t) => {
     let refusal: unknown
     const { runtime, store } = await runtimeFixture(

@@ -301,16 +301,20 @@ export class AgentRuntime implements AsyncDisposable {
       })
       live.worldId = world.id
     } catch (error) {
-      await this.#end(live, async () => {
-        const record = await store.finishRun(live.id, {
-          status: 'failed',
-          reason: step,
-          error: messageOf(error),
-        })
-        return resultOfRecord(
-          await store.settleRun(record.id, { status: 'discarded', reason: 'failed' }),
-        ) as RunResult
-      })
+      // Followed like any end, so a cancel or a close waiting on this Run is answered too.
+      live.follow(
+        this.#end(live, async () => {
+          const record = await store.finishRun(live.id, {
+            status: 'failed',
+            reason: step,
+            error: messageOf(error),
+          })
+          return resultOfRecord(
+            await store.settleRun(record.id, { status: 'discarded', reason: 'failed' }),
+          ) as RunResult
+        }),
+      )
+      await live.done.catch(() => undefined)
       throw new EitriError(
         'tool_failed',
         `Run ${live.id} was admitted but could not start (${step}: ${messageOf(error)}); it is recorded as failed.`,
