@@ -21,7 +21,7 @@ import { checkHireOptions, type HireOptions } from './hire-request.ts'
 import { LiveRun } from './live-run.ts'
 import type { Program, ProgramFactory } from './program.ts'
 import { Roster, type AgentRef } from './roster.ts'
-import type { RunHandle, RunObservation } from './run-handle.ts'
+import { makeRunHandle, type RunHandle, type RunObservation } from './run-handle.ts'
 import { resultOfRecord, type RunResult } from './run-result.ts'
 import { discardWorld, settleWorld, type MergeApprover } from './run-settlement.ts'
 
@@ -446,34 +446,20 @@ export class AgentRuntime implements AsyncDisposable {
   }
 
   #handle(live: LiveRun, consumer: LiveRun | undefined): RunHandle {
-    const consumed = async (result: RunResult): Promise<RunResult> => {
-      if (consumer !== undefined && !consumer.causedBy.includes(live.id)) {
+    return makeRunHandle({
+      id: live.id,
+      done: live.done,
+      stop: () => this.#cancel(live),
+      cancel: () => this.cancel(live.id),
+      observe: (options) => this.observe(live.id, options),
+      consumed: async () => {
+        if (consumer === undefined || consumer.causedBy.includes(live.id)) return
         consumer.causedBy.push(live.id)
         // The store keeps causedBy as admitted; later causes go to the consumer's journal.
         await this.#options.store.appendRunEvents(consumer.id, [
           { type: 'caused-by', data: { runId: live.id } },
         ])
-      }
-      return result
-    }
-    return Object.freeze({
-      id: live.id,
-      result: async (options: { readonly signal?: AbortSignal | undefined } = {}) =>
-        consumed(await untilAborted(live.done, options.signal)),
-      ownedResult: async (options: { readonly signal?: AbortSignal | undefined } = {}) => {
-        const signal = options.signal
-        const onAbort = () => void this.#cancel(live)
-        signal?.addEventListener('abort', onAbort, { once: true })
-        if (signal?.aborted === true) onAbort()
-        try {
-          return await consumed(await live.done)
-        } finally {
-          signal?.removeEventListener('abort', onAbort)
-        }
       },
-      observe: (options: { readonly signal?: AbortSignal | undefined } = {}) =>
-        this.observe(live.id, options),
-      cancel: () => this.cancel(live.id),
     })
   }
 
@@ -499,30 +485,6 @@ function runPrincipal(runId: string): Principal {
 /** What a Run's row records as its roster: the hash of the roster's canonical content. */
 function rosterIdentity(roster: Roster): string {
   return `sha256:${createHash('sha256').update(canonicalJson(roster.toJSON())).digest('hex')}`
-}
-
-/** `promise`, or a `cancelled` rejection as soon as `signal` aborts. */
-function untilAborted<T>(promise: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
-  if (signal === undefined) return promise
-  if (signal.aborted) return Promise.reject(waitCancelled())
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(waitCancelled())
-    signal.addEventListener('abort', onAbort, { once: true })
-    promise.then(
-      (value) => {
-        signal.removeEventListener('abort', onAbort)
-        resolve(value)
-      },
-      (error: unknown) => {
-        signal.removeEventListener('abort', onAbort)
-        reject(error instanceof Error ? error : new Error(String(error)))
-      },
-    )
-  })
-}
-
-function waitCancelled(): EitriError {
-  return new EitriError('cancelled', 'The wait was cancelled; the Run goes on.')
 }
 
 function messageOf(error: unknown): string {
