@@ -1,12 +1,12 @@
 import assert from 'node:assert/strict'
-import { describe, it } from 'node:test'
+import { describe, it, type TestContext } from 'node:test'
 import { EitriError } from '../errors/eitri-error.ts'
 import { PERSON_PRINCIPAL } from '../workspace/fork-owner.ts'
 import { agentDefHash } from './agent-def.ts'
 import { AgentRuntime, INTERPRETER_VERSION } from './agent-runtime.ts'
 import { FILE_WRITING_PROGRAMS, runtimeFixture } from './test-runtime.ts'
 import { Roster } from './roster.ts'
-import type { ProgramFactory } from './program.ts'
+import type { ProgramFactory, ProgramOutcome } from './program.ts'
 
 const roster = Roster.of([
   { id: 'echoer', program: { kind: 'echo' } },
@@ -224,7 +224,67 @@ describe('AgentRuntime: hire and settlement', () => {
   })
 })
 
+describe('AgentRuntime: how a program ends', () => {
+  /** A runtime whose echo programs end as `outcome` says (or throw it). */
+  async function ending(t: TestContext, outcome: ProgramOutcome | Error) {
+    return runtimeFixture(
+      t,
+      {},
+      {
+        programs: {
+          echo: () => ({
+            run: async () => {
+              if (outcome instanceof Error) throw outcome
+              return outcome
+            },
+          }),
+        },
+      },
+    )
+  }
+
+  it('waiting: the result says why, and the world goes to review', async (t) => {
+    const { runtime, lines } = await ending(t, { status: 'waiting', reason: 'budget-exhausted' })
+    const result = await (await runtime.hire(roster, 'echoer', { task: 'x' })).result()
+    assert.deepEqual(
+      [
+        result.status,
+        result.status === 'waiting' ? result.reason : '',
+        result.settlementStatus,
+        result.settlementReason,
+      ],
+      ['waiting', 'budget-exhausted', 'review', 'execution-waiting'],
+    )
+    assert.equal(lines.forks().length, 1, 'the world is kept')
+  })
+
+  it('a program that fails or throws: failed, the world discarded', async (t) => {
+    for (const outcome of [{ status: 'failed', error: 'no luck' } as const, new Error('no luck')]) {
+      const { runtime, lines } = await ending(t, outcome)
+      const result = await (await runtime.hire(roster, 'echoer', { task: 'x' })).result()
+      assert.deepEqual(
+        [result.status, result.status === 'failed' ? result.error : '', result.settlementStatus],
+        ['failed', 'no luck', 'discarded'],
+      )
+      assert.deepEqual(lines.forks(), [])
+    }
+  })
+})
+
 describe('AgentRuntime: cancellation, scope and close', () => {
+  it('a close racing a hire between its row and its start cancels that Run', async (t) => {
+    const { runtime, lines } = await runtimeFixture(t)
+    const hiring = runtime.hire(roster, 'echoer', { task: 'x' })
+    await runtime.close()
+    const handle = await hiring
+    const row = await handle.observe()
+    assert.deepEqual(
+      [row.status, row.reason, row.settlementStatus],
+      ['cancelled', 'cancelled before it started', 'discarded'],
+    )
+    assert.deepEqual(lines.forks(), [])
+  })
+
   it('cancel is scoped to the runtime that owns the Run', async (t) => {
     const { runtime, store, lines } = await runtimeFixture(t)
     const other = new AgentRuntime({

@@ -321,6 +321,12 @@ export class AgentRuntime implements AsyncDisposable {
         { cause: error, data: { runId: live.id } },
       )
     }
+    if (this.#closed) {
+      // Admitted before the close began, so it has a row and ends durably: but nothing starts
+      // once the runtime is closing.
+      live.cancelling = true
+      live.controller.abort(new EitriError('cancelled', 'The agent runtime closed.'))
+    }
     live.follow(this.#end(live, () => this.#execute(live, program)))
   }
 
