@@ -403,6 +403,41 @@ describe('AgentRuntime: children', () => {
     assert.equal((await store.listRuns()).length, 1, 'only the lead was admitted')
   })
 
+  it("the caller's ceiling bounds a root Run, and a program sees the authority it got", async (t) => {
+    const seen: unknown[] = []
+    const { runtime, store } = await runtimeFixture(
+      t,
+      {},
+      {
+        ceiling: { access: 'read-only', tools: ['read_file'], programKinds: ['echo'], depth: 0 },
+        programs: {
+          ...FILE_WRITING_PROGRAMS,
+          echo: () => ({
+            async run(context) {
+              seen.push(context.authority)
+              return { status: 'completed', value: 1 }
+            },
+          }),
+        },
+      },
+    )
+    const team = Roster.of([
+      { id: 'reader', access: 'full-access', tools: ['read_file'], program: { kind: 'echo' } },
+      { id: 'sheller', tools: ['shell'], program: { kind: 'echo' } },
+      { id: 'scripter', program: { kind: 'scripted', reply: 'x' } },
+    ])
+    await (await runtime.hire(team, 'reader', { task: 'x' })).result()
+    assert.deepEqual(seen, [
+      { access: 'read-only', tools: ['read_file'], programKinds: ['echo'], depth: 1 },
+    ])
+    await assert.rejects(runtime.hire(team, 'sheller', { task: 'x' }), /lacks: shell;/)
+    await assert.rejects(
+      runtime.hire(team, 'scripter', { task: 'x' }),
+      /scripted program, which exceeds/,
+    )
+    assert.equal((await store.listRuns()).length, 1, 'the refused hires wrote nothing')
+  })
+
   it('cancelling a parent cancels its children first', async (t) => {
     const ended: string[] = []
     const log: string[] = []

@@ -387,6 +387,7 @@ export class AgentRuntime implements AsyncDisposable {
       const outcome = await program.run({
         runId: live.id,
         agent: live.def,
+        authority: live.authority,
         task: live.request.task,
         signal,
         world: live.world,

@@ -6,6 +6,7 @@
  */
 import type { WorkspaceTree } from '../workspace/workspace-tree.ts'
 import type { AgentDef } from './agent-def.ts'
+import type { Authority } from './delegation-ceiling.ts'
 import type { HireOptions } from './hire-request.ts'
 import type { AgentRef, Roster } from './roster.ts'
 import type { RunHandle } from './run-handle.ts'
@@ -16,6 +17,9 @@ export interface ProgramContext {
   readonly runId: string
   /** The definition being run. */
   readonly agent: AgentDef
+  /** What the Run may do (its access, tools and the program kinds it may hire): a program
+   * that calls tools binds them to this, never to the definition alone. */
+  readonly authority: Authority
   /** The task it was hired for (plain JSON data). */
   readonly task: unknown
   /** Aborts when the Run is cancelled; a program stops promptly when it does. */
