@@ -462,6 +462,38 @@ describe('AgentRuntime: children', () => {
     assert.equal(runtime.activeRuns, 0)
   })
 
+  it('a parent that does not wait for its hire still settles only after the child', async (t) => {
+    const failures: unknown[] = []
+    const { runtime, live } = await runtimeFixture(
+      t,
+      {},
+      {
+        approveMerge: async () => undefined,
+        programs: {
+          ...FILE_WRITING_PROGRAMS,
+          echo: () => ({
+            async run(context) {
+              context
+                .hire(roster, 'writer', { task: 'w' })
+                .catch((error: unknown) => failures.push(error))
+              return { status: 'completed', value: 'left at once' }
+            },
+          }),
+        },
+      },
+    )
+    const parent = await runtime.hire(roster, 'echoer', { task: 'x' })
+    const result = await parent.result()
+    assert.deepEqual(failures, [])
+    assert.deepEqual([result.settlementStatus, result.settlementReason], ['merged', 'automatic'])
+    assert.equal(
+      await live('out.txt'),
+      'written by a Run\n',
+      "the child's work came home through its parent",
+    )
+    assert.equal(runtime.activeRuns, 0)
+  })
+
   it("a child kept for review is discarded with its parent's world", async (t) => {
     const { runtime, store, lines } = await runtimeFixture(
       t,

@@ -268,26 +268,35 @@ export class AgentRuntime implements AsyncDisposable {
   ): Promise<void> {
     const { store, lines } = this.#options
     const { def, request } = live
-    await store.admitRun({
-      id: live.id,
-      kind: 'agent-task',
-      parentId: live.parent?.id,
-      causedBy: live.causedBy,
-      actor: this.#options.actor,
-      trigger: { task: request.task },
-      roster: rosterIdentity(roster),
-      agentId: def.id,
-      agentVersion: def.version,
-      programKind: def.program.kind,
-      interpreterVersion: INTERPRETER_VERSION,
-      agentDefHash: agentDefHash(def),
-      world: live.world,
-      isolation: 'fork',
-      settlementPolicy: request.settlement,
-    })
+    // A child belongs to its parent from the start: a parent whose program did not wait for the
+    // hire still waits for the child before it settles.
+    live.parent?.children.add(live)
+    try {
+      await store.admitRun({
+        id: live.id,
+        kind: 'agent-task',
+        parentId: live.parent?.id,
+        causedBy: live.causedBy,
+        actor: this.#options.actor,
+        trigger: { task: request.task },
+        roster: rosterIdentity(roster),
+        agentId: def.id,
+        agentVersion: def.version,
+        programKind: def.program.kind,
+        interpreterVersion: INTERPRETER_VERSION,
+        agentDefHash: agentDefHash(def),
+        world: live.world,
+        isolation: 'fork',
+        settlementPolicy: request.settlement,
+      })
+    } catch (error) {
+      // No row: nothing to end durably, but whoever waits on the Run must hear.
+      live.parent?.children.delete(live)
+      live.follow(Promise.reject(error instanceof Error ? error : new Error(String(error))))
+      throw error
+    }
     this.#live.set(live.id, live)
     this.#hired.add(live.id)
-    live.parent?.children.add(live)
     this.#options.onAdmitted?.(live.id)
     let step = 'trigger-failed'
     try {
