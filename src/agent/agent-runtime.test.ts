@@ -343,7 +343,7 @@ describe('AgentRuntime: children', () => {
 
   it("a child's world forks from its parent's, its changes merge there, and the parent brings them home", async (t) => {
     const log: string[] = []
-    const { runtime, store, live, lines } = await runtimeFixture(
+    const { runtime, store, live } = await runtimeFixture(
       t,
       {},
       { programs: bossPrograms(log), approveMerge: async () => undefined },
@@ -364,7 +364,6 @@ describe('AgentRuntime: children', () => {
     assert.deepEqual(seen.causedBy, [child?.id], 'the consumed result is recorded on the consumer')
     assert.equal(child?.settlementStatus, 'merged')
     assert.equal(runtime.activeRuns, 0)
-    void lines
   })
 
   it('the ceiling refuses a child asking for a tool its parent lacks, and admits no Run', async (t) => {
