@@ -1,0 +1,552 @@
+import assert from 'node:assert/strict'
+import { describe, it, type TestContext } from 'node:test'
+import { EitriError } from '../errors/eitri-error.ts'
+import { PERSON_PRINCIPAL } from '../workspace/fork-owner.ts'
+import { agentDefHash } from './agent-def.ts'
+import { AgentRuntime, INTERPRETER_VERSION } from './agent-runtime.ts'
+import { FILE_WRITING_PROGRAMS, runtimeFixture } from './test-runtime.ts'
+import { Roster } from './roster.ts'
+import type { ProgramFactory, ProgramOutcome } from './program.ts'
+
+const roster = Roster.of([
+  { id: 'echoer', program: { kind: 'echo' } },
+  { id: 'fast', program: { kind: 'scripted', delayMs: 10, reply: 'fast' } },
+  { id: 'slow', program: { kind: 'scripted', delayMs: 5000, reply: 'slow' } },
+  { id: 'writer', program: { kind: 'scripted', reply: 'written by a Run\n', result: 'out.txt' } },
+  { id: 'writer2', program: { kind: 'scripted', reply: 'second\n', result: 'two.txt' } },
+])
+
+/** An approver that must not be asked. */
+const noQuestions = async (): Promise<string | undefined> => {
+  throw new Error('nobody should have been asked')
+}
+
+describe('AgentRuntime: hire and settlement', () => {
+  it('an echo Run completes, records its provenance, and settles merged without asking', async (t) => {
+    const { runtime, store, lines } = await runtimeFixture(t, {}, { approveMerge: noQuestions })
+    const handle = await runtime.hire(roster, 'echoer', { task: 'evidence' })
+    const result = await handle.result()
+    assert.deepEqual(
+      {
+        status: result.status,
+        settlement: result.settlementStatus,
+        reason: result.settlementReason,
+      },
+      { status: 'completed', settlement: 'merged', reason: 'no-changes' },
+    )
+    assert.equal(result.status === 'completed' ? result.value : undefined, 'evidence')
+    const row = await handle.observe()
+    assert.equal(row.kind, 'agent-task')
+    assert.equal(row.agentId, 'echoer')
+    assert.equal(row.agentVersion, 1)
+    assert.equal(row.programKind, 'echo')
+    assert.equal(row.interpreterVersion, INTERPRETER_VERSION)
+    assert.equal(row.agentDefHash, agentDefHash(roster.lookup('echoer')))
+    assert.equal(row.isolation, 'fork')
+    assert.equal(row.settlementPolicy, 'automatic')
+    assert.equal(row.world, `run-${handle.id}`)
+    assert.match(row.roster ?? '', /^sha256:[0-9a-f]{64}$/)
+    assert.ok(row.endedAt !== null)
+    const journal = await store.listRunEvents(handle.id)
+    assert.deepEqual(journal[0], { ...journal[0], type: 'trigger', data: { task: 'evidence' } })
+    assert.deepEqual(lines.forks(), [], 'the empty world is gone')
+    assert.equal(runtime.activeRuns, 0)
+  })
+
+  it("merges a Run's changes into the line it was hired from, and into main only with a yes", async (t) => {
+    const asked: string[] = []
+    const person: { answer?: string } = {}
+    const { runtime, lines, live } = await runtimeFixture(
+      t,
+      {},
+      {
+        programs: FILE_WRITING_PROGRAMS,
+        approveMerge: async (request) => {
+          asked.push(request.summary)
+          return person.answer
+        },
+      },
+    )
+    const approved = await (await runtime.hire(roster, 'writer', { task: 'write' })).result()
+    assert.equal(approved.settlementStatus, 'merged')
+    assert.equal(await live('out.txt'), 'written by a Run\n')
+    assert.equal(asked.length, 1)
+    assert.match(asked[0] ?? '', /into main .*out\.txt \(added\)/)
+
+    person.answer = 'not today'
+    const refused = await (
+      await runtime.hire(roster, 'writer2', { task: 'write', settlement: 'automatic' })
+    ).result()
+    assert.deepEqual(
+      [refused.settlementStatus, refused.settlementReason],
+      ['review', 'approval-refused: not today'],
+    )
+    assert.ok(
+      lines.forks().some((fork) => fork.name === refused.world),
+      'the fork is kept',
+    )
+  })
+
+  it('a root Run hired from a fork merges into that fork without asking anyone', async (t) => {
+    const session = { line: 'main' }
+    const { runtime, lines, live } = await runtimeFixture(
+      t,
+      {},
+      { programs: FILE_WRITING_PROGRAMS, approveMerge: noQuestions, line: () => session.line },
+    )
+    session.line = (await lines.fork({ name: 'session' })).id
+    const result = await (await runtime.hire(roster, 'writer', { task: 'write' })).result()
+    assert.deepEqual([result.settlementStatus, result.settlementReason], ['merged', 'automatic'])
+    const tree = await lines.tree('session')
+    assert.equal(Buffer.from(await tree.readFile('out.txt')).toString(), 'written by a Run\n')
+    assert.equal(await live('out.txt'), undefined, 'main is untouched')
+  })
+
+  it('review keeps the fork, owned by the Run; a later merge settles it once', async (t) => {
+    const { runtime, lines, live } = await runtimeFixture(
+      t,
+      {},
+      { programs: FILE_WRITING_PROGRAMS, approveMerge: async () => undefined },
+    )
+    const handle = await runtime.hire(roster, 'writer', { task: 'w', settlement: 'review' })
+    const result = await handle.result()
+    assert.deepEqual([result.settlementStatus, result.settlementReason], ['review', 'policy'])
+    const fork = lines.forks().find((candidate) => candidate.name === result.world)
+    assert.equal(fork?.owner, handle.id)
+    assert.equal(await live('out.txt'), undefined)
+    assert.deepEqual(await runtime.settle(handle.id, 'merge'), {
+      settled: true,
+      reason: 'merged-after-review',
+    })
+    assert.equal(await live('out.txt'), 'written by a Run\n')
+    assert.equal((await handle.observe()).settlementStatus, 'merged')
+    await assert.rejects(runtime.settle(handle.id, 'discard'), /settled as merged already/)
+    await assert.rejects(runtime.settle(handle.id, 'merge'), { code: 'conflict' })
+  })
+
+  it('discard removes the world', async (t) => {
+    const { runtime, lines } = await runtimeFixture(t, {}, { programs: FILE_WRITING_PROGRAMS })
+    const result = await (
+      await runtime.hire(roster, 'writer', { task: 'w', settlement: 'discard' })
+    ).result()
+    assert.deepEqual([result.settlementStatus, result.settlementReason], ['discarded', 'policy'])
+    assert.deepEqual(lines.forks(), [])
+    await assert.rejects(runtime.settle(result.id, 'merge'), /settled as discarded already/)
+  })
+
+  it('a bad hire admits no Run and writes nothing', async (t) => {
+    const { runtime, store, lines } = await runtimeFixture(t)
+    const bad: [string, () => Promise<unknown>, RegExp][] = [
+      ['unknown agent', () => runtime.hire(roster, 'nobody', { task: 'x' }), /No agent "nobody"/],
+      [
+        'stale ref',
+        () => runtime.hire(roster, { id: 'echoer', version: 7 }, { task: 'x' }),
+        /stale/,
+      ],
+      ['no task', () => runtime.hire(roster, 'echoer', {} as never), /task is required/],
+      [
+        'a function as task',
+        () => runtime.hire(roster, 'echoer', { task: { f: () => 1 } }),
+        /task\.f/,
+      ],
+      [
+        'bad settlement',
+        () => runtime.hire(roster, 'echoer', { task: 'x', settlement: 'later' as never }),
+        /settlement must be one of/,
+      ],
+      [
+        'unknown option',
+        () => runtime.hire(roster, 'echoer', { task: 'x', tsak: 1 } as never),
+        /tsak unknown option/,
+      ],
+      [
+        'unknown parent',
+        () => runtime.hire(roster, 'echoer', { task: 'x', parentRun: 'r-1' }),
+        /no live Run r-1/,
+      ],
+      [
+        'bad limits',
+        () => runtime.hire(roster, 'echoer', { task: 'x', limits: { steps: 1 } as never }),
+        /limits\.steps/,
+      ],
+    ]
+    for (const [name, hire, message] of bad) await assert.rejects(hire(), message, name)
+    assert.deepEqual(await store.listRuns(), [])
+    assert.deepEqual(lines.forks(), [])
+  })
+
+  it('a failure after the row is written marks the Run failed with the reason', async (t) => {
+    const { store, lines } = await runtimeFixture(t)
+    // A store whose journal refuses writes: the trigger cannot be recorded.
+    const broken = new Proxy(store, {
+      get(target, key, receiver) {
+        if (key === 'appendRunEvents') return () => Promise.reject(new Error('disk full'))
+        return Reflect.get(target, key, receiver) as unknown
+      },
+    })
+    const runtime = new AgentRuntime({
+      store: broken,
+      lines,
+      line: 'main',
+      principal: PERSON_PRINCIPAL,
+    })
+    t.after(() => runtime.close())
+    const refusal = await runtime.hire(roster, 'echoer', { task: 'x' }).then(
+      () => undefined,
+      (error: unknown) => error,
+    )
+    assert.ok(refusal instanceof EitriError)
+    assert.match(refusal.message, /trigger-failed: disk full/)
+    const [row] = await store.listRuns()
+    assert.equal(row?.id, (refusal.data as { runId?: string }).runId)
+    assert.deepEqual(
+      [row?.status, row?.reason, row?.error, row?.settlementStatus],
+      ['failed', 'trigger-failed', 'disk full', 'discarded'],
+    )
+    assert.deepEqual(lines.forks(), [], 'no world was forked')
+    assert.equal(runtime.activeRuns, 0)
+  })
+
+  it('a root Run cannot be hired from a line its caller may not see, and nothing is written', async (t) => {
+    const { runtime, store, lines } = await runtimeFixture(t)
+    const other = await lines.fork({ name: 'someone-elses' })
+    const stranger = new AgentRuntime({
+      store,
+      lines,
+      line: other.id,
+      principal: { id: 'connection-x', seesEveryFork: false },
+    })
+    t.after(() => stranger.close())
+    await assert.rejects(stranger.hire(roster, 'echoer', { task: 'x' }), { code: 'not_found' })
+    assert.deepEqual(await store.listRuns(), [])
+    assert.equal(lines.forks().length, 1)
+    assert.equal(runtime.activeRuns, 0)
+  })
+})
+
+describe('AgentRuntime: how a program ends', () => {
+  /** A runtime whose echo programs end as `outcome` says (or throw it). */
+  async function ending(t: TestContext, outcome: ProgramOutcome | Error) {
+    return runtimeFixture(
+      t,
+      {},
+      {
+        programs: {
+          echo: () => ({
+            run: async () => {
+              if (outcome instanceof Error) throw outcome
+              return outcome
+            },
+          }),
+        },
+      },
+    )
+  }
+
+  it('waiting: the result says why, and the world goes to review', async (t) => {
+    const { runtime, lines } = await ending(t, { status: 'waiting', reason: 'budget-exhausted' })
+    const result = await (await runtime.hire(roster, 'echoer', { task: 'x' })).result()
+    assert.deepEqual(
+      [
+        result.status,
+        result.status === 'waiting' ? result.reason : '',
+        result.settlementStatus,
+        result.settlementReason,
+      ],
+      ['waiting', 'budget-exhausted', 'review', 'execution-waiting'],
+    )
+    assert.equal(lines.forks().length, 1, 'the world is kept')
+  })
+
+  it('a program that fails or throws: failed, the world discarded', async (t) => {
+    for (const outcome of [{ status: 'failed', error: 'no luck' } as const, new Error('no luck')]) {
+      const { runtime, lines } = await ending(t, outcome)
+      const result = await (await runtime.hire(roster, 'echoer', { task: 'x' })).result()
+      assert.deepEqual(
+        [result.status, result.status === 'failed' ? result.error : '', result.settlementStatus],
+        ['failed', 'no luck', 'discarded'],
+      )
+      assert.deepEqual(lines.forks(), [])
+    }
+  })
+})
+
+describe('AgentRuntime: cancellation, scope and close', () => {
+  it('a close racing a hire between its row and its start cancels that Run', async (t) => {
+    const { runtime, lines } = await runtimeFixture(t)
+    const hiring = runtime.hire(roster, 'echoer', { task: 'x' })
+    await runtime.close()
+    const handle = await hiring
+    const row = await handle.observe()
+    assert.deepEqual(
+      [row.status, row.reason, row.settlementStatus],
+      ['cancelled', 'cancelled before it started', 'discarded'],
+    )
+    assert.deepEqual(lines.forks(), [])
+  })
+
+  it('cancel is scoped to the runtime that owns the Run', async (t) => {
+    const { runtime, store, lines } = await runtimeFixture(t)
+    const other = new AgentRuntime({
+      store,
+      lines,
+      line: 'main',
+      principal: { id: 'person', seesEveryFork: true },
+    })
+    t.after(() => other.close())
+    const handle = await runtime.hire(roster, 'slow', { task: 'x' })
+    assert.equal(await other.cancel(handle.id), false)
+    assert.equal((await handle.observe()).status, 'running')
+    assert.equal(await handle.cancel(), true)
+    const result = await handle.result()
+    assert.deepEqual(
+      [result.status, result.settlementStatus, result.settlementReason],
+      ['cancelled', 'discarded', 'cancelled'],
+    )
+    assert.equal(await handle.cancel(), false, 'an ended Run has nothing to cancel')
+  })
+
+  it('close fences admission, cancels every Run, waits for them, and is idempotent', async (t) => {
+    const { runtime, store, lines } = await runtimeFixture(t)
+    const handles = await Promise.all(
+      [1, 2, 3].map(() => runtime.hire(roster, 'slow', { task: 'x' })),
+    )
+    const started = Date.now()
+    await Promise.all([runtime.close(), runtime.close()])
+    assert.ok(Date.now() - started < 2000, 'close did not wait for the slow programs to finish')
+    for (const handle of handles) assert.equal((await handle.observe()).status, 'cancelled')
+    await assert.rejects(runtime.hire(roster, 'echoer', { task: 'x' }), /admission is closed/)
+    assert.equal((await store.listRuns()).length, 3, 'the refused hire wrote no row')
+    assert.deepEqual(lines.forks(), [])
+    await runtime.close()
+  })
+})
+
+describe('AgentRuntime: children', () => {
+  /** Programs where `boss` (scripted, reply naming the child) hires its child and awaits it. */
+  function bossPrograms(log: string[]): Record<string, ProgramFactory> {
+    return {
+      ...FILE_WRITING_PROGRAMS,
+      echo: (def) => ({
+        async run(context) {
+          const child = await context.hire(roster, String(context.task), { task: def.id })
+          log.push(`hired ${child.id}`)
+          const result = await child.ownedResult({ signal: context.signal })
+          return {
+            status: 'completed',
+            value: result.status === 'completed' ? result.value : result.status,
+          }
+        },
+      }),
+    }
+  }
+
+  it("a child's world forks from its parent's, its changes merge there, and the parent brings them home", async (t) => {
+    const log: string[] = []
+    const { runtime, store, live } = await runtimeFixture(
+      t,
+      {},
+      { programs: bossPrograms(log), approveMerge: async () => undefined },
+    )
+    const parent = await runtime.hire(roster, 'echoer', { task: 'writer' })
+    const result = await parent.result()
+    assert.equal(result.status === 'completed' ? result.value : result.status, 'out.txt')
+    assert.equal(
+      await live('out.txt'),
+      'written by a Run\n',
+      "the child's file reached main through its parent",
+    )
+    const seen = await parent.observe()
+    assert.equal(seen.children.length, 1)
+    const child = await store.getRun(seen.children[0] as string)
+    assert.equal(child?.parentId, parent.id)
+    assert.deepEqual(child?.causedBy, [parent.id], 'the ambient parent is a cause')
+    assert.deepEqual(seen.causedBy, [child?.id], 'the consumed result is recorded on the consumer')
+    assert.equal(child?.settlementStatus, 'merged')
+    assert.equal(runtime.activeRuns, 0)
+  })
+
+  it('the ceiling refuses a child asking for a tool its parent lacks, and admits no Run', async (t) => {
+    const team = Roster.of([
+      { id: 'lead', tools: ['read_file'], program: { kind: 'echo' } },
+      {
+        id: 'shell-user',
+        tools: ['read_file', 'shell'],
+        program: { kind: 'scripted', reply: 'x' },
+      },
+    ])
+    let refusal: unknown
+    const { runtime, store } = await runtimeFixture(
+      t,
+      {},
+      {
+        programs: {
+          ...FILE_WRITING_PROGRAMS,
+          echo: () => ({
+            async run(context) {
+              try {
+                await context.hire(team, 'shell-user', { task: 'x' })
+              } catch (error) {
+                refusal = error
+              }
+              return { status: 'completed', value: 'done' }
+            },
+          }),
+        },
+      },
+    )
+    await (await runtime.hire(team, 'lead', { task: 'x' })).result()
+    assert.ok(refusal instanceof EitriError)
+    assert.equal(refusal.code, 'permission_denied')
+    assert.match(refusal.message, /lacks: shell;/)
+    assert.equal((await store.listRuns()).length, 1, 'only the lead was admitted')
+  })
+
+  it("the caller's ceiling bounds a root Run, and a program sees the authority it got", async (t) => {
+    const seen: unknown[] = []
+    const { runtime, store } = await runtimeFixture(
+      t,
+      {},
+      {
+        ceiling: { access: 'read-only', tools: ['read_file'], programKinds: ['echo'], depth: 0 },
+        programs: {
+          ...FILE_WRITING_PROGRAMS,
+          echo: () => ({
+            async run(context) {
+              seen.push(context.authority)
+              return { status: 'completed', value: 1 }
+            },
+          }),
+        },
+      },
+    )
+    const team = Roster.of([
+      { id: 'reader', access: 'full-access', tools: ['read_file'], program: { kind: 'echo' } },
+      { id: 'sheller', tools: ['shell'], program: { kind: 'echo' } },
+      { id: 'scripter', program: { kind: 'scripted', reply: 'x' } },
+    ])
+    await (await runtime.hire(team, 'reader', { task: 'x' })).result()
+    assert.deepEqual(seen, [
+      { access: 'read-only', tools: ['read_file'], programKinds: ['echo'], depth: 1 },
+    ])
+    await assert.rejects(runtime.hire(team, 'sheller', { task: 'x' }), /lacks: shell;/)
+    await assert.rejects(
+      runtime.hire(team, 'scripter', { task: 'x' }),
+      /scripted program, which exceeds/,
+    )
+    assert.equal((await store.listRuns()).length, 1, 'the refused hires wrote nothing')
+  })
+
+  it('cancelling a parent cancels its children first', async (t) => {
+    const ended: string[] = []
+    const log: string[] = []
+    const { runtime, store } = await runtimeFixture(
+      t,
+      {},
+      {
+        programs: bossPrograms(log),
+        onEnded: (id) => ended.push(id),
+      },
+    )
+    const parent = await runtime.hire(roster, 'echoer', { task: 'slow' })
+    while (log.length === 0) await new Promise((resolve) => setTimeout(resolve, 5))
+    assert.equal(await parent.cancel(), true)
+    const [child] = (await parent.observe()).children
+    assert.deepEqual(ended, [child, parent.id], 'the child ended before its parent')
+    const childRow = await store.getRun(child as string)
+    assert.deepEqual([childRow?.status, childRow?.settlementStatus], ['cancelled', 'discarded'])
+    const parentRow = await parent.observe()
+    assert.deepEqual([parentRow.status, parentRow.settlementStatus], ['cancelled', 'discarded'])
+    assert.ok((childRow?.endedAt ?? '') <= (parentRow.endedAt ?? ''))
+    assert.equal(runtime.activeRuns, 0)
+  })
+
+  it('a parent that does not wait for its hire still settles only after the child', async (t) => {
+    const failures: unknown[] = []
+    const { runtime, live } = await runtimeFixture(
+      t,
+      {},
+      {
+        approveMerge: async () => undefined,
+        programs: {
+          ...FILE_WRITING_PROGRAMS,
+          echo: () => ({
+            async run(context) {
+              context
+                .hire(roster, 'writer', { task: 'w' })
+                .catch((error: unknown) => failures.push(error))
+              return { status: 'completed', value: 'left at once' }
+            },
+          }),
+        },
+      },
+    )
+    const parent = await runtime.hire(roster, 'echoer', { task: 'x' })
+    const result = await parent.result()
+    assert.deepEqual(failures, [])
+    assert.deepEqual([result.settlementStatus, result.settlementReason], ['merged', 'automatic'])
+    assert.equal(
+      await live('out.txt'),
+      'written by a Run\n',
+      "the child's work came home through its parent",
+    )
+    assert.equal(runtime.activeRuns, 0)
+  })
+
+  it("a child kept for review is discarded with its parent's world", async (t) => {
+    const { runtime, store, lines } = await runtimeFixture(
+      t,
+      {},
+      {
+        programs: {
+          ...FILE_WRITING_PROGRAMS,
+          echo: () => ({
+            async run(context) {
+              const child = await context.hire(roster, 'writer', {
+                task: 'w',
+                settlement: 'review',
+              })
+              return { status: 'completed', value: (await child.result()).settlementStatus }
+            },
+          }),
+        },
+      },
+    )
+    const parent = await runtime.hire(roster, 'echoer', { task: 'x', settlement: 'discard' })
+    const result = await parent.result()
+    assert.equal(result.status === 'completed' ? result.value : result.status, 'review')
+    const [childId] = (await parent.observe()).children
+    const child = await store.getRun(childId as string)
+    assert.deepEqual(
+      [child?.settlementStatus, child?.settlementReason],
+      ['discarded', 'parent-discarded'],
+    )
+    assert.deepEqual(lines.forks(), [], 'both worlds are gone')
+  })
+
+  it('a child cannot name another parent than the Run that hires it', async (t) => {
+    let refusal: unknown
+    const { runtime, store } = await runtimeFixture(
+      t,
+      {},
+      {
+        programs: {
+          ...FILE_WRITING_PROGRAMS,
+          echo: () => ({
+            async run(context) {
+              await context
+                .hire(roster, 'fast', { task: 'x', parentRun: 'elsewhere' })
+                .catch((error: unknown) => {
+                  refusal = error
+                })
+              return { status: 'completed', value: 1 }
+            },
+          }),
+        },
+      },
+    )
+    await (await runtime.hire(roster, 'echoer', { task: 'x' })).result()
+    assert.match(String(refusal), /parent must be the current Run/)
+    assert.equal((await store.listRuns()).length, 1)
+  })
+})

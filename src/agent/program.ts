@@ -1,0 +1,51 @@
+/**
+ * @module agent/program
+ * What a hired agent runs: a program, given its task, its world and a way to hire children,
+ * answers an outcome. Every kind (`echo`, `scripted`, and `llm` later) plugs in through this one
+ * interface; the runtime owns everything around it (admission, cancellation, settlement).
+ */
+import type { WorkspaceTree } from '../workspace/workspace-tree.ts'
+import type { AgentDef } from './agent-def.ts'
+import type { Authority } from './delegation-ceiling.ts'
+import type { HireOptions } from './hire-request.ts'
+import type { AgentRef, Roster } from './roster.ts'
+import type { RunHandle } from './run-handle.ts'
+
+/** What a Run's program gets. */
+export interface ProgramContext {
+  /** The Run's id. */
+  readonly runId: string
+  /** The definition being run. */
+  readonly agent: AgentDef
+  /** What the Run may do (its access, tools and the program kinds it may hire): a program
+   * that calls tools binds them to this, never to the definition alone. */
+  readonly authority: Authority
+  /** The task it was hired for (plain JSON data). */
+  readonly task: unknown
+  /** Aborts when the Run is cancelled; a program stops promptly when it does. */
+  readonly signal: AbortSignal
+  /** The Run's world: the fork it works in (its name, also recorded as the Run's `world`). */
+  readonly world: string
+  /** The files of the Run's world. */
+  tree(): Promise<WorkspaceTree>
+  /**
+   * Hires a child: this Run is its parent, its world is forked from this Run's world, and it
+   * gets no more authority than this Run has. A result consumed through the handle is recorded
+   * as a cause of this Run.
+   */
+  hire(roster: Roster, ref: string | AgentRef, options: HireOptions): Promise<RunHandle>
+}
+
+/** How a program ended, when it was not cancelled (a cancelled program throws or returns late). */
+export type ProgramOutcome =
+  | { readonly status: 'completed'; readonly value: unknown; readonly output?: string }
+  | { readonly status: 'failed'; readonly error: string }
+  | { readonly status: 'waiting'; readonly reason: string }
+
+/** One Run's program. */
+export interface Program {
+  run(context: ProgramContext): Promise<ProgramOutcome>
+}
+
+/** Makes the program of a definition (one factory per program kind). */
+export type ProgramFactory = (def: AgentDef) => Program

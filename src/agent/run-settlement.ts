@@ -1,0 +1,135 @@
+/**
+ * @module agent/run-settlement
+ * Carries out the settlement of one stopped Run: asks `decideSettlement` for the next step and
+ * does it (looks at the world's changes, asks a person before main, merges), until it settles;
+ * then removes the world when the decision says so.
+ */
+import { MAIN_LINE } from '../ports/line-control.ts'
+import type { AccessContext } from '../ports/access-context.ts'
+import type { RunFinishStatus } from '../store/run-record.ts'
+import type { WorkspaceLines } from '../workspace/workspace-lines.ts'
+import {
+  APPROVAL_UNAVAILABLE,
+  decideSettlement,
+  type MergeFact,
+  type SettlementFacts,
+  type SettlementPolicy,
+} from './settlement-decision.ts'
+
+/** Asks a person to approve a merge into main: undefined when approved, else why not. */
+export type MergeApprover = NonNullable<AccessContext['approve']>
+
+/** A settlement as the store records it. */
+export interface SettlementRecord {
+  readonly status: 'merged' | 'review' | 'discarded'
+  readonly reason: string
+}
+
+/** Settles the world (a fork id) of a stopped Run. */
+export async function settleWorld(input: {
+  readonly lines: WorkspaceLines
+  readonly runId: string
+  readonly agentId: string
+  readonly world: string
+  readonly status: RunFinishStatus
+  readonly policy: SettlementPolicy
+  readonly approve: MergeApprover | undefined
+  readonly signal: AbortSignal
+}): Promise<SettlementRecord> {
+  const { lines, world } = input
+  let facts: SettlementFacts = { status: input.status, policy: input.policy }
+  let paths: readonly string[] = []
+  for (;;) {
+    const step = decideSettlement(facts)
+    switch (step.type) {
+      case 'need-changes': {
+        const changes = await lines.diff(world)
+        paths = changes.map((change) => `${change.path} (${change.status})`)
+        const found = lines.find(world)
+        const intoMain = found !== MAIN_LINE && found.parent === MAIN_LINE
+        facts = { ...facts, changes: changes.length, intoMain }
+        break
+      }
+      case 'need-approval': {
+        const refusal = await ask(input, paths)
+        facts = { ...facts, approval: { refusal } }
+        break
+      }
+      case 'merge':
+        facts = { ...facts, merge: await mergeFact(lines, world) }
+        break
+      case 'settle':
+        if (step.world === 'discard') await discardWorld(lines, world)
+        return { status: step.status, reason: step.reason }
+    }
+  }
+}
+
+async function ask(
+  input: Parameters<typeof settleWorld>[0],
+  paths: readonly string[],
+): Promise<string | undefined> {
+  if (input.approve === undefined) return APPROVAL_UNAVAILABLE
+  try {
+    return await input.approve({
+      tool: 'run_settle',
+      input: { run: input.runId, fork: input.world },
+      reason: 'a Run’s automatic settlement merges its changes into main, the user’s live files',
+      summary: `merge the world of Run ${input.runId} (agent ${input.agentId}) into main (your live folder): ${paths.length} file${paths.length === 1 ? '' : 's'}: ${paths.slice(0, 20).join(', ')}${paths.length > 20 ? ', …' : ''}`,
+      signal: input.signal,
+    })
+  } catch (error) {
+    // An approver that fails has not approved.
+    return `the approval could not be asked: ${messageOf(error)}`
+  }
+}
+
+async function mergeFact(lines: WorkspaceLines, world: string): Promise<MergeFact> {
+  try {
+    const outcome = await lines.merge(world)
+    switch (outcome.type) {
+      case 'merged':
+      case 'nothing':
+        return { type: outcome.type }
+      case 'conflict':
+        return { type: 'conflict', paths: outcome.conflicts.map((conflict) => conflict.path) }
+      case 'changed-on-disk':
+        return { type: 'changed-on-disk', paths: outcome.paths }
+      case 'refused':
+        return {
+          type: 'refused',
+          reason: outcome.refused.map((refused) => `${refused.path}: ${refused.reason}`).join('; '),
+        }
+    }
+  } catch (error) {
+    return { type: 'error', message: messageOf(error) }
+  }
+}
+
+/**
+ * Removes a world and every fork below it (the worlds of its children, merged into it or kept
+ * for review: without their parent they would hang from nothing), newest first.
+ */
+export async function discardWorld(lines: WorkspaceLines, world: string): Promise<void> {
+  const forks = lines.forks()
+  const below = (id: string): boolean => {
+    for (
+      let current = forks.find((fork) => fork.id === id), steps = 0;
+      steps <= forks.length;
+      steps += 1
+    ) {
+      if (current === undefined) return false
+      if (current.id === world) return true
+      const parent = current.parent
+      current = forks.find((fork) => fork.id === parent)
+    }
+    return false
+  }
+  for (const fork of forks.filter((candidate) => below(candidate.id)).reverse()) {
+    await lines.discard(fork.id)
+  }
+}
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error)
+}
