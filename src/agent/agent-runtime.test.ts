@@ -177,10 +177,16 @@ describe('AgentRuntime: hire and settlement', () => {
 
   it('a failure after the row is written marks the Run failed with the reason', async (t) => {
     const { store, lines } = await runtimeFixture(t)
-    // A store whose journal refuses writes: the trigger cannot be recorded.
+    // A store whose journal refuses the trigger (a later terminal write is retried until it
+    // lands, so it must land here).
     const broken = new Proxy(store, {
       get(target, key, receiver) {
-        if (key === 'appendRunEvents') return () => Promise.reject(new Error('disk full'))
+        if (key === 'appendRunEvents') {
+          return (runId: string, events: readonly { type: string }[]) =>
+            events[0]?.type === 'trigger'
+              ? Promise.reject(new Error('disk full'))
+              : target.appendRunEvents(runId, events)
+        }
         return Reflect.get(target, key, receiver) as unknown
       },
     })

@@ -10,18 +10,20 @@
 import { createHash, randomUUID } from 'node:crypto'
 import { EitriError } from '../errors/eitri-error.ts'
 import { MAIN_LINE } from '../ports/line-control.ts'
-import type { RunFinish } from '../store/run-record.ts'
+import type { RunAdmission, RunFinish, RunRecord } from '../store/run-record.ts'
 import type { Store } from '../store/store.ts'
 import type { Principal, WorkspaceLines } from '../workspace/workspace-lines.ts'
 import { canonicalJson } from './canonical-json.ts'
 import { agentDefHash } from './agent-def.ts'
 import { childAuthority, DEFAULT_MAX_RUN_DEPTH, type Authority } from './delegation-ceiling.ts'
 import { DETERMINISTIC_PROGRAMS, outputText } from './deterministic-programs.ts'
+import { durableWrite } from './durable-write.ts'
 import { checkHireOptions, type HireOptions } from './hire-request.ts'
 import { LiveRun } from './live-run.ts'
 import type { Program, ProgramFactory } from './program.ts'
 import { Roster, type AgentRef } from './roster.ts'
 import { makeRunHandle, type RunHandle, type RunObservation } from './run-handle.ts'
+import type { RunLeases } from './run-lease.ts'
 import { resultOfRecord, type RunResult } from './run-result.ts'
 import { discardWorld, settleWorld, type MergeApprover } from './run-settlement.ts'
 
@@ -46,6 +48,15 @@ export interface AgentRuntimeOptions {
   readonly programs?: Readonly<Record<string, ProgramFactory>> | undefined
   /** Who the Runs act for, as their rows record it. */
   readonly actor?: string | undefined
+  /**
+   * This process's keeper of Run leases: each Run is admitted holding a lease, released once its
+   * terminal row is written; a cancel request another process leaves in the store cancels the
+   * Run here, and a Run whose lease was lost stops. Without it, Runs hold no lease (a sweep
+   * ends them as interrupted once they have not changed for a while).
+   */
+  readonly leases?: RunLeases | undefined
+  /** Told when a terminal store write fails and is being retried (the Run waits meanwhile). */
+  readonly onStoreRetry?: ((message: string, error: unknown) => void) | undefined
   /** Called once a Run's row is durable and its cancel hook registered (a lease starts here). */
   readonly onAdmitted?: ((runId: string) => void) | undefined
   /** Called once a Run has stopped and settled, or failed to (a lease ends here). */
@@ -64,10 +75,15 @@ export class AgentRuntime implements AsyncDisposable {
   /** Aborts at close: a settlement waiting for a person stops waiting (the Run goes to review). */
   readonly #closeController = new AbortController()
   #closing: Promise<void> | undefined
+  readonly #unlisten: (() => void) | undefined
 
   constructor(options: AgentRuntimeOptions) {
     this.#options = options
     this.#programs = options.programs ?? DETERMINISTIC_PROGRAMS
+    this.#unlisten = options.leases?.listen({
+      onCancelRequested: (runId) => this.#cancelRequested(runId),
+      onLost: (runId) => this.#lost(runId),
+    })
   }
 
   /** How many Runs this runtime holds that have not settled yet. */
@@ -152,7 +168,9 @@ export class AgentRuntime implements AsyncDisposable {
       throw new EitriError('state_corrupt', `Run ${runId} names main as its world.`)
     if (action === 'discard') {
       await discardWorld(lines, world.id)
-      await store.settleRun(runId, { status: 'discarded', reason: 'discarded-after-review' })
+      await this.#durable((call) =>
+        store.settleRun(runId, { status: 'discarded', reason: 'discarded-after-review' }, call),
+      )
       return { settled: true, reason: 'discarded-after-review' }
     }
     const step = await settleWorld({
@@ -166,7 +184,9 @@ export class AgentRuntime implements AsyncDisposable {
       signal: options.signal ?? this.#closeController.signal,
     })
     if (step.status !== 'merged') return { settled: false, reason: step.reason }
-    await store.settleRun(runId, { status: 'merged', reason: 'merged-after-review' })
+    await this.#durable((call) =>
+      store.settleRun(runId, { status: 'merged', reason: 'merged-after-review' }, call),
+    )
     return { settled: true, reason: 'merged-after-review' }
   }
 
@@ -185,6 +205,7 @@ export class AgentRuntime implements AsyncDisposable {
         )
         await Promise.all(roots.map((live) => this.#cancel(live)))
       }
+      this.#unlisten?.()
     })()
     return this.#closing
   }
@@ -271,24 +292,27 @@ export class AgentRuntime implements AsyncDisposable {
     // A child belongs to its parent from the start: a parent whose program did not wait for the
     // hire still waits for the child before it settles.
     live.parent?.children.add(live)
+    const admission: RunAdmission = {
+      id: live.id,
+      kind: 'agent-task',
+      parentId: live.parent?.id,
+      causedBy: live.causedBy,
+      actor: this.#options.actor,
+      trigger: { task: request.task },
+      roster: rosterIdentity(roster),
+      agentId: def.id,
+      agentVersion: def.version,
+      programKind: def.program.kind,
+      interpreterVersion: INTERPRETER_VERSION,
+      agentDefHash: agentDefHash(def),
+      world: live.world,
+      isolation: 'fork',
+      settlementPolicy: request.settlement,
+    }
     try {
-      await store.admitRun({
-        id: live.id,
-        kind: 'agent-task',
-        parentId: live.parent?.id,
-        causedBy: live.causedBy,
-        actor: this.#options.actor,
-        trigger: { task: request.task },
-        roster: rosterIdentity(roster),
-        agentId: def.id,
-        agentVersion: def.version,
-        programKind: def.program.kind,
-        interpreterVersion: INTERPRETER_VERSION,
-        agentDefHash: agentDefHash(def),
-        world: live.world,
-        isolation: 'fork',
-        settlementPolicy: request.settlement,
-      })
+      const { leases } = this.#options
+      // With leases, the Run is held by this process from the instant its row exists.
+      await (leases === undefined ? store.admitRun(admission) : leases.admit(admission))
     } catch (error) {
       // No row: nothing to end durably, but whoever waits on the Run must hear.
       live.parent?.children.delete(live)
@@ -313,13 +337,15 @@ export class AgentRuntime implements AsyncDisposable {
       // Followed like any end, so a cancel or a close waiting on this Run is answered too.
       live.follow(
         this.#end(live, async () => {
-          const record = await store.finishRun(live.id, {
+          const record = await this.#finish(live, {
             status: 'failed',
             reason: step,
             error: messageOf(error),
           })
           return resultOfRecord(
-            await store.settleRun(record.id, { status: 'discarded', reason: 'failed' }),
+            await this.#durable((call) =>
+              store.settleRun(record.id, { status: 'discarded', reason: 'failed' }, call),
+            ),
           ) as RunResult
         }),
       )
@@ -360,7 +386,9 @@ export class AgentRuntime implements AsyncDisposable {
       await Promise.all([...live.children].map((child) => this.#cancel(child)))
     }
     const childResults = await Promise.allSettled([...live.children].map((child) => child.done))
-    await store.finishRun(live.id, finish)
+    const record = await this.#finish(live, finish)
+    // Swept meanwhile, the row says failed/interrupted: that is how the Run ended.
+    const status = record.status === 'running' ? finish.status : record.status
     let settlement: { status: 'merged' | 'review' | 'discarded'; reason: string }
     try {
       settlement = await settleWorld({
@@ -368,7 +396,7 @@ export class AgentRuntime implements AsyncDisposable {
         runId: live.id,
         agentId: live.def.id,
         world: live.worldId as string,
-        status: finish.status,
+        status,
         policy: live.request.settlement,
         approve: this.#options.approveMerge,
         signal: this.#closeController.signal,
@@ -376,22 +404,92 @@ export class AgentRuntime implements AsyncDisposable {
     } catch (error) {
       settlement = { status: 'review', reason: `settlement-failed: ${messageOf(error)}` }
     }
-    const settled = await store.settleRun(live.id, settlement)
+    const settled = await this.#durable((call) => store.settleRun(live.id, settlement, call))
     if (settlement.status === 'discarded') {
       // The worlds of children kept for review went with this one.
       for (const child of childResults) {
         if (child.status === 'fulfilled' && child.value.settlementStatus === 'review') {
-          await store.settleRun(child.value.id, { status: 'discarded', reason: 'parent-discarded' })
+          await this.#durable((call) =>
+            store.settleRun(
+              child.value.id,
+              { status: 'discarded', reason: 'parent-discarded' },
+              call,
+            ),
+          )
         }
       }
     }
     return resultOfRecord(settled) as RunResult
   }
 
+  /**
+   * Writes the Run's terminal row, retrying while the store is unavailable (until then the Run
+   * stays `running` and its handle unresolved), then journals `finished` and lets go of its
+   * lease. A `conflict` from a Run the sweep ended (its lease lapsed or was lost) answers that
+   * row: failed, `interrupted`, with `finished` already journaled by the sweep.
+   */
+  async #finish(live: LiveRun, finish: RunFinish): Promise<RunRecord> {
+    const { store, leases } = this.#options
+    try {
+      let record: RunRecord
+      try {
+        record = await this.#durable((call) => store.finishRun(live.id, finish, call))
+      } catch (error) {
+        if (!EitriError.isInstance(error) || error.code !== 'conflict') throw error
+        const row = await this.#durable((call) => store.getRun(live.id, call))
+        if (row === undefined || row.status === 'running' || row.status === 'waiting') throw error
+        return row
+      }
+      const reason = finish.status === 'completed' ? undefined : finish.reason
+      await this.#durable((call) =>
+        store.appendRunEvents(
+          live.id,
+          [{ type: 'finished', data: { status: finish.status, ...(reason && { reason }) } }],
+          call,
+        ),
+      )
+      return record
+    } finally {
+      leases?.release(live.id)
+    }
+  }
+
+  /** A terminal store write: retried while the store is unavailable, until it lands. */
+  #durable<T>(write: (call: { readonly signal?: AbortSignal }) => Promise<T>): Promise<T> {
+    return durableWrite(write, { log: this.#options.onStoreRetry })
+  }
+
+  /** Another process asked, through the store, to cancel a Run: journaled there already. */
+  #cancelRequested(runId: string): void {
+    const live = this.#live.get(runId)
+    if (live !== undefined) void this.#cancel(live, { journal: false })
+  }
+
+  /**
+   * This process no longer holds a Run's lease (it was swept while the process could not
+   * renew): its work cannot land, so the program stops; its `finishRun` then answers the row
+   * the sweep wrote.
+   */
+  #lost(runId: string): void {
+    const live = this.#live.get(runId)
+    if (live === undefined || live.programEnded) return
+    void this.#cancel(live, { journal: false })
+  }
+
   /** What the program's end is, as the Run's row will say. */
   async #runProgram(live: LiveRun, program: Program): Promise<RunFinish> {
     const signal = live.controller.signal
     if (signal.aborted) return { status: 'cancelled', reason: 'cancelled before it started' }
+    try {
+      // Journaled before the program runs, so the journal never shows work it did not start.
+      await durableWrite(
+        (call) => this.#options.store.appendRunEvents(live.id, [{ type: 'started' }], call),
+        { signal, log: this.#options.onStoreRetry },
+      )
+    } catch (error) {
+      if (signal.aborted) return { status: 'cancelled', reason: 'cancelled before it started' }
+      return { status: 'failed', reason: 'start-not-journaled', error: messageOf(error) }
+    }
     try {
       const outcome = await program.run({
         runId: live.id,
@@ -425,12 +523,14 @@ export class AgentRuntime implements AsyncDisposable {
   }
 
   /** Cancels a Run, its children first, and waits for it to stop and settle. */
-  async #cancel(live: LiveRun): Promise<void> {
+  async #cancel(live: LiveRun, options: { readonly journal?: boolean } = {}): Promise<void> {
     if (!live.cancelling) {
       live.cancelling = true
-      await this.#options.store
-        .appendRunEvents(live.id, [{ type: 'cancel-requested' }])
-        .catch(() => undefined)
+      if (options.journal !== false) {
+        await this.#options.store
+          .appendRunEvents(live.id, [{ type: 'cancel-requested' }])
+          .catch(() => undefined)
+      }
       await Promise.all([...live.children].map((child) => this.#cancel(child)))
       live.controller.abort(new EitriError('cancelled', `Run ${live.id} was cancelled.`))
     }

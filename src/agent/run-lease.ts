@@ -49,6 +49,12 @@ export interface RunLeasesOptions {
   readonly onError?: (error: unknown, job: RunLeaseJob) => void
 }
 
+/** What a holder of Runs (an agent runtime) hears from the keeper; see {@link RunLeases.listen}. */
+export interface RunLeaseListener {
+  readonly onCancelRequested?: ((runId: string, request: RunCancelRequest) => void) | undefined
+  readonly onLost?: ((runId: string) => void) | undefined
+}
+
 const DEFAULTS = { heartbeatMs: 5_000, ttlMs: 15_000, cancelPollMs: 500, sweepMs: 30_000 }
 
 /** A new owner id: readable in a Run row, unique per process. */
@@ -73,6 +79,7 @@ export class RunLeases {
   readonly #store: Store
   readonly #options: RunLeasesOptions
   readonly #held = new Set<string>()
+  readonly #listeners = new Set<RunLeaseListener>()
   /** Runs whose cancel request was passed on already: each is passed on once. */
   readonly #told = new Set<string>()
   readonly #timers = new Set<NodeJS.Timeout>()
@@ -99,6 +106,17 @@ export class RunLeases {
     keeper.#every(settings.cancelPollMs, 'cancel-poll', () => keeper.pollCancelRequests())
     keeper.#every(settings.sweepMs, 'sweep', () => keeper.sweep())
     return keeper
+  }
+
+  /**
+   * Tells `listener` too of cancel requests and lost Runs, besides the options given at start:
+   * so a runtime opened later can obey them. Answers the function that stops telling it.
+   */
+  listen(listener: RunLeaseListener): () => void {
+    this.#listeners.add(listener)
+    return () => {
+      this.#listeners.delete(listener)
+    }
   }
 
   /** The Runs this keeper holds. */
@@ -142,6 +160,7 @@ export class RunLeases {
       this.#held.delete(runId)
       this.#told.delete(runId)
       this.#options.onLost?.(runId)
+      for (const listener of [...this.#listeners]) listener.onLost?.(runId)
     }
   }
 
@@ -152,6 +171,8 @@ export class RunLeases {
       if (this.#told.has(request.runId)) continue
       this.#told.add(request.runId)
       this.#options.onCancelRequested?.(request.runId, request)
+      for (const listener of [...this.#listeners])
+        listener.onCancelRequested?.(request.runId, request)
     }
   }
 

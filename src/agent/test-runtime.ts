@@ -17,6 +17,7 @@ import { AgentRuntime, type AgentRuntimeOptions } from './agent-runtime.ts'
 import { abortableDelay } from './abortable-delay.ts'
 import { DETERMINISTIC_PROGRAMS } from './deterministic-programs.ts'
 import type { Program, ProgramFactory } from './program.ts'
+import { RunLeases, type RunLeasesOptions } from './run-lease.ts'
 
 /**
  * The test programs: `echo` as it is; `scripted` writes its `reply` to `result` (a file path)
@@ -40,11 +41,15 @@ export const FILE_WRITING_PROGRAMS: Readonly<Record<string, ProgramFactory>> = O
   },
 })
 
-/** A workspace holding `files`, a store, and a runtime hiring from `line` (main by default). */
+/**
+ * A workspace holding `files`, a store, and a runtime hiring from `line` (main by default);
+ * with `leaseOptions`, the runtime's Runs are held by a {@link RunLeases} keeper on that store.
+ */
 export async function runtimeFixture(
   t: TestContext,
   files: Record<string, string> = {},
   options: Partial<AgentRuntimeOptions> = {},
+  leaseOptions?: RunLeasesOptions,
 ) {
   const base = await fs.realpath(await fs.mkdtemp(path.join(os.tmpdir(), 'eitri-runs-')))
   const workspace = path.join(base, 'workspace')
@@ -57,22 +62,26 @@ export async function runtimeFixture(
     main: new DirectoryTree(workspace),
     stateDir: path.join(base, 'state'),
   })
-  const store = await openStore(`sqlite:${path.join(base, 'store.sqlite')}`)
+  const url = `sqlite:${path.join(base, 'store.sqlite')}`
+  const store = await openStore(url)
+  const leases = leaseOptions === undefined ? undefined : await RunLeases.start(store, leaseOptions)
   const runtime = new AgentRuntime({
     store,
     lines,
     line: 'main',
     principal: PERSON_PRINCIPAL,
+    leases,
     ...options,
   })
   t.after(async () => {
     // The runtime first: its Runs write to the store and the lines until they stop.
     await runtime.close()
+    await leases?.close()
     await store.close()
     await lines.close()
     await fs.rm(base, { recursive: true, force: true })
   })
   const live = (name: string) =>
     fs.readFile(path.join(workspace, name), 'utf8').catch(() => undefined)
-  return { base, workspace, lines, live, store, runtime }
+  return { base, workspace, lines, live, store, url, leases, runtime }
 }

@@ -1,0 +1,147 @@
+import assert from 'node:assert/strict'
+import { describe, it } from 'node:test'
+import { setTimeout as delay } from 'node:timers/promises'
+import { EitriError } from '../errors/eitri-error.ts'
+import { openStore } from '../store/open-store.ts'
+import type { Store } from '../store/store.ts'
+import { PERSON_PRINCIPAL } from '../workspace/fork-owner.ts'
+import { AgentRuntime } from './agent-runtime.ts'
+import { Roster } from './roster.ts'
+import { RunLeases } from './run-lease.ts'
+import { runtimeFixture } from './test-runtime.ts'
+
+const roster = Roster.of([
+  { id: 'fast', program: { kind: 'scripted', delayMs: 10, reply: 'fast' } },
+  { id: 'medium', program: { kind: 'scripted', delayMs: 1500, reply: 'medium' } },
+  { id: 'slow', program: { kind: 'scripted', delayMs: 60_000, reply: 'slow' } },
+])
+
+/** The terminal row's status when each journal event was written, by event type. */
+function watchingStore(store: Store, seen: [string, string | undefined][]): Store {
+  return new Proxy(store, {
+    get(target, key, receiver) {
+      if (key === 'appendRunEvents') {
+        return async (runId: string, events: readonly { type: string }[], call?: object) => {
+          const row = await target.getRun(runId)
+          for (const event of events) seen.push([event.type, row?.status])
+          return target.appendRunEvents(runId, events, call)
+        }
+      }
+      return Reflect.get(target, key, receiver) as unknown
+    },
+  })
+}
+
+describe('AgentRuntime with leases: durability of Runs', () => {
+  it('obeys a cancel request another process leaves in the store, within about a second', async (t) => {
+    const { runtime, store, url } = await runtimeFixture(t, {}, {}, { heartbeatMs: 1000 })
+    const other = await openStore(url)
+    t.after(() => other.close())
+    const handle = await runtime.hire(roster, 'slow', { task: 'wait' })
+    assert.equal((await store.getRun(handle.id))?.leaseOwner !== undefined, true, 'held')
+    const askedAt = Date.now()
+    await other.requestRunCancel(handle.id, 'another-process')
+    const result = await handle.result()
+    const took = Date.now() - askedAt
+    assert.equal(result.status, 'cancelled')
+    assert.ok(took < 1500, `cancelled after ${took} ms`)
+    const types = (await store.listRunEvents(handle.id)).map((event) => event.type)
+    assert.deepEqual(
+      types.filter((type) => type === 'cancel-requested'),
+      ['cancel-requested'],
+      'the request is journaled once, by the store',
+    )
+    assert.equal(types.at(-1), 'finished')
+  })
+
+  it('journals started, then finished only once the row is terminal', async (t) => {
+    const { store, lines } = await runtimeFixture(t)
+    const seen: [string, string | undefined][] = []
+    const runtime = new AgentRuntime({
+      store: watchingStore(store, seen),
+      lines,
+      line: 'main',
+      principal: PERSON_PRINCIPAL,
+    })
+    t.after(() => runtime.close())
+    const handle = await runtime.hire(roster, 'fast', { task: 'go' })
+    assert.equal((await handle.result()).status, 'completed')
+    const journal = await store.listRunEvents(handle.id)
+    assert.deepEqual(
+      journal.map((event) => event.type),
+      ['trigger', 'started', 'finished'],
+    )
+    assert.deepEqual(journal[2]?.data, { status: 'completed' })
+    assert.deepEqual(seen, [
+      ['trigger', 'running'],
+      ['started', 'running'],
+      ['finished', 'completed'],
+    ])
+  })
+
+  it('keeps a Run running and its handle unresolved while the store refuses its terminal write', async (t) => {
+    const { store, lines } = await runtimeFixture(t)
+    const outage = { on: true, refused: 0 }
+    const flaky = new Proxy(store, {
+      get(target, key, receiver) {
+        if (key === 'finishRun') {
+          return (...args: Parameters<Store['finishRun']>) => {
+            if (!outage.on) return target.finishRun(...args)
+            outage.refused += 1
+            return Promise.reject(new EitriError('store_unavailable', 'the store is busy'))
+          }
+        }
+        return Reflect.get(target, key, receiver) as unknown
+      },
+    })
+    const runtime = new AgentRuntime({
+      store: flaky,
+      lines,
+      line: 'main',
+      principal: PERSON_PRINCIPAL,
+    })
+    t.after(() => runtime.close())
+    const handle = await runtime.hire(roster, 'fast', { task: 'go' })
+    let resolved = false
+    void handle.result().then(() => (resolved = true))
+    await delay(400)
+    assert.ok(outage.refused >= 2, `retried (${outage.refused} tries)`)
+    assert.equal(resolved, false)
+    assert.equal((await store.getRun(handle.id))?.status, 'running')
+    outage.on = false
+    const result = await handle.result()
+    assert.equal(result.status, 'completed')
+    assert.equal((await store.getRun(handle.id))?.status, 'completed')
+  })
+
+  it('a Run whose lease lapses is swept, and its handle answers failed/interrupted', async (t) => {
+    const { runtime, store, leases, url } = await runtimeFixture(
+      t,
+      {},
+      {},
+      { heartbeatMs: 100, ttlMs: 300 },
+    )
+    const handle = await runtime.hire(roster, 'medium', { task: 'work' })
+    // This process stops renewing (as if frozen); another process's keeper sweeps.
+    await leases?.close()
+    const other = await openStore(url)
+    t.after(() => other.close())
+    const sweeper = await RunLeases.start(other, { sweepMs: 100 })
+    t.after(() => sweeper.close())
+    const result = await handle.result()
+    assert.equal(result.status, 'failed')
+    assert.equal(
+      result.status === 'failed' ? (result.error as { code?: string }).code : undefined,
+      'interrupted',
+    )
+    const row = await store.getRun(handle.id)
+    assert.deepEqual(
+      [row?.status, row?.reason, row?.settlementStatus],
+      ['failed', 'interrupted', 'discarded'],
+    )
+    const finished = (await store.listRunEvents(handle.id)).filter(
+      (event) => event.type === 'finished',
+    )
+    assert.equal(finished.length, 1, 'the sweep journaled it; the runtime did not again')
+  })
+})
