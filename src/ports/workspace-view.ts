@@ -3,6 +3,7 @@
  * What a tool may do with the workspace it is bound to. The access layer implements it, so
  * every operation has already passed the path policy; tools never touch host paths.
  */
+import { EitriError } from '../errors/eitri-error.ts'
 
 /** The kind of an entry in the workspace. */
 export type EntryType = 'file' | 'directory' | 'symlink' | 'other'
@@ -131,4 +132,30 @@ export interface WorkspaceView {
    * that never ask a person need not have it.
    */
   forTool?(tool: string): WorkspaceView
+}
+
+/**
+ * A view that reaches no workspace: every file operation throws `not_available` with `reason`
+ * (for a tool run apart from the workspace, or a test context).
+ */
+export function workspaceRefused(
+  line: string,
+  reason: string,
+  redact: (text: string) => string = (text) => text,
+): WorkspaceView {
+  const refuse = (): never => {
+    throw new EitriError('not_available', reason)
+  }
+  return {
+    line,
+    resolve: refuse,
+    readFile: refuse,
+    writeFile: refuse,
+    makeFolder: refuse,
+    remove: refuse,
+    createSymlink: refuse,
+    stat: refuse,
+    walk: refuse,
+    redact,
+  }
 }

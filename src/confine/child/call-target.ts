@@ -4,9 +4,8 @@
  * export is a function, or a tool (re-confined from its module): a tool runs with a workspace
  * that refuses everything, and its result is unwrapped (content, or a failure).
  */
-import { EitriError } from '../../errors/eitri-error.ts'
 import type { ToolResult } from '../../tool/tool-result.ts'
-import type { WorkspaceView } from '../../ports/workspace-view.ts'
+import { workspaceRefused, type WorkspaceView } from '../../ports/workspace-view.ts'
 import type { ConfinedCall } from '../confined-function.ts'
 
 /**
@@ -56,23 +55,8 @@ function isToolLike(value: unknown): value is ToolLike {
   )
 }
 
-const refuse = (): never => {
-  throw new EitriError(
-    'not_available',
-    'A confined tool runs apart from the workspace and cannot reach it: pass what it needs in its input.',
-  )
-}
-
 /** The workspace a tool sees when it runs confined: none. */
-const workspace: WorkspaceView = {
-  line: 'confined',
-  resolve: refuse,
-  readFile: refuse,
-  writeFile: refuse,
-  makeFolder: refuse,
-  remove: refuse,
-  createSymlink: refuse,
-  stat: refuse,
-  walk: refuse,
-  redact: (text) => text,
-}
+const workspace: WorkspaceView = workspaceRefused(
+  'confined',
+  'A confined tool runs apart from the workspace and cannot reach it: pass what it needs in its input.',
+)
