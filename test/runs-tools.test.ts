@@ -2,15 +2,22 @@
  * The Run tools through a real workshop over a SQLite store that another connection fills (as
  * another process would): `run_list` newest first with its filters, a dead owner's Run swept
  * to failed/interrupted, `run_observe` with the store's field names and the journal, and
- * input errors that name the field.
+ * input errors that name the field; and `run_observe` over MCP from `eitri serve`.
  */
 import assert from 'node:assert/strict'
 import path from 'node:path'
 import { describe, it } from 'node:test'
+import { Client } from '@modelcontextprotocol/sdk/client/index.js'
+import {
+  getDefaultEnvironment,
+  StdioClientTransport,
+} from '@modelcontextprotocol/sdk/client/stdio.js'
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
 import { openStore } from '../src/store/open-store.ts'
 import type { RunEvent, RunRecord } from '../src/store/run-record.ts'
 import type { ToolResult } from '../src/tool/tool-result.ts'
 import { openWorkshop } from '../src/workshop/workshop.ts'
+import { EITRI_BIN } from './helpers/eitri-process.ts'
 import { makeScratch } from './helpers/scratch.ts'
 
 function failure(result: ToolResult, code: string): string {
@@ -111,5 +118,45 @@ describe('run_list and run_observe', () => {
       failure(await workshop.call('run_observe', { id: 'nope' }), 'not_found'),
       /No Run with id "nope"\. run_list shows/,
     )
+  })
+
+  it('answers run_observe over MCP with the Run row and its events', async () => {
+    await using scratch = await makeScratch()
+    const url = `sqlite:${path.join(scratch.root, 'runs.sqlite')}`
+    {
+      await using writer = await openStore(url)
+      await writer.admitRun({ id: 'remote', agentId: 'helper' })
+      await writer.appendRunEvents('remote', [{ type: 'note', data: 'seen' }])
+      await writer.finishRun('remote', { status: 'completed', value: 7, output: 'ok' })
+    }
+    const client = new Client({ name: 'eitri-runs-test', version: '1.0.0' })
+    await client.connect(
+      new StdioClientTransport({
+        command: process.execPath,
+        args: [EITRI_BIN, 'serve', ...scratch.flags, '--store', url],
+        env: getDefaultEnvironment(),
+        stderr: 'pipe',
+      }),
+    )
+    try {
+      const result = (await client.callTool({
+        name: 'run_observe',
+        arguments: { id: 'remote' },
+      })) as CallToolResult
+      assert.equal(result.isError, false, JSON.stringify(result.content))
+      const { metadata } = result.structuredContent as { metadata: Record<string, unknown> }
+      assert.equal(metadata['status'], 'completed')
+      assert.equal(metadata['value'], 7)
+      assert.equal(metadata['output'], 'ok')
+      assert.equal(metadata['settlementStatus'], 'open')
+      assert.ok((metadata['events'] as RunEvent[]).some((event) => event.data === 'seen'))
+      const refused = (await client.callTool({
+        name: 'run_list',
+        arguments: { status: 'finished' },
+      })) as CallToolResult
+      assert.equal(refused.isError, true)
+    } finally {
+      await client.close()
+    }
   })
 })
