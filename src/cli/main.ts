@@ -41,6 +41,8 @@ export async function main(
         return await (await import('./commands/fork-commands.ts')).forkCommand(line, io)
       case 'approvals':
         return await (await import('./commands/approvals-command.ts')).approvalsCommand(line, io)
+      case 'runs':
+        return await (await import('./commands/runs-command.ts')).runsCommand(line, io)
       case 'demo':
         return await (await import('./commands/demo-command.ts')).demoCommand(io)
       case 'serve':

@@ -32,6 +32,8 @@ export interface CommandLine {
   readonly force: boolean
   /** `--prune`: forks, delete the snapshots beyond the retention. */
   readonly prune: boolean
+  /** `--status S`: runs, only the Runs with this status. */
+  readonly status: string | undefined
   readonly help: boolean
   readonly version: boolean
 }
@@ -53,6 +55,7 @@ const OPTIONS = {
   isolate: { type: 'boolean', default: false },
   force: { type: 'boolean', default: false },
   prune: { type: 'boolean', default: false },
+  status: { type: 'string' },
   help: { type: 'boolean', short: 'h', default: false },
   version: { type: 'boolean', short: 'v', default: false },
 } as const
@@ -88,6 +91,7 @@ export function parseCommandLine(argv: readonly string[]): CommandLine {
     isolate: values.isolate,
     force: values.force,
     prune: values.prune,
+    status: values.status,
     help: values.help,
     version: values.version,
   }

@@ -5,7 +5,7 @@
 
 /** One line for errors. */
 export const USAGE_LINE =
-  'Usage: eitri <demo|serve|tools|call|eval|repl|exec|approvals|mcp-config> [options]   (eitri --help for more)'
+  'Usage: eitri <demo|serve|tools|call|eval|repl|exec|approvals|runs|mcp-config> [options]   (eitri --help for more)'
 
 /** The full help. */
 export const HELP = `eitri: a workshop for LLM agents: confined tools on a workspace, over MCP or as a library.
@@ -20,6 +20,8 @@ Usage:
   eitri exec [options] -- CMD ARGS   run one command in the jail; exits with its status
   eitri mcp-config [--http PORT]     print MCP client settings (Claude Code, Codex, Cursor) for this copy
   eitri approvals [--json]           every recorded decision on an action that needed a person
+  eitri runs [--status S] [--json]   the Runs (agent tasks and turns), newest first; a dead owner's Run shows as interrupted
+  eitri runs show RUN | cancel RUN   one Run with its journal and child Runs; ask the process running it to cancel it
   eitri fork [NAME] [--fork FROM]    a new fork of main (or of FROM); copies nothing
   eitri forks [--prune] [--json]     the forks: state (open, merged, discarded), files changed, last activity;
                                      --prune removes merged, discarded and empty idle forks and old snapshots
@@ -43,6 +45,7 @@ Options:
   --isolate               serve: every connection works on a fork of its own; main only with a person's approval
   --force                 restore: also restore files you changed since the snapshot
   --prune                 forks: delete the snapshots beyond the retention (configuration: snapshots.keep, snapshots.maxAgeDays)
+  --status STATUS         runs: only Runs with this status (running, waiting, completed, failed, cancelled)
   --json                  machine-readable output
   --state-dir DIR         eitri's state folder (default: $EITRI_STATE_DIR, else $XDG_STATE_HOME/eitri)
   --config FILE           configuration file (default: $EITRI_CONFIG, else $XDG_CONFIG_HOME/eitri/config.json)

@@ -9,6 +9,7 @@ import type { LineControl } from '../ports/line-control.ts'
 import type { CodeEvaluator } from '../ports/code-evaluator.ts'
 import type { KnowledgeBase } from '../ports/knowledge-base.ts'
 import type { ProgramSession } from '../ports/program-session.ts'
+import type { RunLog } from '../ports/run-log.ts'
 import type { TaskBoard } from '../ports/task-board.ts'
 import type { WorkspaceView } from '../ports/workspace-view.ts'
 
@@ -35,6 +36,8 @@ export interface ToolContext {
   readonly tasks?: TaskBoard
   /** The knowledge of the workspace's line, kept in the store; absent when there is no store. */
   readonly knowledge?: KnowledgeBase
+  /** The Runs in the store, read-only; absent when there is no store. */
+  readonly runs?: RunLog
   /**
    * Snapshots main around calls whose tool declares it may change it; absent without
    * versioning, and inside such a call (the calls it makes are covered by its snapshots).

@@ -7,6 +7,7 @@ import { evalTools } from './eval/index.ts'
 import { fileTools } from './files/index.ts'
 import { knowledgeTools } from './knowledge/index.ts'
 import { modeTools } from './modes/mode-tools.ts'
+import { runTools } from './runs/index.ts'
 import { shellTools } from './shell/index.ts'
 import { taskTools } from './tasks/index.ts'
 import { workspaceTools } from './workspace/index.ts'
@@ -20,6 +21,7 @@ export function builtInTools(): Tool[] {
     ...modeTools,
     ...taskTools,
     ...knowledgeTools,
+    ...runTools,
     ...workspaceTools,
   ]
 }

@@ -25,6 +25,7 @@ import type { EvalPool } from '../eval/eval-pool.ts'
 import type { LineSurface, LineSurfaces } from './line-surfaces.ts'
 import { sessionCheckpoints } from './session-checkpoints.ts'
 import { sessionLineControl } from './session-lines.ts'
+import { storeRunLog } from './store-run-log.ts'
 
 /** What one session may set for itself (an MCP connection gets its own approver). */
 export interface SessionOptions {
@@ -162,6 +163,7 @@ export async function createSession(
         evaluator,
         tasks: parts.store.tasks(surface.line),
         knowledge: parts.store.knowledge(surface.line),
+        runs: storeRunLog(parts.store),
         checkpoints: checkpoints.checkpoints,
       }
     },

@@ -21,6 +21,8 @@ export const BUILT_IN_TOOL_NAMES: readonly string[] = [
   'knowledge_add',
   'knowledge_search',
   'knowledge_links',
+  'run_list',
+  'run_observe',
   'workspace_fork',
   'workspace_list',
   'workspace_use',
