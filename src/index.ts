@@ -104,6 +104,7 @@ export type {
   KnowledgeWrite,
 } from './ports/knowledge-base.ts'
 export type { DriveAccess, DriveEntry, DriveFile } from './ports/drive-access.ts'
+export type { RunEventView, RunLog, RunLogCallOptions, RunView } from './ports/run-log.ts'
 export {
   LINE_STATES,
   MAIN_LINE,
