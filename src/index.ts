@@ -105,6 +105,15 @@ export type {
 } from './ports/knowledge-base.ts'
 export type { DriveAccess, DriveEntry, DriveFile } from './ports/drive-access.ts'
 export type { RunEventView, RunLog, RunLogCallOptions, RunView } from './ports/run-log.ts'
+export type {
+  AgentChoice,
+  AgentRuns,
+  HireCall,
+  RosterSource,
+  RunOutcome,
+  RunWaitOptions,
+  RunWaitOutcome,
+} from './ports/agent-runs.ts'
 export {
   LINE_STATES,
   MAIN_LINE,

@@ -23,8 +23,11 @@ export interface AgentRuntimeOptions {
   readonly principal: Principal
   /** Asks a person before a Run's world is merged into main; without it, such Runs go to review. */
   readonly approveMerge?: MergeApprover | undefined
-  /** The caller's own authority, the ceiling of root Runs; undefined: only each definition's. */
-  readonly ceiling?: Authority | undefined
+  /**
+   * The caller's own authority, the ceiling of root Runs, or how to read it at each hire (a
+   * session's access can narrow); undefined: only each definition's.
+   */
+  readonly ceiling?: Authority | (() => Authority) | undefined
   /** @default 4 */
   readonly maxDepth?: number | undefined
   /** The program of each kind. @default echo and scripted */

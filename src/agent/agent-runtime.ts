@@ -68,6 +68,11 @@ export class AgentRuntime implements AsyncDisposable {
     return this.#hire(roster, ref, options, undefined)
   }
 
+  /** Whether this runtime admitted the Run `runId` (running or not): one it may cancel or settle. */
+  hired(runId: string): boolean {
+    return this.#work.hired.has(runId)
+  }
+
   /**
    * Cancels a Run of this runtime (its children first) and waits for it to stop and settle.
    * False for a Run this runtime does not hold (another's, or one that has ended).
@@ -206,8 +211,9 @@ export class AgentRuntime implements AsyncDisposable {
         `Hire refused: this runtime runs no ${def.program.kind} programs (it runs ${Object.keys(this.#programs).join(', ')}).`,
       )
     }
+    const own = this.#options.ceiling
     const ceiling = childAuthority({
-      parent: parent?.authority ?? this.#options.ceiling,
+      parent: parent?.authority ?? (typeof own === 'function' ? own() : own),
       def,
       maxDepth: this.#options.maxDepth ?? DEFAULT_MAX_RUN_DEPTH,
     })

@@ -177,6 +177,12 @@ export const configSchema = z.strictObject({
   jail: jailSchema.describe(
     'Bounds on a jailed command: the memory it may use, what it brings back to the workspace.',
   ),
+  agents: z
+    .array(z.record(z.string(), z.unknown()))
+    .default([])
+    .describe(
+      'The default roster: agent definitions that agent_hire and `eitri run` hire from when they name no roster file.',
+    ),
   snapshots: snapshotsSchema.describe(
     'How snapshots of main are kept: `eitri log` lists them, `eitri restore` uses them, `eitri forks --prune` prunes them.',
   ),

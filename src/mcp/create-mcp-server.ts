@@ -60,7 +60,22 @@ export function createMcpServer(options: McpServerOptions): Server {
     ),
   }))
   server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
-    const ctx = await options.context({ signal: extra.signal })
+    const base = await options.context({ signal: extra.signal })
+    const token = request.params._meta?.progressToken
+    // Only a client that asked for progress (with a token) is sent any.
+    const ctx: ToolContext =
+      token === undefined
+        ? base
+        : {
+            ...base,
+            progress: (update) =>
+              void extra
+                .sendNotification({
+                  method: 'notifications/progress',
+                  params: { progressToken: token, ...update },
+                })
+                .catch(() => undefined),
+          }
     const result = await options.toolset.run(
       { name: request.params.name, input: request.params.arguments ?? {} },
       ctx,

@@ -3,6 +3,7 @@
  * What one tool call receives besides its input.
  */
 import type { AccessContext } from '../ports/access-context.ts'
+import type { AgentRuns } from '../ports/agent-runs.ts'
 import type { CallCheckpoints } from './call-checkpoints.ts'
 import type { DriveAccess } from '../ports/drive-access.ts'
 import type { LineControl } from '../ports/line-control.ts'
@@ -38,6 +39,17 @@ export interface ToolContext {
   readonly knowledge?: KnowledgeBase
   /** The Runs in the store, read-only; absent when there is no store. */
   readonly runs?: RunLog
+  /** The agents this caller may hire and its own Runs; absent when it may not hire. */
+  readonly agents?: AgentRuns
+  /**
+   * Tells the caller how a long call is going (an MCP client that asked for progress); absent
+   * when nobody listens.
+   */
+  readonly progress?: (update: {
+    readonly progress: number
+    readonly total?: number
+    readonly message?: string
+  }) => void
   /**
    * Snapshots main around calls whose tool declares it may change it; absent without
    * versioning, and inside such a call (the calls it makes are covered by its snapshots).

@@ -26,6 +26,9 @@ import type { LineSurface, LineSurfaces } from './line-surfaces.ts'
 import { sessionCheckpoints } from './session-checkpoints.ts'
 import { sessionLineControl } from './session-lines.ts'
 import { storeRunLog } from './store-run-log.ts'
+import { sessionAgents } from './session-agents.ts'
+import type { RunLeases } from '../agent/run-lease.ts'
+import type { Roster } from '../agent/roster.ts'
 
 /** What one session may set for itself (an MCP connection gets its own approver). */
 export interface SessionOptions {
@@ -79,6 +82,12 @@ export interface SessionParts {
   readonly defaults: SessionOptions
   /** The host folder of main, where an approved run outside the jail happens. */
   readonly mainRoot: string
+  /** The names of the workshop's tools: what a session holds, and so hands on to its Runs. */
+  readonly tools: readonly string[]
+  /** The roster hires use when they name none (the configuration's `agents`). */
+  readonly roster: Roster
+  /** The workshop's lease keeper of Runs, started at the first hire. */
+  readonly leases: () => Promise<RunLeases>
 }
 
 /** Opens a session. */
@@ -145,6 +154,25 @@ export async function createSession(
     session: id,
   })
   if (options.isolate === true) await isolate()
+  const agents = sessionAgents({
+    store: parts.store,
+    lines: parts.lines,
+    leases: parts.leases,
+    principal,
+    line: () => surface.line,
+    ceiling: () => ({
+      access: access.effective,
+      tools: parts.tools,
+      programKinds: undefined,
+      depth: 0,
+    }),
+    // Asked at merge time, so the approval policy in force then decides.
+    approveMerge: (request) =>
+      access.snapshot().approve?.(request) ??
+      Promise.resolve('nobody is here to approve a merge into main'),
+    roster: parts.roster,
+    actor: id,
+  })
   const session: WorkshopSession = {
     id,
     access,
@@ -164,11 +192,13 @@ export async function createSession(
         tasks: parts.store.tasks(surface.line),
         knowledge: parts.store.knowledge(surface.line),
         runs: storeRunLog(parts.store),
+        agents,
         checkpoints: checkpoints.checkpoints,
       }
     },
     close: async () => {
       onClose(session)
+      await agents.close()
       await programs.close()
       await evaluator.close()
     },

@@ -42,6 +42,8 @@ import { createSession, type SessionOptions, type WorkshopSession } from './work
 import { createEvalSandbox, type EvaluationOptions } from './eval-sandbox.ts'
 import { lazyCommandJudge } from './command-judge.ts'
 import { storeApprovalRecorder } from './store-approval-recorder.ts'
+import { configuredRoster } from './configured-roster.ts'
+import { RunLeases } from '../agent/run-lease.ts'
 
 /** How to open a workshop. Every field has a default. */
 export interface WorkshopOptions {
@@ -169,6 +171,7 @@ export async function openWorkshop(options: WorkshopOptions = {}): Promise<Works
     )
   }
   const config = await loadConfig(configPath)
+  const roster = configuredRoster(config, configPath)
   const registry = new ToolRegistry([...builtInTools(), ...(options.extraTools ?? [])])
   const toolset = new Toolset(registry, options.tools ?? registry.names())
   const evaluation = createEvalSandbox(config, toolset, options.evaluation, options.bwrap)
@@ -253,6 +256,15 @@ export async function openWorkshop(options: WorkshopOptions = {}): Promise<Works
   })
   const sessions = new Set<WorkshopSession>()
   let closed = false
+  // One keeper for every session's Runs, started by the first hire: a workshop that hires
+  // nothing polls nothing.
+  let leases: Promise<RunLeases> | undefined
+  const startLeases = (): Promise<RunLeases> => {
+    leases ??= RunLeases.start(store)
+    // A keeper that could not start is tried again at the next hire.
+    leases.catch(() => (leases = undefined))
+    return leases
+  }
   const parts = {
     lines,
     surfaces,
@@ -266,6 +278,9 @@ export async function openWorkshop(options: WorkshopOptions = {}): Promise<Works
     recorder,
     config,
     mainRoot: tree.root,
+    tools: toolset.names(),
+    roster,
+    leases: startLeases,
     defaults: {
       ...(options.access === undefined ? {} : { access: options.access }),
       ...(options.mode === undefined ? {} : { mode: options.mode }),
@@ -284,6 +299,7 @@ export async function openWorkshop(options: WorkshopOptions = {}): Promise<Works
     if (closed) return
     closed = true
     await Promise.all([...sessions].map((session) => session.close()))
+    await (await leases?.catch(() => undefined))?.close()
     await evaluation.close()
     await surfaces.close()
     await jail.close()

@@ -1,0 +1,186 @@
+/**
+ * @module workshop/session-agents
+ * The agents one session may hire, and its Runs. Each session has its own agent runtime, made
+ * at its first hire: its root Runs fork from the session's line, are owned by the session's
+ * principal, and get no more than the session holds (its tools and its access, read at each
+ * hire). A Run is the session's to wait on, compose, cancel and settle only from the line it
+ * was hired on; any Run in the store may be waited for. The workshop shares one lease keeper
+ * among its sessions, so a server killed outright leaves Runs that the next one ends.
+ */
+import { AgentRuntime } from '../agent/agent-runtime.ts'
+import type { Authority } from '../agent/delegation-ceiling.ts'
+import { join, race } from '../agent/run-composition.ts'
+import type { RunHandle } from '../agent/run-handle.ts'
+import type { RunLeases } from '../agent/run-lease.ts'
+import type { MergeApprover } from '../agent/run-settlement.ts'
+import { Roster } from '../agent/roster.ts'
+import { EitriError } from '../errors/eitri-error.ts'
+import type { AgentRuns, HireCall, RunWaitOutcome, RunWaitOptions } from '../ports/agent-runs.ts'
+import type { RunRecord } from '../store/run-record.ts'
+import type { Store } from '../store/store.ts'
+import type { Principal, WorkspaceLines } from '../workspace/workspace-lines.ts'
+import { pause } from '../util/pause.ts'
+
+/** What a session's agents are made from. */
+export interface SessionAgentParts {
+  readonly store: Store
+  readonly lines: WorkspaceLines
+  /** The workshop's lease keeper, started at the first hire of any session. */
+  readonly leases: () => Promise<RunLeases>
+  readonly principal: Principal
+  /** The session's line now: root Runs fork from it, and its Runs are used from it only. */
+  readonly line: () => string
+  /** The session's authority now: the ceiling of its root Runs. */
+  readonly ceiling: () => Authority
+  /** Asks the session's person before a Run's world is merged into main. */
+  readonly approveMerge: MergeApprover | undefined
+  /** The roster hires use when they name none (the configuration's `agents`). */
+  readonly roster: Roster
+  /** Who the Runs act for, as their rows say: the session. */
+  readonly actor: string
+}
+
+/** A session's agents, with the way to stop its Runs when the session ends. */
+export interface SessionAgents extends AgentRuns {
+  /** Cancels the session's Runs and waits for them to settle. Idempotent. */
+  close(): Promise<void>
+}
+
+/** How often a wait on a Run of another session or process reads the store. */
+const POLL_MS = 100
+
+/** The agents of one session. */
+export function sessionAgents(parts: SessionAgentParts): SessionAgents {
+  let runtime: Promise<AgentRuntime> | undefined
+  let closed = false
+  /** The Runs the session hired itself, with the line each was hired from. */
+  const hired = new Map<string, { readonly handle: RunHandle; readonly line: string }>()
+  const runtimeOf = (): Promise<AgentRuntime> => {
+    runtime ??= parts.leases().then(
+      (leases) =>
+        new AgentRuntime({
+          store: parts.store,
+          lines: parts.lines,
+          line: parts.line,
+          principal: parts.principal,
+          ceiling: parts.ceiling,
+          approveMerge: parts.approveMerge,
+          actor: parts.actor,
+          leases,
+        }),
+    )
+    return runtime
+  }
+  /** A handle of the session, used from the line it was hired on. */
+  const handleOf = (id: string): RunHandle => {
+    const entry = hired.get(id)
+    if (entry === undefined) {
+      throw new EitriError(
+        'permission_denied',
+        `Run ${id} was not hired by this session, so it cannot take its result; run_await (or waiting for it) reads any Run.`,
+        { data: { field: 'id' } },
+      )
+    }
+    const line = parts.line()
+    if (entry.line !== line) {
+      throw new EitriError(
+        'permission_denied',
+        `Run ${id} was hired from the line ${entry.line}, and this session now works on ${line}; switch back to ${entry.line} to use it.`,
+        { data: { field: 'id' } },
+      )
+    }
+    return entry.handle
+  }
+  /** The runtime that admitted `id`, for cancelling or settling it; refused for another's Run. */
+  const ownerOf = async (id: string, what: string): Promise<AgentRuntime> => {
+    if (hired.has(id)) handleOf(id)
+    const own = runtime === undefined ? undefined : await runtime
+    if (own?.hired(id) === true) return own
+    const row = await parts.store.getRun(id)
+    throw new EitriError(
+      row === undefined ? 'not_found' : 'permission_denied',
+      row === undefined
+        ? `No Run ${id} in the store; run_list shows the Runs there are.`
+        : `Run ${id} was hired by another session or process: a session may ${what} only the Runs it hired and their children. A person can, with \`eitri runs ${what === 'cancel' ? 'cancel' : 'merge|discard'} ${id}\`.`,
+      { data: { field: 'id' } },
+    )
+  }
+  return {
+    async hire(call: HireCall, options = {}) {
+      if (closed) throw new EitriError('not_available', 'This session is closed; hire nothing.')
+      options.signal?.throwIfAborted()
+      const roster =
+        call.roster === undefined
+          ? parts.roster
+          : Roster.fromJSON(call.roster.content, call.roster.source)
+      const own = await runtimeOf()
+      const handle = await own.hire(roster, call.agent, {
+        task: call.task,
+        ...(call.settlement === undefined ? {} : { settlement: call.settlement as never }),
+        ...(call.limits === undefined ? {} : { limits: call.limits as never }),
+      })
+      hired.set(handle.id, { handle, line: parts.line() })
+      return handle.id
+    },
+    result: (id, options = {}) => {
+      const handle = handleOf(id)
+      return options.owned === true ? handle.ownedResult(options) : handle.result(options)
+    },
+    wait: (id, options) => waitForRun(parts.store, id, options),
+    join: (ids, options = {}) => join(ids.map(handleOf), options),
+    race: (ids, options = {}) => race(ids.map(handleOf), options),
+    async cancel(id) {
+      return (await ownerOf(id, 'cancel')).cancel(id)
+    },
+    async settle(id, action, options = {}) {
+      return (await ownerOf(id, 'settle')).settle(id, action, options)
+    },
+    async close() {
+      closed = true
+      if (runtime !== undefined) await (await runtime).close()
+    },
+  }
+}
+
+/** Waits at most `waitMs` for a Run to stop and settle, reading the store. */
+async function waitForRun(
+  store: Store,
+  id: string,
+  options: RunWaitOptions,
+): Promise<RunWaitOutcome> {
+  const started = Date.now()
+  let told = 0
+  let swept = -Infinity
+  for (;;) {
+    if (options.signal?.aborted === true) {
+      throw new EitriError('cancelled', `The wait for Run ${id} was cancelled; the Run goes on.`)
+    }
+    // A Run whose owner died reads as interrupted, not running, once its lease has lapsed.
+    if (Date.now() - swept >= 1000) {
+      swept = Date.now()
+      await store.sweepInterruptedRuns(options)
+    }
+    const run = await store.getRun(id, options)
+    if (run === undefined) {
+      throw new EitriError(
+        'not_found',
+        `No Run ${id} in the store; run_list shows the Runs there are.`,
+        {
+          data: { field: 'id' },
+        },
+      )
+    }
+    const waited = Date.now() - started
+    if (settledRow(run) || waited >= options.waitMs) return { run, settled: settledRow(run) }
+    if (waited - told >= 1000) {
+      told = waited
+      options.onWaiting?.(waited)
+    }
+    await pause(Math.min(POLL_MS, options.waitMs - waited), options.signal)
+  }
+}
+
+/** Whether a row is of a Run that stopped and settled. */
+function settledRow(run: RunRecord): boolean {
+  return run.status !== 'running' && run.settlementStatus !== 'open'
+}
