@@ -1,0 +1,252 @@
+/**
+ * The agent tools through a real workshop over a real SQLite store, with the configuration's
+ * roster and a roster file in the workspace: `agent_hire` answers at once, `run_await` waits
+ * and answers the settled Run, `run_cancel` and `run_settle` act only on the session's own
+ * Runs, bad input names the field; and the whole loop over MCP from `eitri serve`, with the
+ * progress notifications `run_await` sends while it waits.
+ */
+import assert from 'node:assert/strict'
+import fs from 'node:fs/promises'
+import { describe, it } from 'node:test'
+import { Client } from '@modelcontextprotocol/sdk/client/index.js'
+import {
+  getDefaultEnvironment,
+  StdioClientTransport,
+} from '@modelcontextprotocol/sdk/client/stdio.js'
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
+import type { ToolResult } from '../src/tool/tool-result.ts'
+import { openWorkshop, type Workshop } from '../src/workshop/workshop.ts'
+import { EITRI_BIN } from './helpers/eitri-process.ts'
+import { makeScratch, type Scratch } from './helpers/scratch.ts'
+
+const AGENTS = [
+  { id: 'echo', name: 'Echo', prompt: 'Say the task back.', program: { kind: 'echo' } },
+  {
+    id: 'fast',
+    name: 'Fast',
+    prompt: 'Answer quickly.',
+    program: { kind: 'scripted', delayMs: 10, reply: 'fast answer' },
+  },
+  {
+    id: 'slow',
+    name: 'Slow',
+    prompt: 'Take your time.',
+    program: { kind: 'scripted', delayMs: 30_000, reply: 'slow answer' },
+  },
+  {
+    id: 'shell-user',
+    name: 'Needs a tool',
+    prompt: 'Runs commands.',
+    tools: ['shell'],
+    program: { kind: 'echo' },
+  },
+]
+
+async function scratchWithAgents(): Promise<Scratch> {
+  const scratch = await makeScratch({
+    'team.json': JSON.stringify({
+      agents: [{ id: 'writer', name: 'Writer', prompt: 'p', program: { kind: 'echo' } }],
+    }),
+    'typo.json': JSON.stringify({
+      agents: [{ id: 'bad', name: 'Bad', prompt: 'p', program: { kind: 'scripted', repy: 'x' } }],
+    }),
+    'broken.json': '{"agents": [',
+  })
+  await fs.writeFile(scratch.configPath, JSON.stringify({ agents: AGENTS }))
+  return scratch
+}
+
+function open(scratch: Scratch, tools?: readonly string[]): Promise<Workshop> {
+  return openWorkshop({
+    workspace: scratch.workspace,
+    stateDir: scratch.stateDir,
+    configPath: scratch.configPath,
+    ...(tools === undefined ? {} : { tools }),
+  })
+}
+
+function ok(result: ToolResult): ToolResult {
+  assert.equal(result.type, 'success', result.content)
+  return result
+}
+
+function failure(result: ToolResult, code: string): string {
+  assert.equal(result.type, 'error', result.content)
+  assert.equal(result.type === 'error' && result.code, code, result.content)
+  return result.content
+}
+
+describe('agent_hire, run_await, run_cancel and run_settle', () => {
+  it('hires from the configuration and a roster file, and awaits the settled result', async () => {
+    await using scratch = await scratchWithAgents()
+    await using workshop = await open(scratch)
+    const hired = ok(await workshop.call('agent_hire', { agent: 'echo', task: 'hello there' }))
+    const id = hired.metadata['id'] as string
+    assert.match(id, /^[0-9a-f-]{36}$/)
+    const awaited = ok(await workshop.call('run_await', { id, wait_s: 20 }))
+    assert.equal(awaited.metadata['settled'], true)
+    assert.equal(awaited.metadata['status'], 'completed')
+    assert.equal(awaited.metadata['output'], 'hello there')
+    assert.equal(awaited.metadata['agentId'], 'echo')
+    assert.equal(awaited.metadata['settlementStatus'], 'merged')
+    assert.match(awaited.content, /Output: hello there/)
+
+    const fromFile = ok(
+      await workshop.call('agent_hire', { agent: 'writer', task: 't', roster: 'team.json' }),
+    )
+    const row = ok(
+      await workshop.call('run_await', { id: fromFile.metadata['id'] as string, wait_s: 20 }),
+    )
+    assert.equal(row.metadata['agentId'], 'writer')
+    assert.equal(row.metadata['status'], 'completed')
+  })
+
+  it('waits a bounded time, cancels, and keeps review Runs for run_settle', async () => {
+    await using scratch = await scratchWithAgents()
+    await using workshop = await open(scratch)
+    const slow = ok(await workshop.call('agent_hire', { agent: 'slow', task: 'x' })).metadata[
+      'id'
+    ] as string
+    const waited = ok(await workshop.call('run_await', { id: slow, wait_s: 0.2 }))
+    assert.equal(waited.metadata['settled'], false)
+    assert.equal(waited.metadata['status'], 'running')
+    assert.match(waited.content, /still running after 0\.2 s; call run_await again/)
+    const cancelled = ok(await workshop.call('run_cancel', { id: slow }))
+    assert.equal(cancelled.metadata['cancelled'], true)
+    assert.equal(cancelled.metadata['status'], 'cancelled')
+    assert.equal(cancelled.metadata['settlementStatus'], 'discarded')
+    const again = ok(await workshop.call('run_cancel', { id: slow }))
+    assert.equal(again.metadata['cancelled'], false)
+    assert.match(again.content, /had already ended/)
+
+    const review = ok(
+      await workshop.call('agent_hire', { agent: 'echo', task: 'r', settlement: 'review' }),
+    ).metadata['id'] as string
+    const kept = ok(await workshop.call('run_await', { id: review, wait_s: 20 }))
+    assert.equal(kept.metadata['settlementStatus'], 'review')
+    assert.match(kept.content, /run_settle/)
+    const merged = ok(await workshop.call('run_settle', { id: review, action: 'merge' }))
+    assert.equal(merged.metadata['settlementStatus'], 'merged')
+    assert.equal(merged.metadata['settlementReason'], 'merged-after-review')
+    assert.match(
+      failure(await workshop.call('run_settle', { id: review, action: 'discard' }), 'conflict'),
+      /settles once/,
+    )
+  })
+
+  it('lets a session act only on its own Runs; any session may await any Run', async () => {
+    await using scratch = await scratchWithAgents()
+    await using workshop = await open(scratch)
+    const mine = ok(await workshop.call('agent_hire', { agent: 'slow', task: 'x' })).metadata[
+      'id'
+    ] as string
+    await using other = await workshop.openSession()
+    const call = (name: string, input: unknown) =>
+      workshop.toolset.run({ name, input }, other.context())
+    // Positive control: the owner's session can cancel; first show the other cannot.
+    assert.match(
+      failure(await call('run_cancel', { id: mine }), 'permission_denied'),
+      /hired by another session or process/,
+    )
+    assert.match(
+      failure(await call('run_settle', { id: mine, action: 'discard' }), 'permission_denied'),
+      /only the Runs it hired/,
+    )
+    const observed = ok(await call('run_await', { id: mine, wait_s: 0.1 }))
+    assert.equal(observed.metadata['status'], 'running')
+    assert.equal(ok(await workshop.call('run_cancel', { id: mine })).metadata['cancelled'], true)
+    assert.match(
+      failure(await call('run_cancel', { id: 'no-such-run' }), 'not_found'),
+      /run_list shows/,
+    )
+  })
+
+  it('refuses bad hires naming the field, and admits nothing', async () => {
+    await using scratch = await scratchWithAgents()
+    // The caller holds no shell: an agent that needs it is past the ceiling.
+    await using workshop = await open(scratch, ['agent_hire', 'run_await', 'run_list', 'read_file'])
+    assert.match(
+      failure(await workshop.call('agent_hire', { task: 'x' }), 'invalid_input'),
+      /agent/,
+    )
+    assert.match(
+      failure(await workshop.call('agent_hire', { agent: 'nobody', task: 'x' }), 'not_found'),
+      /nobody/,
+    )
+    assert.match(
+      failure(
+        await workshop.call('agent_hire', { agent: 'shell-user', task: 'x' }),
+        'permission_denied',
+      ),
+      /shell/,
+    )
+    assert.match(
+      failure(
+        await workshop.call('agent_hire', { agent: 'echo', task: 'x', settlement: 'merge' }),
+        'invalid_input',
+      ),
+      /settlement/,
+    )
+    assert.match(
+      failure(
+        await workshop.call('agent_hire', { agent: 'bad', task: 'x', roster: 'typo.json' }),
+        'invalid_input',
+      ),
+      /typo\.json.*repy|repy.*typo\.json/s,
+    )
+    assert.match(
+      failure(
+        await workshop.call('agent_hire', { agent: 'x', task: 'x', roster: 'broken.json' }),
+        'invalid_input',
+      ),
+      /broken\.json is not valid JSON/,
+    )
+    assert.equal(
+      failure(
+        await workshop.call('agent_hire', { agent: 'x', task: 'x', roster: 'missing.json' }),
+        'not_found',
+      ).length > 0,
+      true,
+    )
+    assert.equal(ok(await workshop.call('run_list', {})).content, 'No Runs.')
+  })
+
+  it('runs the loop over MCP from eitri serve, with progress while run_await waits', async () => {
+    await using scratch = await scratchWithAgents()
+    const client = new Client({ name: 'eitri-agent-tools-test', version: '1.0.0' })
+    await client.connect(
+      new StdioClientTransport({
+        command: process.execPath,
+        args: [EITRI_BIN, 'serve', ...scratch.flags],
+        env: getDefaultEnvironment(),
+        stderr: 'pipe',
+      }),
+    )
+    try {
+      const call = async (name: string, args: Record<string, unknown>, onprogress?: () => void) =>
+        (await client.callTool(
+          { name, arguments: args },
+          undefined,
+          onprogress === undefined ? {} : { onprogress, timeout: 60_000 },
+        )) as CallToolResult
+      const meta = (result: CallToolResult) =>
+        (result.structuredContent as { metadata: Record<string, unknown> }).metadata
+      const fast = meta(await call('agent_hire', { agent: 'fast', task: 'a' }))['id'] as string
+      const slow = meta(await call('agent_hire', { agent: 'slow', task: 'b' }))['id'] as string
+      let progress = 0
+      const waiting = await call('run_await', { id: slow, wait_s: 2.5 }, () => void progress++)
+      assert.equal(waiting.isError, false)
+      assert.equal(meta(waiting)['status'], 'running')
+      assert.ok(progress >= 1, 'run_await sent progress notifications while waiting')
+      const done = await call('run_await', { id: fast, wait_s: 20 })
+      assert.equal(meta(done)['status'], 'completed')
+      assert.equal(meta(done)['output'], 'fast answer')
+      const cancelled = await call('run_cancel', { id: slow })
+      assert.equal(meta(cancelled)['status'], 'cancelled')
+      const listed = await call('run_list', { status: 'running' })
+      assert.equal(meta(listed)['count'], 0)
+    } finally {
+      await client.close()
+    }
+  })
+})
