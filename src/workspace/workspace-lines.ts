@@ -23,7 +23,6 @@ import {
 } from './fork-registry.ts'
 import { MAIN_LINE } from '../ports/line-control.ts'
 import { ForkTree } from './fork-tree.ts'
-import { timeOfCommit } from './git/git-objects.ts'
 
 export { forkRef, type ForkInfo, type Principal, type RestoreOutcome }
 export { type LinesOptions, type MainWriteGuard } from './line-types.ts'
@@ -36,14 +35,20 @@ import {
   type MainWriteGuard,
   type MergeOutcome,
 } from './line-types.ts'
-export { EMPTY_FORK_IDLE_MS } from './fork-overview.ts'
-import { forksToPrune, overviewOf, type ForkOverview } from './fork-overview.ts'
+import {
+  changeCount,
+  forkOverviews,
+  pruneForks,
+  type ForkOverview,
+  type ForkOverviewContext,
+} from './fork-overview.ts'
 import { runGit } from './git/run-git.ts'
 import { MAIN_REF, WorkspaceHistory } from './history.ts'
 import { recoverJournal, runJournal, type JournalContext } from './journal-runner.ts'
+import { MainLineState } from './main-line-state.ts'
 import { MainWatcher } from './main-watcher.ts'
 import { ignoredPathsOf } from './ignored-paths.ts'
-import { MainSnapshots, type MainState, type SnapshotRetention } from './main-snapshots.ts'
+import { MainSnapshots, type SnapshotRetention } from './main-snapshots.ts'
 import {
   changedSince,
   journalEntryOf,
@@ -75,11 +80,12 @@ export class WorkspaceLines implements AsyncDisposable {
   readonly #hooks: LineHooks
   readonly #guardMain: MainWriteGuard | undefined
   readonly #excluded: readonly string[]
-  readonly #watcher: MainWatcher | undefined
+  /** Main's tree and snapshots over what the watcher saw change. */
+  readonly #mainLine: MainLineState
+  /** What the modules of the lines (overview, prune) need from them. */
+  readonly #parts: ForkOverviewContext
   readonly #trees = new Map<string, ForkTree>()
   readonly #serial = new SerialQueue()
-  /** True while a change under `.git` may not be in the newest snapshot's references yet. */
-  #gitTouched = true
 
   private constructor(options: LinesOptions, history: WorkspaceHistory) {
     this.main = options.main
@@ -88,14 +94,15 @@ export class WorkspaceLines implements AsyncDisposable {
       log: new SnapshotLog(history),
       refs: new UserGitRefs(options.main.root),
       serialize: (work) => this.#serialize(work),
-      takeMain: () => this.#mainState(),
+      takeMain: () => this.#mainLine.state(),
     })
     this.#stateDir = options.stateDir
     this.#hooks = options.hooks ?? {}
     this.#guardMain = options.guardMain
     const excluded = options.excluded ?? []
     this.#excluded = excluded
-    this.#watcher =
+    this.#mainLine = new MainLineState(
+      history,
       options.watch === true
         ? new MainWatcher({
             root: options.main.root,
@@ -103,7 +110,18 @@ export class WorkspaceLines implements AsyncDisposable {
             ignored: ignoredPathsOf(options.main),
             trackedFolders: () => this.history.trackedFolders(),
           })
-        : undefined
+        : undefined,
+    )
+    this.#parts = {
+      stateDir: this.#stateDir,
+      history,
+      hooks: this.#hooks,
+      serialize: (work) => this.#serialize(work),
+      head: (line) => this.#head(line),
+      forgetTree: (id) => {
+        this.#trees.delete(id)
+      },
+    }
   }
 
   /** Opens the lines of a workspace, finishing a merge a crash interrupted. */
@@ -151,7 +169,7 @@ export class WorkspaceLines implements AsyncDisposable {
 
   /** Marks a path of main changed (eitri's own writes to main). */
   touchMain(relativePath: string): void {
-    this.#watcher?.touch(relativePath)
+    this.#mainLine.touch(relativePath)
   }
 
   /**
@@ -209,7 +227,7 @@ export class WorkspaceLines implements AsyncDisposable {
   async forkDifferences(fork: string): Promise<TreeChange[]> {
     const info = this.#fork(fork)
     return this.#serialize(async () => {
-      const main = (await this.#mainTree()).tree
+      const main = (await this.#mainLine.tree()).tree
       const tree = await this.#forkTree(info)
       const forkTree = tree.clean
         ? await this.history.treeOf(
@@ -359,7 +377,7 @@ export class WorkspaceLines implements AsyncDisposable {
           `Fork ${displayName(info)} has forks of its own (${children.map(displayName).join(', ')}); discard them first.`,
         )
       }
-      const changes = await this.#changeCount(info)
+      const changes = await changeCount(this.#parts, info)
       // The record first: a crash after it leaves a discarded fork, never a half-removed one.
       writeFork(this.#stateDir, {
         ...info,
@@ -377,23 +395,7 @@ export class WorkspaceLines implements AsyncDisposable {
    * how many files it changed and when it was last active. Open forks' writes are committed.
    */
   async overview(principal: Principal = PERSON_PRINCIPAL): Promise<ForkOverview[]> {
-    const forks = visibleForks(readForks(this.#stateDir, { discarded: true }), principal)
-    return this.#serialize(async () => {
-      const overviews: ForkOverview[] = []
-      for (const info of forks) {
-        if (info.discarded !== undefined) {
-          overviews.push(overviewOf(info, info.discarded.changes ?? 0, undefined))
-          continue
-        }
-        const head = await this.#head(info.id)
-        const lastWrite =
-          head === info.forkPoint
-            ? undefined
-            : timeOfCommit((await this.history.store.require(head)).content)?.toISOString()
-        overviews.push(overviewOf(info, await this.#changeCount(info), lastWrite))
-      }
-      return overviews
-    })
+    return forkOverviews(this.#parts, principal)
   }
 
   /**
@@ -402,17 +404,7 @@ export class WorkspaceLines implements AsyncDisposable {
    * merged forks of its own stays. Answers the forks removed.
    */
   async pruneForks(now: number = Date.now()): Promise<ForkOverview[]> {
-    const removed = forksToPrune(await this.overview(), now)
-    // Newest first: a fork goes before the fork it came from.
-    for (const fork of [...removed].reverse()) {
-      await this.#serialize(async () => {
-        if (fork.state !== 'discarded') await this.history.deleteRef(forkRef(fork.id))
-        this.#trees.delete(fork.id)
-        fs.rmSync(path.join(this.#stateDir, 'forks', fork.id), { recursive: true, force: true })
-        if (fork.state === 'open') await this.#hooks.discarded?.(fork.id)
-      })
-    }
-    return removed
+    return pruneForks(this.#parts, now)
   }
 
   /**
@@ -437,7 +429,7 @@ export class WorkspaceLines implements AsyncDisposable {
       const later = (await this.snapshots.log.list())
         .filter((record) => record.id > target.id)
         .reverse()
-      const main = await this.#snapshotMain('snapshot')
+      const main = await this.#mainLine.snapshot('snapshot')
       const reading = this.snapshots.readRefs()
       const plan = await planRestore({
         gitDir: this.history.gitDir,
@@ -547,7 +539,7 @@ export class WorkspaceLines implements AsyncDisposable {
   async close(): Promise<void> {
     await this.snapshots.settled()
     await this.#serial.settled()
-    this.#watcher?.close()
+    this.#mainLine.close()
     this.history.close()
   }
 
@@ -623,60 +615,15 @@ export class WorkspaceLines implements AsyncDisposable {
       stateDir: this.#stateDir,
       main: this.main,
       history: this.history,
-      touch: (changed) => this.#watcher?.touch(changed),
-      snapshotMain: (message, paths) => this.#snapshotMain(message, { paths }),
-      gitTouched: () => {
-        this.#gitTouched = true
-      },
-    }
-  }
-
-  /**
-   * Snapshots main in history: what the watcher saw change (or `paths`), else everything git's
-   * stat cache finds changed. Only inside the queue.
-   */
-  async #snapshotMain(
-    message: string,
-    options: { paths?: readonly string[] } = {},
-  ): Promise<{ commit: string; tree: string; skipped: readonly string[] }> {
-    const paths = options.paths ?? (await this.#watcher?.take())
-    if (paths === undefined || paths.some(insideUserGit)) this.#gitTouched = true
-    try {
-      return await this.history.snapshotMain({ ...(paths === undefined ? {} : { paths }), message })
-    } catch (error) {
-      // What the watcher saw must reach the next snapshot.
-      if (options.paths === undefined)
-        for (const changed of paths ?? []) this.#watcher?.touch(changed)
-      throw error
-    }
-  }
-
-  /**
-   * Main for a snapshot record: its files (a tree; main's line of commits moves only when a
-   * fork or a merge needs it), and whether `.git` changed since the last record.
-   */
-  async #mainState(): Promise<MainState> {
-    const main = await this.#mainTree()
-    const gitTouched = this.#gitTouched
-    this.#gitTouched = false
-    return { files: main.tree, skipped: main.skipped, gitTouched }
-  }
-
-  /** Main's tree as it is now, without a commit; only inside the queue. */
-  async #mainTree(): Promise<{ readonly tree: string; readonly skipped: readonly string[] }> {
-    const paths = await this.#watcher?.take()
-    if (paths === undefined || paths.some(insideUserGit)) this.#gitTouched = true
-    try {
-      return await this.history.mainTree(paths === undefined ? {} : { paths })
-    } catch (error) {
-      for (const changed of paths ?? []) this.#watcher?.touch(changed)
-      throw error
+      touch: (changed) => this.#mainLine.touch(changed),
+      snapshotMain: (message, paths) => this.#mainLine.snapshot(message, { paths }),
+      gitTouched: () => this.#mainLine.gitTouched(),
     }
   }
 
   /** The head commit of a line, snapshotting main or committing a fork's writes first. */
   async #head(line: string, message = 'snapshot'): Promise<string> {
-    if (line === MAIN_LINE) return (await this.#snapshotMain(message)).commit
+    if (line === MAIN_LINE) return (await this.#mainLine.snapshot(message)).commit
     const info = this.#fork(line)
     const ref = forkRef(info.id)
     const head = (await this.history.readRef(ref)) ?? info.forkPoint
@@ -697,12 +644,6 @@ export class WorkspaceLines implements AsyncDisposable {
     await this.history.updateRef(ref, commit, head)
     tree.rebase(written)
     return commit
-  }
-
-  /** How many files a fork changed since it was forked; run inside the queue. */
-  async #changeCount(info: ForkInfo): Promise<number> {
-    const head = await this.#head(info.id)
-    return (await diffTrees(this.history.gitDir, info.forkPoint, head)).length
   }
 
   #fork(line: string): ForkInfo {
@@ -752,9 +693,4 @@ export class WorkspaceLines implements AsyncDisposable {
   #serialize<T>(work: () => Promise<T>): Promise<T> {
     return this.#serial.run(work)
   }
-}
-
-/** Whether a changed path lies in the user's `.git` (its references may have moved). */
-function insideUserGit(changed: string): boolean {
-  return changed === '.git' || changed.startsWith('.git/')
 }
