@@ -45,27 +45,16 @@ import {
 import { runGit } from './git/run-git.ts'
 import { MAIN_REF, WorkspaceHistory } from './history.ts'
 import { recoverJournal, runJournal, type JournalContext } from './journal-runner.ts'
+import { conflictReports, mergeFork, undoMerge, type MergeContext } from './line-merge.ts'
 import { MainLineState } from './main-line-state.ts'
 import { MainWatcher } from './main-watcher.ts'
 import { ignoredPathsOf } from './ignored-paths.ts'
 import { MainSnapshots, type SnapshotRetention } from './main-snapshots.ts'
-import {
-  changedSince,
-  journalEntryOf,
-  readMergeJournal,
-  type JournalEntry,
-  type MergeStep,
-} from './merge-journal.ts'
+import { changedSince, journalEntryOf, type JournalEntry, type MergeStep } from './merge-journal.ts'
 import { checkRestorePath, planRestore } from './restore-plan.ts'
 import { SnapshotLog } from './snapshot-log.ts'
 import { UserGitRefs } from './user-git-refs.ts'
-import {
-  diffTrees,
-  mergeCommits,
-  unifiedDiffs,
-  type MergeConflict,
-  type TreeChange,
-} from './tree-merge.ts'
+import { diffTrees, mergeCommits, unifiedDiffs, type TreeChange } from './tree-merge.ts'
 import type { WorkspaceTree } from './workspace-tree.ts'
 import { isWithinAny } from '../util/relative-paths.ts'
 import { SerialQueue } from '../util/serial-queue.ts'
@@ -79,11 +68,10 @@ export class WorkspaceLines implements AsyncDisposable {
   readonly #stateDir: string
   readonly #hooks: LineHooks
   readonly #guardMain: MainWriteGuard | undefined
-  readonly #excluded: readonly string[]
   /** Main's tree and snapshots over what the watcher saw change. */
   readonly #mainLine: MainLineState
-  /** What the modules of the lines (overview, prune) need from them. */
-  readonly #parts: ForkOverviewContext
+  /** What the modules of the lines (overview, prune, merge) need from them. */
+  readonly #parts: ForkOverviewContext & MergeContext
   readonly #trees = new Map<string, ForkTree>()
   readonly #serial = new SerialQueue()
 
@@ -100,7 +88,6 @@ export class WorkspaceLines implements AsyncDisposable {
     this.#hooks = options.hooks ?? {}
     this.#guardMain = options.guardMain
     const excluded = options.excluded ?? []
-    this.#excluded = excluded
     this.#mainLine = new MainLineState(
       history,
       options.watch === true
@@ -114,13 +101,19 @@ export class WorkspaceLines implements AsyncDisposable {
     )
     this.#parts = {
       stateDir: this.#stateDir,
+      main: options.main,
       history,
       hooks: this.#hooks,
+      excluded,
       serialize: (work) => this.#serialize(work),
       head: (line) => this.#head(line),
+      fork: (line) => this.#fork(line),
+      forkTree: (info) => this.#forkTree(info),
       forgetTree: (id) => {
         this.#trees.delete(id)
       },
+      guard: (line, entries) => this.#guard(line, entries),
+      journal: () => this.#journal(),
     }
   }
 
@@ -269,7 +262,11 @@ export class WorkspaceLines implements AsyncDisposable {
       mergeCommits(this.history.gitDir, await this.#head(info.parent), await this.#head(info.id)),
     )
     if (result.type === 'clean') return { tier: 'reviewable', changes, conflicts: [] }
-    return { tier: 'conflict', changes, conflicts: await this.#reports(result.conflicts) }
+    return {
+      tier: 'conflict',
+      changes,
+      conflicts: await conflictReports(this.history, result.conflicts),
+    }
   }
 
   /**
@@ -282,52 +279,7 @@ export class WorkspaceLines implements AsyncDisposable {
     options: { onStep?: (step: MergeStep) => void } = {},
   ): Promise<MergeOutcome> {
     const info = this.#fork(fork)
-    return this.#serialize(async () => {
-      const theirs = await this.#head(info.id)
-      if (info.parent !== MAIN_LINE) return this.#mergeIntoFork(info, theirs)
-      const ours = await this.#head(MAIN_LINE)
-      const result = await mergeCommits(this.history.gitDir, ours, theirs)
-      if (result.type === 'conflict')
-        return {
-          type: 'conflict',
-          into: MAIN_LINE,
-          conflicts: await this.#reports(result.conflicts),
-        }
-      const changes = await diffTrees(this.history.gitDir, ours, result.tree)
-      if (changes.length === 0) return { type: 'nothing', into: MAIN_LINE }
-      const entries = changes.map((change) => journalEntryOf(change))
-      // eitri's own state and configuration are never a merge's to write, whatever a fork holds.
-      const hidden = entries.filter((entry) => isWithinAny(entry.path, this.#excluded))
-      if (hidden.length > 0)
-        throw new EitriError(
-          'protected_path',
-          `Not merged: fork ${displayName(info)} changes eitri's own state or configuration (${hidden.map((entry) => entry.path).join(', ')}), which nothing may write into the live folder. Remove those files from the fork and merge again.`,
-        )
-      const refused = await this.#guard(MAIN_LINE, entries)
-      if (refused.length > 0) return { type: 'refused', into: MAIN_LINE, refused }
-      options.onStep?.('planned')
-      const changed = await changedSince(this.main, entries)
-      if (changed.length > 0) return { type: 'changed-on-disk', into: MAIN_LINE, paths: changed }
-      const commit = this.history.commit(
-        result.tree,
-        [ours, theirs],
-        `merge ${displayName(info)} into main`,
-      )
-      await runJournal(
-        this.#journal(),
-        {
-          id: randomBytes(6).toString('hex'),
-          kind: 'merge',
-          fork: info.id,
-          commit,
-          previous: ours,
-          entries,
-        },
-        options.onStep,
-      )
-      await this.#markMerged(info, MAIN_LINE)
-      return { type: 'merged', into: MAIN_LINE, changes, commit }
-    })
+    return this.#serialize(() => mergeFork(this.#parts, info, options))
   }
 
   /** Undoes the last merge into main; refused, with the list, if those files changed since. */
@@ -338,32 +290,7 @@ export class WorkspaceLines implements AsyncDisposable {
     | { type: 'changed-on-disk'; paths: string[] }
     | { type: 'nothing' }
   > {
-    return this.#serialize(async () => {
-      const file = path.join(this.#stateDir, 'last-merge.json')
-      const last = readMergeJournal(file, 'last-merge')
-      if (last === undefined) return { type: 'nothing' as const }
-      const reversed = last.entries.map((entry) => ({
-        path: entry.path,
-        ...(entry.after === undefined ? {} : { before: entry.after }),
-        ...(entry.before === undefined ? {} : { after: entry.before }),
-      }))
-      const changed = await changedSince(this.main, reversed)
-      if (changed.length > 0) return { type: 'changed-on-disk' as const, paths: changed }
-      const current = await this.#head(MAIN_LINE)
-      await runJournal(
-        this.#journal(),
-        {
-          id: randomBytes(6).toString('hex'),
-          kind: 'undo',
-          commit: '',
-          previous: current,
-          entries: reversed,
-        },
-        options.onStep,
-      )
-      fs.rmSync(file, { force: true })
-      return { type: 'undone' as const, paths: reversed.map((entry) => entry.path) }
-    })
+    return this.#serialize(() => undoMerge(this.#parts, options))
   }
 
   /** Throws a fork away, with its history line. Refused while it has forks of its own. */
@@ -547,42 +474,6 @@ export class WorkspaceLines implements AsyncDisposable {
     await this.close()
   }
 
-  async #mergeIntoFork(info: ForkInfo, theirs: string): Promise<MergeOutcome> {
-    const parent = this.#fork(info.parent)
-    const ours = await this.#head(parent.id)
-    const result = await mergeCommits(this.history.gitDir, ours, theirs)
-    if (result.type === 'conflict')
-      return { type: 'conflict', into: parent.id, conflicts: await this.#reports(result.conflicts) }
-    const changes = await diffTrees(this.history.gitDir, ours, result.tree)
-    if (changes.length === 0) return { type: 'nothing', into: parent.id }
-    // Each side passed its own fork's policy; together they may not (a repository completed
-    // from parts written in two forks).
-    const refused = await this.#guard(
-      parent.id,
-      changes.map((change) => journalEntryOf(change)),
-    )
-    if (refused.length > 0) return { type: 'refused', into: parent.id, refused }
-    const commit = this.history.commit(
-      result.tree,
-      [ours, theirs],
-      `merge ${displayName(info)} into ${displayName(parent)}`,
-    )
-    await this.history.updateRef(forkRef(parent.id), commit, ours)
-    ;(await this.#forkTree(parent)).rebase(result.tree)
-    await this.#markMerged(info, parent.id)
-    return { type: 'merged', into: parent.id, changes, commit }
-  }
-
-  /** A merged fork becomes read-only, and what follows the lines (the store's rows) merges too. */
-  async #markMerged(info: ForkInfo, into: string): Promise<void> {
-    const merged = { ...info, merged: { into, at: new Date().toISOString() } }
-    writeFork(this.#stateDir, merged)
-    ;(await this.#forkTree(info)).freeze(
-      `fork ${displayName(info)} was merged into ${into} and is read-only now; fork again to go on.`,
-    )
-    await this.#hooks.merged?.(info.id, into)
-  }
-
   /** Main's policy on what a journal would write. */
   async #guard(
     line: string,
@@ -671,23 +562,6 @@ export class WorkspaceLines implements AsyncDisposable {
       )
     this.#trees.set(info.id, tree)
     return tree
-  }
-
-  async #reports(conflicts: readonly MergeConflict[]): Promise<ConflictReport[]> {
-    const text = async (oid: string | undefined): Promise<string | undefined> => {
-      if (oid === undefined) return undefined
-      const content = (await this.history.store.require(oid)).content
-      return content.includes(0)
-        ? `[binary, ${content.byteLength} bytes]`
-        : content.toString('utf8')
-    }
-    return Promise.all(
-      conflicts.map(async (conflict) => ({
-        path: conflict.path,
-        ours: await text(conflict.ours?.oid),
-        theirs: await text(conflict.theirs?.oid),
-      })),
-    )
   }
 
   #serialize<T>(work: () => Promise<T>): Promise<T> {
