@@ -3,7 +3,7 @@ import fs from 'node:fs'
 import path from 'node:path'
 import { describe, it } from 'node:test'
 import { setTimeout as delay } from 'node:timers/promises'
-import { EMPTY_FORK_IDLE_MS } from './workspace-lines.ts'
+import { EMPTY_FORK_IDLE_MS } from './fork-overview.ts'
 import { linesFixture } from './test-lines.ts'
 
 describe('the forks overview', () => {

@@ -1,10 +1,18 @@
 /**
  * @module workspace/fork-overview
  * What a fork's overview says of it (its state, its last activity) and which forks a prune
- * removes: pure rules over fork records, so `eitri forks` and `workspace_list` say the same.
+ * removes: pure rules over fork records, so `eitri forks` and `workspace_list` say the same;
+ * and the overview and the prune themselves, over the lines of a workspace.
  */
+import fs from 'node:fs'
+import path from 'node:path'
 import type { LineState } from '../ports/line-control.ts'
-import type { ForkInfo } from './fork-registry.ts'
+import { PERSON_PRINCIPAL, visibleForks, type Principal } from './fork-owner.ts'
+import { forkRef, readForks, type ForkInfo } from './fork-registry.ts'
+import { timeOfCommit } from './git/git-objects.ts'
+import type { WorkspaceHistory } from './history.ts'
+import type { LineHooks } from './line-types.ts'
+import { diffTrees } from './tree-merge.ts'
 
 /** What became of a fork: still open, merged into its parent, or thrown away. */
 export type ForkState = LineState
@@ -52,4 +60,75 @@ export function forksToPrune(all: readonly ForkOverview[], now: number): ForkOve
     if (done && !parentOfKept) removed.push(fork)
   }
   return removed.reverse()
+}
+
+/** What an overview and a prune need from the lines of a workspace. */
+export interface ForkOverviewContext {
+  readonly stateDir: string
+  readonly history: WorkspaceHistory
+  readonly hooks: LineHooks
+  /** Runs `work` in the lines' queue, after what is queued before it. */
+  serialize<T>(work: () => Promise<T>): Promise<T>
+  /** The head commit of a line, committing a fork's writes first; only inside the queue. */
+  head(line: string): Promise<string>
+  /** Forgets the files of a fork that is gone. */
+  forgetTree(id: string): void
+}
+
+/**
+ * Every fork `principal` may see, discarded ones included, oldest first, each with its state,
+ * how many files it changed and when it was last active. Open forks' writes are committed.
+ */
+export async function forkOverviews(
+  context: ForkOverviewContext,
+  principal: Principal = PERSON_PRINCIPAL,
+): Promise<ForkOverview[]> {
+  const forks = visibleForks(readForks(context.stateDir, { discarded: true }), principal)
+  return context.serialize(async () => {
+    const overviews: ForkOverview[] = []
+    for (const info of forks) {
+      if (info.discarded !== undefined) {
+        overviews.push(overviewOf(info, info.discarded.changes ?? 0, undefined))
+        continue
+      }
+      const head = await context.head(info.id)
+      const lastWrite =
+        head === info.forkPoint
+          ? undefined
+          : timeOfCommit((await context.history.store.require(head)).content)?.toISOString()
+      overviews.push(overviewOf(info, await changeCount(context, info), lastWrite))
+    }
+    return overviews
+  })
+}
+
+/**
+ * Removes the forks that are done with: merged ones, discarded ones' records, and open ones
+ * that changed nothing and were idle for {@link EMPTY_FORK_IDLE_MS}. A fork with open or
+ * merged forks of its own stays. Answers the forks removed.
+ */
+export async function pruneForks(
+  context: ForkOverviewContext,
+  now: number = Date.now(),
+): Promise<ForkOverview[]> {
+  const removed = forksToPrune(await forkOverviews(context), now)
+  // Newest first: a fork goes before the fork it came from.
+  for (const fork of [...removed].reverse()) {
+    await context.serialize(async () => {
+      if (fork.state !== 'discarded') await context.history.deleteRef(forkRef(fork.id))
+      context.forgetTree(fork.id)
+      fs.rmSync(path.join(context.stateDir, 'forks', fork.id), { recursive: true, force: true })
+      if (fork.state === 'open') await context.hooks.discarded?.(fork.id)
+    })
+  }
+  return removed
+}
+
+/** How many files a fork changed since it was forked; run inside the queue. */
+export async function changeCount(
+  context: Pick<ForkOverviewContext, 'history' | 'head'>,
+  info: ForkInfo,
+): Promise<number> {
+  const head = await context.head(info.id)
+  return (await diffTrees(context.history.gitDir, info.forkPoint, head)).length
 }

@@ -23,7 +23,6 @@ import {
 } from './fork-registry.ts'
 import { MAIN_LINE } from '../ports/line-control.ts'
 import { ForkTree } from './fork-tree.ts'
-import { timeOfCommit } from './git/git-objects.ts'
 
 export { forkRef, type ForkInfo, type Principal, type RestoreOutcome }
 export { type LinesOptions, type MainWriteGuard } from './line-types.ts'
@@ -36,31 +35,26 @@ import {
   type MainWriteGuard,
   type MergeOutcome,
 } from './line-types.ts'
-export { EMPTY_FORK_IDLE_MS } from './fork-overview.ts'
-import { forksToPrune, overviewOf, type ForkOverview } from './fork-overview.ts'
+import {
+  changeCount,
+  forkOverviews,
+  pruneForks,
+  type ForkOverview,
+  type ForkOverviewContext,
+} from './fork-overview.ts'
 import { runGit } from './git/run-git.ts'
 import { MAIN_REF, WorkspaceHistory } from './history.ts'
 import { recoverJournal, runJournal, type JournalContext } from './journal-runner.ts'
+import { conflictReports, mergeFork, undoMerge, type MergeContext } from './line-merge.ts'
+import { MainLineState } from './main-line-state.ts'
 import { MainWatcher } from './main-watcher.ts'
 import { ignoredPathsOf } from './ignored-paths.ts'
-import { MainSnapshots, type MainState, type SnapshotRetention } from './main-snapshots.ts'
-import {
-  changedSince,
-  journalEntryOf,
-  readMergeJournal,
-  type JournalEntry,
-  type MergeStep,
-} from './merge-journal.ts'
+import { MainSnapshots, type SnapshotRetention } from './main-snapshots.ts'
+import { changedSince, journalEntryOf, type JournalEntry, type MergeStep } from './merge-journal.ts'
 import { checkRestorePath, planRestore } from './restore-plan.ts'
 import { SnapshotLog } from './snapshot-log.ts'
 import { UserGitRefs } from './user-git-refs.ts'
-import {
-  diffTrees,
-  mergeCommits,
-  unifiedDiffs,
-  type MergeConflict,
-  type TreeChange,
-} from './tree-merge.ts'
+import { diffTrees, mergeCommits, unifiedDiffs, type TreeChange } from './tree-merge.ts'
 import type { WorkspaceTree } from './workspace-tree.ts'
 import { isWithinAny } from '../util/relative-paths.ts'
 import { SerialQueue } from '../util/serial-queue.ts'
@@ -74,12 +68,12 @@ export class WorkspaceLines implements AsyncDisposable {
   readonly #stateDir: string
   readonly #hooks: LineHooks
   readonly #guardMain: MainWriteGuard | undefined
-  readonly #excluded: readonly string[]
-  readonly #watcher: MainWatcher | undefined
+  /** Main's tree and snapshots over what the watcher saw change. */
+  readonly #mainLine: MainLineState
+  /** What the modules of the lines (overview, prune, merge) need from them. */
+  readonly #parts: ForkOverviewContext & MergeContext
   readonly #trees = new Map<string, ForkTree>()
   readonly #serial = new SerialQueue()
-  /** True while a change under `.git` may not be in the newest snapshot's references yet. */
-  #gitTouched = true
 
   private constructor(options: LinesOptions, history: WorkspaceHistory) {
     this.main = options.main
@@ -88,14 +82,14 @@ export class WorkspaceLines implements AsyncDisposable {
       log: new SnapshotLog(history),
       refs: new UserGitRefs(options.main.root),
       serialize: (work) => this.#serialize(work),
-      takeMain: () => this.#mainState(),
+      takeMain: () => this.#mainLine.state(),
     })
     this.#stateDir = options.stateDir
     this.#hooks = options.hooks ?? {}
     this.#guardMain = options.guardMain
     const excluded = options.excluded ?? []
-    this.#excluded = excluded
-    this.#watcher =
+    this.#mainLine = new MainLineState(
+      history,
       options.watch === true
         ? new MainWatcher({
             root: options.main.root,
@@ -103,7 +97,24 @@ export class WorkspaceLines implements AsyncDisposable {
             ignored: ignoredPathsOf(options.main),
             trackedFolders: () => this.history.trackedFolders(),
           })
-        : undefined
+        : undefined,
+    )
+    this.#parts = {
+      stateDir: this.#stateDir,
+      main: options.main,
+      history,
+      hooks: this.#hooks,
+      excluded,
+      serialize: (work) => this.#serialize(work),
+      head: (line) => this.#head(line),
+      fork: (line) => this.#fork(line),
+      forkTree: (info) => this.#forkTree(info),
+      forgetTree: (id) => {
+        this.#trees.delete(id)
+      },
+      guard: (line, entries) => this.#guard(line, entries),
+      journal: () => this.#journal(),
+    }
   }
 
   /** Opens the lines of a workspace, finishing a merge a crash interrupted. */
@@ -151,7 +162,7 @@ export class WorkspaceLines implements AsyncDisposable {
 
   /** Marks a path of main changed (eitri's own writes to main). */
   touchMain(relativePath: string): void {
-    this.#watcher?.touch(relativePath)
+    this.#mainLine.touch(relativePath)
   }
 
   /**
@@ -209,7 +220,7 @@ export class WorkspaceLines implements AsyncDisposable {
   async forkDifferences(fork: string): Promise<TreeChange[]> {
     const info = this.#fork(fork)
     return this.#serialize(async () => {
-      const main = (await this.#mainTree()).tree
+      const main = (await this.#mainLine.tree()).tree
       const tree = await this.#forkTree(info)
       const forkTree = tree.clean
         ? await this.history.treeOf(
@@ -251,7 +262,11 @@ export class WorkspaceLines implements AsyncDisposable {
       mergeCommits(this.history.gitDir, await this.#head(info.parent), await this.#head(info.id)),
     )
     if (result.type === 'clean') return { tier: 'reviewable', changes, conflicts: [] }
-    return { tier: 'conflict', changes, conflicts: await this.#reports(result.conflicts) }
+    return {
+      tier: 'conflict',
+      changes,
+      conflicts: await conflictReports(this.history, result.conflicts),
+    }
   }
 
   /**
@@ -264,52 +279,7 @@ export class WorkspaceLines implements AsyncDisposable {
     options: { onStep?: (step: MergeStep) => void } = {},
   ): Promise<MergeOutcome> {
     const info = this.#fork(fork)
-    return this.#serialize(async () => {
-      const theirs = await this.#head(info.id)
-      if (info.parent !== MAIN_LINE) return this.#mergeIntoFork(info, theirs)
-      const ours = await this.#head(MAIN_LINE)
-      const result = await mergeCommits(this.history.gitDir, ours, theirs)
-      if (result.type === 'conflict')
-        return {
-          type: 'conflict',
-          into: MAIN_LINE,
-          conflicts: await this.#reports(result.conflicts),
-        }
-      const changes = await diffTrees(this.history.gitDir, ours, result.tree)
-      if (changes.length === 0) return { type: 'nothing', into: MAIN_LINE }
-      const entries = changes.map((change) => journalEntryOf(change))
-      // eitri's own state and configuration are never a merge's to write, whatever a fork holds.
-      const hidden = entries.filter((entry) => isWithinAny(entry.path, this.#excluded))
-      if (hidden.length > 0)
-        throw new EitriError(
-          'protected_path',
-          `Not merged: fork ${displayName(info)} changes eitri's own state or configuration (${hidden.map((entry) => entry.path).join(', ')}), which nothing may write into the live folder. Remove those files from the fork and merge again.`,
-        )
-      const refused = await this.#guard(MAIN_LINE, entries)
-      if (refused.length > 0) return { type: 'refused', into: MAIN_LINE, refused }
-      options.onStep?.('planned')
-      const changed = await changedSince(this.main, entries)
-      if (changed.length > 0) return { type: 'changed-on-disk', into: MAIN_LINE, paths: changed }
-      const commit = this.history.commit(
-        result.tree,
-        [ours, theirs],
-        `merge ${displayName(info)} into main`,
-      )
-      await runJournal(
-        this.#journal(),
-        {
-          id: randomBytes(6).toString('hex'),
-          kind: 'merge',
-          fork: info.id,
-          commit,
-          previous: ours,
-          entries,
-        },
-        options.onStep,
-      )
-      await this.#markMerged(info, MAIN_LINE)
-      return { type: 'merged', into: MAIN_LINE, changes, commit }
-    })
+    return this.#serialize(() => mergeFork(this.#parts, info, options))
   }
 
   /** Undoes the last merge into main; refused, with the list, if those files changed since. */
@@ -320,32 +290,7 @@ export class WorkspaceLines implements AsyncDisposable {
     | { type: 'changed-on-disk'; paths: string[] }
     | { type: 'nothing' }
   > {
-    return this.#serialize(async () => {
-      const file = path.join(this.#stateDir, 'last-merge.json')
-      const last = readMergeJournal(file, 'last-merge')
-      if (last === undefined) return { type: 'nothing' as const }
-      const reversed = last.entries.map((entry) => ({
-        path: entry.path,
-        ...(entry.after === undefined ? {} : { before: entry.after }),
-        ...(entry.before === undefined ? {} : { after: entry.before }),
-      }))
-      const changed = await changedSince(this.main, reversed)
-      if (changed.length > 0) return { type: 'changed-on-disk' as const, paths: changed }
-      const current = await this.#head(MAIN_LINE)
-      await runJournal(
-        this.#journal(),
-        {
-          id: randomBytes(6).toString('hex'),
-          kind: 'undo',
-          commit: '',
-          previous: current,
-          entries: reversed,
-        },
-        options.onStep,
-      )
-      fs.rmSync(file, { force: true })
-      return { type: 'undone' as const, paths: reversed.map((entry) => entry.path) }
-    })
+    return this.#serialize(() => undoMerge(this.#parts, options))
   }
 
   /** Throws a fork away, with its history line. Refused while it has forks of its own. */
@@ -359,7 +304,7 @@ export class WorkspaceLines implements AsyncDisposable {
           `Fork ${displayName(info)} has forks of its own (${children.map(displayName).join(', ')}); discard them first.`,
         )
       }
-      const changes = await this.#changeCount(info)
+      const changes = await changeCount(this.#parts, info)
       // The record first: a crash after it leaves a discarded fork, never a half-removed one.
       writeFork(this.#stateDir, {
         ...info,
@@ -377,23 +322,7 @@ export class WorkspaceLines implements AsyncDisposable {
    * how many files it changed and when it was last active. Open forks' writes are committed.
    */
   async overview(principal: Principal = PERSON_PRINCIPAL): Promise<ForkOverview[]> {
-    const forks = visibleForks(readForks(this.#stateDir, { discarded: true }), principal)
-    return this.#serialize(async () => {
-      const overviews: ForkOverview[] = []
-      for (const info of forks) {
-        if (info.discarded !== undefined) {
-          overviews.push(overviewOf(info, info.discarded.changes ?? 0, undefined))
-          continue
-        }
-        const head = await this.#head(info.id)
-        const lastWrite =
-          head === info.forkPoint
-            ? undefined
-            : timeOfCommit((await this.history.store.require(head)).content)?.toISOString()
-        overviews.push(overviewOf(info, await this.#changeCount(info), lastWrite))
-      }
-      return overviews
-    })
+    return forkOverviews(this.#parts, principal)
   }
 
   /**
@@ -402,17 +331,7 @@ export class WorkspaceLines implements AsyncDisposable {
    * merged forks of its own stays. Answers the forks removed.
    */
   async pruneForks(now: number = Date.now()): Promise<ForkOverview[]> {
-    const removed = forksToPrune(await this.overview(), now)
-    // Newest first: a fork goes before the fork it came from.
-    for (const fork of [...removed].reverse()) {
-      await this.#serialize(async () => {
-        if (fork.state !== 'discarded') await this.history.deleteRef(forkRef(fork.id))
-        this.#trees.delete(fork.id)
-        fs.rmSync(path.join(this.#stateDir, 'forks', fork.id), { recursive: true, force: true })
-        if (fork.state === 'open') await this.#hooks.discarded?.(fork.id)
-      })
-    }
-    return removed
+    return pruneForks(this.#parts, now)
   }
 
   /**
@@ -437,7 +356,7 @@ export class WorkspaceLines implements AsyncDisposable {
       const later = (await this.snapshots.log.list())
         .filter((record) => record.id > target.id)
         .reverse()
-      const main = await this.#snapshotMain('snapshot')
+      const main = await this.#mainLine.snapshot('snapshot')
       const reading = this.snapshots.readRefs()
       const plan = await planRestore({
         gitDir: this.history.gitDir,
@@ -547,48 +466,12 @@ export class WorkspaceLines implements AsyncDisposable {
   async close(): Promise<void> {
     await this.snapshots.settled()
     await this.#serial.settled()
-    this.#watcher?.close()
+    this.#mainLine.close()
     this.history.close()
   }
 
   async [Symbol.asyncDispose](): Promise<void> {
     await this.close()
-  }
-
-  async #mergeIntoFork(info: ForkInfo, theirs: string): Promise<MergeOutcome> {
-    const parent = this.#fork(info.parent)
-    const ours = await this.#head(parent.id)
-    const result = await mergeCommits(this.history.gitDir, ours, theirs)
-    if (result.type === 'conflict')
-      return { type: 'conflict', into: parent.id, conflicts: await this.#reports(result.conflicts) }
-    const changes = await diffTrees(this.history.gitDir, ours, result.tree)
-    if (changes.length === 0) return { type: 'nothing', into: parent.id }
-    // Each side passed its own fork's policy; together they may not (a repository completed
-    // from parts written in two forks).
-    const refused = await this.#guard(
-      parent.id,
-      changes.map((change) => journalEntryOf(change)),
-    )
-    if (refused.length > 0) return { type: 'refused', into: parent.id, refused }
-    const commit = this.history.commit(
-      result.tree,
-      [ours, theirs],
-      `merge ${displayName(info)} into ${displayName(parent)}`,
-    )
-    await this.history.updateRef(forkRef(parent.id), commit, ours)
-    ;(await this.#forkTree(parent)).rebase(result.tree)
-    await this.#markMerged(info, parent.id)
-    return { type: 'merged', into: parent.id, changes, commit }
-  }
-
-  /** A merged fork becomes read-only, and what follows the lines (the store's rows) merges too. */
-  async #markMerged(info: ForkInfo, into: string): Promise<void> {
-    const merged = { ...info, merged: { into, at: new Date().toISOString() } }
-    writeFork(this.#stateDir, merged)
-    ;(await this.#forkTree(info)).freeze(
-      `fork ${displayName(info)} was merged into ${into} and is read-only now; fork again to go on.`,
-    )
-    await this.#hooks.merged?.(info.id, into)
   }
 
   /** Main's policy on what a journal would write. */
@@ -623,60 +506,15 @@ export class WorkspaceLines implements AsyncDisposable {
       stateDir: this.#stateDir,
       main: this.main,
       history: this.history,
-      touch: (changed) => this.#watcher?.touch(changed),
-      snapshotMain: (message, paths) => this.#snapshotMain(message, { paths }),
-      gitTouched: () => {
-        this.#gitTouched = true
-      },
-    }
-  }
-
-  /**
-   * Snapshots main in history: what the watcher saw change (or `paths`), else everything git's
-   * stat cache finds changed. Only inside the queue.
-   */
-  async #snapshotMain(
-    message: string,
-    options: { paths?: readonly string[] } = {},
-  ): Promise<{ commit: string; tree: string; skipped: readonly string[] }> {
-    const paths = options.paths ?? (await this.#watcher?.take())
-    if (paths === undefined || paths.some(insideUserGit)) this.#gitTouched = true
-    try {
-      return await this.history.snapshotMain({ ...(paths === undefined ? {} : { paths }), message })
-    } catch (error) {
-      // What the watcher saw must reach the next snapshot.
-      if (options.paths === undefined)
-        for (const changed of paths ?? []) this.#watcher?.touch(changed)
-      throw error
-    }
-  }
-
-  /**
-   * Main for a snapshot record: its files (a tree; main's line of commits moves only when a
-   * fork or a merge needs it), and whether `.git` changed since the last record.
-   */
-  async #mainState(): Promise<MainState> {
-    const main = await this.#mainTree()
-    const gitTouched = this.#gitTouched
-    this.#gitTouched = false
-    return { files: main.tree, skipped: main.skipped, gitTouched }
-  }
-
-  /** Main's tree as it is now, without a commit; only inside the queue. */
-  async #mainTree(): Promise<{ readonly tree: string; readonly skipped: readonly string[] }> {
-    const paths = await this.#watcher?.take()
-    if (paths === undefined || paths.some(insideUserGit)) this.#gitTouched = true
-    try {
-      return await this.history.mainTree(paths === undefined ? {} : { paths })
-    } catch (error) {
-      for (const changed of paths ?? []) this.#watcher?.touch(changed)
-      throw error
+      touch: (changed) => this.#mainLine.touch(changed),
+      snapshotMain: (message, paths) => this.#mainLine.snapshot(message, { paths }),
+      gitTouched: () => this.#mainLine.gitTouched(),
     }
   }
 
   /** The head commit of a line, snapshotting main or committing a fork's writes first. */
   async #head(line: string, message = 'snapshot'): Promise<string> {
-    if (line === MAIN_LINE) return (await this.#snapshotMain(message)).commit
+    if (line === MAIN_LINE) return (await this.#mainLine.snapshot(message)).commit
     const info = this.#fork(line)
     const ref = forkRef(info.id)
     const head = (await this.history.readRef(ref)) ?? info.forkPoint
@@ -697,12 +535,6 @@ export class WorkspaceLines implements AsyncDisposable {
     await this.history.updateRef(ref, commit, head)
     tree.rebase(written)
     return commit
-  }
-
-  /** How many files a fork changed since it was forked; run inside the queue. */
-  async #changeCount(info: ForkInfo): Promise<number> {
-    const head = await this.#head(info.id)
-    return (await diffTrees(this.history.gitDir, info.forkPoint, head)).length
   }
 
   #fork(line: string): ForkInfo {
@@ -732,29 +564,7 @@ export class WorkspaceLines implements AsyncDisposable {
     return tree
   }
 
-  async #reports(conflicts: readonly MergeConflict[]): Promise<ConflictReport[]> {
-    const text = async (oid: string | undefined): Promise<string | undefined> => {
-      if (oid === undefined) return undefined
-      const content = (await this.history.store.require(oid)).content
-      return content.includes(0)
-        ? `[binary, ${content.byteLength} bytes]`
-        : content.toString('utf8')
-    }
-    return Promise.all(
-      conflicts.map(async (conflict) => ({
-        path: conflict.path,
-        ours: await text(conflict.ours?.oid),
-        theirs: await text(conflict.theirs?.oid),
-      })),
-    )
-  }
-
   #serialize<T>(work: () => Promise<T>): Promise<T> {
     return this.#serial.run(work)
   }
-}
-
-/** Whether a changed path lies in the user's `.git` (its references may have moved). */
-function insideUserGit(changed: string): boolean {
-  return changed === '.git' || changed.startsWith('.git/')
 }
