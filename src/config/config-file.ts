@@ -145,6 +145,25 @@ const jailSchema = z
   })
   .default({ maxFileBytes: 64 * MIB, maxCommandBytes: 256 * MIB, memoryBytes: 4 * 1024 * MIB })
 
+const milliseconds = (fallback: number) =>
+  z.number().int().min(100).max(3_600_000).default(fallback)
+
+const runsSchema = z
+  .strictObject({
+    leaseTtlMs: milliseconds(15_000).describe(
+      'How long a Run stays held after its process stops renewing it, before another eitri ends it as interrupted.',
+    ),
+    heartbeatMs: milliseconds(5_000).describe('How often a process renews the leases of its Runs.'),
+    sweepMs: milliseconds(30_000).describe(
+      'How often a process ends the Runs whose leases lapsed.',
+    ),
+  })
+  .refine((runs) => runs.heartbeatMs < runs.leaseTtlMs, {
+    error:
+      'heartbeatMs must be shorter than leaseTtlMs (about a third), or leases lapse between heartbeats',
+  })
+  .default({ leaseTtlMs: 15_000, heartbeatMs: 5_000, sweepMs: 30_000 })
+
 /** The configuration file's schema. Later capabilities add their sections here. */
 export const configSchema = z.strictObject({
   protectedPaths: z
@@ -183,6 +202,9 @@ export const configSchema = z.strictObject({
     .describe(
       'The default roster: agent definitions that agent_hire and `eitri run` hire from when they name no roster file.',
     ),
+  runs: runsSchema.describe(
+    'How Runs are held: a Run whose process died is ended as interrupted once its lease lapses.',
+  ),
   snapshots: snapshotsSchema.describe(
     'How snapshots of main are kept: `eitri log` lists them, `eitri restore` uses them, `eitri forks --prune` prunes them.',
   ),

@@ -180,7 +180,11 @@ async function waitForRun(
   }
 }
 
-/** Whether a row is of a Run that stopped and settled. */
+/**
+ * Whether a row is of a Run that stopped and settled, or that will not settle: one swept as
+ * interrupted (its process died) keeps its effects open for a person.
+ */
 function settledRow(run: RunRecord): boolean {
-  return run.status !== 'running' && run.settlementStatus !== 'open'
+  if (run.status === 'running') return false
+  return run.settlementStatus !== 'open' || run.reason === 'interrupted'
 }

@@ -260,7 +260,11 @@ export async function openWorkshop(options: WorkshopOptions = {}): Promise<Works
   // nothing polls nothing.
   let leases: Promise<RunLeases> | undefined
   const startLeases = (): Promise<RunLeases> => {
-    leases ??= RunLeases.start(store)
+    leases ??= RunLeases.start(store, {
+      ttlMs: config.runs.leaseTtlMs,
+      heartbeatMs: config.runs.heartbeatMs,
+      sweepMs: config.runs.sweepMs,
+    })
     // A keeper that could not start is tried again at the next hire.
     leases.catch(() => (leases = undefined))
     return leases
