@@ -193,6 +193,7 @@ describe("a jail's cold starts", () => {
       const { jail, workspace } = await jailFixture(t, { 'a.txt': 'a' }, { layers })
       await assertJailAvailable(jail)
       const used: boolean[] = []
+      // eslint-disable-next-line @typescript-eslint/unbound-method -- called with its own `this`
       const run = PrestartedLauncher.prototype.run
       t.mock.method(
         PrestartedLauncher.prototype,
