@@ -24,6 +24,7 @@ import {
   type JailSpec,
 } from '../bubblewrap/jail-spec.ts'
 import { JailedProcess } from './jailed-process.ts'
+import { PrestartedLaunchers, type LauncherShape } from './prestarted-launcher.ts'
 import { MemoryCgroups, type MemorySupport } from './memory-cgroup.ts'
 import { memoryReport } from './memory-report.ts'
 import { planProtectedMounts, removeMountPoints, type Placeholders } from './protected-mounts.ts'
@@ -109,12 +110,15 @@ export class Jail implements AsyncDisposable {
   readonly #jobs = new Set<JailedProcess>()
   readonly #warm: WarmJailPool
   readonly #memory: MemoryCgroups
+  /** The launcher of the next cold start, started ahead of it. */
+  readonly #launchers: PrestartedLaunchers
   #closed = false
 
   constructor(options: JailOptions) {
     this.#options = options
     this.#bwrap = options.bwrap ?? 'bwrap'
     this.#memory = new MemoryCgroups({ enabled: options.memoryCgroups !== false })
+    this.#launchers = new PrestartedLaunchers(this.#memory)
     this.identity = jailIdentity()
     this.#workspaces = new JailWorkspaces(options, this.identity, () => this.#pendingMountPoints)
     const workspaces = this.#workspaces
@@ -174,6 +178,8 @@ export class Jail implements AsyncDisposable {
     const { job, workspace } = await this.#launch(
       request,
       request.timeoutMs ?? DEFAULT_JAIL_TIMEOUT_MS,
+      // A plain command's next ones go to the warm jail; any other runs cold every time.
+      !this.#warm.accepts(request),
     )
     this.#warm.startBeside(request, workspace)
     return job.finished
@@ -194,7 +200,7 @@ export class Jail implements AsyncDisposable {
 
   /** Starts a program in the background; it runs until it ends, is killed, or the jail closes. */
   async start(request: Omit<JailRequest, 'timeoutMs'>): Promise<JailJob> {
-    return (await this.#launch(request, undefined)).job
+    return (await this.#launch(request, undefined, true)).job
   }
 
   /**
@@ -210,6 +216,7 @@ export class Jail implements AsyncDisposable {
     if (this.#closed) return
     this.#closed = true
     await this.#warm.close()
+    this.#launchers.close()
     for (const job of this.#jobs) job.kill()
     await Promise.allSettled([...this.#jobs].map((job) => job.exited))
     await this.#workspaces.close()
@@ -222,13 +229,17 @@ export class Jail implements AsyncDisposable {
     await this.close()
   }
 
+  /** `prestart`: cold starts like this one are expected again, so the next one's launcher starts ahead. */
   async #launch(
     request: JailRequest,
     timeoutMs: number | undefined,
+    prestart: boolean,
   ): Promise<{ job: JailJob; workspace: WorkspaceLayer }> {
     const writable = await this.#admit(request)
     const workspace = await this.#workspaces.prepareCold(writable)
-    const start = await this.#processStarter(request.command, request, writable, workspace)
+    const start = await this.#processStarter(request.command, request, writable, workspace, {
+      prestart,
+    })
     const process = start({
       maxOutputChars: request.maxOutputChars ?? DEFAULT_MAX_OUTPUT_CHARS,
       timeoutMs,
@@ -284,6 +295,7 @@ export class Jail implements AsyncDisposable {
     request: Pick<JailRequest, 'binds' | 'environment' | 'limits' | 'cwd'>,
     writable: boolean,
     workspace: WorkspaceLayer,
+    cold?: { readonly prestart: boolean },
   ): Promise<ProcessStarter> {
     const mirrored = workspace.type === 'mirror'
     const root =
@@ -304,8 +316,22 @@ export class Jail implements AsyncDisposable {
       : { overlays: [], hiddenFolders: [], createdMountPoints: [] }
     for (const mountPoint of plan.createdMountPoints) this.#pendingMountPoints.add(mountPoint)
     const limits = this.#limits(request)
-    const memoryCgroup = this.#memory.create(limits.memoryBytes)
     const overlay = mirrored ? undefined : this.#workspaces.openOverlay
+    // A cold start's launcher joins the cgroup, enters the layer host and drops to the jail's
+    // user; one started ahead does that before the command is known.
+    const shape: LauncherShape | undefined =
+      cold === undefined
+        ? undefined
+        : {
+            namespaces: overlay?.namespaces() ?? [],
+            ...(this.identity.dropped
+              ? { drop: { uid: this.identity.uid, gid: this.identity.gid } }
+              : {}),
+            memoryBytes: limits.memoryBytes,
+          }
+    const prestarted = shape === undefined ? undefined : this.#launchers.take(shape)
+    const memoryCgroup =
+      prestarted === undefined ? this.#memory.create(limits.memoryBytes) : prestarted.memoryCgroup
     const runAs = overlay?.runAs()
     const spec: JailSpec = {
       command,
@@ -321,8 +347,17 @@ export class Jail implements AsyncDisposable {
       ...(runAs === undefined ? {} : { runAs }),
     }
     const reachable = this.#callerMounts.plan(spec)
-    if (overlay !== undefined) await overlay.callerMounts(reachable.mounts)
-    const enter = overlay?.enter()
+    let enter: string[] | undefined
+    try {
+      if (overlay !== undefined) await overlay.callerMounts(reachable.mounts)
+      enter = overlay?.enter()
+    } catch (error) {
+      prestarted?.discard()
+      throw error
+    }
+    // Without a layer host, caller mounts need a mount step of their own: no launcher then.
+    const launcher = enter === undefined && reachable.mounts.length > 0 ? undefined : shape
+    if (launcher === undefined) prestarted?.discard({ keepCgroup: true })
     return (processOptions) => {
       this.#activeRuns++
       const process = new JailedProcess({
@@ -332,7 +367,14 @@ export class Jail implements AsyncDisposable {
         identity: this.identity,
         ...(enter === undefined ? { callerMounts: reachable.mounts } : { enter }),
         memoryCgroup,
+        ...(launcher === undefined || prestarted === undefined ? {} : { prestarted }),
       })
+      if (launcher !== undefined && cold?.prestart === true) {
+        // Off this start's path: the launcher's own start overlaps the program's.
+        setImmediate(() => {
+          if (!this.#closed) this.#launchers.prepare(launcher)
+        })
+      }
       void process.exited.then(() => {
         if (--this.#activeRuns > 0) return
         removeMountPoints([...this.#pendingMountPoints])

@@ -10,6 +10,7 @@ import { BoundedChild } from '../util/bounded-spawn.ts'
 import { enteringLaunch, mountingLaunch, type CallerMount } from '../bubblewrap/caller-mounts.ts'
 import type { HostIdentity } from '../bubblewrap/jail-identity.ts'
 import type { MemoryCgroup } from './memory-cgroup.ts'
+import type { PrestartedLauncher } from './prestarted-launcher.ts'
 
 /** Drops root to the jail's user after the cgroup step, which must run as the caller. */
 const SETPRIV = 'setpriv'
@@ -59,6 +60,12 @@ export interface JailedProcessOptions {
   readonly onOutput?: ((stream: 'stdout' | 'stderr', chunk: Buffer) => void) | undefined
   /** The memory cgroup it runs in, removed when it ended. */
   readonly memoryCgroup?: MemoryCgroup | undefined
+  /**
+   * A launcher started ahead (prestarted-launcher.ts) that joined `memoryCgroup`, entered the
+   * namespaces of `enter` and became the jail's user already: it execs bubblewrap itself, in
+   * place of that chain. Not used when it cannot run (then the chain starts as usual).
+   */
+  readonly prestarted?: PrestartedLauncher | undefined
 }
 
 /** A running jailed process. */
@@ -108,7 +115,12 @@ export class JailedProcess {
       }
       launch = options.memoryCgroup.launch(launch.command, launch.args)
     }
+    const prestarted =
+      options.prestarted?.run(options.bwrap, options.args) === true ? options.prestarted : undefined
+    // Unusable (it ended meanwhile): the usual chain starts in the same cgroup.
+    if (prestarted === undefined) options.prestarted?.discard({ keepCgroup: true })
     this.#child = new BoundedChild(launch.command, launch.args, {
+      spawned: prestarted?.child,
       // Only fds 0-2 reach bubblewrap; Node marks its own descriptors close-on-exec. Its own
       // process group (BoundedChild), so a kill reaches everything it started on the host side.
       env: { PATH: '/usr/local/bin:/usr/bin:/bin' },

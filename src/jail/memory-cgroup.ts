@@ -50,6 +50,11 @@ export class MemoryCgroup {
     this.version = version
   }
 
+  /** The file a process writes 0 to, to move itself into this cgroup. */
+  get procsFile(): string {
+    return path.join(this.folder, 'cgroup.procs')
+  }
+
   /** The launcher that runs `command` inside this cgroup. */
   launch(command: string, args: readonly string[]): { command: string; args: string[] } {
     return {

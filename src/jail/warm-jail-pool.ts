@@ -90,6 +90,11 @@ export class WarmJailPool {
     return this.#runWarm(request, warm)
   }
 
+  /** Whether a warm jail could take `request` (a plain command), once one is ready. */
+  accepts(request: JailRequest): boolean {
+    return isPlain(request) && this.#unavailable === undefined
+  }
+
   /**
    * After a plain command started cold: starts its access level's warm jail beside it, so the
    * next ones need no start of their own. `workspace`: what the cold command sees (a mirror it

@@ -51,6 +51,11 @@ export interface BoundedSpawnOptions {
   readonly keepStdinOpen?: boolean | undefined
   /** Pipes after stderr (fd 3, 4, ...), left to the caller through `child.stdio`. */
   readonly extraPipes?: number | undefined
+  /**
+   * A child already started the way this would start it (its own process group, stdin, stdout
+   * and stderr piped, no event of its missed yet), adopted instead of spawning `command`.
+   */
+  readonly spawned?: ChildProcess | undefined
   /** Kills the group when it aborts (`cancelled`). */
   readonly signal?: AbortSignal | undefined
   /** Undefined: no deadline. */
@@ -124,15 +129,17 @@ export class BoundedChild {
       })
     const stdinMode = options.noStdin === true ? 'ignore' : 'pipe'
     const extra = Array.from({ length: options.extraPipes ?? 0 }, (): StdioPipe => 'pipe')
-    this.child = spawn(command, [...args], {
-      stdio: [stdinMode, this.stdout === undefined ? 'ignore' : 'pipe', 'pipe', ...extra],
-      // Its own process group, so one kill reaches everything it started there.
-      detached: true,
-      ...(options.cwd === undefined ? {} : { cwd: options.cwd }),
-      ...(options.env === undefined ? {} : { env: options.env }),
-      ...(options.uid === undefined ? {} : { uid: options.uid }),
-      ...(options.gid === undefined ? {} : { gid: options.gid }),
-    })
+    this.child =
+      options.spawned ??
+      spawn(command, [...args], {
+        stdio: [stdinMode, this.stdout === undefined ? 'ignore' : 'pipe', 'pipe', ...extra],
+        // Its own process group, so one kill reaches everything it started there.
+        detached: true,
+        ...(options.cwd === undefined ? {} : { cwd: options.cwd }),
+        ...(options.env === undefined ? {} : { env: options.env }),
+        ...(options.uid === undefined ? {} : { uid: options.uid }),
+        ...(options.gid === undefined ? {} : { gid: options.gid }),
+      })
     const take = (stream: 'stdout' | 'stderr', sink: OutputSink, from: Readable | null): void => {
       from?.on('data', (chunk: Buffer) => {
         if (this.#overflowed) return

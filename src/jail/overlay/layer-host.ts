@@ -107,6 +107,16 @@ export class LayerHost {
       : ['nsenter', `--mount=/proc/${pid}/ns/mnt`, '--']
   }
 
+  /** The namespaces {@link enter} enters, in its order, for a launcher that enters them itself. */
+  namespaces(): { type: 'user' | 'mnt'; path: string }[] {
+    const pid = this.pid
+    if (pid === undefined) throw new EitriError('jail_unavailable', this.#gone ?? 'no layer host')
+    return [
+      ...(this.#userNamespace ? [{ type: 'user' as const, path: `/proc/${pid}/ns/user` }] : []),
+      { type: 'mnt', path: `/proc/${pid}/ns/mnt` },
+    ]
+  }
+
   bind(source: string, target: string, access: 'ro' | 'rw'): Promise<void> {
     return this.#request('bind', source, target, access).then(() => undefined)
   }

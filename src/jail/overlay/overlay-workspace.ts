@@ -157,6 +157,11 @@ export class OverlayWorkspace {
     return this.#host.enter()
   }
 
+  /** The namespaces a start enters (see {@link LayerHost.namespaces}). */
+  namespaces(): { type: 'user' | 'mnt'; path: string }[] {
+    return this.#host.namespaces()
+  }
+
   /** Makes the caller mounts a start needs, once each, in the layer host's namespace. */
   async callerMounts(mounts: readonly CallerMount[]): Promise<void> {
     for (const mount of mounts) {
