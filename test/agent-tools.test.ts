@@ -7,6 +7,7 @@
  */
 import assert from 'node:assert/strict'
 import fs from 'node:fs/promises'
+import path from 'node:path'
 import { describe, it } from 'node:test'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import {
@@ -209,6 +210,51 @@ describe('agent_hire, run_await, run_cancel and run_settle', () => {
       true,
     )
     assert.equal(ok(await workshop.call('run_list', {})).content, 'No Runs.')
+  })
+
+  it('bounds a session’s running Runs and a task’s size, and reads rosters only inside the workspace', async () => {
+    await using scratch = await scratchWithAgents()
+    await fs.writeFile(
+      scratch.configPath,
+      JSON.stringify({ agents: AGENTS, runs: { maxActive: 2 } }),
+    )
+    await fs.writeFile(path.join(scratch.root, 'outside.json'), JSON.stringify({ agents: AGENTS }))
+    await fs.symlink(
+      path.join(scratch.root, 'outside.json'),
+      path.join(scratch.workspace, 'link.json'),
+    )
+    await using workshop = await open(scratch)
+    const first = ok(await workshop.call('agent_hire', { agent: 'slow', task: '1' }))
+    ok(await workshop.call('agent_hire', { agent: 'slow', task: '2' }))
+    assert.match(
+      failure(await workshop.call('agent_hire', { agent: 'slow', task: '3' }), 'limit_exceeded'),
+      /already has 2 Runs running.*runs\.maxActive/,
+    )
+    // Positive control: once one ends, the session may hire again.
+    ok(await workshop.call('run_cancel', { id: first.metadata['id'] as string }))
+    const third = ok(await workshop.call('agent_hire', { agent: 'echo', task: 'x'.repeat(1000) }))
+    assert.equal(
+      ok(await workshop.call('run_await', { id: third.metadata['id'] as string })).metadata[
+        'status'
+      ],
+      'completed',
+    )
+    assert.match(
+      failure(
+        await workshop.call('agent_hire', { agent: 'echo', task: 'x'.repeat(1024 * 1024 + 1) }),
+        'invalid_input',
+      ),
+      /task is over 1 MiB/,
+    )
+    for (const roster of [
+      '../outside.json',
+      path.join(scratch.root, 'outside.json'),
+      'link.json',
+    ]) {
+      const result = await workshop.call('agent_hire', { agent: 'echo', task: 'x', roster })
+      assert.equal(result.type, 'error', roster)
+      assert.equal(result.type === 'error' && result.code, 'path_outside_workspace', roster)
+    }
   })
 
   it('runs the loop over MCP from eitri serve, with progress while run_await waits', async () => {

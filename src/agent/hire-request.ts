@@ -34,6 +34,9 @@ export interface HireRequest {
 }
 
 const OPTION_KEYS = new Set(['task', 'settlement', 'parentRun', 'limits'])
+
+/** The most bytes a task takes as JSON: it is stored in the Run's row and its journal. */
+export const MAX_TASK_BYTES = 1024 * 1024
 const LIMIT_KEYS = new Set(['maxModelSteps', 'budgetDollars'])
 
 /**
@@ -56,6 +59,13 @@ export function checkHireOptions(options: unknown): HireRequest {
   if (given.task === undefined) throw invalid('task', 'is required: say what the agent should do')
   const notPlain = findNonPlainData(given.task, ['task'])
   if (notPlain !== undefined) throw invalid(notPlain.path.join('.'), notPlain.reason)
+  const taskJson = JSON.stringify(given.task)
+  if (Buffer.byteLength(taskJson) > MAX_TASK_BYTES) {
+    throw invalid(
+      'task',
+      `is over ${MAX_TASK_BYTES / 1024 / 1024} MiB as JSON; write large inputs to a workspace file and name it in the task`,
+    )
+  }
   const settlement = given.settlement ?? 'automatic'
   if (!SETTLEMENT_POLICIES.includes(settlement as SettlementPolicy)) {
     throw invalid('settlement', `must be one of ${SETTLEMENT_POLICIES.join(', ')}`)
@@ -66,7 +76,7 @@ export function checkHireOptions(options: unknown): HireRequest {
   }
   return {
     // A copy: the caller cannot change the task the Run was admitted with.
-    task: JSON.parse(JSON.stringify(given.task)) as unknown,
+    task: JSON.parse(taskJson) as unknown,
     settlement: settlement as SettlementPolicy,
     parentRun,
     limits: checkLimits(given.limits),

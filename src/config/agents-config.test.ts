@@ -24,6 +24,7 @@ describe('the agents and runs configuration', () => {
         leaseTtlMs: 15_000,
         heartbeatMs: 5_000,
         sweepMs: 30_000,
+        maxActive: 32,
       })
     })
   })

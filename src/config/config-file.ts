@@ -157,12 +157,19 @@ const runsSchema = z
     sweepMs: milliseconds(30_000).describe(
       'How often a process ends the Runs whose leases lapsed.',
     ),
+    maxActive: z
+      .number()
+      .int()
+      .min(1)
+      .max(10_000)
+      .default(32)
+      .describe('The most Runs (children included) one session may have running at once.'),
   })
   .refine((runs) => runs.heartbeatMs < runs.leaseTtlMs, {
     error:
       'heartbeatMs must be shorter than leaseTtlMs (about a third), or leases lapse between heartbeats',
   })
-  .default({ leaseTtlMs: 15_000, heartbeatMs: 5_000, sweepMs: 30_000 })
+  .default({ leaseTtlMs: 15_000, heartbeatMs: 5_000, sweepMs: 30_000, maxActive: 32 })
 
 /** The configuration file's schema. Later capabilities add their sections here. */
 export const configSchema = z.strictObject({

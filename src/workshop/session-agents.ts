@@ -38,6 +38,8 @@ export interface SessionAgentParts {
   readonly roster: Roster
   /** Who the Runs act for, as their rows say: the session. */
   readonly actor: string
+  /** The most Runs (children included) the session may have running at once. */
+  readonly maxActive: number
 }
 
 /** A session's agents, with the way to stop its Runs when the session ends. */
@@ -114,6 +116,12 @@ export function sessionAgents(parts: SessionAgentParts): SessionAgents {
           ? parts.roster
           : Roster.fromJSON(call.roster.content, call.roster.source)
       const own = await runtimeOf()
+      if (own.activeRuns >= parts.maxActive) {
+        throw new EitriError(
+          'limit_exceeded',
+          `Hire refused, nothing was admitted: this session already has ${own.activeRuns} Runs running, its most (runs.maxActive in the configuration); await or cancel some first.`,
+        )
+      }
       const handle = await own.hire(roster, call.agent, {
         task: call.task,
         ...(call.settlement === undefined ? {} : { settlement: call.settlement as never }),

@@ -172,6 +172,7 @@ export async function createSession(
       Promise.resolve('nobody is here to approve a merge into main'),
     roster: parts.roster,
     actor: id,
+    maxActive: parts.config.runs.maxActive,
   })
   const session: WorkshopSession = {
     id,
