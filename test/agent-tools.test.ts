@@ -162,6 +162,22 @@ describe('agent_hire, run_await, run_cancel and run_settle', () => {
     )
   })
 
+  it('uses a Run only from the line it was hired on', async () => {
+    await using scratch = await scratchWithAgents()
+    await using workshop = await open(scratch)
+    const id = ok(await workshop.call('agent_hire', { agent: 'slow', task: 'x' })).metadata[
+      'id'
+    ] as string
+    ok(await workshop.call('workspace_fork', { name: 'elsewhere' }))
+    ok(await workshop.call('workspace_use', { fork: 'elsewhere' }))
+    assert.match(
+      failure(await workshop.call('run_cancel', { id }), 'permission_denied'),
+      /hired from the line main.*switch back to main/,
+    )
+    ok(await workshop.call('workspace_use', { fork: 'main' }))
+    assert.equal(ok(await workshop.call('run_cancel', { id })).metadata['cancelled'], true)
+  })
+
   it('refuses bad hires naming the field, and admits nothing', async () => {
     await using scratch = await scratchWithAgents()
     // The caller holds no shell: an agent that needs it is past the ceiling.
