@@ -175,7 +175,21 @@ describe('agent_hire, run_await, run_cancel and run_settle', () => {
       /hired from the line main.*switch back to main/,
     )
     ok(await workshop.call('workspace_use', { fork: 'main' }))
+    const onFork = ok(await workshop.call('agent_hire', { agent: 'slow', task: 'y' }))
+    ok(await workshop.call('workspace_use', { fork: 'elsewhere' }))
+    ok(await workshop.call('workspace_use', { fork: 'main' }))
     assert.equal(ok(await workshop.call('run_cancel', { id })).metadata['cancelled'], true)
+    ok(await workshop.call('workspace_use', { fork: 'elsewhere' }))
+    const forkRun = ok(await workshop.call('agent_hire', { agent: 'slow', task: 'z' }))
+    ok(await workshop.call('workspace_use', { fork: 'main' }))
+    assert.match(
+      failure(
+        await workshop.call('run_cancel', { id: forkRun.metadata['id'] as string }),
+        'permission_denied',
+      ),
+      /hired from the line elsewhere, and this session now works on main; switch back to elsewhere/,
+    )
+    ok(await workshop.call('run_cancel', { id: onFork.metadata['id'] as string }))
   })
 
   it('refuses bad hires naming the field, and admits nothing', async () => {

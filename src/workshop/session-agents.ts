@@ -20,6 +20,8 @@ import type { RunRecord } from '../store/run-record.ts'
 import type { Store } from '../store/store.ts'
 import type { Principal, WorkspaceLines } from '../workspace/workspace-lines.ts'
 import { pause } from '../util/pause.ts'
+import { displayName } from '../workspace/fork-registry.ts'
+import { MAIN_LINE } from '../ports/line-control.ts'
 
 /** What a session's agents are made from. */
 export interface SessionAgentParts {
@@ -46,6 +48,17 @@ export interface SessionAgentParts {
 export interface SessionAgents extends AgentRuns {
   /** Cancels the session's Runs and waits for them to settle. Idempotent. */
   close(): Promise<void>
+}
+
+/** A line's name as a person reads it. */
+function lineName(lines: WorkspaceLines, line: string): string {
+  try {
+    const found = lines.find(line)
+    return found === MAIN_LINE ? MAIN_LINE : displayName(found)
+  } catch {
+    // A line gone since (discarded) is named by its id.
+    return line
+  }
 }
 
 /** How often a wait on a Run of another session or process reads the store. */
@@ -85,9 +98,10 @@ export function sessionAgents(parts: SessionAgentParts): SessionAgents {
     }
     const line = parts.line()
     if (entry.line !== line) {
+      const hiredOn = lineName(parts.lines, entry.line)
       throw new EitriError(
         'permission_denied',
-        `Run ${id} was hired from the line ${entry.line}, and this session now works on ${line}; switch back to ${entry.line} to use it.`,
+        `Run ${id} was hired from the line ${hiredOn}, and this session now works on ${lineName(parts.lines, line)}; switch back to ${hiredOn} (workspace_use) to use it.`,
         { data: { field: 'id' } },
       )
     }
