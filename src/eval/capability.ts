@@ -52,6 +52,11 @@ export interface Capability {
   /** A short snippet that uses it. */
   readonly example: string
   readonly functions: readonly CapabilityFunction[]
+  /**
+   * What the guest calls, when a library in the guest stands between it and `functions` (the
+   * `agent` namespace's roster values and handles): described instead of the raw functions.
+   */
+  readonly surface?: readonly { readonly signature: string; readonly description: string }[]
 }
 
 /**

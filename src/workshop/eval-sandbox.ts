@@ -8,6 +8,8 @@ import type { EitriConfig } from '../config/config-file.ts'
 import { environmentValue } from '../config/environment.ts'
 import type { Capability } from '../eval/capability.ts'
 import type { EvalEngine } from '../eval/eval-engine.ts'
+import { rosterRules } from '../agent/roster-rules.ts'
+import { agentCapability } from '../eval/capabilities/agent-capability.ts'
 import { defaultCatalog } from '../eval/capabilities/default-capabilities.ts'
 import { DEFAULT_TOOL_CALL_BUDGET } from '../eval/eval-limits.ts'
 import { EvalPool } from '../eval/eval-pool.ts'
@@ -61,7 +63,8 @@ export function createEvalSandbox(
           ...(options.confinement === undefined ? {} : { confinement: options.confinement }),
           ...(bwrap === undefined ? {} : { bwrap }),
         })),
-    catalog: defaultCatalog(options.extraCapabilities),
+    // `agent` checks rosters with the agent layer's own rules, which only the workshop reaches.
+    catalog: defaultCatalog([agentCapability(rosterRules), ...(options.extraCapabilities ?? [])]),
     settings: {
       http: {
         allow: config.http.allow,

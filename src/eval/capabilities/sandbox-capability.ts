@@ -25,7 +25,7 @@ export function sandboxCapability(capabilities: () => readonly Capability[]): Ca
             name: capability.name,
             purpose: capability.purpose,
             example: capability.example,
-            functions: capability.functions.map((fn) => fn.signature),
+            functions: (capability.surface ?? capability.functions).map((fn) => fn.signature),
           })),
       }),
       capabilityFunction({
@@ -48,7 +48,7 @@ export function sandboxCapability(capabilities: () => readonly Capability[]): Ca
             name: capability.name,
             purpose: capability.purpose,
             example: capability.example,
-            functions: capability.functions.map((fn) => ({
+            functions: (capability.surface ?? capability.functions).map((fn) => ({
               signature: fn.signature,
               description: fn.description,
             })),

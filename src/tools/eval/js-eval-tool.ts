@@ -2,7 +2,7 @@
  * @module tools/eval/js-eval-tool
  * `js_eval`: JavaScript or TypeScript in a V8 isolate of the caller's own, where definitions
  * persist from one call to the next and the agent programs against its tools through gated
- * capabilities (`fs`, `tools`, `shell`, `http`, `env`, `sandbox`).
+ * capabilities (`fs`, `tools`, `shell`, `http`, `env`, `agent`, `sandbox`).
  */
 import { z } from 'zod'
 import { EitriError } from '../../errors/eitri-error.ts'
@@ -20,7 +20,7 @@ export const MAX_EVAL_CODE_CHARS = 1_000_000
 export const jsEvalTool = defineTool({
   name: 'js_eval',
   changes: 'current-line',
-  description: `Run JavaScript or TypeScript (types are stripped, not checked) in a sandboxed V8 isolate. Top-level definitions persist within the session, top-level await works, and the answer is console output then the value of the last expression. Write a small program instead of many tool calls: async globals fs (readFile, readRange, writeFile, list, glob, stat, exists, remove), tools (call, list), shell (run), http (fetch, allowlisted hosts only), env (get) and sandbox (overview, doc) reach the workspace through the same policy as every tool. No process, require or timers. Default timeout ${DEFAULT_EVAL_TIMEOUT_S} s; memory is limited.`,
+  description: `Run JavaScript or TypeScript (types are stripped, not checked) in a sandboxed V8 isolate. Top-level definitions persist within the session, top-level await works, and the answer is console output then the value of the last expression. Write a small program instead of many tool calls: async globals fs (readFile, readRange, writeFile, list, glob, stat, exists, remove), tools (call, list), shell (run), http (fetch, allowlisted hosts only), env (get), agent (roster, hire, join, race, map: hire agents as Runs and compose them) and sandbox (overview, doc) reach the workspace through the same policy as every tool. No process, require or timers. Default timeout ${DEFAULT_EVAL_TIMEOUT_S} s; memory is limited.`,
   parameters: z.object({
     code: z.string().min(1).max(MAX_EVAL_CODE_CHARS).describe('The code to run.'),
     session: z

@@ -1,8 +1,10 @@
 /**
  * @module eval/sandbox/guest/prelude-source
  * The prelude and the renderer as source text for the isolate: one function expression taking
- * the two references and the settings, returning the guest handle.
+ * the two references and the settings, returning the guest handle. The namespaces built in the
+ * guest (`agent`) come with it.
  */
+import { createAgentLibrary } from './agent-library.ts'
 import { installPrelude } from './prelude.ts'
 import { createRenderer } from './render.ts'
 
@@ -14,5 +16,6 @@ export const PRELUDE_SOURCE = `(function (request, report, settings) {
   'use strict'
   const createRenderer = ${createRenderer.toString()}
   const installPrelude = ${installPrelude.toString()}
-  return installPrelude(request, report, settings, createRenderer)
+  const createAgentLibrary = ${createAgentLibrary.toString()}
+  return installPrelude(request, report, settings, createRenderer, { agent: createAgentLibrary })
 })`

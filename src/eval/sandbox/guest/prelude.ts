@@ -22,6 +22,14 @@ export interface GuestReference {
   applyIgnored(receiver: undefined, args: readonly unknown[]): void
 }
 
+/**
+ * Builds a namespace in the guest over its raw host functions, for a namespace whose values
+ * (a roster, a handle) carry methods or take the guest's own functions.
+ */
+export type GuestLibrary = (
+  call: (name: string, args: unknown[]) => Promise<unknown>,
+) => Record<string, unknown>
+
 /** What the sandbox tells the prelude. */
 export interface PreludeSettings {
   readonly namespaces: Readonly<Record<string, readonly string[]>>
@@ -51,6 +59,7 @@ export function installPrelude(
   report: GuestReference,
   settings: PreludeSettings,
   createRenderer: (limits: RenderLimits) => Render,
+  libraries: Readonly<Record<string, GuestLibrary>>,
 ): GuestHandle {
   'use strict'
   const global = globalThis as Record<string, unknown>
@@ -153,6 +162,12 @@ export function installPrelude(
     })
   }
   for (const namespace of Object.keys(settings.namespaces)) {
+    const library = Object.hasOwn(libraries, namespace) ? libraries[namespace] : undefined
+    if (library !== undefined) {
+      const api = library((name, args) => invoke(namespace, name, args))
+      defineProperty(global, namespace, { value: api, writable: true, configurable: true })
+      continue
+    }
     const api: Record<string, (...args: unknown[]) => Promise<unknown>> = {}
     for (const name of settings.namespaces[namespace] ?? []) {
       api[name] = (...args: unknown[]) => invoke(namespace, name, args)
