@@ -5,7 +5,7 @@
  * naming the file, the agent and the field.
  */
 import assert from 'node:assert/strict'
-import { spawn } from 'node:child_process'
+import { spawn, spawnSync } from 'node:child_process'
 import fs from 'node:fs/promises'
 import path from 'node:path'
 import { describe, it } from 'node:test'
@@ -167,6 +167,29 @@ describe('eitri run', () => {
         state: string
       }[]
     assert.equal((await forks()).find((fork) => fork.name === second.world)?.state, 'open')
+    // Changes in the fork: merging them into main needs a person, and there is no terminal.
+    const wrote = await runEitri([
+      'call',
+      'write_file',
+      '{"path":"from-run.txt","content":"x"}',
+      '--fork',
+      second.world,
+      ...flags,
+    ])
+    assert.equal(wrote.status, 0, wrote.stderr)
+    const refused = await runEitri(['runs', 'merge', second.id, ...flags])
+    assert.equal(refused.status, 1)
+    assert.match(
+      refused.stderr,
+      new RegExp(
+        `Run ${second.id} was not merged: approval-refused: .*no terminal to ask on.*It stays in review`,
+      ),
+    )
+    assert.equal(
+      (await runsOf(url)).find((run) => run.id === second.id)?.settlementStatus,
+      'review',
+    )
+    await assert.rejects(fs.access(path.join(scratch.workspace, 'from-run.txt')))
     const discarded = await runEitri(['runs', 'discard', second.id, ...flags])
     assert.equal(discarded.status, 0, discarded.stderr)
     assert.match(discarded.stdout, /settled as discarded/)
@@ -180,6 +203,63 @@ describe('eitri run', () => {
     const unknown = await runEitri(['runs', 'merge', 'nope', ...flags])
     assert.equal(unknown.status, 1)
     assert.match(unknown.stderr, /No Run with id "nope"/)
+  })
+
+  it('at a terminal, eitri runs merge asks the person before merging a Run’s changes into main', async (t) => {
+    if (spawnSync('script', ['--version']).status !== 0) {
+      t.skip('no script(1) here to give eitri a terminal')
+      return
+    }
+    await using scratch = await makeScratch()
+    const { flags, roster, url } = await setUp(scratch)
+    const hired = await runEitri([
+      'run',
+      '--agent',
+      'echo',
+      '--task',
+      'x',
+      '--settlement',
+      'review',
+      '--roster',
+      roster,
+      ...flags,
+    ])
+    assert.equal(hired.status, 0, hired.stderr)
+    const [run] = await runsOf(url)
+    assert.ok(run?.world !== undefined)
+    const wrote = await runEitri([
+      'call',
+      'write_file',
+      '{"path":"from-run.txt","content":"x"}',
+      '--fork',
+      run.world,
+      ...flags,
+    ])
+    assert.equal(wrote.status, 0, wrote.stderr)
+    // script(1) runs the command on a pseudo-terminal: the person's answer comes on its stdin.
+    const command = [process.execPath, EITRI_BIN, 'runs', 'merge', run.id, ...flags]
+      .map((arg) => `'${arg.replaceAll("'", "'\\''")}'`)
+      .join(' ')
+    const child = spawn('script', ['-qec', command, '/dev/null'], { stdio: 'pipe' })
+    const done = finished(child)
+    let asked = ''
+    child.stdout.on('data', (chunk: Buffer) => {
+      asked += chunk.toString()
+      if (asked.includes('Approve?')) child.stdin.write('y\r')
+    })
+    const result = await done
+    assert.equal(result.status, 0, asked)
+    assert.match(
+      asked,
+      /merge the world of Run \S+ \(agent echo\) into main \(your live folder\): 1 file: from-run\.txt \(added\)/,
+    )
+    assert.match(asked, /Merged the changes of Run/)
+    assert.equal(await fs.readFile(path.join(scratch.workspace, 'from-run.txt'), 'utf8'), 'x')
+    const row = (await runsOf(url))[0]
+    assert.deepEqual(
+      [row?.settlementStatus, row?.settlementReason],
+      ['merged', 'merged-after-review'],
+    )
   })
 
   it('Ctrl-C cancels a slow Run, waits for it to settle and exits 130', async () => {

@@ -55,7 +55,7 @@ export async function runsCommand(
     if (line.json) io.stdout(`${JSON.stringify(outcome, null, 2)}\n`)
     if (!outcome.settled) {
       io.stderr(
-        `eitri: Run ${id} was not merged: ${outcome.reason}. It stays in review: run eitri runs merge ${id} at a terminal to approve, or eitri runs discard ${id}.\n`,
+        `eitri: Run ${id} was not merged: ${outcome.reason.replace(/\.$/, '')}. It stays in review: run eitri runs merge ${id} at a terminal to approve, or eitri runs discard ${id}.\n`,
       )
       return EXIT_FAILURE
     }
