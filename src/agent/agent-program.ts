@@ -4,7 +4,8 @@
  * keys, so a misspelt key (`repy` for `reply`) is refused instead of silently ignored.
  *
  * - `echo`: answers with the task it was given.
- * - `scripted`: answers with its `result` when it has one, else its `reply`.
+ * - `scripted`: answers with its `result` when it has one, else its `reply`; or fails with its
+ *   `fail` error (to show and test what a failure does).
  * - `llm`: a model loop. Its kind is reserved but not available yet: a definition naming it is
  *   refused, so a roster never holds an agent that no eitri of this version can run.
  *
@@ -55,6 +56,8 @@ const scriptedProgram = programObject('a scripted program', {
   reply: z.string({ error: 'must be a string (the text the agent answers)' }).optional(),
   /** Any JSON value; plain-data checks happen before the schema. */
   result: z.unknown().optional(),
+  /** Fails the Run with this error instead of answering: a failure without a model. */
+  fail: z.string({ error: 'must be a string (the error the Run fails with)' }).optional(),
 })
 
 /** The schema of a program; refuses `llm` with a message saying it is not available yet. */

@@ -9,7 +9,6 @@
  */
 import { randomUUID } from 'node:crypto'
 import { EitriError } from '../errors/eitri-error.ts'
-import { MAIN_LINE } from '../ports/line-control.ts'
 import type { Principal } from '../workspace/workspace-lines.ts'
 import type { AgentRuntimeOptions } from './agent-runtime-options.ts'
 import { childAuthority, DEFAULT_MAX_RUN_DEPTH } from './delegation-ceiling.ts'
@@ -21,8 +20,8 @@ import { Roster, type AgentRef } from './roster.ts'
 import { admitRun, runPrincipal } from './run-admission.ts'
 import { cancelRun, followLeases } from './run-cancel.ts'
 import { makeRunHandle, type RunHandle, type RunObservation } from './run-handle.ts'
-import { discardWorld, settleWorld } from './run-settlement.ts'
-import { durable, type RunWork } from './run-work.ts'
+import { settleReviewedRun, type ReviewOutcome } from './run-review.ts'
+import type { RunWork } from './run-work.ts'
 
 /** The Runs of one caller. */
 export class AgentRuntime implements AsyncDisposable {
@@ -118,45 +117,19 @@ export class AgentRuntime implements AsyncDisposable {
     runId: string,
     action: 'merge' | 'discard',
     options: { readonly signal?: AbortSignal | undefined } = {},
-  ): Promise<{ readonly settled: boolean; readonly reason: string }> {
-    const { store, lines } = this.#options
-    const record = this.#work.hired.has(runId) ? await store.getRun(runId) : undefined
-    if (record === undefined) {
+  ): Promise<ReviewOutcome> {
+    if (!this.#work.hired.has(runId)) {
       throw new EitriError('not_found', `No Run ${runId} among the Runs this runtime hired.`)
     }
-    if (record.settlementStatus !== 'review' || record.world === undefined) {
-      throw new EitriError(
-        'conflict',
-        record.settlementStatus === 'open'
-          ? `Run ${runId} has not settled yet; it settles itself once it stops.`
-          : `Run ${runId} is settled as ${record.settlementStatus} already; a Run settles once.`,
-      )
-    }
-    const world = lines.find(record.world)
-    if (world === MAIN_LINE)
-      throw new EitriError('state_corrupt', `Run ${runId} names main as its world.`)
-    if (action === 'discard') {
-      await discardWorld(lines, world.id)
-      await durable(this.#work, (call) =>
-        store.settleRun(runId, { status: 'discarded', reason: 'discarded-after-review' }, call),
-      )
-      return { settled: true, reason: 'discarded-after-review' }
-    }
-    const step = await settleWorld({
-      lines,
+    return settleReviewedRun({
+      store: this.#options.store,
+      lines: this.#options.lines,
       runId,
-      agentId: record.agentId ?? '',
-      world: world.id,
-      status: 'completed',
-      policy: 'automatic',
+      action,
       approve: this.#options.approveMerge,
       signal: options.signal ?? this.#closeController.signal,
+      onStoreRetry: this.#options.onStoreRetry,
     })
-    if (step.status !== 'merged') return { settled: false, reason: step.reason }
-    await durable(this.#work, (call) =>
-      store.settleRun(runId, { status: 'merged', reason: 'merged-after-review' }, call),
-    )
-    return { settled: true, reason: 'merged-after-review' }
   }
 
   /**

@@ -28,6 +28,13 @@ describe('deterministic programs', () => {
       value: [1],
       output: 'hi',
     })
+    assert.deepEqual(await run({ kind: 'scripted', reply: 'hi', fail: 'no luck' }, 'x'), {
+      status: 'failed',
+      error: 'no luck',
+    })
+    assert.throws(() => parseAgentDef({ id: 'a', program: { kind: 'scripted', fail: 1 } }), {
+      message: /program\.fail: must be a string \(the error the Run fails with\)/,
+    })
   })
 
   it('stops at once when cancelled during its delay', async () => {

@@ -23,15 +23,20 @@ export function echoProgram(program: { readonly delayMs?: number | undefined }):
   }
 }
 
-/** `scripted`: the value is `result` when given, else `reply`; the output is `reply` when given. */
+/**
+ * `scripted`: the value is `result` when given, else `reply`; the output is `reply` when given.
+ * With `fail`, the Run fails with that error instead.
+ */
 export function scriptedProgram(program: {
   readonly delayMs?: number | undefined
   readonly reply?: string | undefined
   readonly result?: unknown
+  readonly fail?: string | undefined
 }): Program {
   return {
     async run({ signal }) {
       await abortableDelay(program.delayMs ?? 0, signal)
+      if (program.fail !== undefined) return { status: 'failed', error: program.fail }
       const value = program.result !== undefined ? program.result : program.reply
       return { status: 'completed', value, output: program.reply ?? outputText(value) }
     },

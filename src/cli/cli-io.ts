@@ -23,3 +23,7 @@ export class UsageError extends EitriError {
 export const EXIT_OK = 0
 export const EXIT_FAILURE = 1
 export const EXIT_USAGE = 2
+/** `eitri run`: the Run is waiting (for a person or an input). */
+export const EXIT_WAITING = 3
+/** Interrupted by Ctrl-C (128 + SIGINT), after cleaning up. */
+export const EXIT_INTERRUPTED = 130

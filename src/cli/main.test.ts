@@ -209,5 +209,19 @@ describe('eitri command line', () => {
     assert.equal(status, 0, stdout)
     assert.match(stdout, /(\d+) of \1 scenes behaved as expected/)
     assert.doesNotMatch(stdout, /UNEXPECTED/)
+    // The team: a join of two completed Runs, a race whose loser is cancelled and discarded,
+    // read back from the store over MCP.
+    assert.match(
+      stdout,
+      /\S+: completed, value \{"facts":\["forks are cheap"\]\}\n\s+\S+: completed, value "draft the notes"/,
+    )
+    const loser = /loser (\S+): cancelled, effects discarded/.exec(stdout)?.[1]
+    assert.ok(loser !== undefined, stdout)
+    assert.match(
+      stdout,
+      new RegExp(
+        `run_observe \\{"id":"${loser}"\\}\\n.*\\n\\s+${loser} \\[cancelled; effects discarded\\] agent snail`,
+      ),
+    )
   })
 })

@@ -41,8 +41,10 @@ export async function main(
         return await (await import('./commands/fork-commands.ts')).forkCommand(line, io)
       case 'approvals':
         return await (await import('./commands/approvals-command.ts')).approvalsCommand(line, io)
+      case 'run':
+        return await (await import('./commands/run-command.ts')).runCommand(line, io, signal)
       case 'runs':
-        return await (await import('./commands/runs-command.ts')).runsCommand(line, io)
+        return await (await import('./commands/runs-command.ts')).runsCommand(line, io, signal)
       case 'demo':
         return await (await import('./commands/demo-command.ts')).demoCommand(io)
       case 'serve':

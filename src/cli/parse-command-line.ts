@@ -34,6 +34,14 @@ export interface CommandLine {
   readonly prune: boolean
   /** `--status S`: runs, only the Runs with this status. */
   readonly status: string | undefined
+  /** `--agent ID`: run, the agent to hire. */
+  readonly agent: string | undefined
+  /** `--task TEXT`: run, what the agent is to do. */
+  readonly task: string | undefined
+  /** `--roster FILE`: run, the roster file to hire from (default: the configuration's agents). */
+  readonly roster: string | undefined
+  /** `--settlement POLICY`: run, what becomes of the Run's changes. */
+  readonly settlement: string | undefined
   readonly help: boolean
   readonly version: boolean
 }
@@ -56,6 +64,10 @@ const OPTIONS = {
   force: { type: 'boolean', default: false },
   prune: { type: 'boolean', default: false },
   status: { type: 'string' },
+  agent: { type: 'string' },
+  task: { type: 'string' },
+  roster: { type: 'string' },
+  settlement: { type: 'string' },
   help: { type: 'boolean', short: 'h', default: false },
   version: { type: 'boolean', short: 'v', default: false },
 } as const
@@ -92,6 +104,10 @@ export function parseCommandLine(argv: readonly string[]): CommandLine {
     force: values.force,
     prune: values.prune,
     status: values.status,
+    agent: values.agent,
+    task: values.task,
+    roster: values.roster,
+    settlement: values.settlement,
     help: values.help,
     version: values.version,
   }

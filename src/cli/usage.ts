@@ -5,7 +5,7 @@
 
 /** One line for errors. */
 export const USAGE_LINE =
-  'Usage: eitri <demo|serve|tools|call|eval|repl|exec|approvals|runs|mcp-config> [options]   (eitri --help for more)'
+  'Usage: eitri <demo|serve|tools|call|eval|repl|exec|run|runs|approvals|mcp-config> [options]   (eitri --help for more)'
 
 /** The full help. */
 export const HELP = `eitri: a workshop for LLM agents: confined tools on a workspace, over MCP or as a library.
@@ -22,6 +22,8 @@ Usage:
   eitri approvals [--json]           every recorded decision on an action that needed a person
   eitri runs [--status S] [--json]   the Runs (agent tasks and turns), newest first; a dead owner's Run shows as interrupted
   eitri runs show RUN | cancel RUN   one Run with its journal and child Runs; ask the process running it to cancel it
+  eitri runs merge RUN | discard RUN a Run kept for review: merge its fork (asks you before main), or throw it away
+  eitri run --agent ID --task TEXT   hire one agent as a Run, show it and its children on stderr, print its value
   eitri fork [NAME] [--fork FROM]    a new fork of main (or of FROM); copies nothing
   eitri forks [--prune] [--json]     the forks: state (open, merged, discarded), files changed, last activity;
                                      --prune removes merged, discarded and empty idle forks and old snapshots
@@ -46,10 +48,15 @@ Options:
   --force                 restore: also restore files you changed since the snapshot
   --prune                 forks: delete the snapshots beyond the retention (configuration: snapshots.keep, snapshots.maxAgeDays)
   --status STATUS         runs: only Runs with this status (running, waiting, completed, failed, cancelled)
+  --agent ID              run: the agent to hire
+  --task TEXT             run: what the agent is to do
+  --roster FILE           run: the roster file ({"agents": [...]}) to hire from (default: the configuration's agents)
+  --settlement POLICY     run: automatic (default: merge the Run's changes, asking before main) | review | discard
   --json                  machine-readable output
   --state-dir DIR         eitri's state folder (default: $EITRI_STATE_DIR, else $XDG_STATE_HOME/eitri)
   --config FILE           configuration file (default: $EITRI_CONFIG, else $XDG_CONFIG_HOME/eitri/config.json)
   --store URL             sqlite:PATH or postgres://USER@HOST/DB (default: $EITRI_STORE, else a SQLite file in the state folder)
 
-Exit status: 0 success, 1 a tool answered an error, 2 a wrong command line.
+Exit status: 0 success, 1 a tool answered an error (run: the Run failed), 2 a wrong command line,
+3 run: the Run is waiting, 130 interrupted (run: Ctrl-C cancelled the Run).
 `

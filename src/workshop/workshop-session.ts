@@ -14,7 +14,7 @@ import type { EitriConfig } from '../config/config-file.ts'
 import { parentEnvironment } from '../config/environment.ts'
 import { JailProgramSession } from '../jail/jail-program-session.ts'
 import type { Store } from '../store/store.ts'
-import type { AccessLevel, CommandJudgement } from '../ports/access-context.ts'
+import { ACCESS_LEVELS, type AccessLevel, type CommandJudgement } from '../ports/access-context.ts'
 import type { DriveAccess } from '../ports/drive-access.ts'
 import type { LineControl } from '../ports/line-control.ts'
 import type { ToolContext } from '../tool/tool-context.ts'
@@ -29,6 +29,9 @@ import { storeRunLog } from './store-run-log.ts'
 import { sessionAgents } from './session-agents.ts'
 import type { RunLeases } from '../agent/run-lease.ts'
 import type { Roster } from '../agent/roster.ts'
+
+/** The top of the access ladder: a trusted session's ceiling leaves access to each definition. */
+const TOP_ACCESS = ACCESS_LEVELS[ACCESS_LEVELS.length - 1] as AccessLevel
 
 /** What one session may set for itself (an MCP connection gets its own approver). */
 export interface SessionOptions {
@@ -50,6 +53,12 @@ export interface SessionOptions {
   readonly principal?: Principal
   /** The display name of the session's fork under `isolate` (a client's name). @default 'session' */
   readonly label?: string
+  /**
+   * A person at the terminal (`eitri run`): the session's root Runs get the authority their
+   * definitions ask for, bounded only by the workshop's tools, not by the session's access.
+   * @default false: a Run gets no more than the session holds
+   */
+  readonly trusted?: boolean
 }
 
 /** The calls of one connection or caller, with its own background jobs, access and line. */
@@ -161,7 +170,7 @@ export async function createSession(
     principal,
     line: () => surface.line,
     ceiling: () => ({
-      access: access.effective,
+      access: options.trusted === true ? TOP_ACCESS : access.effective,
       tools: parts.tools,
       programKinds: undefined,
       depth: 0,

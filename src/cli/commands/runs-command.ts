@@ -1,38 +1,72 @@
 /**
  * @module cli/commands/runs-command
- * `eitri runs [--status S] [--json]`, `eitri runs show RUN`, `eitri runs cancel RUN`: the Runs
- * recorded in the store, read and cancelled from the terminal. Every form first sweeps, so a
- * Run whose process died reads as `failed`/`interrupted`, not as running.
+ * `eitri runs [--status S] [--json]`, `eitri runs show RUN`, `eitri runs cancel RUN`, `eitri
+ * runs merge RUN`, `eitri runs discard RUN`: the Runs recorded in the store, read, cancelled and
+ * settled from the terminal (a person may settle any Run kept for review). Every form first
+ * sweeps, so a Run whose process died reads as `failed`/`interrupted`, not as running.
  */
+import { settleReviewedRun } from '../../agent/run-review.ts'
 import { EitriError } from '../../errors/eitri-error.ts'
 import { RUN_STATUSES, type RunRecord, type RunStatus } from '../../store/run-record.ts'
 import type { Store } from '../../store/store.ts'
 import type { CliIo } from '../cli-io.ts'
-import { EXIT_OK, UsageError } from '../cli-io.ts'
+import { EXIT_FAILURE, EXIT_OK, UsageError } from '../cli-io.ts'
 import type { CommandLine } from '../parse-command-line.ts'
 import { openFromCommandLine } from './open-from-command-line.ts'
 
 /** Who a cancel from the terminal is recorded as asked by. */
 const PERSON = 'person'
 
-/** Lists, shows or cancels Runs. */
-export async function runsCommand(line: CommandLine, io: CliIo): Promise<number> {
+const ACTIONS = ['show', 'cancel', 'merge', 'discard'] as const
+
+/** Lists, shows, cancels or settles Runs. */
+export async function runsCommand(
+  line: CommandLine,
+  io: CliIo,
+  signal: AbortSignal,
+): Promise<number> {
   const [action, id, ...extra] = line.positionals
-  if (action !== undefined && action !== 'show' && action !== 'cancel')
+  if (action !== undefined && !(ACTIONS as readonly string[]).includes(action))
     throw new UsageError(
-      `unknown runs action '${action}': use eitri runs, runs show RUN or runs cancel RUN`,
+      `unknown runs action '${action}': use eitri runs, or runs show|cancel|merge|discard RUN`,
     )
   if (action !== undefined && id === undefined)
     throw new UsageError(`eitri runs ${action} needs a Run id; eitri runs lists them`)
   if (extra.length > 0) throw new UsageError(`eitri runs ${action ?? ''} takes one Run id`)
   if (action !== undefined && line.status !== undefined)
-    throw new UsageError('--status filters eitri runs only; give it without show or cancel')
+    throw new UsageError(`--status filters eitri runs only; give it without ${action}`)
   const status = statusOf(line.status)
   await using workshop = await openFromCommandLine(line)
   const store = workshop.store
   await store.sweepInterruptedRuns()
   if (action === 'show') return show(store, id as string, line.json, io)
   if (action === 'cancel') return cancel(store, id as string, line.json, io)
+  if (action === 'merge' || action === 'discard') {
+    await existing(store, id as string)
+    const outcome = await settleReviewedRun({
+      store,
+      lines: workshop.lines,
+      runId: id as string,
+      action,
+      // The person running the command is asked (on the terminal) before a merge into main.
+      approve: workshop.context({ signal }).access?.approve,
+      signal,
+    })
+    if (line.json) io.stdout(`${JSON.stringify(outcome, null, 2)}\n`)
+    if (!outcome.settled) {
+      io.stderr(
+        `eitri: Run ${id} was not merged: ${outcome.reason.replace(/\.$/, '')}. It stays in review: run eitri runs merge ${id} at a terminal to approve, or eitri runs discard ${id}.\n`,
+      )
+      return EXIT_FAILURE
+    }
+    if (!line.json)
+      io.stdout(
+        action === 'merge'
+          ? `Merged the changes of Run ${id}; it is settled as merged.\n`
+          : `Discarded the fork of Run ${id}; it is settled as discarded.\n`,
+      )
+    return EXIT_OK
+  }
   const runs = await store.listRuns({ status })
   if (line.json) {
     io.stdout(`${JSON.stringify(runs, null, 2)}\n`)

@@ -1,0 +1,120 @@
+/**
+ * @module cli/run-tree
+ * The live view of a Run and its children on stderr while `eitri run` waits: read from the
+ * store (so children hired deep in the tree show too), redrawn in place on a terminal, and a
+ * line per change otherwise (a log keeps every step, and nothing is overwritten).
+ */
+import type { RunRecord } from '../store/run-record.ts'
+import type { Store } from '../store/store.ts'
+
+/** A view that follows one Run tree until stopped. */
+export interface RunTreeView {
+  /** Stops drawing while a person is asked something on the same terminal. */
+  hold(): void
+  /** Draws again, below what was asked. */
+  release(): void
+  /** Reads the tree once more, draws its final state and stops. */
+  stop(): Promise<void>
+}
+
+/** What a view is made from. */
+export interface RunTreeOptions {
+  readonly store: Store
+  readonly rootId: string
+  readonly write: (text: string) => void
+  /** Redraw in place (a terminal) instead of a line per change. */
+  readonly redraw: boolean
+  /** @default 100 */
+  readonly pollMs?: number
+}
+
+/** The most Runs a view reads: a bigger tree shows its first ones. */
+const MAX_SHOWN = 200
+
+/** Starts following the tree of `rootId`. */
+export function watchRunTree(options: RunTreeOptions): RunTreeView {
+  const { store, rootId, write, redraw } = options
+  const seen = new Map<string, string>()
+  let drawn: string[] = []
+  let held = false
+  let stopped = false
+  let reading: Promise<void> = Promise.resolve()
+
+  const draw = (rows: readonly { readonly run: RunRecord; readonly depth: number }[]) => {
+    if (held) return
+    const lines = rows.map(({ run, depth }) => `${'  '.repeat(depth)}${describeRun(run)}`)
+    if (redraw) {
+      if (lines.join('\n') === drawn.join('\n')) return
+      // Up over the lines drawn last, erase to the end, draw again.
+      const up = drawn.length === 0 ? '' : `\x1b[${drawn.length}A\r\x1b[J`
+      write(`${up}${lines.join('\n')}\n`)
+      drawn = lines
+      return
+    }
+    rows.forEach(({ run }, index) => {
+      const line = lines[index] as string
+      if (seen.get(run.id) === line) return
+      seen.set(run.id, line)
+      write(`eitri: ${line}\n`)
+    })
+  }
+  const readOnce = async () => {
+    try {
+      draw(await readTree(store, rootId))
+    } catch {
+      // A read that fails (the store busy) is tried again at the next tick; the view is a courtesy.
+    }
+  }
+  const tick = () => {
+    reading = reading.then(readOnce)
+    return reading
+  }
+  void tick()
+  const timer = setInterval(() => void tick(), options.pollMs ?? 100)
+  return {
+    hold: () => {
+      held = true
+    },
+    release: () => {
+      held = false
+      // The prompt was written below the tree: draw a fresh one under it.
+      drawn = []
+    },
+    async stop() {
+      if (stopped) return
+      stopped = true
+      clearInterval(timer)
+      held = false
+      await tick()
+    },
+  }
+}
+
+/** The root and its descendants, depth first, each with its depth. */
+async function readTree(
+  store: Store,
+  rootId: string,
+): Promise<{ readonly run: RunRecord; readonly depth: number }[]> {
+  const root = await store.getRun(rootId)
+  if (root === undefined) return []
+  const rows: { run: RunRecord; depth: number }[] = []
+  const visit = async (run: RunRecord, depth: number): Promise<void> => {
+    if (rows.length >= MAX_SHOWN) return
+    rows.push({ run, depth })
+    // The store answers newest first; a tree reads better in the order they were hired.
+    const children = await store.listRuns({ parentId: run.id, limit: MAX_SHOWN })
+    for (const child of children.reverse()) await visit(child, depth + 1)
+  }
+  await visit(root, 0)
+  return rows
+}
+
+/** `agent run-id status[: reason][ → settlement (reason)]`. */
+export function describeRun(run: RunRecord): string {
+  const status = run.reason === null ? run.status : `${run.status}: ${run.reason}`
+  const settlement =
+    run.settlementStatus === 'open'
+      ? ''
+      : ` → ${run.settlementStatus}${run.settlementReason === null ? '' : ` (${run.settlementReason})`}`
+  return `${run.agentId ?? run.kind} ${run.id} ${status}${settlement}`
+}
