@@ -150,3 +150,31 @@ describe('bin/eitri.js', () => {
     assert.equal(result.stdout, '')
   })
 })
+
+describe('relative paths on the command line', () => {
+  it('takes --state-dir and --config relative to where eitri was started, forks included', async () => {
+    const { spawn } = await import('node:child_process')
+    const { finished, EITRI_BIN } = await import('./helpers/eitri-process.ts')
+    await using scratch = await makeScratch({ 'a.txt': 'hi\n' })
+    const child = spawn(
+      process.execPath,
+      [
+        EITRI_BIN,
+        'call',
+        'workspace_fork',
+        '{"name":"x"}',
+        '--workspace',
+        'workspace',
+        '--state-dir',
+        'state',
+        '--config',
+        'config.json',
+      ],
+      { cwd: scratch.root, stdio: 'pipe' },
+    )
+    child.stdin.end()
+    const { status, stdout, stderr } = await finished(child)
+    assert.equal(status, 0, stderr)
+    assert.match(stdout, /Forked main as x/)
+  })
+})

@@ -146,8 +146,9 @@ export async function openWorkshop(options: WorkshopOptions = {}): Promise<Works
   sweepAbandonedFolders()
   const environment = options.environment ?? readEnvironment()
   const tree = new DirectoryTree(options.workspace ?? process.cwd())
-  const configPath = options.configPath ?? environment.configPath
-  const stateRoot = options.stateDir ?? environment.stateDir
+  const configPath = path.resolve(options.configPath ?? environment.configPath)
+  // Absolute from here on: git runs in other folders, and a relative path would move with it.
+  const stateRoot = path.resolve(options.stateDir ?? environment.stateDir)
   const storeUrl = (named: string | undefined): string =>
     named ??
     environment.store ??
