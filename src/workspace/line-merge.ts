@@ -100,15 +100,17 @@ export async function mergeFork(
   return { type: 'merged', into: MAIN_LINE, changes, commit }
 }
 
+/** What undoing the last merge came to: undone, refused for files changed since, or nothing. */
+export type UndoOutcome =
+  | { type: 'undone'; paths: string[] }
+  | { type: 'changed-on-disk'; paths: string[] }
+  | { type: 'nothing' }
+
 /** Undoes the last merge into main; see `WorkspaceLines.undoMerge`. Only inside the queue. */
 export async function undoMerge(
   context: MergeContext,
   options: { onStep?: (step: MergeStep) => void } = {},
-): Promise<
-  | { type: 'undone'; paths: string[] }
-  | { type: 'changed-on-disk'; paths: string[] }
-  | { type: 'nothing' }
-> {
+): Promise<UndoOutcome> {
   const file = path.join(context.stateDir, 'last-merge.json')
   const last = readMergeJournal(file, 'last-merge')
   if (last === undefined) return { type: 'nothing' as const }

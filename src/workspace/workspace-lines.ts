@@ -45,7 +45,13 @@ import {
 import { runGit } from './git/run-git.ts'
 import { MAIN_REF, WorkspaceHistory } from './history.ts'
 import { recoverJournal, runJournal, type JournalContext } from './journal-runner.ts'
-import { conflictReports, mergeFork, undoMerge, type MergeContext } from './line-merge.ts'
+import {
+  conflictReports,
+  mergeFork,
+  undoMerge,
+  type MergeContext,
+  type UndoOutcome,
+} from './line-merge.ts'
 import { MainLineState } from './main-line-state.ts'
 import { MainWatcher } from './main-watcher.ts'
 import { ignoredPathsOf } from './ignored-paths.ts'
@@ -283,13 +289,7 @@ export class WorkspaceLines implements AsyncDisposable {
   }
 
   /** Undoes the last merge into main; refused, with the list, if those files changed since. */
-  async undoMerge(
-    options: { onStep?: (step: MergeStep) => void } = {},
-  ): Promise<
-    | { type: 'undone'; paths: string[] }
-    | { type: 'changed-on-disk'; paths: string[] }
-    | { type: 'nothing' }
-  > {
+  async undoMerge(options: { onStep?: (step: MergeStep) => void } = {}): Promise<UndoOutcome> {
     return this.#serialize(() => undoMerge(this.#parts, options))
   }
 
