@@ -43,7 +43,8 @@ export async function settleWorld(input: {
     const step = decideSettlement(facts)
     switch (step.type) {
       case 'need-changes': {
-        const changes = await lines.diff(world)
+        // Only the paths: the patch text is for people reviewing a fork, not for settling it.
+        const changes = await lines.changes(world)
         paths = changes.map((change) => `${change.path} (${change.status})`)
         const found = lines.find(world)
         const intoMain = found !== MAIN_LINE && found.parent === MAIN_LINE
