@@ -4,8 +4,9 @@
  * - the median time from `hire` to the settled result of an `echo` Run (its world forked from
  *   main, the program, settlement: no changes, so merged and the world removed), on SQLite and
  *   on PostgreSQL, with main watched (a server) and without (the library), beside the store's
- *   bare admission (`admitRun` + `finishRun` + `settleRun`) and a bare `fork` + `discard`; the
- *   git commands each started, counted (a count holds on a loaded machine, a time does not);
+ *   bare admission (`admitRun` + `finishRun` + `settleRun`), a bare `fork` + `discard` and ten
+ *   bare durable file writes (about what a hire makes); the git commands each started, counted
+ *   (a count holds on a loaded machine, a time does not);
  * - 1,000 concurrent `scripted` Runs: wall time, throughput, peak memory added;
  * - a race of a fast Run (10 ms) against a slow one (5 s): the time from the winner's settled
  *   result to the loser cancelled and settled.
@@ -14,6 +15,7 @@
  * it cannot start, its rows are skipped with a note. `EITRI_BENCH_HIRES` (default 30) and
  * `EITRI_BENCH_RUNS` (default 1000) shorten a run.
  */
+import fsSync from 'node:fs'
 import fs from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
@@ -48,6 +50,7 @@ const roster = Roster.of([
 ])
 
 interface Setup extends AsyncDisposable {
+  readonly scratch: string
   readonly lines: WorkspaceLines
   readonly store: Store
   readonly runtime: AgentRuntime
@@ -69,6 +72,7 @@ async function setup(scratch: string, url: string, watch: boolean): Promise<Setu
   const store = await openStore(url)
   const runtime = new AgentRuntime({ store, lines, line: 'main', principal: PERSON_PRINCIPAL })
   return {
+    scratch: base,
     lines,
     store,
     runtime,
@@ -77,6 +81,30 @@ async function setup(scratch: string, url: string, watch: boolean): Promise<Setu
       await store.close()
       await lines.close()
     },
+  }
+}
+
+/**
+ * What one durable write costs on this disk now (a file written, synced, renamed, its folder
+ * synced: as a fork's record is written): a hire makes about ten (six store commits, the
+ * world's record at the fork and at the discard), so this is the floor git no longer hides.
+ */
+function bareDurableWrite(folder: string): void {
+  const file = path.join(folder, 'durable.json')
+  const temporary = `${file}.tmp`
+  const descriptor = fsSync.openSync(temporary, 'w', 0o600)
+  try {
+    fsSync.writeSync(descriptor, '{"durable":true}')
+    fsSync.fsyncSync(descriptor)
+  } finally {
+    fsSync.closeSync(descriptor)
+  }
+  fsSync.renameSync(temporary, file)
+  const directory = fsSync.openSync(folder, 'r')
+  try {
+    fsSync.fsyncSync(directory)
+  } finally {
+    fsSync.closeSync(directory)
   }
 }
 
@@ -108,8 +136,10 @@ async function hireFigures(label: string, context: Setup): Promise<number> {
     await lines.discard(info.id)
   }, HIRES)
   const forkSpawns = (gitCommandsStarted() - forkStart) / (HIRES + Math.ceil(HIRES / 10))
+  const durable = await medianMicros(async () => bareDurableWrite(context.scratch), HIRES)
   report(`${label}: echo hire → settled`, hire, bare, 'bare admit+finish+settle')
   report(`${label}: echo hire → settled`, hire, fork, 'bare fork+discard')
+  report(`${label}: echo hire → settled`, hire, 10 * durable, '10 bare durable file writes')
   process.stdout.write(
     `${label}: git commands a hire: ${spawns}; a fork+discard: ${forkSpawns.toFixed(1)}\n`,
   )
