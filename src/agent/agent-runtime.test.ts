@@ -1,7 +1,10 @@
+import fs from 'node:fs/promises'
+import path from 'node:path'
 import assert from 'node:assert/strict'
 import { describe, it, type TestContext } from 'node:test'
 import { EitriError } from '../errors/eitri-error.ts'
 import { PERSON_PRINCIPAL } from '../workspace/fork-owner.ts'
+import { gitCommandsStarted } from '../workspace/git/run-git.ts'
 import { agentDefHash } from './agent-def.ts'
 import { INTERPRETER_VERSION } from './agent-runtime-options.ts'
 import { AgentRuntime } from './agent-runtime.ts'
@@ -52,6 +55,44 @@ describe('AgentRuntime: hire and settlement', () => {
     assert.deepEqual(journal[0], { ...journal[0], type: 'trigger', data: { task: 'evidence' } })
     assert.deepEqual(lines.forks(), [], 'the empty world is gone')
     assert.equal(runtime.activeRuns, 0)
+  })
+
+  it('with main watched and unchanged, an echo hire starts no git process from hire to settled result', async (t) => {
+    const { runtime, lines, workspace } = await runtimeFixture(
+      t,
+      { 'a.txt': 'one\n' },
+      { programs: FILE_WRITING_PROGRAMS },
+      undefined,
+      { watch: true },
+    )
+    const echo = async () => {
+      const before = gitCommandsStarted()
+      const result = await (await runtime.hire(roster, 'echoer', { task: 'quiet' })).result()
+      assert.deepEqual([result.settlementStatus, result.settlementReason], ['merged', 'no-changes'])
+      return gitCommandsStarted() - before
+    }
+    // The watcher walks main first; until it has, a snapshot asks git about everything.
+    for (let tries = 0; (await echo()) > 0; tries++) {
+      assert.ok(tries < 100, 'the watcher never settled')
+      await new Promise((resolve) => setTimeout(resolve, 20))
+    }
+    assert.deepEqual([await echo(), await echo()], [0, 0])
+    assert.deepEqual(lines.forks(), [], 'each empty world was removed')
+    const discarded = (await lines.overview()).filter((fork) => fork.state === 'discarded')
+    assert.ok(discarded.length >= 3 && discarded.every((fork) => fork.changes === 0))
+    // Positive control: main changed, so the next world is forked from a fresh snapshot (git
+    // runs), and a Run that writes is compared and merged by git.
+    await fs.writeFile(path.join(workspace, 'a.txt'), 'two\n')
+    const beforeWriter = gitCommandsStarted()
+    const written = await (await runtime.hire(roster, 'writer', { task: 'w' })).result()
+    assert.equal(written.settlementStatus, 'review', 'into main, nobody to approve')
+    assert.ok(gitCommandsStarted() > beforeWriter)
+    const world = lines.forks().find((fork) => fork.name === written.world)
+    assert.equal(
+      Buffer.from(await (await lines.tree(world?.id ?? '')).readFile('a.txt')).toString(),
+      'two\n',
+      'the world saw main as it is now',
+    )
   })
 
   it("merges a Run's changes into the line it was hired from, and into main only with a yes", async (t) => {

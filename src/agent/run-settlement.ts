@@ -43,7 +43,8 @@ export async function settleWorld(input: {
     const step = decideSettlement(facts)
     switch (step.type) {
       case 'need-changes': {
-        const changes = await lines.diff(world)
+        // Only the paths: the patch text is for people reviewing a fork, not for settling it.
+        const changes = await lines.changes(world)
         paths = changes.map((change) => `${change.path} (${change.status})`)
         const found = lines.find(world)
         const intoMain = found !== MAIN_LINE && found.parent === MAIN_LINE
@@ -112,16 +113,13 @@ async function mergeFact(lines: WorkspaceLines, world: string): Promise<MergeFac
  */
 export async function discardWorld(lines: WorkspaceLines, world: string): Promise<void> {
   const forks = lines.forks()
+  // By id: with many Runs open, a walk up the parents must not search every fork at each step.
+  const byId = new Map(forks.map((fork) => [fork.id, fork]))
   const below = (id: string): boolean => {
-    for (
-      let current = forks.find((fork) => fork.id === id), steps = 0;
-      steps <= forks.length;
-      steps += 1
-    ) {
+    for (let current = byId.get(id), steps = 0; steps <= forks.length; steps += 1) {
       if (current === undefined) return false
       if (current.id === world) return true
-      const parent = current.parent
-      current = forks.find((fork) => fork.id === parent)
+      current = byId.get(current.parent)
     }
     return false
   }

@@ -11,7 +11,7 @@ import type { TestContext } from 'node:test'
 import { openStore } from '../store/open-store.ts'
 import { DirectoryTree } from '../workspace/directory-tree.ts'
 import { PERSON_PRINCIPAL } from '../workspace/fork-owner.ts'
-import { WorkspaceLines } from '../workspace/workspace-lines.ts'
+import { WorkspaceLines, type LinesOptions } from '../workspace/workspace-lines.ts'
 import type { AgentProgram } from './agent-program.ts'
 import { AgentRuntime } from './agent-runtime.ts'
 import type { AgentRuntimeOptions } from './agent-runtime-options.ts'
@@ -44,13 +44,15 @@ export const FILE_WRITING_PROGRAMS: Readonly<Record<string, ProgramFactory>> = O
 
 /**
  * A workspace holding `files`, a store, and a runtime hiring from `line` (main by default);
- * with `leaseOptions`, the runtime's Runs are held by a {@link RunLeases} keeper on that store.
+ * with `leaseOptions`, the runtime's Runs are held by a {@link RunLeases} keeper on that store;
+ * `linesOptions` open the lines (`watch: true` as a server does).
  */
 export async function runtimeFixture(
   t: TestContext,
   files: Record<string, string> = {},
   options: Partial<AgentRuntimeOptions> = {},
   leaseOptions?: RunLeasesOptions,
+  linesOptions: Partial<LinesOptions> = {},
 ) {
   const base = await fs.realpath(await fs.mkdtemp(path.join(os.tmpdir(), 'eitri-runs-')))
   const workspace = path.join(base, 'workspace')
@@ -62,6 +64,7 @@ export async function runtimeFixture(
   const lines = await WorkspaceLines.open({
     main: new DirectoryTree(workspace),
     stateDir: path.join(base, 'state'),
+    ...linesOptions,
   })
   const url = `sqlite:${path.join(base, 'store.sqlite')}`
   const store = await openStore(url)

@@ -130,5 +130,7 @@ export async function changeCount(
   info: ForkInfo,
 ): Promise<number> {
   const head = await context.head(info.id)
+  // Still at its fork point: nothing to compare, and no git process to start.
+  if (head === info.forkPoint) return 0
   return (await diffTrees(context.history.gitDir, info.forkPoint, head)).length
 }

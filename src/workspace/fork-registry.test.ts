@@ -9,6 +9,8 @@ import {
   findLine,
   forkLabel,
   newForkId,
+  readForks,
+  writeFork,
   FORK_ID,
   type ForkInfo,
 } from './fork-registry.ts'
@@ -26,6 +28,34 @@ describe('fork records', () => {
     const found = lines.find('old')
     assert.equal(found !== 'main' && found.owner, 'person')
     assert.throws(() => lines.find('old', alice), { code: 'not_found' })
+  })
+
+  it('reads a record again whenever its file changed, and hands out records nobody can change', async (t) => {
+    const { lines, stateDir } = await linesFixture(t)
+    const fork = await lines.fork({ name: 'kept' })
+    const file = path.join(stateDir, 'forks', fork.id, 'fork.json')
+    assert.equal(lines.find('kept') !== 'main', true, 'read once, and cached')
+    // Another process replaces it whole (as eitri writes records)...
+    writeFork(stateDir, { ...fork, name: 'renamed' })
+    assert.deepEqual(
+      lines.forks().map((info) => info.name),
+      ['renamed'],
+    )
+    // ...or a person edits it in place.
+    const record = JSON.parse(await fs.readFile(file, 'utf8'))
+    await fs.writeFile(file, JSON.stringify({ ...record, name: 'edited' }))
+    assert.deepEqual(
+      lines.forks().map((info) => info.name),
+      ['edited'],
+    )
+    await lines.discard(fork.id)
+    assert.deepEqual(lines.forks(), [], 'discarded: read again, and left out')
+    const [listed] = readForks(stateDir, { discarded: true })
+    assert.equal(listed?.discarded?.changes, 0)
+    assert.throws(() => {
+      ;(listed as { name?: string }).name = 'changed'
+    }, TypeError)
+    assert.equal(readForks(stateDir, { discarded: true })[0]?.name, 'edited')
   })
 
   it('names a damaged or oversized record and says how to go on', async (t) => {

@@ -170,7 +170,7 @@ export function readForks(stateDir: string, options: { discarded?: boolean } = {
   return fs
     .readdirSync(folder)
     .flatMap((id) => {
-      const record = readForkRecord(path.join(folder, id, 'fork.json'))
+      const record = cachedForkRecord(path.join(folder, id, 'fork.json'))
       return record === undefined || (record.discarded !== undefined && options.discarded !== true)
         ? []
         : [record]
@@ -181,6 +181,46 @@ export function readForks(stateDir: string, options: { discarded?: boolean } = {
 /** Writes a fork's record durably. */
 export function writeFork(stateDir: string, info: ForkInfo): void {
   writeDurably(path.join(forkFolder(stateDir, info.id), 'fork.json'), info)
+}
+
+/**
+ * Records read before, by file, with the file's identity when read. A record is only ever
+ * replaced whole (written beside it, then renamed over it) and each rewrite adds a field (merged,
+ * discarded), so a file with the same inode, size and times holds what was read: a listing
+ * costs a stat per fork, not a parse, and the records of discarded forks (Runs leave one each
+ * until a prune) stay cheap. Anything else that touches the file makes it read again.
+ */
+const recordCache = new Map<string, { readonly identity: string; readonly record: ForkInfo }>()
+/** Beyond this many cached records the cache starts over (a bound, not a policy). */
+const MAX_CACHED_RECORDS = 100_000
+
+/** One record (from the cache when its file is unchanged), or undefined when there is none. */
+function cachedForkRecord(file: string): ForkInfo | undefined {
+  let identity: string
+  try {
+    const stat = fs.lstatSync(file, { bigint: true })
+    identity = `${stat.dev}:${stat.ino}:${stat.size}:${stat.ctimeNs}:${stat.mtimeNs}`
+  } catch {
+    recordCache.delete(file)
+    return readForkRecord(file)
+  }
+  const cached = recordCache.get(file)
+  if (cached?.identity === identity) return cached.record
+  const record = readForkRecord(file)
+  if (record === undefined) {
+    recordCache.delete(file)
+    return undefined
+  }
+  if (recordCache.size >= MAX_CACHED_RECORDS) recordCache.clear()
+  recordCache.set(file, { identity, record: deepFreeze(record) })
+  return record
+}
+
+/** Cached records are shared by every listing: none may change one. */
+function deepFreeze(record: ForkInfo): ForkInfo {
+  if (record.merged !== undefined) Object.freeze(record.merged)
+  if (record.discarded !== undefined) Object.freeze(record.discarded)
+  return Object.freeze(record)
 }
 
 /** One record, or undefined when there is none. */

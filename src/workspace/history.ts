@@ -11,6 +11,7 @@ import { ObjectStore } from './git/object-store.ts'
 import { gitBytes, splitGitPaths, type GitPath } from './git/git-path.ts'
 import { runGit, type GitTarget } from './git/run-git.ts'
 import { gitlinksAdded } from './git/tree-gitlinks.ts'
+import { deleteLooseRef, moveLooseRef } from './git/loose-refs.ts'
 import { changedPaths, DEFAULT_MAX_FILE_BYTES, LeftOutPaths } from './left-out-paths.ts'
 import { snapshotScope } from './snapshot-scope.ts'
 
@@ -113,10 +114,13 @@ export class WorkspaceHistory {
 
   /** Points `ref` at `commit`, only if it still names `expected` (undefined: must not exist). */
   async updateRef(ref: string, commit: string, expected?: string): Promise<void> {
+    // git's own lock protocol, without a process; git does what that cannot (and refuses).
+    if (moveLooseRef(this.gitDir, ref, commit, expected)) return
     await runGit({ gitDir: this.gitDir }, ['update-ref', ref, commit, expected ?? ''])
   }
 
   async deleteRef(ref: string): Promise<void> {
+    if (deleteLooseRef(this.gitDir, ref)) return
     await runGit({ gitDir: this.gitDir }, ['update-ref', '-d', ref], { check: false })
   }
 

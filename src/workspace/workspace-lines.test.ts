@@ -4,6 +4,7 @@ import fs from 'node:fs/promises'
 import path from 'node:path'
 import { describe, it } from 'node:test'
 import { createWorkspaceView } from '../access/confined-workspace.ts'
+import { gitCommandsStarted, runGit } from './git/run-git.ts'
 import { linesFixture } from './test-lines.ts'
 import type { WorkspaceTree } from './workspace-tree.ts'
 
@@ -11,6 +12,42 @@ const text = async (tree: { readFile(path: string): Promise<Uint8Array> }, name:
   Buffer.from(await tree.readFile(name)).toString('utf8')
 
 describe('WorkspaceLines', () => {
+  it('an untouched fork is made, compared and discarded without a git process, as before', async (t) => {
+    const { lines } = await linesFixture(t, { 'a.txt': 'one\n' })
+    const outer = await lines.fork({ name: 'outer' })
+    const gitSays = async (ref: string) =>
+      (
+        await runGit({ gitDir: lines.history.gitDir }, ['rev-parse', '-q', '--verify', ref], {
+          check: false,
+        })
+      ).stdout
+        .toString()
+        .trim()
+    const before = gitCommandsStarted()
+    const inner = await lines.fork({ from: outer.id, name: 'inner' })
+    assert.deepEqual(await lines.changes(inner.id), [])
+    assert.deepEqual(await lines.diff(inner.id), [])
+    assert.equal(gitCommandsStarted() - before, 0, 'fork and comparisons started no git')
+    assert.equal(await gitSays(`refs/eitri/forks/${inner.id}`), inner.forkPoint, 'git sees it')
+    const beforeDiscard = gitCommandsStarted()
+    await lines.discard(inner.id)
+    assert.equal(gitCommandsStarted() - beforeDiscard, 0, 'nor did the discard')
+    assert.equal(await gitSays(`refs/eitri/forks/${inner.id}`), '', 'its history line is gone')
+    const listed = (await lines.overview()).find((fork) => fork.id === inner.id)
+    assert.deepEqual([listed?.state, listed?.changes], ['discarded', 0])
+    // Positive control: a fork with a write is compared by git, and its diff has its text.
+    const tree = await lines.tree(outer.id)
+    await tree.writeFileAtomic('a.txt', Buffer.from('two\n'))
+    const counted = gitCommandsStarted()
+    assert.deepEqual(await lines.changes(outer.id), [{ path: 'a.txt', status: 'modified' }])
+    const [change] = await lines.diff(outer.id)
+    assert.match(change?.diff ?? '', /^\+two$/m)
+    assert.ok(gitCommandsStarted() > counted)
+    await lines.discard(outer.id)
+    const discarded = (await lines.overview()).find((fork) => fork.id === outer.id)
+    assert.deepEqual([discarded?.state, discarded?.changes], ['discarded', 1])
+  })
+
   it('forks main exactly as it is, and writes in the fork never reach main until merged', async (t) => {
     const { lines, live, workspace } = await linesFixture(t, {
       'a.txt': 'one\n',

@@ -237,11 +237,26 @@ export class WorkspaceLines implements AsyncDisposable {
     })
   }
 
+  /**
+   * The paths a fork changed since it was forked, without their diffs (what settling a Run
+   * needs). A fork whose head is still its fork point changed nothing: git is not asked.
+   */
+  async changes(fork: string): Promise<{ path: string; status: TreeChange['status'] }[]> {
+    const info = this.#fork(fork)
+    const head = await this.#serialize(() => this.#head(info.id))
+    if (head === info.forkPoint) return []
+    const changes = await diffTrees(this.history.gitDir, info.forkPoint, head)
+    return changes.map((change) => ({ path: change.path, status: change.status }))
+  }
+
   /** What a fork changed since it was forked: added, modified and deleted files with diffs. */
   async diff(fork: string): Promise<LineChange[]> {
     const info = this.#fork(fork)
     const head = await this.#serialize(() => this.#head(info.id))
+    // Still at its fork point: nothing changed, and no git process to start.
+    if (head === info.forkPoint) return []
     const changes = await diffTrees(this.history.gitDir, info.forkPoint, head)
+    if (changes.length === 0) return []
     const texts = await unifiedDiffs(this.history.gitDir, info.forkPoint, head)
     return changes.map((change) => {
       const text = texts.get(change.path)

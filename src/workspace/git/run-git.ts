@@ -95,6 +95,17 @@ export function gitEnvironment(target: GitTarget): Record<string, string> {
   }
 }
 
+let commandsStarted = 0
+
+/**
+ * How many git commands {@link runGit} has started in this process (the object store's one
+ * long-running reader aside): for tests and benches that check a path runs no git at all.
+ * A count, not a time, so it holds on a loaded machine.
+ */
+export function gitCommandsStarted(): number {
+  return commandsStarted
+}
+
 /**
  * Runs git with `args`, in a process group of its own (killed whole on abort or deadline).
  * Resolves with its status and output; `check` turns a nonzero status into an error.
@@ -122,6 +133,7 @@ export async function runGit(
 ): Promise<GitOutput> {
   const stdout = new ByteCapture(options.maxStdoutBytes ?? MAX_GIT_OUTPUT_BYTES)
   const stderrWindow = new BoundedOutput(GIT_STDERR_CHARS)
+  commandsStarted += 1
   const exit = await startBounded('git', args, {
     env: { ...gitEnvironment(target), ...options.env },
     ...(target.workTree === undefined ? {} : { cwd: target.workTree }),

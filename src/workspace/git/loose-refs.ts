@@ -1,0 +1,131 @@
+/**
+ * @module workspace/git/loose-refs
+ * Moving and deleting a reference of eitri's history repository without a git process, by
+ * git's own protocol for loose references: take `REF.lock` exclusively, check the reference
+ * still names what the caller expects, then rename the lock over the reference (or delete the
+ * reference and then the lock). A git command working on the same reference meanwhile finds the
+ * lock and waits or fails, exactly as with another git. Whatever this cannot do alone (the
+ * reference is packed, the repository keeps references in a reftable, keeps reference logs, or
+ * the lock is taken, the reference names something else) it leaves to git, answering false:
+ * never a half-done move. The caller vouches that the commit exists (eitri just read or wrote
+ * it), which git would check.
+ */
+import fs from 'node:fs'
+import path from 'node:path'
+
+const OBJECT_ID = /^[0-9a-f]{40}$/
+/** What {@link looseValue} answers for a file that is not a plain object id: never an id. */
+const UNREADABLE = 'unreadable'
+
+/**
+ * Points `ref` at `commit`, only if it names `expected` now (undefined: only if it does not
+ * exist). False when git must do it (see the module), a reference that names something else
+ * included: git then refuses it with its own message.
+ */
+export function moveLooseRef(
+  gitDir: string,
+  ref: string,
+  commit: string,
+  expected: string | undefined,
+): boolean {
+  if (!OBJECT_ID.test(commit) || !plainRepository(gitDir, ref)) return false
+  const file = path.join(gitDir, ref)
+  fs.mkdirSync(path.dirname(file), { recursive: true })
+  const lockFile = `${file}.lock`
+  const lock = takeLock(lockFile)
+  if (lock === undefined) return false
+  let moved = false
+  try {
+    const found = looseValue(file)
+    if (
+      found !== UNREADABLE &&
+      found === expected &&
+      !(found === undefined && packed(gitDir, ref))
+    ) {
+      fs.writeSync(lock, `${commit}\n`)
+      fs.closeSync(lock)
+      fs.renameSync(lockFile, file)
+      moved = true
+    }
+  } finally {
+    if (!moved) {
+      try {
+        fs.closeSync(lock)
+      } catch {
+        // closed before a rename that failed
+      }
+      // Ours until renamed: removing it then could remove another writer's lock.
+      fs.rmSync(lockFile, { force: true })
+    }
+  }
+  return moved
+}
+
+/** Deletes `ref` (nothing to do if it does not exist); false when git must do it. */
+export function deleteLooseRef(gitDir: string, ref: string): boolean {
+  if (!plainRepository(gitDir, ref) || packed(gitDir, ref)) return false
+  const file = path.join(gitDir, ref)
+  const lockFile = `${file}.lock`
+  if (!fs.existsSync(file)) return !fs.existsSync(lockFile)
+  const lock = takeLock(lockFile)
+  if (lock === undefined) return false
+  try {
+    if (looseValue(file) === UNREADABLE) return false
+    fs.rmSync(file, { force: true })
+    return true
+  } finally {
+    fs.closeSync(lock)
+    fs.rmSync(lockFile, { force: true })
+  }
+}
+
+/**
+ * Whether references of this repository are plain loose files with no log: no reftable, no
+ * reference log for `ref` (git writes one when `core.logAllRefUpdates` says so, and that is
+ * git's to do), and a name with nothing git would refuse.
+ */
+function plainRepository(gitDir: string, ref: string): boolean {
+  if (!/^refs\/[A-Za-z0-9/_-]+$/.test(ref) || ref.includes('//') || ref.endsWith('/')) return false
+  if (fs.existsSync(path.join(gitDir, 'reftable'))) return false
+  if (fs.existsSync(path.join(gitDir, 'logs', ref))) return false
+  try {
+    const config = fs.readFileSync(path.join(gitDir, 'config'), 'utf8')
+    return !/logallrefupdates|refstorage/i.test(config)
+  } catch {
+    return false
+  }
+}
+
+/** Takes `lockFile` exclusively; undefined when another holds it (git then waits or fails). */
+function takeLock(lockFile: string): number | undefined {
+  try {
+    return fs.openSync(lockFile, 'wx', 0o644)
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'EEXIST') return undefined
+    throw error
+  }
+}
+
+/** The loose reference's object id, undefined when there is no file, `unreadable` otherwise. */
+function looseValue(file: string): string | undefined {
+  let text: string
+  try {
+    text = fs.readFileSync(file, 'utf8')
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'ENOENT' ? undefined : UNREADABLE
+  }
+  const value = text.trim()
+  // A symbolic reference, or anything else git wrote that is not an id, is git's to handle.
+  return OBJECT_ID.test(value) ? value : UNREADABLE
+}
+
+/** Whether `packed-refs` lists `ref`. */
+function packed(gitDir: string, ref: string): boolean {
+  let text: string
+  try {
+    text = fs.readFileSync(path.join(gitDir, 'packed-refs'), 'utf8')
+  } catch {
+    return false
+  }
+  return text.split('\n').some((line) => line.endsWith(` ${ref}`))
+}
