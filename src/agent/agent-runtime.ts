@@ -10,6 +10,7 @@
 import { randomUUID } from 'node:crypto'
 import { EitriError } from '../errors/eitri-error.ts'
 import type { Principal } from '../workspace/workspace-lines.ts'
+import { runWorldName } from '../workspace/fork-owner.ts'
 import type { AgentRuntimeOptions } from './agent-runtime-options.ts'
 import { childAuthority, DEFAULT_MAX_RUN_DEPTH } from './delegation-ceiling.ts'
 import { DETERMINISTIC_PROGRAMS } from './deterministic-programs.ts'
@@ -210,7 +211,7 @@ export class AgentRuntime implements AsyncDisposable {
     const live = new LiveRun({
       id,
       def,
-      world: `run-${id}`,
+      world: runWorldName(id),
       parent,
       authority: ceiling.authority,
       request,

@@ -7,7 +7,7 @@
  */
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
-import { rosterRules } from '../../agent/roster-rules.ts'
+import { rosterRules } from '../../agent/roster-value-rules.ts'
 import { EitriError } from '../../errors/eitri-error.ts'
 import type { ToolContext } from '../../tool/tool-context.ts'
 import type { CapabilityScope } from '../capability.ts'

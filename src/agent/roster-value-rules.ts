@@ -1,5 +1,5 @@
 /**
- * @module agent/roster-rules
+ * @module agent/roster-value-rules
  * {@link RosterRules} over {@link Roster}: each call rebuilds the roster from its data (checking
  * it again, since the data comes from a caller that may have changed it) and answers data.
  */
