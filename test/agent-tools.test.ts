@@ -192,6 +192,58 @@ describe('agent_hire, run_await, run_cancel and run_settle', () => {
     ok(await workshop.call('run_cancel', { id: onFork.metadata['id'] as string }))
   })
 
+  it('keeps a Run’s world out of the line tools: read it, settle it through the Run', async () => {
+    await using scratch = await scratchWithAgents()
+    await using workshop = await open(scratch)
+    const id = ok(
+      await workshop.call('agent_hire', { agent: 'echo', task: 'r', settlement: 'review' }),
+    ).metadata['id'] as string
+    const world = ok(await workshop.call('run_await', { id, wait_s: 20 })).metadata[
+      'world'
+    ] as string
+    assert.equal(world, `run-${id}`)
+    // Positive control: reading the world is allowed, and an ordinary fork is usable.
+    ok(await workshop.call('workspace_review', { fork: world }))
+    ok(await workshop.call('workspace_diff', { fork: world }))
+    ok(await workshop.call('workspace_fork', { name: 'mine', from: world }))
+    const refusals = [
+      ['workspace_use', { fork: world }],
+      ['workspace_discard', { fork: world }],
+      ['workspace_merge', { fork: world }],
+      ['room_write', { fork: world, files: [{ path: 'planted.txt', content: 'x' }] }],
+      ['workspace_merge', { fork: 'mine' }],
+    ] as const
+    for (const [tool, input] of refusals) {
+      assert.match(
+        failure(await workshop.call(tool, input), 'permission_denied'),
+        new RegExp(`world of Run ${id}.*run_settle`),
+        tool,
+      )
+    }
+    const settled = ok(await workshop.call('run_settle', { id, action: 'discard' }))
+    assert.equal(settled.metadata['settlementStatus'], 'discarded')
+  })
+
+  it('counts hires sent at once against runs.maxActive', async () => {
+    await using scratch = await scratchWithAgents()
+    await fs.writeFile(
+      scratch.configPath,
+      JSON.stringify({ agents: AGENTS, runs: { maxActive: 3 } }),
+    )
+    await using workshop = await open(scratch)
+    const results = await Promise.all(
+      Array.from({ length: 10 }, (_, index) =>
+        workshop.call('agent_hire', { agent: 'slow', task: `t${index}` }),
+      ),
+    )
+    assert.equal(results.filter((result) => result.type === 'success').length, 3)
+    for (const result of results.filter((result) => result.type === 'error')) {
+      failure(result, 'limit_exceeded')
+    }
+    const running = ok(await workshop.call('run_list', { status: 'running' }))
+    assert.equal(running.metadata['count'], 3)
+  })
+
   it('refuses bad hires naming the field, and admits nothing', async () => {
     await using scratch = await scratchWithAgents()
     // The caller holds no shell: an agent that needs it is past the ceiling.

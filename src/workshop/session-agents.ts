@@ -68,6 +68,8 @@ const POLL_MS = 100
 export function sessionAgents(parts: SessionAgentParts): SessionAgents {
   let runtime: Promise<AgentRuntime> | undefined
   let closed = false
+  /** Hires between their check against `maxActive` and their admission. */
+  let admitting = 0
   /** The Runs the session hired itself, with the line each was hired from. */
   const hired = new Map<string, { readonly handle: RunHandle; readonly line: string }>()
   const runtimeOf = (): Promise<AgentRuntime> => {
@@ -130,17 +132,27 @@ export function sessionAgents(parts: SessionAgentParts): SessionAgents {
           ? parts.roster
           : Roster.fromJSON(call.roster.content, call.roster.source)
       const own = await runtimeOf()
-      if (own.activeRuns >= parts.maxActive) {
+      // Counted and reserved in one step, before the first wait: hires sent at once each see
+      // the others' reservations, not only the Runs admitted so far.
+      const running = own.activeRuns + admitting
+      if (running >= parts.maxActive) {
         throw new EitriError(
           'limit_exceeded',
-          `Hire refused, nothing was admitted: this session already has ${own.activeRuns} Runs running, its most (runs.maxActive in the configuration); await or cancel some first.`,
+          `Hire refused, nothing was admitted: this session already has ${running} Runs running or starting, its most (runs.maxActive in the configuration); await or cancel some first.`,
         )
       }
-      const handle = await own.hire(roster, call.agent, {
-        task: call.task,
-        ...(call.settlement === undefined ? {} : { settlement: call.settlement as never }),
-        ...(call.limits === undefined ? {} : { limits: call.limits as never }),
-      })
+      admitting += 1
+      let handle: RunHandle
+      try {
+        handle = await own.hire(roster, call.agent, {
+          task: call.task,
+          ...(call.settlement === undefined ? {} : { settlement: call.settlement as never }),
+          ...(call.limits === undefined ? {} : { limits: call.limits as never }),
+        })
+      } finally {
+        // Admitted by now (counted in activeRuns), or refused.
+        admitting -= 1
+      }
       hired.set(handle.id, { handle, line: parts.line() })
       return handle.id
     },

@@ -21,6 +21,7 @@ import {
 } from '../ports/line-control.ts'
 import type { ForkInfo, Principal, WorkspaceLines } from '../workspace/workspace-lines.ts'
 import { displayName } from '../workspace/fork-registry.ts'
+import { runOfWorld } from '../workspace/fork-owner.ts'
 import { recordTitle } from '../workspace/snapshot-record.ts'
 import type { LineSurfaces } from './line-surfaces.ts'
 
@@ -63,6 +64,23 @@ export function sessionLineControl(options: SessionLineOptions): LineControl {
     const found = reach(idOrName)
     return found === MAIN_LINE ? MAIN_LINE : found.id
   }
+  /**
+   * The line, if this session may change it (switch to it, write, commit, merge, discard): a
+   * Run's world is read here, but changed only by its Run and settled through the Run.
+   */
+  const changeable = (idOrName: string, what: string): string => {
+    const id = resolve(idOrName)
+    const found = id === MAIN_LINE ? undefined : reach(id)
+    const run = found === undefined || found === MAIN_LINE ? undefined : runOfWorld(found)
+    if (run !== undefined) {
+      throw new EitriError(
+        'permission_denied',
+        `${idOrName} is the world of Run ${run}: only the Run changes it, so it cannot be ${what} here. Read it with workspace_diff or workspace_review; settle it with run_settle (your own Runs) or \`eitri runs merge|discard ${run}\` (a person).`,
+        { data: { field: 'fork' } },
+      )
+    }
+    return id
+  }
   /** Asks a person for a way into main; undefined when approved, else why not. */
   const askForMain = async (request: {
     tool: string
@@ -97,7 +115,7 @@ export function sessionLineControl(options: SessionLineOptions): LineControl {
       )
     },
     async use(line, { signal }): Promise<LineSwitch> {
-      const id = resolve(line)
+      const id = changeable(line, 'used')
       if (id === MAIN_LINE && options.guardMain && options.current() !== MAIN_LINE) {
         const refusal = await askForMain({
           tool: 'workspace_use',
@@ -115,7 +133,7 @@ export function sessionLineControl(options: SessionLineOptions): LineControl {
     diff: (fork) => lines.diff(resolve(fork)),
     review: (fork) => lines.review(resolve(fork)),
     async merge(fork, { signal }): Promise<LineMergeInfo> {
-      const found = reach(fork)
+      const found = reach(changeable(fork, 'merged'))
       if (found === MAIN_LINE)
         throw new EitriError('invalid_input', 'main is not a fork: name the fork to merge.')
       if (
@@ -130,6 +148,8 @@ export function sessionLineControl(options: SessionLineOptions): LineControl {
           reason: `its parent line ${found.parent} is not one this session may change`,
         }
       }
+      // Merging into a Run's world would change it behind its Run.
+      if (found.parent !== MAIN_LINE) changeable(found.parent, 'merged into')
       if (found.parent === MAIN_LINE) {
         const changes = await lines.diff(found.id)
         const summary = `merge ${displayName(found)} into main (your live folder): ${changes.length} file${changes.length === 1 ? '' : 's'}: ${changes
@@ -170,7 +190,7 @@ export function sessionLineControl(options: SessionLineOptions): LineControl {
       }
     },
     async discard(fork) {
-      const id = resolve(fork)
+      const id = changeable(fork, 'discarded')
       if (id === options.current()) {
         // An isolated session never falls back onto main: it moves to a fresh fork of its own.
         if (options.guardMain) await options.isolate()
@@ -180,9 +200,9 @@ export function sessionLineControl(options: SessionLineOptions): LineControl {
       await options.surfaces.drop(id)
     },
     log: (line) => lines.log(resolve(line)),
-    commit: (line, message) => lines.commit(resolve(line), message),
+    commit: (line, message) => lines.commit(changeable(line, 'committed'), message),
     async workspace(line, { signal, write }) {
-      const id = resolve(line)
+      const id = write === undefined ? resolve(line) : changeable(line, 'written')
       const surface = await options.surfaces.surface(id)
       const access = options.access()
       if (id !== MAIN_LINE || !options.guardMain || options.current() === MAIN_LINE)

@@ -49,3 +49,21 @@ export function visibleForks<Fork extends OwnedFork>(
   }
   return forks.filter(owned)
 }
+
+/** The name of a Run's world: the fork a Run works in, which the Run owns. */
+export function runWorldName(runId: string): string {
+  return `run-${runId}`
+}
+
+/**
+ * The Run whose world `fork` is, if it is one: owned by the Run and named after it. Such a fork
+ * changes only through its Run and the Run's settlement (`run_settle`, `eitri runs merge`),
+ * never through the line tools: a session that switched to it, wrote it, merged or discarded it
+ * would settle another's work, or its own, behind the Run's record.
+ */
+export function runOfWorld(fork: {
+  readonly owner: string
+  readonly name?: string | undefined
+}): string | undefined {
+  return fork.name === runWorldName(fork.owner) ? fork.owner : undefined
+}

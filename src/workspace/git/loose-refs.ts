@@ -43,6 +43,9 @@ export function moveLooseRef(
       !(found === undefined && packed(gitDir, ref))
     ) {
       fs.writeSync(lock, `${commit}\n`)
+      // On disk before the rename, as git does by default (core.fsync covers references): a
+      // crash must leave the old value or the new one, never an empty reference.
+      fs.fdatasyncSync(lock)
       fs.closeSync(lock)
       fs.renameSync(lockFile, file)
       moved = true
