@@ -44,6 +44,8 @@ export interface SessionLineOptions {
   readonly isolate: () => Promise<void>
   /** The session's id, as its snapshots record it. */
   readonly session: string
+  /** A person at the terminal: may change a Run's world (amend it before a merge). */
+  readonly changesRunWorlds?: boolean | undefined
 }
 
 /** The line control of one session. */
@@ -70,6 +72,7 @@ export function sessionLineControl(options: SessionLineOptions): LineControl {
    */
   const changeable = (idOrName: string, what: string): string => {
     const id = resolve(idOrName)
+    if (options.changesRunWorlds === true) return id
     const found = id === MAIN_LINE ? undefined : reach(id)
     const run = found === undefined || found === MAIN_LINE ? undefined : runOfWorld(found)
     if (run !== undefined) {

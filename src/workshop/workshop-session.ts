@@ -54,9 +54,12 @@ export interface SessionOptions {
   /** The display name of the session's fork under `isolate` (a client's name). @default 'session' */
   readonly label?: string
   /**
-   * A person at the terminal (`eitri run`): the session's root Runs get the authority their
-   * definitions ask for, bounded only by the workshop's tools, not by the session's access.
-   * @default false: a Run gets no more than the session holds
+   * A person at the terminal (`eitri run`, `eitri call`): the session's root Runs get the
+   * authority their definitions ask for, bounded only by the workshop's tools, not by the
+   * session's access; and it may change a Run's world with the line tools (amend it before a
+   * merge), which no connection may.
+   * @default false: a Run gets no more than the session holds, and its world changes only
+   *   through it
    */
   readonly trusted?: boolean
 }
@@ -161,6 +164,7 @@ export async function createSession(
     guardMain: options.isolate === true && !principal.seesEveryFork,
     isolate,
     session: id,
+    changesRunWorlds: options.trusted === true,
   })
   if (options.isolate === true) await isolate()
   const agents = sessionAgents({

@@ -35,7 +35,8 @@ export async function callCommand(
   if (line.fork === undefined) {
     result = await workshop.call(name, input, { signal })
   } else {
-    await using session = await workshop.openSession()
+    // A person at the terminal: may act on any fork, a Run's world included.
+    await using session = await workshop.openSession({ trusted: true })
     await session.lines.use(line.fork, { signal })
     result = await workshop.toolset.run({ name, input }, session.context({ signal }))
   }
