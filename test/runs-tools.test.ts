@@ -35,12 +35,15 @@ describe('run_list and run_observe', () => {
     await writer.appendRunEvents('boss', [{ type: 'note', data: { text: 'hello' } }])
     await writer.finishRun('boss', { status: 'failed', reason: 'tool', error: { code: 'x' } })
     await writer.settleRun('boss', { status: 'discarded', reason: 'it failed' })
+    // Newest first is by admission time, to the millisecond: apart, so the order is the test's.
+    await new Promise((resolve) => setTimeout(resolve, 5))
     await writer.admitRun({
       id: 'worker',
       parentId: 'boss',
       agentId: 'helper',
       lease: { owner: 'alive', ttlMs: 600_000 },
     })
+    await new Promise((resolve) => setTimeout(resolve, 5))
     await writer.admitRun({ id: 'dead', agentId: 'helper', lease: { owner: 'gone', ttlMs: 1 } })
     await new Promise((resolve) => setTimeout(resolve, 20))
 
