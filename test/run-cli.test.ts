@@ -205,11 +205,13 @@ describe('eitri run', () => {
     assert.match(unknown.stderr, /No Run with id "nope"/)
   })
 
-  it('at a terminal, eitri runs merge asks the person before merging a Run’s changes into main', async (t) => {
-    if (spawnSync('script', ['--version']).status !== 0) {
-      t.skip('no script(1) here to give eitri a terminal')
-      return
-    }
+  it('at a terminal, eitri runs merge asks the person before merging a Run’s changes into main', async () => {
+    // script(1) gives eitri a terminal; it is in util-linux's bsdutils, which Debian always has.
+    assert.equal(
+      spawnSync('script', ['--version']).status,
+      0,
+      'script(1) is missing: install util-linux (Debian: bsdutils) to run this test',
+    )
     await using scratch = await makeScratch()
     const { flags, roster, url } = await setUp(scratch)
     const hired = await runEitri([
