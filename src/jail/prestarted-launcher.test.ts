@@ -69,35 +69,49 @@ describe('PrestartedLauncher', () => {
     assert.ok(!result.stdout.split('\n').includes('3'))
   })
 
-  it(
-    'becomes the jail user with no supplementary groups; without the step it stays root',
-    {
-      skip: !IS_ROOT && 'needs root',
-    },
-    async (t) => {
-      const dropped = await outcome(launcher(t, { namespaces: [], drop: NOBODY, memoryBytes: 0 }), [
-        '/bin/sh',
-        '-c',
-        'id -u; id -g; id -G; grep -E "^(Cap(Prm|Eff)|Groups)" /proc/self/status',
-      ])
-      assert.equal(dropped.code, 0, dropped.stderr)
-      assert.match(dropped.stdout, /^65534\n65534\n65534\n/)
-      assert.match(dropped.stdout, /CapPrm:\t0000000000000000/)
-      assert.match(dropped.stdout, /CapEff:\t0000000000000000/)
-      assert.match(dropped.stdout, /Groups:\t *\n/)
-      // Positive control: the same launcher without the drop step runs as root.
-      const kept = await outcome(launcher(t, { namespaces: [], memoryBytes: 0 }), [
-        '/usr/bin/id',
-        '-u',
-      ])
-      assert.equal(kept.stdout, '0\n')
-    },
-  )
+  it('becomes the jail user with no supplementary groups; without the step it stays root', async (t) => {
+    if (!IS_ROOT) {
+      // A caller that is not root cannot become another user: the step fails closed.
+      const refused = await outcome(
+        launcher(t, { namespaces: [], drop: { uid: 0, gid: 0 }, memoryBytes: 0 }),
+        ['/usr/bin/id', '-u'],
+      )
+      assert.equal(refused.code, 125, refused.stderr)
+      assert.equal(refused.stdout, '')
+      assert.match(refused.stderr, /could not/)
+      return
+    }
+    const dropped = await outcome(launcher(t, { namespaces: [], drop: NOBODY, memoryBytes: 0 }), [
+      '/bin/sh',
+      '-c',
+      'id -u; id -g; id -G; grep -E "^(Cap(Prm|Eff)|Groups)" /proc/self/status',
+    ])
+    assert.equal(dropped.code, 0, dropped.stderr)
+    assert.match(dropped.stdout, /^65534\n65534\n65534\n/)
+    assert.match(dropped.stdout, /CapPrm:\t0000000000000000/)
+    assert.match(dropped.stdout, /CapEff:\t0000000000000000/)
+    assert.match(dropped.stdout, /Groups:\t *\n/)
+    // Positive control: the same launcher without the drop step runs as root.
+    const kept = await outcome(launcher(t, { namespaces: [], memoryBytes: 0 }), [
+      '/usr/bin/id',
+      '-u',
+    ])
+    assert.equal(kept.stdout, '0\n')
+  })
 
-  it('enters the namespace it is given', { skip: !IS_ROOT && 'needs root' }, async (t) => {
+  it('enters the namespaces it is given', async (t) => {
     const own = fs.readlinkSync('/proc/self/ns/mnt')
-    // A namespace of its own to enter: a sleeping process's, made with unshare.
-    const holder = spawn('unshare', ['--mount', '--propagation', 'private', 'sleep', '30'])
+    // Namespaces of its own to enter, as a layer host's: a sleeping process's user namespace
+    // (which any caller may make) and the mount namespace it owns.
+    const holder = spawn('unshare', [
+      '--user',
+      '--map-root-user',
+      '--mount',
+      '--propagation',
+      'private',
+      'sleep',
+      '30',
+    ])
     t.after(() => holder.kill('SIGKILL'))
     let other = own
     for (let attempt = 0; attempt < 200 && other === own; attempt++) {
@@ -111,7 +125,10 @@ describe('PrestartedLauncher', () => {
     assert.notEqual(other, own)
     const entered = await outcome(
       launcher(t, {
-        namespaces: [{ type: 'mnt', path: `/proc/${holder.pid}/ns/mnt` }],
+        namespaces: [
+          { type: 'user', path: `/proc/${holder.pid}/ns/user` },
+          { type: 'mnt', path: `/proc/${holder.pid}/ns/mnt` },
+        ],
         memoryBytes: 0,
       }),
       ['/usr/bin/readlink', '/proc/self/ns/mnt'],
