@@ -25,7 +25,7 @@ const LAYER_RANK: Record<string, number> = {
   confine: 5,
   eval: 5,
   tools: 6,
-  provider: 7,
+  provider: 6,
   agent: 7,
   workshop: 8,
   mcp: 9,

@@ -10,6 +10,7 @@ import type { Authority } from './delegation-ceiling.ts'
 import type { HireOptions } from './hire-request.ts'
 import type { AgentRef, Roster } from './roster.ts'
 import type { RunHandle } from './run-handle.ts'
+import type { RunTools } from './run-tools.ts'
 
 /** What a Run's program gets. */
 export interface ProgramContext {
@@ -34,6 +35,14 @@ export interface ProgramContext {
    * as a cause of this Run.
    */
   hire(roster: Roster, ref: string | AgentRef, options: HireOptions): Promise<RunHandle>
+  /** The tools the Run may call, in its world under its access (none when the host gives none). */
+  readonly tools: RunTools
+  /**
+   * Appends to the Run's journal, durably: retried while the store is unavailable, given up
+   * (throwing) only when the Run is cancelled. A program journals an intent before each effect
+   * and its result after, so an owner's death between the two is never silently re-run.
+   */
+  journal(events: readonly { readonly type: string; readonly data?: unknown }[]): Promise<void>
 }
 
 /** How a program ended, when it was not cancelled (a cancelled program throws or returns late). */

@@ -11,6 +11,7 @@ import { durableWrite } from './durable-write.ts'
 import type { LiveRun } from './live-run.ts'
 import type { Program } from './program.ts'
 import { cancelRun } from './run-cancel.ts'
+import { NO_RUN_TOOLS } from './run-tools.ts'
 import { resultOfRecord, type RunResult } from './run-result.ts'
 import { settleWorld } from './run-settlement.ts'
 import { durable, messageOf, type RunWork } from './run-work.ts'
@@ -140,6 +141,13 @@ async function runProgram(work: RunWork, live: LiveRun, program: Program): Promi
       world: live.world,
       tree: () => work.options.lines.tree(live.worldId as string),
       hire: (roster, ref, options) => work.hire(roster, ref, options, live),
+      tools: NO_RUN_TOOLS,
+      journal: async (events) => {
+        await durableWrite((call) => work.options.store.appendRunEvents(live.id, events, call), {
+          signal,
+          log: work.options.onStoreRetry,
+        })
+      },
     })
     // Cancelling stops its children first; a program that ends while they stop (having
     // seen a child's cancelled result) ends cancelled all the same.
