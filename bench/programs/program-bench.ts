@@ -5,23 +5,19 @@
  * agents and statuses, every child structurally the root's, no other Run, and none still
  * running or unsettled. The reward is 1 only when every check passes.
  *
- * The root's program is the js_eval code (its task): the bench's runtime runs a definition
- * marked `metadata.program = "js_eval"` by evaluating its task in the workshop's sandbox, with
- * `agent` hiring children of that Run. eitri itself has no such program kind yet (a Run's
- * ambient parent for js_eval comes with the model programs); this is the bench's stand-in.
+ * The root is hired through a workshop session like any agent; its program (the bench's
+ * replay) makes one tool call, `js_eval` with the task's code, through the Run's own
+ * tools: the code runs through the tool contract in the Run's world, and `agent` there hires
+ * children of that Run.
  */
 import fs from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
-import { AgentRuntime } from '../../src/agent/agent-runtime.ts'
 import { DETERMINISTIC_PROGRAMS } from '../../src/agent/deterministic-programs.ts'
 import type { Program, ProgramFactory } from '../../src/agent/program.ts'
-import { Roster } from '../../src/agent/roster.ts'
 import type { RunRecord } from '../../src/store/run-record.ts'
 import type { Store } from '../../src/store/store.ts'
-import { PERSON_PRINCIPAL } from '../../src/workspace/fork-owner.ts'
-import { openWorkshop, type Workshop } from '../../src/workshop/workshop.ts'
-import { runScopedAgents } from './run-scoped-agents.ts'
+import { openWorkshop } from '../../src/workshop/workshop.ts'
 
 /** One bench task: a program and what its Runs must show once it has ended. */
 export interface BenchTask {
@@ -71,12 +67,35 @@ export async function levelOneTasks(): Promise<BenchTask[]> {
   ]
 }
 
-/** The definition whose Runs run their task as js_eval code. */
+/**
+ * The definition whose Runs replay their task: one js_eval call with it as the code. Program
+ * kinds are a closed list, so it is a `scripted` agent the bench's factory recognizes.
+ */
 const CONDUCTOR = {
   id: 'conductor',
   program: { kind: 'scripted' },
-  metadata: { program: 'js_eval' },
+  tools: ['js_eval'],
+  metadata: { program: 'replay' },
 } as const
+
+/** The bench's scripted programs: the conductor's replays its task, the others are eitri's. */
+export const benchPrograms: ProgramFactory = (def) =>
+  def.metadata['program'] === 'replay'
+    ? replay
+    : (DETERMINISTIC_PROGRAMS['scripted'] as ProgramFactory)(def)
+
+/** The task's code, run as one js_eval call through the Run's own tools. */
+const replay: Program = {
+  async run(context) {
+    const result = await context.tools.call(
+      { name: 'js_eval', input: { code: String(context.task) } },
+      { signal: context.signal },
+    )
+    return result.type === 'success'
+      ? { status: 'completed', value: result.content }
+      : { status: 'failed', error: `${result.code}: ${result.content}` }
+  },
+}
 
 /** Runs the task's program as a root Run in a fresh workshop, then verifies the store. */
 export async function runTask(task: BenchTask): Promise<BenchVerdict> {
@@ -87,23 +106,23 @@ export async function runTask(task: BenchTask): Promise<BenchVerdict> {
     workspace,
     stateDir: path.join(base, 'state'),
     configPath: path.join(base, 'config.json'),
+    programs: { scripted: benchPrograms },
   })
   const started = Date.now()
   let rootId: string | undefined
   try {
-    const runtime = new AgentRuntime({
-      store: workshop.store,
-      lines: workshop.lines,
-      line: 'main',
-      principal: PERSON_PRINCIPAL,
-      programs: { ...DETERMINISTIC_PROGRAMS, scripted: conductorOr(workshop) },
-    })
+    const session = await workshop.openSession()
     try {
-      const root = await runtime.hire(Roster.of([CONDUCTOR]), 'conductor', { task: task.code })
-      rootId = root.id
-      await root.result()
+      const agents = session.context().agents
+      if (agents === undefined) throw new Error('the session hires no agents')
+      rootId = await agents.hire({
+        agent: 'conductor',
+        roster: { content: { agents: [CONDUCTOR] }, source: 'program-bench' },
+        task: task.code,
+      })
+      await agents.result(rootId)
     } finally {
-      await runtime.close()
+      await session.close()
     }
     const checks = await verify(workshop.store, rootId, task)
     return {
@@ -117,31 +136,6 @@ export async function runTask(task: BenchTask): Promise<BenchVerdict> {
     await workshop.close()
     await fs.rm(base, { recursive: true, force: true })
   }
-}
-
-/** The scripted program, or for the conductor the js_eval program of its task. */
-function conductorOr(workshop: Workshop): ProgramFactory {
-  const scripted = DETERMINISTIC_PROGRAMS['scripted'] as ProgramFactory
-  return (def) =>
-    def.metadata['program'] !== 'js_eval'
-      ? scripted(def)
-      : ({
-          async run(context) {
-            const ctx = {
-              ...workshop.context({ signal: context.signal }),
-              agents: runScopedAgents(context),
-            }
-            if (ctx.evaluator === undefined) return { status: 'failed', error: 'no sandbox' }
-            const answer = await ctx.evaluator.evaluate(
-              { code: String(context.task), session: `run-${context.runId}` },
-              ctx,
-            )
-            const { outcome } = answer
-            return outcome.type === 'value'
-              ? { status: 'completed', value: outcome.value, output: outcome.output }
-              : { status: 'failed', error: `${outcome.code}: ${outcome.message}` }
-          },
-        } satisfies Program)
 }
 
 /** The trusted verifier: only what the store holds. */

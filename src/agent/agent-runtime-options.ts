@@ -9,6 +9,7 @@ import type { Authority } from './delegation-ceiling.ts'
 import type { ProgramFactory } from './program.ts'
 import type { RunLeases } from './run-lease.ts'
 import type { MergeApprover } from './run-settlement.ts'
+import type { RunToolsFactory } from './run-tools.ts'
 
 /** The version of the program interpreter recorded with each Run. */
 export const INTERPRETER_VERSION = 1
@@ -32,6 +33,11 @@ export interface AgentRuntimeOptions {
   readonly maxDepth?: number | undefined
   /** The program of each kind. @default echo and scripted */
   readonly programs?: Readonly<Record<string, ProgramFactory>> | undefined
+  /**
+   * Makes each Run's tools as its program starts (closed when the program ends); without it,
+   * programs get no tools.
+   */
+  readonly runTools?: RunToolsFactory | undefined
   /** Who the Runs act for, as their rows record it. */
   readonly actor?: string | undefined
   /**

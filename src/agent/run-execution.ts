@@ -9,9 +9,9 @@ import type { RunFinish, RunRecord } from '../store/run-record.ts'
 import { outputText } from './deterministic-programs.ts'
 import { durableWrite } from './durable-write.ts'
 import type { LiveRun } from './live-run.ts'
-import type { Program } from './program.ts'
+import type { Program, ProgramContext } from './program.ts'
 import { cancelRun } from './run-cancel.ts'
-import { NO_RUN_TOOLS } from './run-tools.ts'
+import { NO_RUN_TOOLS, type RunTools } from './run-tools.ts'
 import { resultOfRecord, type RunResult } from './run-result.ts'
 import { settleWorld } from './run-settlement.ts'
 import { durable, messageOf, type RunWork } from './run-work.ts'
@@ -131,7 +131,14 @@ async function runProgram(work: RunWork, live: LiveRun, program: Program): Promi
     if (signal.aborted) return { status: 'cancelled', reason: 'cancelled before it started' }
     return { status: 'failed', reason: 'start-not-journaled', error: messageOf(error) }
   }
+  let tools: RunTools | undefined
   try {
+    const hire: ProgramContext['hire'] = (roster, ref, options) =>
+      work.hire(roster, ref, options, live)
+    const scope = { runId: live.id, world: live.world, line: live.worldId as string }
+    tools =
+      (await work.options.runTools?.({ ...scope, authority: live.authority, signal, hire })) ??
+      NO_RUN_TOOLS
     const outcome = await program.run({
       runId: live.id,
       agent: live.def,
@@ -140,8 +147,8 @@ async function runProgram(work: RunWork, live: LiveRun, program: Program): Promi
       signal,
       world: live.world,
       tree: () => work.options.lines.tree(live.worldId as string),
-      hire: (roster, ref, options) => work.hire(roster, ref, options, live),
-      tools: NO_RUN_TOOLS,
+      hire,
+      tools,
       journal: async (events) => {
         await durableWrite((call) => work.options.store.appendRunEvents(live.id, events, call), {
           signal,
@@ -164,8 +171,17 @@ async function runProgram(work: RunWork, live: LiveRun, program: Program): Promi
       case 'waiting':
         return { status: 'waiting', reason: outcome.reason }
     }
+    const status = (outcome as { status?: unknown }).status
+    return {
+      status: 'failed',
+      reason: 'program-failed',
+      error: `unknown outcome ${String(status)}`,
+    }
   } catch (error) {
     if (signal.aborted) return { status: 'cancelled' }
     return { status: 'failed', reason: 'program-threw', error: messageOf(error) }
+  } finally {
+    // What its calls left running (background jobs, eval sessions) ends with the program.
+    await tools?.close?.().catch(() => undefined)
   }
 }

@@ -7,6 +7,10 @@
  */
 import type { OfferedTool, ToolCall } from '../tool/toolset.ts'
 import { toolError, type ToolResult } from '../tool/tool-result.ts'
+import type { Authority } from './delegation-ceiling.ts'
+import type { HireOptions } from './hire-request.ts'
+import type { AgentRef, Roster } from './roster.ts'
+import type { RunHandle } from './run-handle.ts'
 
 /** The tools of one Run. */
 export interface RunTools {
@@ -14,7 +18,30 @@ export interface RunTools {
   offered(): Promise<readonly OfferedTool[]>
   /** Runs one call through the contract in the Run's world. Never throws. */
   call(call: ToolCall, options: { readonly signal: AbortSignal }): Promise<ToolResult>
+  /**
+   * Ends what the Run's calls left running (background jobs, eval sessions); called once, when
+   * the program has ended. Never throws.
+   */
+  close?(): Promise<void>
 }
+
+/** What a host builds a Run's tools from: the Run, as its program sees it. */
+export interface RunToolScope {
+  readonly runId: string
+  /** The Run's world by name (its `world`). */
+  readonly world: string
+  /** The id of the fork that is the Run's world: the one line its tools act on. */
+  readonly line: string
+  /** What the Run may do: its access and tools, already bounded by whoever hired it. */
+  readonly authority: Authority
+  /** Aborts when the Run is cancelled. */
+  readonly signal: AbortSignal
+  /** Hires a child of this Run (as the program's own `hire`). */
+  hire(roster: Roster, ref: string | AgentRef, options: HireOptions): Promise<RunHandle>
+}
+
+/** Makes the tools of one Run; a host that cannot refuses by throwing (the Run then fails). */
+export type RunToolsFactory = (scope: RunToolScope) => Promise<RunTools>
 
 /** The tools of a Run whose host gives it none. */
 export const NO_RUN_TOOLS: RunTools = Object.freeze({

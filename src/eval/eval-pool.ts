@@ -117,10 +117,14 @@ export class EvalPool implements AsyncDisposable {
     return this.#engine
   }
 
-  /** A new owner: one per MCP connection or library caller. */
-  owner(): EvalOwner {
+  /**
+   * A new owner: one per MCP connection or library caller. `toolset` narrows what its evals'
+   * `tools.call` may run (a Run's own tools); @default the pool's toolset
+   */
+  owner(options: { readonly toolset?: Toolset | undefined } = {}): EvalOwner {
     if (this.#closed) throw new EitriError('not_available', 'The code sandbox is closed.')
     const owner = new EvalOwner(`o${this.#nextOwner++}`, this, {
+      toolset: options.toolset ?? this.#options.toolset,
       budget: new ByteBudget(
         this.#options.bytesInFlight?.owner ?? OWNER_BYTES_IN_FLIGHT,
         this.#budget,
@@ -223,7 +227,7 @@ export class EvalPool implements AsyncDisposable {
       signal: ctx.signal,
       capabilities: this.#options.catalog.handler({
         ctx,
-        toolset: this.#options.toolset,
+        toolset: entry.owner.toolset,
         settings: this.#options.settings,
         usage,
         budget: entry.budget,
@@ -350,6 +354,8 @@ export class EvalOwner implements CodeEvaluator<ToolContext>, AsyncDisposable {
    * first-come-first-served wait, ended by the eval's signal).
    */
   readonly turns: ByteBudget
+  /** What its evals' `tools.call` runs. */
+  readonly toolset: Toolset | undefined
   readonly #pool: EvalPool
   readonly #endings = new Map<string, SessionLoss>()
   #closed = false
@@ -358,9 +364,14 @@ export class EvalOwner implements CodeEvaluator<ToolContext>, AsyncDisposable {
   constructor(
     id: string,
     pool: EvalPool,
-    limits: { readonly budget: ByteBudget; readonly runningEvals: number },
+    limits: {
+      readonly budget: ByteBudget
+      readonly runningEvals: number
+      readonly toolset: Toolset | undefined
+    },
   ) {
     this.id = id
+    this.toolset = limits.toolset
     this.#pool = pool
     this.budget = limits.budget
     this.turns = new ByteBudget(limits.runningEvals)

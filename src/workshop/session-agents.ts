@@ -13,6 +13,8 @@ import { join, race } from '../agent/run-composition.ts'
 import type { RunHandle } from '../agent/run-handle.ts'
 import type { RunLeases } from '../agent/run-lease.ts'
 import type { MergeApprover } from '../agent/run-settlement.ts'
+import type { ProgramFactory } from '../agent/program.ts'
+import type { RunToolsFactory } from '../agent/run-tools.ts'
 import { Roster } from '../agent/roster.ts'
 import { EitriError } from '../errors/eitri-error.ts'
 import type { AgentRuns, HireCall, RunWaitOutcome, RunWaitOptions } from '../ports/agent-runs.ts'
@@ -42,6 +44,10 @@ export interface SessionAgentParts {
   readonly actor: string
   /** The most Runs (children included) the session may have running at once. */
   readonly maxActive: number
+  /** The program of each kind. @default the runtime's (echo and scripted) */
+  readonly programs?: Readonly<Record<string, ProgramFactory>> | undefined
+  /** Makes each Run's tools (in its world, as the Run). */
+  readonly runTools?: RunToolsFactory | undefined
 }
 
 /** A session's agents, with the way to stop its Runs when the session ends. */
@@ -84,6 +90,8 @@ export function sessionAgents(parts: SessionAgentParts): SessionAgents {
           approveMerge: parts.approveMerge,
           actor: parts.actor,
           leases,
+          programs: parts.programs,
+          runTools: parts.runTools,
         }),
     )
     return runtime

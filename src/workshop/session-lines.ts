@@ -46,7 +46,15 @@ export interface SessionLineOptions {
   readonly session: string
   /** A person at the terminal: may change a Run's world (amend it before a merge). */
   readonly changesRunWorlds?: boolean | undefined
+  /**
+   * The session is a Run's (its tool calls): it works in this line, the Run's world, and
+   * changes no other line, nor settles its own (its settlement does, once the Run ends).
+   */
+  readonly runWorld?: string | undefined
 }
+
+/** What a Run does to its own world through its tools; merging or discarding it is not one. */
+const RUN_OWN_CHANGES = new Set(['used', 'written', 'committed'])
 
 /** The line control of one session. */
 export function sessionLineControl(options: SessionLineOptions): LineControl {
@@ -72,6 +80,7 @@ export function sessionLineControl(options: SessionLineOptions): LineControl {
    */
   const changeable = (idOrName: string, what: string): string => {
     const id = resolve(idOrName)
+    if (options.runWorld !== undefined) return ownWorld(idOrName, id, what)
     if (options.changesRunWorlds === true) return id
     const found = id === MAIN_LINE ? undefined : reach(id)
     const run = found === undefined || found === MAIN_LINE ? undefined : runOfWorld(found)
@@ -83,6 +92,26 @@ export function sessionLineControl(options: SessionLineOptions): LineControl {
       )
     }
     return id
+  }
+  /** A Run's session: its own world, for what a Run does to it; nothing else. */
+  const ownWorld = (idOrName: string, id: string, what: string): string => {
+    const world = options.runWorld as string
+    if (id === world && RUN_OWN_CHANGES.has(what)) return id
+    throw new EitriError(
+      'permission_denied',
+      id === world
+        ? `This Run's world cannot be ${what} by the Run itself: it is settled when the Run ends (merged, kept for review or discarded, as its hire asked).`
+        : `${idOrName} is not this Run's world, so it cannot be ${what} here: a Run changes only its own world (${world}). Work there, or hire a child for separate work.`,
+      { data: { field: 'fork' } },
+    )
+  }
+  /** Refuses what a Run's session may never do (make lines, restore main). */
+  const refuseInRun = (what: string): void => {
+    if (options.runWorld === undefined) return
+    throw new EitriError(
+      'permission_denied',
+      `A Run cannot ${what}: it works in its own world (${options.runWorld}) only. Hire a child for separate work.`,
+    )
   }
   /** Asks a person for a way into main; undefined when approved, else why not. */
   const askForMain = async (request: {
@@ -109,6 +138,7 @@ export function sessionLineControl(options: SessionLineOptions): LineControl {
       })),
     resolve,
     async fork({ name, from }) {
+      refuseInRun('make forks')
       return info(
         await lines.fork({
           from: resolve(from ?? options.current()),
@@ -220,6 +250,7 @@ export function sessionLineControl(options: SessionLineOptions): LineControl {
     // sees its own calls' snapshots only, never another connection's activity.
     snapshots: async () => (await lines.snapshots.list()).filter(visibleSnapshot),
     async restore(snapshot, { paths, force, signal }): Promise<RestoreInfo> {
+      refuseInRun('restore snapshots of main')
       const access = options.access()
       if (access.level === 'read-only')
         return {

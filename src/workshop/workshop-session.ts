@@ -29,6 +29,11 @@ import { storeRunLog } from './store-run-log.ts'
 import { sessionAgents } from './session-agents.ts'
 import type { RunLeases } from '../agent/run-lease.ts'
 import type { Roster } from '../agent/roster.ts'
+import type { ProgramFactory } from '../agent/program.ts'
+import { runPrincipal } from '../agent/run-admission.ts'
+import type { RunTools, RunToolScope } from '../agent/run-tools.ts'
+import type { Toolset } from '../tool/toolset.ts'
+import { runScopedAgents } from './run-scoped-agents.ts'
 
 /** The top of the access ladder: a trusted session's ceiling leaves access to each definition. */
 const TOP_ACCESS = ACCESS_LEVELS[ACCESS_LEVELS.length - 1] as AccessLevel
@@ -94,12 +99,20 @@ export interface SessionParts {
   readonly defaults: SessionOptions
   /** The host folder of main, where an approved run outside the jail happens. */
   readonly mainRoot: string
-  /** The names of the workshop's tools: what a session holds, and so hands on to its Runs. */
-  readonly tools: readonly string[]
+  /** The workshop's tools: what a session holds, and so hands on to its Runs. */
+  readonly toolset: Toolset
   /** The roster hires use when they name none (the configuration's `agents`). */
   readonly roster: Roster
   /** The workshop's lease keeper of Runs, started at the first hire. */
   readonly leases: () => Promise<RunLeases>
+  /** The program of each kind its Runs may run. @default the runtime's (echo and scripted) */
+  readonly programs?: Readonly<Record<string, ProgramFactory>> | undefined
+}
+
+/** A session that is a Run's tool calls: pinned to its world, holding only its tools. */
+interface RunSession {
+  readonly scope: RunToolScope
+  readonly toolset: Toolset
 }
 
 /** Opens a session. */
@@ -107,6 +120,7 @@ export async function createSession(
   parts: SessionParts,
   sessionOptions: SessionOptions,
   onClose: (session: WorkshopSession) => void,
+  run?: RunSession,
 ): Promise<WorkshopSession> {
   const options = { ...parts.defaults, ...sessionOptions }
   const id = `s-${randomBytes(4).toString('hex')}`
@@ -120,7 +134,8 @@ export async function createSession(
       line.line === MAIN_LINE ? { onJob: checkpoints.job } : {},
     )
   let programs = programsOf(surface)
-  const evaluator = parts.evaluation.owner()
+  // A Run's evals call its own tools only, never the rest of the workshop's.
+  const evaluator = parts.evaluation.owner(run === undefined ? {} : { toolset: run.toolset })
   const access = new SessionAccess({
     setting:
       options.access ?? (parts.config.access as AccessLevel | undefined) ?? 'workspace-write',
@@ -165,28 +180,40 @@ export async function createSession(
     isolate,
     session: id,
     changesRunWorlds: options.trusted === true,
+    runWorld: run?.scope.line,
   })
-  if (options.isolate === true) await isolate()
-  const agents = sessionAgents({
-    store: parts.store,
-    lines: parts.lines,
-    leases: parts.leases,
-    principal,
-    line: () => surface.line,
-    ceiling: () => ({
-      access: options.trusted === true ? TOP_ACCESS : access.effective,
-      tools: parts.tools,
-      programKinds: undefined,
-      depth: 0,
-    }),
-    // Asked at merge time, so the approval policy in force then decides.
-    approveMerge: (request) =>
-      access.snapshot().approve?.(request) ??
-      Promise.resolve('nobody is here to approve a merge into main'),
-    roster: parts.roster,
-    actor: id,
-    maxActive: parts.config.runs.maxActive,
-  })
+  if (run !== undefined) await switchTo(run.scope.line)
+  else if (options.isolate === true) await isolate()
+  const agents =
+    run !== undefined
+      ? { ...runScopedAgents(run.scope, parts.roster), close: async () => undefined }
+      : sessionAgents({
+          store: parts.store,
+          lines: parts.lines,
+          leases: parts.leases,
+          principal,
+          line: () => surface.line,
+          ceiling: () => ({
+            access: options.trusted === true ? TOP_ACCESS : access.effective,
+            tools: parts.toolset.names(),
+            programKinds: undefined,
+            depth: 0,
+          }),
+          // Asked at merge time, so the approval policy in force then decides.
+          approveMerge: (request) =>
+            access.snapshot().approve?.(request) ??
+            Promise.resolve('nobody is here to approve a merge into main'),
+          roster: parts.roster,
+          actor: id,
+          maxActive: parts.config.runs.maxActive,
+          programs: parts.programs,
+          // A Run's tool calls act as the Run, in its world, asking this session's person.
+          runTools: (scope) =>
+            openRunTools(parts, scope, {
+              ...(options.approval === undefined ? {} : { approval: options.approval }),
+              ...(options.approver === undefined ? {} : { approver: options.approver }),
+            }),
+        })
   const session: WorkshopSession = {
     id,
     access,
@@ -207,7 +234,8 @@ export async function createSession(
         knowledge: parts.store.knowledge(surface.line),
         runs: storeRunLog(parts.store),
         agents,
-        checkpoints: checkpoints.checkpoints,
+        // A Run's calls never act on main, so there is nothing of main to snapshot.
+        ...(run === undefined ? { checkpoints: checkpoints.checkpoints } : {}),
       }
     },
     close: async () => {
@@ -219,4 +247,38 @@ export async function createSession(
     [Symbol.asyncDispose]: () => session.close(),
   }
   return session
+}
+
+/**
+ * The tools of one Run: a session pinned to the Run's world, as the Run's principal, at the
+ * Run's access (never above it), holding exactly the Run's tools; each call goes through the
+ * tool contract there. Closing them ends the jobs and eval sessions its calls left.
+ */
+async function openRunTools(
+  parts: SessionParts,
+  scope: RunToolScope,
+  hiring: Pick<SessionOptions, 'approval' | 'approver'>,
+): Promise<RunTools> {
+  const held = new Set(parts.toolset.names())
+  // Fail closed: a Run bound to no list of tools gets none.
+  const toolset = parts.toolset.narrow((scope.authority.tools ?? []).filter((t) => held.has(t)))
+  const session = await createSession(
+    parts,
+    {
+      ...hiring,
+      access: scope.authority.access,
+      caps: [scope.authority.access],
+      mode: 'default',
+      principal: runPrincipal(scope.runId),
+      isolate: false,
+      trusted: false,
+    },
+    () => undefined,
+    { scope, toolset },
+  )
+  return {
+    offered: () => toolset.offeredIn(session.context()),
+    call: (call, { signal }) => toolset.run(call, session.context({ signal })),
+    close: () => session.close(),
+  }
 }

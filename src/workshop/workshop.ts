@@ -44,6 +44,8 @@ import { lazyCommandJudge } from './command-judge.ts'
 import { storeApprovalRecorder } from './store-approval-recorder.ts'
 import { configuredRoster } from './configured-roster.ts'
 import { RunLeases } from '../agent/run-lease.ts'
+import { DETERMINISTIC_PROGRAMS } from '../agent/deterministic-programs.ts'
+import type { ProgramFactory } from '../agent/program.ts'
 
 /** How to open a workshop. Every field has a default. */
 export interface WorkshopOptions {
@@ -80,6 +82,11 @@ export interface WorkshopOptions {
   readonly isolate?: boolean
   /** Watch main for changes, so forks cost what changed (a long-running server). @default false */
   readonly watch?: boolean
+  /**
+   * More program kinds hired agents may run, beside `echo` and `scripted` (a kind named here
+   * replaces the built-in one). Each Run's program calls its tools through the contract.
+   */
+  readonly programs?: Readonly<Record<string, ProgramFactory>>
 }
 
 export type { SessionOptions, WorkshopSession }
@@ -283,8 +290,9 @@ export async function openWorkshop(options: WorkshopOptions = {}): Promise<Works
     recorder,
     config,
     mainRoot: tree.root,
-    tools: toolset.names(),
+    toolset,
     roster,
+    programs: { ...DETERMINISTIC_PROGRAMS, ...options.programs },
     leases: startLeases,
     defaults: {
       ...(options.access === undefined ? {} : { access: options.access }),
