@@ -97,11 +97,13 @@ export function sessionLineControl(options: SessionLineOptions): LineControl {
   const ownWorld = (idOrName: string, id: string, what: string): string => {
     const world = options.runWorld as string
     if (id === world && RUN_OWN_CHANGES.has(what)) return id
+    const own = reach(world)
+    const name = own === MAIN_LINE ? world : displayName(own)
     throw new EitriError(
       'permission_denied',
       id === world
         ? `This Run's world cannot be ${what} by the Run itself: it is settled when the Run ends (merged, kept for review or discarded, as its hire asked).`
-        : `${idOrName} is not this Run's world, so it cannot be ${what} here: a Run changes only its own world (${world}). Work there, or hire a child for separate work.`,
+        : `${idOrName} is not this Run's world, so it cannot be ${what} here: a Run changes only its own world (${name}). Work there, or hire a child for separate work.`,
       { data: { field: 'fork' } },
     )
   }
@@ -110,7 +112,7 @@ export function sessionLineControl(options: SessionLineOptions): LineControl {
     if (options.runWorld === undefined) return
     throw new EitriError(
       'permission_denied',
-      `A Run cannot ${what}: it works in its own world (${options.runWorld}) only. Hire a child for separate work.`,
+      `A Run cannot ${what}: it works in its own world only. Hire a child for separate work.`,
     )
   }
   /** Asks a person for a way into main; undefined when approved, else why not. */
