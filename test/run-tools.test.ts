@@ -19,6 +19,12 @@ import type { RunOutcome } from '../src/ports/agent-runs.ts'
 import type { ToolCall } from '../src/tool/toolset.ts'
 import { openWorkshop, type Workshop, type WorkshopSession } from '../src/workshop/workshop.ts'
 import { makeScratch, type Scratch } from './helpers/scratch.ts'
+import { Client } from '@modelcontextprotocol/sdk/client/index.js'
+import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js'
+import { ElicitRequestSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js'
+import type { Server } from '@modelcontextprotocol/sdk/server/index.js'
+import { createMcpServer } from '../src/mcp/create-mcp-server.ts'
+import { elicitationApprover } from '../src/mcp/elicitation-approver.ts'
 
 /** What the steps program answers: the tools it was offered and each call's result. */
 interface StepsValue {
@@ -32,7 +38,11 @@ let gate: (() => Promise<void>) | undefined
 /** A program that makes the calls its task lists, through its Run's tools. */
 const steps: Program = {
   async run(context) {
-    const task = context.task as { calls: ToolCall[]; pause?: boolean }
+    // Over MCP a task is a string: the same calls, as JSON.
+    const task = (typeof context.task === 'string' ? JSON.parse(context.task) : context.task) as {
+      calls: ToolCall[]
+      pause?: boolean
+    }
     const offered = (await context.tools.offered()).map((tool) => tool.name)
     const results: StepsValue['results'] = []
     for (const step of task.calls) {
@@ -388,5 +398,84 @@ describe("a Run's tools", () => {
     assert.equal(running(), false)
     assert.equal(liveEvalSessions.has(during.evals[0] as string), false)
     await session.close()
+  })
+})
+
+describe("a hired Run's merge over MCP", () => {
+  /** Hires a writer through agent_hire, answers the merge prompt with `action`. */
+  async function hireAndAnswer(action: 'accept' | 'decline') {
+    const scratch = await makeScratch()
+    const writer = agent('writer', ['write_file'])
+    await fs.writeFile(scratch.configPath, JSON.stringify({ agents: [writer] }))
+    const workshop = await open(scratch)
+    let server: Server | undefined
+    const session = await workshop.openSession({ approver: elicitationApprover(() => server) })
+    const mcp = createMcpServer({
+      toolset: workshop.toolset,
+      context: session.context,
+      onCreated: (created) => (server = created),
+    })
+    const client = new Client(
+      { name: 'run-tools-client', version: '1.0.0' },
+      { capabilities: { elicitation: {} } },
+    )
+    let hireAnswered = false
+    const prompts: { message: string; afterHire: boolean }[] = []
+    client.setRequestHandler(ElicitRequestSchema, async (request) => {
+      prompts.push({ message: request.params.message, afterHire: hireAnswered })
+      return action === 'accept'
+        ? { action, content: { decision: 'approve' } }
+        : { action: 'decline' }
+    })
+    const [clientSide, serverSide] = InMemoryTransport.createLinkedPair()
+    await mcp.connect(serverSide)
+    await client.connect(clientSide)
+    const answered = Promise.withResolvers<void>()
+    gate = () => answered.promise
+    try {
+      const task = JSON.stringify({
+        calls: [call('write_file', { path: 'hired.txt', content: 'by the Run\n' })],
+        pause: true,
+      })
+      const hire = (await client.callTool({
+        name: 'agent_hire',
+        arguments: { agent: 'writer', task, settlement: 'automatic' },
+      })) as CallToolResult
+      assert.notEqual(hire.isError, true, JSON.stringify(hire))
+      const id = (hire.structuredContent as { metadata: { id: string } }).metadata.id
+      hireAnswered = true
+      answered.resolve()
+      const awaited = (await client.callTool({
+        name: 'run_await',
+        arguments: { id, wait_s: 45 },
+      })) as CallToolResult
+      assert.notEqual(awaited.isError, true, JSON.stringify(awaited))
+      return {
+        prompts,
+        run: await workshop.store.getRun(id),
+        inMain: await exists(path.join(scratch.workspace, 'hired.txt')),
+      }
+    } finally {
+      await client.close()
+      await session.close()
+      await workshop.close()
+      await scratch.cleanup()
+    }
+  }
+
+  it('asks the client after agent_hire answered, and merges when the person accepts', async () => {
+    const { prompts, run, inMain } = await hireAndAnswer('accept')
+    assert.equal(prompts.length, 1)
+    assert.equal(prompts[0]?.afterHire, true)
+    assert.match(prompts[0]?.message ?? '', /hired\.txt/)
+    assert.equal(run?.settlementStatus, 'merged', JSON.stringify(run))
+    assert.equal(inMain, true)
+  })
+
+  it('keeps the Run for review when the person declines', async () => {
+    const { prompts, run, inMain } = await hireAndAnswer('decline')
+    assert.equal(prompts.length, 1)
+    assert.equal(run?.settlementStatus, 'review', JSON.stringify(run))
+    assert.equal(inMain, false)
   })
 })
