@@ -39,20 +39,28 @@ const baseURL = z.string().refine(
 )
 
 const providerSchema = z
-  .strictObject({
-    type: z.enum(PROVIDER_TYPES, {
+  .strictObject(
+    {
+      type: z.enum(PROVIDER_TYPES, {
+        error: (issue) =>
+          `unknown provider type ${JSON.stringify(issue.input)}: one of ${PROVIDER_TYPES.join(', ')}`,
+      }),
+      baseURL: baseURL
+        .optional()
+        .describe("The API's URL; required for openai-compatible, the vendor's own otherwise."),
+      apiKeyEnv: environmentName
+        .optional()
+        .describe(
+          'The environment variable holding the key (OPENAI_API_KEY and ANTHROPIC_API_KEY by default; none for openai-compatible).',
+        ),
+    },
+    {
       error: (issue) =>
-        `unknown provider type ${JSON.stringify(issue.input)}: one of ${PROVIDER_TYPES.join(', ')}`,
-    }),
-    baseURL: baseURL
-      .optional()
-      .describe("The API's URL; required for openai-compatible, the vendor's own otherwise."),
-    apiKeyEnv: environmentName
-      .optional()
-      .describe(
-        'The environment variable holding the key (OPENAI_API_KEY and ANTHROPIC_API_KEY by default; none for openai-compatible).',
-      ),
-  })
+        issue.code === 'unrecognized_keys' && issue.keys.some((key) => /key|token/i.test(key))
+          ? `a key is never written in the configuration file: put it in an environment variable and name that with "apiKeyEnv" (unrecognized: ${issue.keys.join(', ')})`
+          : undefined,
+    },
+  )
   .refine((provider) => provider.type !== 'openai-compatible' || provider.baseURL !== undefined, {
     error: 'an openai-compatible provider needs a baseURL, such as http://127.0.0.1:8080/v1',
     path: ['baseURL'],
