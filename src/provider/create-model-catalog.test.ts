@@ -126,8 +126,9 @@ describe('createModelCatalog', () => {
 
   it('reads the environment only when a model is resolved, and only its own variable', () => {
     const reads: string[] = []
-    const env = new Proxy({ OPENAI_API_KEY: KEY, OTHER_SECRET: 'x' } as Record<string, string>, {
-      get(target, name, receiver) {
+    const values: Record<string, string> = { OPENAI_API_KEY: KEY, OTHER_SECRET: 'x' }
+    const env = new Proxy(values, {
+      get(target, name, receiver): unknown {
         if (typeof name === 'string') reads.push(name)
         return Reflect.get(target, name, receiver)
       },

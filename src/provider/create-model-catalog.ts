@@ -10,6 +10,7 @@ import { createOpenAI } from '@ai-sdk/openai'
 import { createOpenAICompatible } from '@ai-sdk/openai-compatible'
 import type { LanguageModelV4 } from '@ai-sdk/provider'
 import type { ConfiguredProvider, ProviderType } from '../config/models-config.ts'
+import { environmentValue } from '../config/environment.ts'
 import { EitriError } from '../errors/eitri-error.ts'
 import type { ModelCatalog, ModelPolicy, ModelPrice, ResolvedModel } from './model-catalog.ts'
 import { registryFacts } from './model-registry.ts'
@@ -48,7 +49,7 @@ export interface ModelCatalogOptions {
   readonly contextWindows?: Readonly<Record<string, number>> | undefined
   /**
    * The host's environment, where keys are read when a model is resolved.
-   * @default process.env
+   * @default this process's environment
    */
   readonly env?: Readonly<Record<string, string | undefined>> | undefined
 }
@@ -68,7 +69,7 @@ export function createModelCatalog(options: ModelCatalogOptions = {}): ModelCata
   }
   const prices = options.prices ?? {}
   const contextWindows = options.contextWindows ?? {}
-  const env = options.env ?? process.env
+  const env = options.env
   return {
     resolve(policy: ModelPolicy): ResolvedModel {
       const provider = Object.hasOwn(providers, policy.provider)
@@ -117,11 +118,11 @@ export function createModelCatalog(options: ModelCatalogOptions = {}): ModelCata
 function readKey(
   name: string,
   provider: ConfiguredProvider,
-  env: Readonly<Record<string, string | undefined>>,
+  env: Readonly<Record<string, string | undefined>> | undefined,
 ): string | undefined {
   const variable = provider.apiKeyEnv ?? DEFAULT_KEY_VARIABLE[provider.type]
   if (variable === undefined) return undefined
-  const key = Object.hasOwn(env, variable) ? env[variable] : undefined
+  const key = environmentValue(variable, env)
   if (key === undefined || key.trim() === '') {
     throw new EitriError(
       'not_available',
