@@ -8,6 +8,7 @@ import { z } from 'zod'
 import { EitriError } from '../errors/eitri-error.ts'
 import { ACCESS_LEVELS } from '../ports/access-context.ts'
 import { describeIssues } from '../tool/validate-input.ts'
+import { modelsConfigShape } from './models-config.ts'
 
 const accessLevel = z
   .string()
@@ -212,6 +213,7 @@ export const configSchema = z.strictObject({
   runs: runsSchema.describe(
     'How Runs are held: a Run whose process died is ended as interrupted once its lease lapses.',
   ),
+  ...modelsConfigShape,
   snapshots: snapshotsSchema.describe(
     'How snapshots of main are kept: `eitri log` lists them, `eitri restore` uses them, `eitri forks --prune` prunes them.',
   ),
