@@ -122,9 +122,9 @@ export async function runTask(task: BenchTask): Promise<BenchVerdict> {
 /** The scripted program, or for the conductor the js_eval program of its task. */
 function conductorOr(workshop: Workshop): ProgramFactory {
   const scripted = DETERMINISTIC_PROGRAMS['scripted'] as ProgramFactory
-  return (def) =>
+  return (def, hire) =>
     def.metadata['program'] !== 'js_eval'
-      ? scripted(def)
+      ? scripted(def, hire)
       : ({
           async run(context) {
             const ctx = {
