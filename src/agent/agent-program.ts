@@ -87,21 +87,27 @@ const llmProgram = programObject('an llm program', {
   /** The model that writes compaction summaries, as `provider:model`; the Run's own by default. */
   compactionModel: z
     .string({ error: 'must be a string such as "openai:gpt-4o-mini"' })
-    .regex(/^[a-z][a-z0-9_-]*:.+$/, { error: 'must be provider:model, such as "openai:gpt-4o-mini"' })
+    .regex(/^[a-z][a-z0-9_-]*:.+$/, {
+      error: 'must be provider:model, such as "openai:gpt-4o-mini"',
+    })
     .optional(),
 })
 
 /** The schema of a program. */
-export const agentProgramSchema = z.discriminatedUnion('kind', [echoProgram, scriptedProgram, llmProgram], {
-  error: (issue) => {
-    if (typeof issue.input !== 'object' || issue.input === null || Array.isArray(issue.input)) {
-      return 'must be an object naming its kind, such as {"kind": "echo"}'
-    }
-    if (issue.code !== 'invalid_union') return undefined
-    const kind = (issue.input as { kind?: unknown } | undefined)?.kind
-    return `must be one of ${AVAILABLE_PROGRAM_KINDS.map((name) => JSON.stringify(name)).join(', ')} (got ${kind === undefined ? 'nothing' : JSON.stringify(kind)})`
+export const agentProgramSchema = z.discriminatedUnion(
+  'kind',
+  [echoProgram, scriptedProgram, llmProgram],
+  {
+    error: (issue) => {
+      if (typeof issue.input !== 'object' || issue.input === null || Array.isArray(issue.input)) {
+        return 'must be an object naming its kind, such as {"kind": "echo"}'
+      }
+      if (issue.code !== 'invalid_union') return undefined
+      const kind = (issue.input as { kind?: unknown } | undefined)?.kind
+      return `must be one of ${AVAILABLE_PROGRAM_KINDS.map((name) => JSON.stringify(name)).join(', ')} (got ${kind === undefined ? 'nothing' : JSON.stringify(kind)})`
+    },
   },
-})
+)
 
 /** A program, as a definition holds it. */
 export type AgentProgram = z.output<typeof agentProgramSchema>
