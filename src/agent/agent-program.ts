@@ -19,13 +19,6 @@ export const AGENT_PROGRAM_KINDS = Object.freeze(['echo', 'scripted', 'llm'] as 
 /** One of {@link AGENT_PROGRAM_KINDS}. */
 export type AgentProgramKind = (typeof AGENT_PROGRAM_KINDS)[number]
 
-/** The kinds a definition may name in this version. */
-export const AVAILABLE_PROGRAM_KINDS: readonly AgentProgramKind[] = Object.freeze([
-  'echo',
-  'scripted',
-  'llm',
-])
-
 /** The most model steps an llm program may take; each step is one model exchange. */
 export const MAX_MODEL_STEPS = 256
 
@@ -104,7 +97,7 @@ export const agentProgramSchema = z.discriminatedUnion(
       }
       if (issue.code !== 'invalid_union') return undefined
       const kind = (issue.input as { kind?: unknown } | undefined)?.kind
-      return `must be one of ${AVAILABLE_PROGRAM_KINDS.map((name) => JSON.stringify(name)).join(', ')} (got ${kind === undefined ? 'nothing' : JSON.stringify(kind)})`
+      return `must be one of ${AGENT_PROGRAM_KINDS.map((name) => JSON.stringify(name)).join(', ')} (got ${kind === undefined ? 'nothing' : JSON.stringify(kind)})`
     },
   },
 )

@@ -45,7 +45,7 @@ export interface ChatMessageRecord {
   readonly runId: string
   /** 1 for the first message of the chat. */
   readonly sequence: number
-  /** `system`, `user`, `assistant` or `tool`. */
+  /** `system`, `user`, `assistant`, `tool`, or `summary` (a compaction's summary of earlier messages). */
   readonly role: string
   /** The message's content as the model API shapes it (plain JSON). */
   readonly content: unknown

@@ -83,12 +83,12 @@ describe('cancelling an llm Run', () => {
   })
 
   it('between steps: exactly one model call', async (t) => {
-    let runtime: AgentRuntime | undefined
+    const holder: { runtime?: AgentRuntime } = {}
     // The tool asks for the cancel and finishes its work regardless, as a tool that does not
     // watch its signal would: the cancel lands between the steps.
     const cancelling: FixtureTool = {
       call: async (_input, signal, context) => {
-        void runtime?.cancel(context.runId)
+        void holder.runtime?.cancel(context.runId)
         await aborted(signal)
         return ADD_TOOL.call({ a: 1, b: 1 }, signal, context)
       },
@@ -98,8 +98,8 @@ describe('cancelling an llm Run', () => {
       () => answers('never'),
     ])
     const fixture = await llmFixture(t, fixedCatalog(model), { add: cancelling })
-    runtime = fixture.runtime
-    const handle = await runtime.hire(team, 'adder', { task: 'add' })
+    holder.runtime = fixture.runtime
+    const handle = await fixture.runtime.hire(team, 'adder', { task: 'add' })
     assert.equal((await handle.result()).status, 'cancelled')
     assert.equal(model.doGenerateCalls.length, 1)
   })

@@ -25,6 +25,16 @@ import type { OfferedTool } from '../../tool/toolset.ts'
 import { durableWrite } from '../durable-write.ts'
 import type { ProgramContext, ProgramOutcome } from '../program.ts'
 import { runChatId } from './chat-id.ts'
+import {
+  COMPACT_AT,
+  COMPACT_TO,
+  messagesTokens,
+  pruneToolOutputs,
+  SUMMARY_SYSTEM,
+  summarised,
+  tailStart,
+  transcript,
+} from './compaction.ts'
 import { systemPrompt, taskMessage } from './harness-prompt.ts'
 import { inputsId } from './inputs-id.ts'
 import {
@@ -44,9 +54,19 @@ export interface LlmLoopSettings {
   readonly maxModelSteps: number
   readonly maxOutputTokens: number
   readonly ledger: BudgetLedger
+  /** How the conversation is kept within the context window; undefined: it is not. */
+  readonly compaction?: CompactionSettings | undefined
   /** Where the Run's metrics and chat are kept. */
   readonly store: Store
   readonly onStoreRetry?: ((message: string, error: unknown) => void) | undefined
+}
+
+/** Compaction of one Run. */
+export interface CompactionSettings {
+  /** The model's context window, in tokens. */
+  readonly contextWindow: number
+  /** The model that writes summaries (the Run's own, or the program's `compactionModel`). */
+  readonly model: ResolvedModel & { readonly price: ModelPrice }
 }
 
 /** The error of a Run that reached its step bound. */
@@ -77,25 +97,44 @@ export async function runLlmLoop(
   const trace = (messages: readonly { role: string; content: unknown }[]) =>
     durably((call) => store.appendChatMessages(chatId, context.runId, messages, call))
   const steps: ModelStepMetrics[] = []
+  // Summaries are model calls too: they count in the totals, not as steps.
+  const summaries: ModelStepMetrics[] = []
   const metrics = (): RunMetrics => ({
     provider: settings.provider,
     model: settings.modelName,
     inputsId: inputsId(system, offered, model.ref),
     modelSteps: steps.length,
-    inputTokens: sum(steps, 'inputTokens'),
-    outputTokens: sum(steps, 'outputTokens'),
-    cachedInputTokens: sum(steps, 'cachedInputTokens'),
-    dollars: sum(steps, 'dollars'),
+    inputTokens: sum(steps, 'inputTokens') + sum(summaries, 'inputTokens'),
+    outputTokens: sum(steps, 'outputTokens') + sum(summaries, 'outputTokens'),
+    cachedInputTokens: sum(steps, 'cachedInputTokens') + sum(summaries, 'cachedInputTokens'),
+    dollars: sum(steps, 'dollars') + sum(summaries, 'dollars'),
     steps,
   })
   await trace([
     { role: 'system', content: system },
     { role: 'user', content: task },
   ])
-  const messages: ModelMessage[] = [{ role: 'user', content: task }]
+  let messages: ModelMessage[] = [{ role: 'user', content: task }]
   const repeated = new RepeatedToolCalls()
+  const fixedTokens = estimateTokens(system) + estimateTokens(toolsText)
   for (let step = 0; step < settings.maxModelSteps; step++) {
     signal.throwIfAborted()
+    if (settings.compaction !== undefined) {
+      const compacted = await compact({
+        context,
+        settings: settings.compaction,
+        ledger,
+        messages,
+        fixedTokens,
+        task,
+        step,
+      })
+      messages = compacted.messages
+      if (compacted.summary !== undefined) {
+        summaries.push(compacted.summary.metrics)
+        await trace([{ role: 'summary', content: compacted.summary.text }])
+      }
+    }
     const estimated =
       estimateTokens(system) + estimateTokens(toolsText) + estimateTokens(JSON.stringify(messages))
     const reservation = ledger.reserve(
@@ -217,6 +256,88 @@ export async function runLlmLoop(
     await trace([toolMessage])
   }
   return { status: 'failed', reason: 'step-bound', error: stepBoundError(settings.maxModelSteps) }
+}
+
+/** What compacting gave: the messages to send, and the summary written, if one was. */
+interface Compacted {
+  readonly messages: ModelMessage[]
+  readonly summary?: { readonly text: string; readonly metrics: ModelStepMetrics } | undefined
+}
+
+/**
+ * The conversation, compacted when it passes {@link COMPACT_AT} of the window: old tool outputs
+ * pruned first, then the history before the last turns summarised. A summary that cannot be
+ * reserved or fails is skipped: the pruned conversation is sent, and the step's own reservation
+ * decides whether the Run goes on.
+ */
+async function compact(input: {
+  readonly context: ProgramContext
+  readonly settings: CompactionSettings
+  readonly ledger: BudgetLedger
+  readonly messages: ModelMessage[]
+  readonly fixedTokens: number
+  readonly task: string
+  readonly step: number
+}): Promise<Compacted> {
+  const { context, settings, ledger, fixedTokens, step } = input
+  const limit = COMPACT_AT * settings.contextWindow
+  const before = fixedTokens + messagesTokens(input.messages)
+  if (before <= limit) return { messages: input.messages }
+  const pruned = pruneToolOutputs(input.messages)
+  const afterPruning = fixedTokens + messagesTokens(pruned)
+  await context.journal([
+    {
+      type: 'compaction',
+      data: { step, kind: 'pruned', tokensBefore: before, tokensAfter: afterPruning },
+    },
+  ])
+  const tail = tailStart(pruned)
+  if (afterPruning <= limit || tail <= 1) return { messages: pruned }
+  const history = transcript(pruned.slice(0, tail))
+  const keptTokens = fixedTokens + messagesTokens(pruned.slice(tail)) + estimateTokens(input.task)
+  const target = Math.max(256, Math.floor(COMPACT_TO * settings.contextWindow) - keptTokens)
+  const estimated = estimateTokens(SUMMARY_SYSTEM) + estimateTokens(history)
+  const price = settings.model.price
+  const reservation = ledger.reserve(reservationDollars(price, estimated, target))
+  if (reservation === undefined) return { messages: pruned }
+  await context.journal([
+    {
+      type: 'compaction-intent',
+      data: { step, model: settings.model.ref, reservedDollars: reservation.dollars },
+    },
+  ])
+  try {
+    const result = await generateText({
+      model: settings.model.model,
+      system: SUMMARY_SYSTEM,
+      messages: [{ role: 'user', content: history }],
+      maxOutputTokens: target,
+      abortSignal: context.signal,
+    })
+    const counts = tokenCounts(result.usage, estimated, target)
+    const dollars = dollarsOf(price, counts)
+    ledger.settle(reservation, dollars)
+    const messages = summarised(pruned, input.task, result.text)
+    await context.journal([
+      {
+        type: 'compaction-result',
+        data: { step, tokensAfter: fixedTokens + messagesTokens(messages), ...counts, dollars },
+      },
+    ])
+    return {
+      messages,
+      summary: {
+        text: result.text,
+        metrics: { step, finishReason: 'compaction', toolCalls: [], ...counts, dollars },
+      },
+    }
+  } catch (error) {
+    ledger.settle(reservation, reservation.dollars)
+    context.signal.throwIfAborted()
+    const message = error instanceof Error ? error.message : String(error)
+    await context.journal([{ type: 'compaction-result', data: { step, error: message } }])
+    return { messages: pruned }
+  }
 }
 
 /** The offered tools as the AI SDK takes them: described, with no `execute`, so the model only asks. */

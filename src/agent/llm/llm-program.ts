@@ -17,7 +17,7 @@ import {
 } from '../agent-program.ts'
 import type { Program, ProgramFactory, ProgramHire } from '../program.ts'
 import { systemPrompt, taskMessage } from './harness-prompt.ts'
-import { runLlmLoop } from './llm-loop.ts'
+import { runLlmLoop, type CompactionSettings } from './llm-loop.ts'
 import {
   BudgetLedger,
   DEFAULT_MAX_OUTPUT_TOKENS,
@@ -68,6 +68,7 @@ export function llmProgramFactory(options: LlmProgramOptions): ProgramFactory {
             maxModelSteps: plan.maxModelSteps,
             maxOutputTokens,
             ledger,
+            compaction: plan.compaction,
             store: options.store,
             onStoreRetry: options.onStoreRetry,
           })
@@ -88,6 +89,7 @@ interface LlmHirePlan {
   readonly maxModelSteps: number
   readonly budget: number
   readonly parentLedger: BudgetLedger | undefined
+  readonly compaction: CompactionSettings | undefined
 }
 
 /** Checks a hire of `def`; throws a refusal naming the fix. */
@@ -163,12 +165,51 @@ function planHire(
   }
   return {
     model: { ...model, price },
+    compaction: compactionOf(program, { ...model, price }, catalog),
     provider: policy.provider,
     modelName: policy.model,
     maxModelSteps: limits.maxModelSteps ?? programSteps,
     budget,
     parentLedger,
   }
+}
+
+/**
+ * How a Run of `program` is compacted: when `autoCompact` is not false and the model's context
+ * window is known, by the program's `compactionModel` (which needs a known price too) or the
+ * Run's own model.
+ */
+function compactionOf(
+  program: LlmProgram,
+  model: CompactionSettings['model'],
+  catalog: ModelCatalog,
+): CompactionSettings | undefined {
+  if (program.autoCompact === false || model.contextWindow === undefined) return undefined
+  if (program.compactionModel === undefined) return { contextWindow: model.contextWindow, model }
+  const colon = program.compactionModel.indexOf(':')
+  const policy = {
+    provider: program.compactionModel.slice(0, colon),
+    model: program.compactionModel.slice(colon + 1),
+  }
+  let summariser: ResolvedModel
+  try {
+    summariser = catalog.resolve(policy)
+  } catch (error) {
+    if (EitriError.isInstance(error)) {
+      throw new EitriError(error.code, `Hire refused, no Run admitted: ${error.message}`, {
+        cause: error,
+        data: { field: 'program.compactionModel' },
+      })
+    }
+    throw error
+  }
+  if (summariser.price === undefined) {
+    throw refused(
+      'program.compactionModel',
+      `compaction model ${summariser.ref} has no known price, so its summaries cannot be paid for from the budget; add its price to the configuration's "prices"`,
+    )
+  }
+  return { contextWindow: model.contextWindow, model: { ...summariser, price: summariser.price } }
 }
 
 function dollarsText(dollars: number): string {
