@@ -61,10 +61,10 @@ const steps: Program = {
 }
 
 /** `scripted` agents marked `steps` run {@link steps}; the others run eitri's own. */
-const programs: ProgramFactory = (def) =>
+const programs: ProgramFactory = (def, hire) =>
   def.metadata['program'] === 'steps'
     ? steps
-    : (DETERMINISTIC_PROGRAMS['scripted'] as ProgramFactory)(def)
+    : (DETERMINISTIC_PROGRAMS['scripted'] as ProgramFactory)(def, hire)
 
 /** A definition of a steps agent with these tools and access. */
 function agent(id: string, tools: readonly string[], access = 'workspace-write') {

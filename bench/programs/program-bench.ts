@@ -79,10 +79,10 @@ const CONDUCTOR = {
 } as const
 
 /** The bench's scripted programs: the conductor's replays its task, the others are eitri's. */
-export const benchPrograms: ProgramFactory = (def) =>
+export const benchPrograms: ProgramFactory = (def, hire) =>
   def.metadata['program'] === 'replay'
     ? replay
-    : (DETERMINISTIC_PROGRAMS['scripted'] as ProgramFactory)(def)
+    : (DETERMINISTIC_PROGRAMS['scripted'] as ProgramFactory)(def, hire)
 
 /** The task's code, run as one js_eval call through the Run's own tools. */
 const replay: Program = {

@@ -112,7 +112,7 @@ describe('AgentDef', () => {
       [
         { id: 'a', program: { kind: 'shell' } },
         'agents[2].program.kind',
-        /"echo", "scripted" \(got "shell"\)/,
+        /"echo", "scripted", "llm" \(got "shell"\)/,
       ],
       [
         { id: 'a', program: { kind: 'echo', delayMs: -1 } },
@@ -139,10 +139,30 @@ describe('AgentDef', () => {
     }
   })
 
-  it('refuses the llm program, saying it is not available yet', () => {
-    const problem = onlyProblem({ id: 'a', program: { kind: 'llm', maxModelSteps: 4 } })
-    assert.equal(problem.field, 'agents[2].program.kind')
-    assert.match(problem.reason, /llm program is not available yet.*"echo" or "scripted"/)
+  it('takes an llm program with its bounds, and requires its model policy', () => {
+    const llm = { kind: 'llm', maxModelSteps: 4, budgetDollars: 0.5, autoCompact: true }
+    const def = parseAgentDef({
+      id: 'a',
+      modelPolicy: { provider: 'local', model: 'stub-1' },
+      program: llm,
+    })
+    assert.deepEqual(def.program, llm)
+    const missing = onlyProblem({ id: 'a', program: llm })
+    assert.equal(missing.field, 'agents[2].modelPolicy')
+    assert.match(missing.reason, /required by an llm program/)
+    const policy = { provider: 'local', model: 'stub-1' }
+    const cases: [unknown, string, RegExp][] = [
+      [{ kind: 'llm', maxModelSteps: 0 }, 'maxModelSteps', /at least 1/],
+      [{ kind: 'llm', maxModelSteps: 257 }, 'maxModelSteps', /at most 256/],
+      [{ kind: 'llm', budgetDollars: 0 }, 'budgetDollars', /more than 0/],
+      [{ kind: 'llm', max_model_steps: 3 }, 'max_model_steps', /unknown key.*maxModelSteps/],
+      [{ kind: 'llm', compactionModel: 'gpt' }, 'compactionModel', /provider:model/],
+    ]
+    for (const [program, field, reason] of cases) {
+      const problem = onlyProblem({ id: 'a', modelPolicy: policy, program })
+      assert.equal(problem.field, `agents[2].program.${field}`, JSON.stringify(program))
+      assert.match(problem.reason, reason, JSON.stringify(program))
+    }
   })
 
   it('refuses what is not plain JSON data, with the path and the reason', () => {

@@ -188,6 +188,12 @@ export function checkAgentDef(
     }
     return { ok: false, problems }
   }
+  if (parsed.data.program.kind === 'llm' && parsed.data.modelPolicy === undefined) {
+    const field = pathText([...at, 'modelPolicy'])
+    const reason =
+      'is required by an llm program: name the model, such as {"provider": "anthropic", "model": "claude-sonnet-4-5"}'
+    return { ok: false, problems: [{ field, reason }] }
+  }
   // The schema's optional fields come out as `?: T | undefined`; the copy of plain data above
   // never holds an undefined, so the narrower type is the true one.
   return { ok: true, def: deepFreeze(parsed.data as AgentDef) }

@@ -6,8 +6,8 @@
  * - `echo`: answers with the task it was given.
  * - `scripted`: answers with its `result` when it has one, else its `reply`; or fails with its
  *   `fail` error (to show and test what a failure does).
- * - `llm`: a model loop. Its kind is reserved but not available yet: a definition naming it is
- *   refused, so a roster never holds an agent that no eitri of this version can run.
+ * - `llm`: a model loop over the agent's tools (its definition names the model in `modelPolicy`),
+ *   bounded in model steps and in dollars.
  *
  * Both deterministic kinds may wait `delayMs` first (cancellable), to stand in for slow work.
  */
@@ -19,11 +19,14 @@ export const AGENT_PROGRAM_KINDS = Object.freeze(['echo', 'scripted', 'llm'] as 
 /** One of {@link AGENT_PROGRAM_KINDS}. */
 export type AgentProgramKind = (typeof AGENT_PROGRAM_KINDS)[number]
 
-/** The kinds a definition may name in this version. */
-export const AVAILABLE_PROGRAM_KINDS: readonly AgentProgramKind[] = Object.freeze([
-  'echo',
-  'scripted',
-])
+/** The most model steps an llm program may take; each step is one model exchange. */
+export const MAX_MODEL_STEPS = 256
+
+/** Model steps when the program sets none. */
+export const DEFAULT_MAX_MODEL_STEPS = 32
+
+/** Dollars an llm Run may spend when its program sets no budget. */
+export const DEFAULT_BUDGET_DOLLARS = 1
 
 /** The longest delay a program may ask for: ten minutes. */
 export const MAX_PROGRAM_DELAY_MS = 600_000
@@ -60,20 +63,44 @@ const scriptedProgram = programObject('a scripted program', {
   fail: z.string({ error: 'must be a string (the error the Run fails with)' }).optional(),
 })
 
-/** The schema of a program; refuses `llm` with a message saying it is not available yet. */
-export const agentProgramSchema = z.discriminatedUnion('kind', [echoProgram, scriptedProgram], {
-  error: (issue) => {
-    if (typeof issue.input !== 'object' || issue.input === null || Array.isArray(issue.input)) {
-      return 'must be an object naming its kind, such as {"kind": "echo"}'
-    }
-    if (issue.code !== 'invalid_union') return undefined
-    const kind = (issue.input as { kind?: unknown } | undefined)?.kind
-    if (kind === 'llm') {
-      return `the llm program is not available yet in this version of eitri; use kind ${AVAILABLE_PROGRAM_KINDS.map((name) => JSON.stringify(name)).join(' or ')}`
-    }
-    return `must be one of ${AVAILABLE_PROGRAM_KINDS.map((name) => JSON.stringify(name)).join(', ')} (got ${kind === undefined ? 'nothing' : JSON.stringify(kind)})`
-  },
+const llmProgram = programObject('an llm program', {
+  kind: z.literal('llm'),
+  maxModelSteps: z
+    .int({ error: 'must be a whole number of model steps' })
+    .min(1, { error: 'must be at least 1' })
+    .max(MAX_MODEL_STEPS, { error: `must be at most ${MAX_MODEL_STEPS}` })
+    .optional(),
+  budgetDollars: z
+    .number({ error: 'must be a number of dollars' })
+    .positive({ error: 'must be more than 0 dollars' })
+    .max(1_000_000, { error: 'must be at most 1000000 dollars' })
+    .optional(),
+  /** Whether a long conversation is compacted before it outgrows the model's context window. */
+  autoCompact: z.boolean({ error: 'must be true or false' }).optional(),
+  /** The model that writes compaction summaries, as `provider:model`; the Run's own by default. */
+  compactionModel: z
+    .string({ error: 'must be a string such as "openai:gpt-4o-mini"' })
+    .regex(/^[a-z][a-z0-9_-]*:.+$/, {
+      error: 'must be provider:model, such as "openai:gpt-4o-mini"',
+    })
+    .optional(),
 })
+
+/** The schema of a program. */
+export const agentProgramSchema = z.discriminatedUnion(
+  'kind',
+  [echoProgram, scriptedProgram, llmProgram],
+  {
+    error: (issue) => {
+      if (typeof issue.input !== 'object' || issue.input === null || Array.isArray(issue.input)) {
+        return 'must be an object naming its kind, such as {"kind": "echo"}'
+      }
+      if (issue.code !== 'invalid_union') return undefined
+      const kind = (issue.input as { kind?: unknown } | undefined)?.kind
+      return `must be one of ${AGENT_PROGRAM_KINDS.map((name) => JSON.stringify(name)).join(', ')} (got ${kind === undefined ? 'nothing' : JSON.stringify(kind)})`
+    },
+  },
+)
 
 /** A program, as a definition holds it. */
 export type AgentProgram = z.output<typeof agentProgramSchema>

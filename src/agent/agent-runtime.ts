@@ -205,7 +205,7 @@ export class AgentRuntime implements AsyncDisposable {
     const from = parent?.worldId ?? this.#lineOf(this.#options.line)
     const by: Principal = parent === undefined ? this.#options.principal : runPrincipal(parent.id)
     this.#options.lines.find(from, by)
-    const program = factory(def)
+    const program = factory(def, { request, parentRun: parent?.id })
     this.#refuseClosed()
     const id = randomUUID()
     const live = new LiveRun({

@@ -8,7 +8,10 @@ function run(program: unknown, task: unknown, signal = new AbortController().sig
   const def = parseAgentDef({ id: 'a', program })
   const factory = DETERMINISTIC_PROGRAMS[def.program.kind]
   assert.ok(factory)
-  return factory(def).run({ task, signal } as ProgramContext)
+  return factory(def, {
+    request: { task, settlement: 'automatic', parentRun: undefined, limits: {} },
+    parentRun: undefined,
+  }).run({ task, signal } as ProgramContext)
 }
 
 describe('deterministic programs', () => {

@@ -7,7 +7,7 @@
 import type { WorkspaceTree } from '../workspace/workspace-tree.ts'
 import type { AgentDef } from './agent-def.ts'
 import type { Authority } from './delegation-ceiling.ts'
-import type { HireOptions } from './hire-request.ts'
+import type { HireOptions, HireRequest } from './hire-request.ts'
 import type { AgentRef, Roster } from './roster.ts'
 import type { RunHandle } from './run-handle.ts'
 import type { RunTools } from './run-tools.ts'
@@ -48,7 +48,12 @@ export interface ProgramContext {
 /** How a program ended, when it was not cancelled (a cancelled program throws or returns late). */
 export type ProgramOutcome =
   | { readonly status: 'completed'; readonly value: unknown; readonly output?: string }
-  | { readonly status: 'failed'; readonly error: string }
+  | {
+      readonly status: 'failed'
+      readonly error: string
+      /** A short stable reason (`repeated-tool-call`); `program-failed` when left out. */
+      readonly reason?: string | undefined
+    }
   | { readonly status: 'waiting'; readonly reason: string }
 
 /** One Run's program. */
@@ -56,5 +61,17 @@ export interface Program {
   run(context: ProgramContext): Promise<ProgramOutcome>
 }
 
-/** Makes the program of a definition (one factory per program kind). */
-export type ProgramFactory = (def: AgentDef) => Program
+/** The hire a program is made for, before any Run is admitted. */
+export interface ProgramHire {
+  /** The checked hire: its task and the limits it sets. */
+  readonly request: HireRequest
+  /** The id of the Run hiring it; undefined for a root Run. */
+  readonly parentRun: string | undefined
+}
+
+/**
+ * Makes the program of a definition (one factory per program kind), at hire time, before the
+ * Run is admitted: a factory that throws (an EitriError naming what to fix) refuses the hire,
+ * and nothing is written.
+ */
+export type ProgramFactory = (def: AgentDef, hire: ProgramHire) => Program

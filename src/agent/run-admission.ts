@@ -13,6 +13,7 @@ import { INTERPRETER_VERSION } from './agent-runtime-options.ts'
 import { agentDefHash } from './agent-def.ts'
 import { canonicalJson } from './canonical-json.ts'
 import type { LiveRun } from './live-run.ts'
+import { runChatId } from './llm/chat-id.ts'
 import type { Program } from './program.ts'
 import type { Roster } from './roster.ts'
 import { endRun, executeRun, finishRun } from './run-execution.ts'
@@ -56,6 +57,8 @@ export async function admitRun(
     programKind: def.program.kind,
     interpreterVersion: INTERPRETER_VERSION,
     agentDefHash: agentDefHash(def),
+    // A model Run's trace is kept under this id; it is derived from the Run's id alone.
+    chatId: def.program.kind === 'llm' ? runChatId(live.id) : undefined,
     world: live.world,
     isolation: 'fork',
     settlementPolicy: request.settlement,

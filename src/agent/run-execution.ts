@@ -167,7 +167,11 @@ async function runProgram(work: RunWork, live: LiveRun, program: Program): Promi
           output: outcome.output ?? outputText(outcome.value),
         }
       case 'failed':
-        return { status: 'failed', reason: 'program-failed', error: outcome.error }
+        return {
+          status: 'failed',
+          reason: outcome.reason ?? 'program-failed',
+          error: outcome.error,
+        }
       case 'waiting':
         return { status: 'waiting', reason: outcome.reason }
     }

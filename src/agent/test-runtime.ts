@@ -26,10 +26,10 @@ import { RunLeases, type RunLeasesOptions } from './run-lease.ts'
  */
 export const FILE_WRITING_PROGRAMS: Readonly<Record<string, ProgramFactory>> = Object.freeze({
   echo: DETERMINISTIC_PROGRAMS.echo as ProgramFactory,
-  scripted: (def) => {
+  scripted: (def, hire) => {
     const program = def.program as Extract<AgentProgram, { kind: 'scripted' }>
     if (typeof program.result !== 'string')
-      return (DETERMINISTIC_PROGRAMS.scripted as ProgramFactory)(def)
+      return (DETERMINISTIC_PROGRAMS.scripted as ProgramFactory)(def, hire)
     const file = program.result
     return {
       async run(context) {

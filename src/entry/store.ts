@@ -22,6 +22,13 @@ export {
   type SettlementStatus,
 } from '../store/run-record.ts'
 export type {
+  ChatMessage,
+  ChatMessageRecord,
+  ModelStepMetrics,
+  ModelUsage,
+  RunMetrics,
+} from '../store/run-trace.ts'
+export type {
   ApprovalEntry,
   ApprovalRecord as StoredApproval,
   AuditFilter,

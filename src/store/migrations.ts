@@ -136,6 +136,29 @@ const RUN_LEASE_COLUMNS = [
   `CREATE INDEX runs_lease_owner ON runs (lease_owner, status)`,
 ]
 
+/**
+ * What a model Run leaves besides its journal: its metrics (usage and dollars, one JSON row per
+ * Run) and its chat (every message, in order). Keyed by Run and chat, not by line, so they
+ * outlive a discarded world.
+ */
+const RUN_TRACE_TABLES = (bigint: string): string[] => [
+  `CREATE TABLE run_metrics (
+    run_id TEXT PRIMARY KEY REFERENCES runs (id),
+    data TEXT NOT NULL,
+    updated_at TEXT NOT NULL
+  )`,
+  `CREATE TABLE chat_messages (
+    chat_id TEXT NOT NULL,
+    sequence ${bigint} NOT NULL,
+    run_id TEXT NOT NULL REFERENCES runs (id),
+    role TEXT NOT NULL,
+    content TEXT,
+    time TEXT NOT NULL,
+    PRIMARY KEY (chat_id, sequence)
+  )`,
+  `CREATE INDEX chat_messages_run ON chat_messages (run_id)`,
+]
+
 /** Every migration, oldest first. The schema version is the number applied. */
 export const MIGRATIONS: readonly Migration[] = [
   {
@@ -183,5 +206,10 @@ export const MIGRATIONS: readonly Migration[] = [
     name: 'run-leases-cancel-requests',
     sqlite: RUN_LEASE_COLUMNS,
     postgres: RUN_LEASE_COLUMNS,
+  },
+  {
+    name: 'run-metrics-chat-messages',
+    sqlite: RUN_TRACE_TABLES('INTEGER'),
+    postgres: RUN_TRACE_TABLES('BIGINT'),
   },
 ]

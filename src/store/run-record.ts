@@ -76,6 +76,19 @@ export interface RunCancelRequest {
 /** The reason a sweep writes on a Run whose owner stopped renewing its lease. */
 export const INTERRUPTED_REASON = 'interrupted'
 
+/**
+ * The reason a sweep writes instead when the Run's journal ends on an intent with no result
+ * (an effect, such as a model or tool call, started and its outcome was never recorded): it is
+ * unknown whether the effect happened, so the Run is never silently re-run.
+ */
+export const UNKNOWN_OUTCOME_REASON = 'unknown-outcome'
+
+/** The reasons of Runs a sweep ended (their process died): they will not settle by themselves. */
+export const SWEPT_REASONS: readonly string[] = Object.freeze([
+  INTERRUPTED_REASON,
+  UNKNOWN_OUTCOME_REASON,
+])
+
 /** One durable Run row. */
 export interface RunRecord extends RunProvenance {
   readonly id: string

@@ -10,6 +10,7 @@ import { openingContract } from './contract/opening-contract.ts'
 import { runContract } from './contract/run-contract.ts'
 import type { StoreHarness } from './contract/store-harness.ts'
 import { taskContract } from './contract/task-contract.ts'
+import { traceContract } from './contract/trace-contract.ts'
 
 export type { StoreHarness } from './contract/store-harness.ts'
 
@@ -22,5 +23,6 @@ export function storeContract(harness: StoreHarness): void {
     lineContract(harness)
     runContract(harness)
     leaseContract(harness)
+    traceContract(harness)
   })
 }

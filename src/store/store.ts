@@ -24,6 +24,7 @@ import type {
   RunRecord,
   RunSettlement,
 } from './run-record.ts'
+import type { ChatMessage, ChatMessageRecord, RunMetrics } from './run-trace.ts'
 
 /** Options every store operation accepts. */
 export interface StoreCallOptions {
@@ -136,6 +137,28 @@ export interface Store extends AsyncDisposable {
   requestRunCancel(id: string, by: string, options?: StoreCallOptions): Promise<RunRecord>
   /** The cancel requests pending on the running Runs `owner` holds, oldest first. */
   listCancelRequests(owner: string, options?: StoreCallOptions): Promise<RunCancelRequest[]>
+
+  /**
+   * Writes (replaces) a Run's metrics: its model usage and cost, per step and in total.
+   * @throws EitriError `not_found` when there is no such Run.
+   */
+  recordRunMetrics(runId: string, metrics: RunMetrics, options?: StoreCallOptions): Promise<void>
+  /** A Run's metrics; undefined when it recorded none. */
+  getRunMetrics(runId: string, options?: StoreCallOptions): Promise<RunMetrics | undefined>
+  /**
+   * Appends messages to the chat `chatId` of the Run `runId`, in one transaction. A chat is
+   * kept whatever happens to the Run's world.
+   * @throws EitriError `not_found` when there is no such Run; `conflict` when the chat is
+   *   another Run's.
+   */
+  appendChatMessages(
+    chatId: string,
+    runId: string,
+    messages: readonly ChatMessage[],
+    options?: StoreCallOptions,
+  ): Promise<ChatMessageRecord[]>
+  /** A chat's messages, in order (none for an unknown chat). */
+  listChatMessages(chatId: string, options?: StoreCallOptions): Promise<ChatMessageRecord[]>
 
   /** Appends a decision to the approval log. */
   recordApproval(entry: ApprovalEntry, options?: StoreCallOptions): Promise<ApprovalRecord>

@@ -18,7 +18,7 @@ import type { RunToolsFactory } from '../agent/run-tools.ts'
 import { Roster } from '../agent/roster.ts'
 import { EitriError } from '../errors/eitri-error.ts'
 import type { AgentRuns, HireCall, RunWaitOutcome, RunWaitOptions } from '../ports/agent-runs.ts'
-import type { RunRecord } from '../store/run-record.ts'
+import { SWEPT_REASONS, type RunRecord } from '../store/run-record.ts'
 import type { Store } from '../store/store.ts'
 import type { Principal, WorkspaceLines } from '../workspace/workspace-lines.ts'
 import { pause } from '../util/pause.ts'
@@ -224,9 +224,9 @@ async function waitForRun(
 
 /**
  * Whether a row is of a Run that stopped and settled, or that will not settle: one swept as
- * interrupted (its process died) keeps its effects open for a person.
+ * interrupted or with an unknown outcome (its process died) keeps its effects open for a person.
  */
 function settledRow(run: RunRecord): boolean {
   if (run.status === 'running') return false
-  return run.settlementStatus !== 'open' || run.reason === 'interrupted'
+  return run.settlementStatus !== 'open' || SWEPT_REASONS.includes(run.reason ?? '')
 }

@@ -56,6 +56,39 @@ export function leaseContract(harness: StoreHarness): void {
       assert.equal(await store.getRun('x'), undefined)
     })
 
+    void it('sweeps a Run whose journal ends on an intent with no result as unknown-outcome', async () => {
+      const { store, advance } = await clockedStore(harness)
+      await using _ = store
+      for (const id of ['mid-call', 'after-call', 'no-calls']) {
+        await store.admitRun({ id, lease: { owner: 'a', ttlMs: TTL } })
+      }
+      await store.appendRunEvents('mid-call', [
+        { type: 'model-call-intent', data: { step: 0 } },
+        { type: 'model-call-result', data: { step: 0 } },
+        { type: 'tool-call-intent', data: { step: 0 } },
+        { type: 'note' },
+      ])
+      await store.appendRunEvents('after-call', [
+        { type: 'tool-call-intent', data: { step: 0 } },
+        { type: 'tool-call-result', data: { step: 0 } },
+      ])
+      advance(TTL + 1)
+      const swept = await store.sweepInterruptedRuns()
+      const reasons = Object.fromEntries(swept.map((run) => [run.id, run.reason]))
+      assert.deepEqual(reasons, {
+        'after-call': 'interrupted',
+        'mid-call': 'unknown-outcome',
+        'no-calls': 'interrupted',
+      })
+      const midCall = swept.find((run) => run.id === 'mid-call')
+      assert.match(
+        (midCall?.error as { message: string }).message,
+        /ends on a tool-call-intent with no result.*not re-run/,
+      )
+      const journal = await store.listRunEvents('mid-call')
+      assert.deepEqual(journal.at(-1)?.data, { status: 'failed', reason: 'unknown-outcome' })
+    })
+
     void it('sweeps a lease not renewed, once, and never a renewed or finished Run', async () => {
       const { store, advance } = await clockedStore(harness)
       await using _ = store

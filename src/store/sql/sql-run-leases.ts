@@ -8,6 +8,7 @@
 import { EitriError } from '../../errors/eitri-error.ts'
 import {
   INTERRUPTED_REASON,
+  UNKNOWN_OUTCOME_REASON,
   type RunCancelRequest,
   type RunLeaseTerms,
   type RunRecord,
@@ -171,21 +172,32 @@ async function interrupt(
     run.leaseOwner === undefined
       ? 'No process held it'
       : `Its process (${run.leaseOwner}) stopped renewing its lease, which lapsed at ${run.leaseExpiresAt ?? '?'}`
+  // A journal ending on an intent means an effect started whose outcome nobody recorded.
+  const last = await transaction.get<{ type: string }>(
+    `SELECT type FROM run_events WHERE run_id = ? AND (type LIKE '%-intent' OR type LIKE '%-result')
+      ORDER BY sequence DESC LIMIT 1`,
+    [run.id],
+  )
+  const pending = last?.type.endsWith('-intent') === true ? last.type : undefined
+  const reason = pending === undefined ? INTERRUPTED_REASON : UNKNOWN_OUTCOME_REASON
   const error = {
-    code: INTERRUPTED_REASON,
-    message: `Run ${run.id} was interrupted: ${holder}, so it cannot finish (the process was killed, crashed or lost power). Hire it again to redo the work.`,
+    code: reason,
+    message:
+      pending === undefined
+        ? `Run ${run.id} was interrupted: ${holder}, so it cannot finish (the process was killed, crashed or lost power). Hire it again to redo the work.`
+        : `Run ${run.id} was interrupted in the middle of an effect (its journal ends on a ${pending} with no result): ${holder}. Whether that effect happened is unknown, so it was not re-run; check the Run's world and journal before hiring it again.`,
   }
   const changed = await transaction.run(
     `UPDATE runs SET status = 'failed', reason = ?, error = ?, updated_at = ?, ended_at = ?,
         lease_owner = NULL, lease_expires_at = NULL
       WHERE id = ? AND ${lapsed}`,
-    [INTERRUPTED_REASON, toJsonColumn(error), now, now, run.id, now, cutoff],
+    [reason, toJsonColumn(error), now, now, run.id, now, cutoff],
   )
   if (changed === 0) return false
   await insertRunEvents(
     transaction,
     run.id,
-    [{ type: 'finished', data: { status: 'failed', reason: INTERRUPTED_REASON } }],
+    [{ type: 'finished', data: { status: 'failed', reason } }],
     now,
   )
   return true

@@ -26,6 +26,12 @@ import {
   requestRunCancel,
   sweepInterruptedRuns,
 } from './sql-run-leases.ts'
+import {
+  appendChatMessages,
+  getRunMetrics,
+  listChatMessages,
+  recordRunMetrics,
+} from './sql-run-trace.ts'
 import { listApprovals, listReceipts, recordApproval, recordReceipt } from './sql-audit.ts'
 import { sqlTaskBoard } from './sql-task-board.ts'
 
@@ -79,6 +85,12 @@ function sqlStore(driver: SqlDriver, dependencies: StoreDependencies): Store {
     sweepInterruptedRuns: (options) => sweepInterruptedRuns(driver, dependencies, options),
     requestRunCancel: (id, by, options) => requestRunCancel(driver, dependencies, id, by, options),
     listCancelRequests: (owner, options) => listCancelRequests(driver, owner, options),
+    recordRunMetrics: (runId, metrics, options) =>
+      recordRunMetrics(driver, dependencies, runId, metrics, options),
+    getRunMetrics: (runId, options) => getRunMetrics(driver, runId, options),
+    appendChatMessages: (chatId, runId, messages, options) =>
+      appendChatMessages(driver, dependencies, chatId, runId, messages, options),
+    listChatMessages: (chatId, options) => listChatMessages(driver, chatId, options),
     recordApproval: (entry, options) => recordApproval(driver, entry, options),
     listApprovals: (filter, options) => listApprovals(driver, filter, options),
     recordReceipt: (entry, options) => recordReceipt(driver, entry, options),

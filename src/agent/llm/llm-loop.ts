@@ -1,0 +1,377 @@
+/**
+ * @module agent/llm/llm-loop
+ * The model loop of one Run. Each step is one model exchange: the model is offered exactly the
+ * Run's tools (with no way to run them itself), and the loop runs each call it makes through
+ * the Run's tools, in order, then asks again. The Run ends when the model answers without a
+ * tool call (its text is the value), at the step bound (failed), when the next call cannot be
+ * reserved from the budget (waiting, `budget-exhausted`), or on three identical calls in a row
+ * (failed, `repeated-tool-call`). Every model call and tool call is journaled as an intent
+ * before and a result after; every message is kept in the Run's chat; usage and cost are the
+ * Run's metrics, written after each step.
+ */
+import {
+  generateText,
+  jsonSchema,
+  tool,
+  type ModelMessage,
+  type ToolResultPart,
+  type ToolSet,
+} from 'ai'
+import type { JSONSchema7 } from '@ai-sdk/provider'
+import type { ModelPrice, ResolvedModel } from '../../provider/model-catalog.ts'
+import type { ModelStepMetrics, RunMetrics } from '../../store/run-trace.ts'
+import type { Store } from '../../store/store.ts'
+import type { OfferedTool } from '../../tool/toolset.ts'
+import { durableWrite } from '../durable-write.ts'
+import type { ProgramContext, ProgramOutcome } from '../program.ts'
+import { runChatId } from './chat-id.ts'
+import {
+  COMPACT_AT,
+  COMPACT_TO,
+  messagesTokens,
+  pruneToolOutputs,
+  SUMMARY_SYSTEM,
+  summarised,
+  tailStart,
+  transcript,
+} from './compaction.ts'
+import { systemPrompt, taskMessage } from './harness-prompt.ts'
+import { inputsId } from './inputs-id.ts'
+import {
+  dollarsOf,
+  estimateTokens,
+  reservationDollars,
+  type BudgetLedger,
+  type TokenCounts,
+} from './model-budget.ts'
+import { RepeatedToolCalls } from './repeated-tool-calls.ts'
+
+/** What one Run's loop works with. */
+export interface LlmLoopSettings {
+  readonly model: ResolvedModel & { readonly price: ModelPrice }
+  readonly provider: string
+  readonly modelName: string
+  readonly maxModelSteps: number
+  readonly maxOutputTokens: number
+  readonly ledger: BudgetLedger
+  /** How the conversation is kept within the context window; undefined: it is not. */
+  readonly compaction?: CompactionSettings | undefined
+  /** Where the Run's metrics and chat are kept. */
+  readonly store: Store
+  readonly onStoreRetry?: ((message: string, error: unknown) => void) | undefined
+}
+
+/** Compaction of one Run. */
+export interface CompactionSettings {
+  /** The model's context window, in tokens. */
+  readonly contextWindow: number
+  /** The model that writes summaries (the Run's own, or the program's `compactionModel`). */
+  readonly model: ResolvedModel & { readonly price: ModelPrice }
+}
+
+/** The error of a Run that reached its step bound. */
+export function stepBoundError(steps: number): string {
+  return `The agent exceeded its model-step bound (${steps} model steps) without a final answer; raise maxModelSteps or narrow the task.`
+}
+
+/** Runs the loop to the Run's outcome; throws (the signal's reason) once cancelled. */
+export async function runLlmLoop(
+  context: ProgramContext,
+  settings: LlmLoopSettings,
+): Promise<ProgramOutcome> {
+  const { signal } = context
+  const { model, ledger, store } = settings
+  const price = model.price
+  // Cancelled before the first step: no model call, no trace.
+  signal.throwIfAborted()
+  const system = systemPrompt(context.agent)
+  const task = taskMessage(context.task)
+  const offered = await context.tools.offered()
+  const tools = toolSet(offered)
+  const toolsText = JSON.stringify(
+    offered.map(({ name, description, input_schema }) => ({ name, description, input_schema })),
+  )
+  const chatId = runChatId(context.runId)
+  const durably = <T>(write: (call: { readonly signal?: AbortSignal }) => Promise<T>) =>
+    durableWrite(write, { signal, log: settings.onStoreRetry })
+  const trace = (messages: readonly { role: string; content: unknown }[]) =>
+    durably((call) => store.appendChatMessages(chatId, context.runId, messages, call))
+  const steps: ModelStepMetrics[] = []
+  // Summaries are model calls too: they count in the totals, not as steps.
+  const summaries: ModelStepMetrics[] = []
+  const metrics = (): RunMetrics => ({
+    provider: settings.provider,
+    model: settings.modelName,
+    inputsId: inputsId(system, offered, model.ref),
+    modelSteps: steps.length,
+    inputTokens: sum(steps, 'inputTokens') + sum(summaries, 'inputTokens'),
+    outputTokens: sum(steps, 'outputTokens') + sum(summaries, 'outputTokens'),
+    cachedInputTokens: sum(steps, 'cachedInputTokens') + sum(summaries, 'cachedInputTokens'),
+    dollars: sum(steps, 'dollars') + sum(summaries, 'dollars'),
+    steps,
+  })
+  await trace([
+    { role: 'system', content: system },
+    { role: 'user', content: task },
+  ])
+  let messages: ModelMessage[] = [{ role: 'user', content: task }]
+  const repeated = new RepeatedToolCalls()
+  const fixedTokens = estimateTokens(system) + estimateTokens(toolsText)
+  for (let step = 0; step < settings.maxModelSteps; step++) {
+    signal.throwIfAborted()
+    if (settings.compaction !== undefined) {
+      const compacted = await compact({
+        context,
+        settings: settings.compaction,
+        ledger,
+        messages,
+        fixedTokens,
+        task,
+        step,
+      })
+      messages = compacted.messages
+      if (compacted.summary !== undefined) {
+        summaries.push(compacted.summary.metrics)
+        await trace([{ role: 'summary', content: compacted.summary.text }])
+      }
+    }
+    const estimated =
+      estimateTokens(system) + estimateTokens(toolsText) + estimateTokens(JSON.stringify(messages))
+    const reservation = ledger.reserve(
+      reservationDollars(price, estimated, settings.maxOutputTokens),
+    )
+    if (reservation === undefined) return { status: 'waiting', reason: 'budget-exhausted' }
+    await context.journal([
+      {
+        type: 'model-call-intent',
+        data: {
+          step,
+          model: model.ref,
+          reservedDollars: reservation.dollars,
+          estimatedInputTokens: estimated,
+        },
+      },
+    ])
+    let result: Awaited<ReturnType<typeof generateText<ToolSet>>>
+    try {
+      result = await generateText({
+        model: model.model,
+        system,
+        messages,
+        tools,
+        maxOutputTokens: settings.maxOutputTokens,
+        abortSignal: signal,
+      })
+    } catch (error) {
+      // A call that failed may still have been billed: the reservation is kept as spent.
+      ledger.settle(reservation, reservation.dollars)
+      signal.throwIfAborted()
+      const message = error instanceof Error ? error.message : String(error)
+      await context.journal([{ type: 'model-call-result', data: { step, error: message } }])
+      return {
+        status: 'failed',
+        reason: 'model-call-failed',
+        error: `The model call failed: ${message}`,
+      }
+    }
+    const counts = tokenCounts(result.usage, estimated, settings.maxOutputTokens)
+    const dollars = dollarsOf(price, counts)
+    ledger.settle(reservation, dollars)
+    const calls = result.toolCalls
+    steps.push({
+      step,
+      finishReason: result.finishReason,
+      toolCalls: calls.map((call) => call.toolName),
+      ...counts,
+      dollars,
+    })
+    await context.journal([
+      {
+        type: 'model-call-result',
+        data: {
+          step,
+          finishReason: result.finishReason,
+          toolCalls: calls.length,
+          ...counts,
+          dollars,
+        },
+      },
+    ])
+    messages.push(...result.response.messages)
+    await trace(result.response.messages)
+    await durably((call) => store.recordRunMetrics(context.runId, metrics(), call))
+    signal.throwIfAborted()
+    if (calls.length === 0) {
+      return { status: 'completed', value: result.text, output: result.text }
+    }
+    const results: ToolResultPart[] = []
+    for (const call of calls) {
+      if (repeated.repeats(call.toolName, call.input)) {
+        return {
+          status: 'failed',
+          reason: 'repeated-tool-call',
+          error: `The agent called ${call.toolName} with the same input three times in a row; it was stopped instead of looping.`,
+        }
+      }
+      signal.throwIfAborted()
+      await context.journal([
+        {
+          type: 'tool-call-intent',
+          data: {
+            step,
+            toolCallId: call.toolCallId,
+            name: call.toolName,
+            input: (call.input as unknown) ?? null,
+          },
+        },
+      ])
+      const answer = await context.tools.call(
+        { name: call.toolName, input: call.input },
+        { signal },
+      )
+      await context.journal([
+        {
+          type: 'tool-call-result',
+          data: {
+            step,
+            toolCallId: call.toolCallId,
+            name: call.toolName,
+            type: answer.type,
+            ...(answer.type === 'error' && { code: answer.code }),
+          },
+        },
+      ])
+      results.push({
+        type: 'tool-result',
+        toolCallId: call.toolCallId,
+        toolName: call.toolName,
+        output:
+          answer.type === 'success'
+            ? { type: 'text', value: answer.content }
+            : { type: 'error-text', value: answer.content },
+      })
+    }
+    const toolMessage: ModelMessage = { role: 'tool', content: results }
+    messages.push(toolMessage)
+    await trace([toolMessage])
+  }
+  return { status: 'failed', reason: 'step-bound', error: stepBoundError(settings.maxModelSteps) }
+}
+
+/** What compacting gave: the messages to send, and the summary written, if one was. */
+interface Compacted {
+  readonly messages: ModelMessage[]
+  readonly summary?: { readonly text: string; readonly metrics: ModelStepMetrics } | undefined
+}
+
+/**
+ * The conversation, compacted when it passes {@link COMPACT_AT} of the window: old tool outputs
+ * pruned first, then the history before the last turns summarised. A summary that cannot be
+ * reserved or fails is skipped: the pruned conversation is sent, and the step's own reservation
+ * decides whether the Run goes on.
+ */
+async function compact(input: {
+  readonly context: ProgramContext
+  readonly settings: CompactionSettings
+  readonly ledger: BudgetLedger
+  readonly messages: ModelMessage[]
+  readonly fixedTokens: number
+  readonly task: string
+  readonly step: number
+}): Promise<Compacted> {
+  const { context, settings, ledger, fixedTokens, step } = input
+  const limit = COMPACT_AT * settings.contextWindow
+  const before = fixedTokens + messagesTokens(input.messages)
+  if (before <= limit) return { messages: input.messages }
+  const pruned = pruneToolOutputs(input.messages)
+  const afterPruning = fixedTokens + messagesTokens(pruned)
+  await context.journal([
+    {
+      type: 'compaction',
+      data: { step, kind: 'pruned', tokensBefore: before, tokensAfter: afterPruning },
+    },
+  ])
+  const tail = tailStart(pruned)
+  if (afterPruning <= limit || tail <= 1) return { messages: pruned }
+  const history = transcript(pruned.slice(0, tail))
+  const keptTokens = fixedTokens + messagesTokens(pruned.slice(tail)) + estimateTokens(input.task)
+  const target = Math.max(256, Math.floor(COMPACT_TO * settings.contextWindow) - keptTokens)
+  const estimated = estimateTokens(SUMMARY_SYSTEM) + estimateTokens(history)
+  const price = settings.model.price
+  const reservation = ledger.reserve(reservationDollars(price, estimated, target))
+  if (reservation === undefined) return { messages: pruned }
+  await context.journal([
+    {
+      type: 'compaction-intent',
+      data: { step, model: settings.model.ref, reservedDollars: reservation.dollars },
+    },
+  ])
+  try {
+    const result = await generateText({
+      model: settings.model.model,
+      system: SUMMARY_SYSTEM,
+      messages: [{ role: 'user', content: history }],
+      maxOutputTokens: target,
+      abortSignal: context.signal,
+    })
+    const counts = tokenCounts(result.usage, estimated, target)
+    const dollars = dollarsOf(price, counts)
+    ledger.settle(reservation, dollars)
+    const messages = summarised(pruned, input.task, result.text)
+    await context.journal([
+      {
+        type: 'compaction-result',
+        data: { step, tokensAfter: fixedTokens + messagesTokens(messages), ...counts, dollars },
+      },
+    ])
+    return {
+      messages,
+      summary: {
+        text: result.text,
+        metrics: { step, finishReason: 'compaction', toolCalls: [], ...counts, dollars },
+      },
+    }
+  } catch (error) {
+    ledger.settle(reservation, reservation.dollars)
+    context.signal.throwIfAborted()
+    const message = error instanceof Error ? error.message : String(error)
+    await context.journal([{ type: 'compaction-result', data: { step, error: message } }])
+    return { messages: pruned }
+  }
+}
+
+/** The offered tools as the AI SDK takes them: described, with no `execute`, so the model only asks. */
+function toolSet(offered: readonly OfferedTool[]): ToolSet {
+  const tools: ToolSet = {}
+  for (const entry of offered) {
+    tools[entry.name] = tool({
+      description: entry.description,
+      inputSchema: jsonSchema(entry.input_schema as JSONSchema7),
+    })
+  }
+  return tools
+}
+
+/**
+ * The tokens a call used. A provider that reports no usage is charged as if it used its whole
+ * estimate and allowance: a budget is never trusted to a missing number.
+ */
+function tokenCounts(
+  usage: {
+    readonly inputTokens: number | undefined
+    readonly outputTokens: number | undefined
+    readonly inputTokenDetails?: { readonly cacheReadTokens?: number | undefined } | undefined
+  },
+  estimated: number,
+  maxOutputTokens: number,
+): TokenCounts {
+  return {
+    inputTokens: usage.inputTokens ?? estimated,
+    outputTokens: usage.outputTokens ?? maxOutputTokens,
+    cachedInputTokens: usage.inputTokenDetails?.cacheReadTokens ?? 0,
+  }
+}
+
+function sum(steps: readonly ModelStepMetrics[], key: keyof TokenCounts | 'dollars'): number {
+  return steps.reduce((total, step) => total + step[key], 0)
+}

@@ -1,0 +1,223 @@
+/**
+ * @module agent/llm/llm-program
+ * The `llm` program kind. Its factory runs at hire time, before anything is written, and
+ * refuses a hire that could not run: a model the catalog cannot resolve, a model with no known
+ * price (a dollar budget is never guessed), limits above the program's, a child budget above
+ * what its parent has left, or a budget that cannot pay for the first model call. A child's
+ * budget is carved out of its parent's remainder while it runs.
+ */
+import { EitriError } from '../../errors/eitri-error.ts'
+import type { ModelCatalog, ResolvedModel } from '../../provider/model-catalog.ts'
+import type { Store } from '../../store/store.ts'
+import type { AgentDef } from '../agent-def.ts'
+import {
+  DEFAULT_BUDGET_DOLLARS,
+  DEFAULT_MAX_MODEL_STEPS,
+  type AgentProgram,
+} from '../agent-program.ts'
+import type { Program, ProgramFactory, ProgramHire } from '../program.ts'
+import { systemPrompt, taskMessage } from './harness-prompt.ts'
+import { runLlmLoop, type CompactionSettings } from './llm-loop.ts'
+import {
+  BudgetLedger,
+  DEFAULT_MAX_OUTPUT_TOKENS,
+  estimateTokens,
+  reservationDollars,
+} from './model-budget.ts'
+
+/** What the llm programs of a runtime need. */
+export interface LlmProgramOptions {
+  /** Resolves each definition's `modelPolicy`. */
+  readonly catalog: ModelCatalog
+  /** Where Runs keep their metrics and chats: the runtime's store. */
+  readonly store: Store
+  /** The output allowance of each model call. @default 4096 */
+  readonly maxOutputTokens?: number | undefined
+  /** Told when a metrics or chat write fails and is being retried. */
+  readonly onStoreRetry?: ((message: string, error: unknown) => void) | undefined
+}
+
+type LlmProgram = Extract<AgentProgram, { kind: 'llm' }>
+
+/**
+ * The factory of `llm` programs, for an agent runtime's `programs` (one per runtime: it tracks
+ * the budgets of the Runs it made, so children can be carved from their parents).
+ *
+ * @example
+ * new AgentRuntime({ ...options, programs: { ...DETERMINISTIC_PROGRAMS, llm: llmProgramFactory({ catalog, store }) } })
+ */
+export function llmProgramFactory(options: LlmProgramOptions): ProgramFactory {
+  const ledgers = new Map<string, BudgetLedger>()
+  const maxOutputTokens = options.maxOutputTokens ?? DEFAULT_MAX_OUTPUT_TOKENS
+  return (def, hire) => {
+    const plan = planHire(def, hire, options.catalog, ledgers, maxOutputTokens)
+    return {
+      async run(context) {
+        const ledger = new BudgetLedger(plan.budget)
+        const parent = plan.parentLedger
+        // The parent may have spent since the hire was checked: then this child has nothing.
+        if (parent !== undefined && !parent.carve(plan.budget)) {
+          return { status: 'waiting', reason: 'budget-exhausted' }
+        }
+        ledgers.set(context.runId, ledger)
+        try {
+          return await runLlmLoop(context, {
+            model: plan.model,
+            provider: plan.provider,
+            modelName: plan.modelName,
+            maxModelSteps: plan.maxModelSteps,
+            maxOutputTokens,
+            ledger,
+            compaction: plan.compaction,
+            store: options.store,
+            onStoreRetry: options.onStoreRetry,
+          })
+        } finally {
+          ledgers.delete(context.runId)
+          parent?.returnCarve(plan.budget, ledger.spent)
+        }
+      },
+    } satisfies Program
+  }
+}
+
+/** What a checked hire runs with. */
+interface LlmHirePlan {
+  readonly model: ResolvedModel & { readonly price: NonNullable<ResolvedModel['price']> }
+  readonly provider: string
+  readonly modelName: string
+  readonly maxModelSteps: number
+  readonly budget: number
+  readonly parentLedger: BudgetLedger | undefined
+  readonly compaction: CompactionSettings | undefined
+}
+
+/** Checks a hire of `def`; throws a refusal naming the fix. */
+function planHire(
+  def: AgentDef,
+  hire: ProgramHire,
+  catalog: ModelCatalog,
+  ledgers: ReadonlyMap<string, BudgetLedger>,
+  maxOutputTokens: number,
+): LlmHirePlan {
+  const program = def.program as LlmProgram
+  const policy = def.modelPolicy
+  if (policy === undefined) {
+    throw refused('modelPolicy', `agent "${def.id}" runs an llm program but names no modelPolicy`)
+  }
+  let model: ResolvedModel
+  try {
+    model = catalog.resolve(policy)
+  } catch (error) {
+    if (EitriError.isInstance(error)) {
+      throw new EitriError(error.code, `Hire refused, no Run admitted: ${error.message}`, {
+        cause: error,
+        data: { field: 'modelPolicy' },
+      })
+    }
+    throw error
+  }
+  const price = model.price
+  if (price === undefined) {
+    throw refused(
+      'modelPolicy',
+      `model ${model.ref} has no known price, so a dollar budget cannot be kept on it; add its price to the configuration's "prices", such as "prices": {"${model.ref}": {"input": 1, "output": 2}} (dollars per million tokens)`,
+    )
+  }
+  const { limits } = hire.request
+  const programSteps = program.maxModelSteps ?? DEFAULT_MAX_MODEL_STEPS
+  if (limits.maxModelSteps !== undefined && limits.maxModelSteps > programSteps) {
+    throw refused(
+      'limits.maxModelSteps',
+      `${limits.maxModelSteps} is above the ${programSteps} model steps agent "${def.id}" allows; ask for at most ${programSteps}`,
+    )
+  }
+  const programBudget = program.budgetDollars ?? DEFAULT_BUDGET_DOLLARS
+  if (limits.budgetDollars !== undefined && limits.budgetDollars > programBudget) {
+    throw refused(
+      'limits.budgetDollars',
+      `$${limits.budgetDollars} is above the $${programBudget} agent "${def.id}" may spend; ask for at most $${programBudget}`,
+    )
+  }
+  let budget = limits.budgetDollars ?? programBudget
+  const parentLedger = hire.parentRun === undefined ? undefined : ledgers.get(hire.parentRun)
+  if (parentLedger !== undefined) {
+    const left = parentLedger.remaining
+    if (limits.budgetDollars !== undefined && limits.budgetDollars > left) {
+      throw refused(
+        'limits.budgetDollars',
+        `$${limits.budgetDollars} is above the $${dollarsText(left)} the parent Run has left; a child's budget comes out of its parent's, so ask for at most that`,
+      )
+    }
+    // Without an explicit budget a child gets what it may spend, up to what its parent has left.
+    budget = Math.min(budget, left)
+  }
+  const firstCall = reservationDollars(
+    price,
+    estimateTokens(systemPrompt(def)) + estimateTokens(taskMessage(hire.request.task)),
+    maxOutputTokens,
+  )
+  if (firstCall > budget) {
+    throw refused(
+      'limits.budgetDollars',
+      `a budget of $${dollarsText(budget)} cannot pay for the first model call (up to $${dollarsText(firstCall)} for its prompt and ${maxOutputTokens} output tokens at ${model.ref}'s prices); give a larger budget${parentLedger === undefined ? '' : ' (its parent has too little left)'}`,
+    )
+  }
+  return {
+    model: { ...model, price },
+    compaction: compactionOf(program, { ...model, price }, catalog),
+    provider: policy.provider,
+    modelName: policy.model,
+    maxModelSteps: limits.maxModelSteps ?? programSteps,
+    budget,
+    parentLedger,
+  }
+}
+
+/**
+ * How a Run of `program` is compacted: when `autoCompact` is not false and the model's context
+ * window is known, by the program's `compactionModel` (which needs a known price too) or the
+ * Run's own model.
+ */
+function compactionOf(
+  program: LlmProgram,
+  model: CompactionSettings['model'],
+  catalog: ModelCatalog,
+): CompactionSettings | undefined {
+  if (program.autoCompact === false || model.contextWindow === undefined) return undefined
+  if (program.compactionModel === undefined) return { contextWindow: model.contextWindow, model }
+  const colon = program.compactionModel.indexOf(':')
+  const policy = {
+    provider: program.compactionModel.slice(0, colon),
+    model: program.compactionModel.slice(colon + 1),
+  }
+  let summariser: ResolvedModel
+  try {
+    summariser = catalog.resolve(policy)
+  } catch (error) {
+    if (EitriError.isInstance(error)) {
+      throw new EitriError(error.code, `Hire refused, no Run admitted: ${error.message}`, {
+        cause: error,
+        data: { field: 'program.compactionModel' },
+      })
+    }
+    throw error
+  }
+  if (summariser.price === undefined) {
+    throw refused(
+      'program.compactionModel',
+      `compaction model ${summariser.ref} has no known price, so its summaries cannot be paid for from the budget; add its price to the configuration's "prices"`,
+    )
+  }
+  return { contextWindow: model.contextWindow, model: { ...summariser, price: summariser.price } }
+}
+
+function dollarsText(dollars: number): string {
+  return Number(dollars.toFixed(6)).toString()
+}
+
+function refused(field: string, reason: string): EitriError {
+  return new EitriError('invalid_input', `Hire refused, no Run admitted: ${reason}.`, {
+    data: { field },
+  })
+}
