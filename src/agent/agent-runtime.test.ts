@@ -219,21 +219,15 @@ describe('AgentRuntime: hire and settlement', () => {
 
   it('a failure after the row is written marks the Run failed with the reason', async (t) => {
     const { store, lines } = await runtimeFixture(t)
-    // A store whose journal refuses the trigger (a later terminal write is retried until it
-    // lands, so it must land here).
-    const broken = new Proxy(store, {
-      get(target, key, receiver) {
-        if (key === 'appendRunEvents') {
-          return (runId: string, events: readonly { type: string }[]) =>
-            events[0]?.type === 'trigger'
-              ? Promise.reject(new Error('disk full'))
-              : target.appendRunEvents(runId, events)
-        }
-        return Reflect.get(target, key, receiver) as unknown
-      },
+    // The trigger is committed with the row; the next step, forking the world, fails (the
+    // terminal write after it is retried until it lands, so it lands here).
+    const forkWorld = lines.fork.bind(lines)
+    lines.fork = () => Promise.reject(new Error('disk full'))
+    t.after(() => {
+      lines.fork = forkWorld
     })
     const runtime = new AgentRuntime({
-      store: broken,
+      store,
       lines,
       line: 'main',
       principal: PERSON_PRINCIPAL,
@@ -244,12 +238,17 @@ describe('AgentRuntime: hire and settlement', () => {
       (error: unknown) => error,
     )
     assert.ok(refusal instanceof EitriError)
-    assert.match(refusal.message, /trigger-failed: disk full/)
+    assert.match(refusal.message, /world-fork-failed: disk full/)
     const [row] = await store.listRuns()
     assert.equal(row?.id, (refusal.data as { runId?: string }).runId)
     assert.deepEqual(
       [row?.status, row?.reason, row?.error, row?.settlementStatus],
-      ['failed', 'trigger-failed', 'disk full', 'discarded'],
+      ['failed', 'world-fork-failed', 'disk full', 'discarded'],
+    )
+    assert.deepEqual(
+      (await store.listRunEvents(row?.id ?? '')).map((event) => event.type),
+      ['trigger', 'finished'],
+      'the trigger is journaled with the row; the program never started',
     )
     assert.deepEqual(lines.forks(), [], 'no world was forked')
     assert.equal(runtime.activeRuns, 0)

@@ -1,8 +1,9 @@
 /**
  * @module agent/run-admission
  * Admitting a Run, durability first, in this order: its row (`running`, with its provenance,
- * holding a lease when the runtime has a keeper), the cancel hook, the trigger in its journal,
- * its world forked from its parent's; only then does its program start. A failure after the row
+ * holding a lease when the runtime has a keeper) and the trigger in its journal, in one
+ * transaction; the cancel hook; its world forked from its parent's; only then does its program
+ * start. A failure after the row
  * is written ends the Run as failed with the step that failed.
  */
 import { createHash } from 'node:crypto'
@@ -51,6 +52,8 @@ export async function admitRun(
     causedBy: live.causedBy,
     actor: work.options.actor,
     trigger: { task: request.task },
+    // The trigger is journaled with the row, in one commit.
+    events: [{ type: 'trigger', data: { task: request.task } }],
     roster: rosterIdentity(roster),
     agentId: def.id,
     agentVersion: def.version,
@@ -75,10 +78,8 @@ export async function admitRun(
   work.live.set(live.id, live)
   work.hired.add(live.id)
   work.options.onAdmitted?.(live.id)
-  let step = 'trigger-failed'
+  const step = 'world-fork-failed'
   try {
-    await store.appendRunEvents(live.id, [{ type: 'trigger', data: { task: request.task } }])
-    step = 'world-fork-failed'
     const world = await lines.fork({
       from: fork.from,
       name: live.world,

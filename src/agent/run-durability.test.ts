@@ -16,7 +16,10 @@ const roster = Roster.of([
   { id: 'slow', program: { kind: 'scripted', delayMs: 60_000, reply: 'slow' } },
 ])
 
-/** The terminal row's status when each journal event was written, by event type. */
+/**
+ * For each journal event, by type: the Run's status when it was appended alone, or `with` the
+ * status its row was written with in the same transaction (an admission, a finish).
+ */
 function watchingStore(store: Store, seen: [string, string | undefined][]): Store {
   return new Proxy(store, {
     get(target, key, receiver) {
@@ -25,6 +28,20 @@ function watchingStore(store: Store, seen: [string, string | undefined][]): Stor
           const row = await target.getRun(runId)
           for (const event of events) seen.push([event.type, row?.status])
           return target.appendRunEvents(runId, events, call)
+        }
+      }
+      if (key === 'admitRun') {
+        return async (...args: Parameters<Store['admitRun']>) => {
+          const row = await target.admitRun(...args)
+          for (const event of args[0].events ?? []) seen.push([event.type, `with ${row.status}`])
+          return row
+        }
+      }
+      if (key === 'finishRun') {
+        return async (...args: Parameters<Store['finishRun']>) => {
+          const row = await target.finishRun(...args)
+          for (const event of args[1].events ?? []) seen.push([event.type, `with ${row.status}`])
+          return row
         }
       }
       return Reflect.get(target, key, receiver) as unknown
@@ -72,10 +89,12 @@ describe('AgentRuntime with leases: durability of Runs', () => {
       ['trigger', 'started', 'finished'],
     )
     assert.deepEqual(journal[2]?.data, { status: 'completed' })
+    // The trigger is committed with the row, `finished` with the terminal row (the store's
+    // contract says such events are written in the row's transaction).
     assert.deepEqual(seen, [
-      ['trigger', 'running'],
+      ['trigger', 'with running'],
       ['started', 'running'],
-      ['finished', 'completed'],
+      ['finished', 'with completed'],
     ])
   })
 

@@ -82,9 +82,9 @@ export async function executeRun(
 }
 
 /**
- * Writes the Run's terminal row, retrying while the store is unavailable (until then the Run
- * stays `running` and its handle unresolved), then journals `finished` and lets go of its
- * lease. A `conflict` from a Run the sweep ended (its lease lapsed or was lost) answers that
+ * Writes the Run's terminal row with `finished` in its journal (one transaction), retrying
+ * while the store is unavailable (until then the Run stays `running` and its handle
+ * unresolved), then lets go of its lease. A `conflict` from a Run the sweep ended (its lease lapsed or was lost) answers that
  * row: failed, `interrupted`, with `finished` already journaled by the sweep.
  */
 export async function finishRun(
@@ -94,24 +94,19 @@ export async function finishRun(
 ): Promise<RunRecord> {
   const { store, leases } = work.options
   try {
-    let record: RunRecord
+    const reason = finish.status === 'completed' ? undefined : finish.reason
+    // `finished` goes in the terminal row's transaction: one commit, and never seen without it.
+    const events = [
+      { type: 'finished', data: { status: finish.status, ...(reason && { reason }) } },
+    ]
     try {
-      record = await durable(work, (call) => store.finishRun(live.id, finish, call))
+      return await durable(work, (call) => store.finishRun(live.id, { ...finish, events }, call))
     } catch (error) {
       if (!EitriError.isInstance(error) || error.code !== 'conflict') throw error
       const row = await durable(work, (call) => store.getRun(live.id, call))
       if (row === undefined || row.status === 'running' || row.status === 'waiting') throw error
       return row
     }
-    const reason = finish.status === 'completed' ? undefined : finish.reason
-    await durable(work, (call) =>
-      store.appendRunEvents(
-        live.id,
-        [{ type: 'finished', data: { status: finish.status, ...(reason && { reason }) } }],
-        call,
-      ),
-    )
-    return record
   } finally {
     leases?.release(live.id)
   }

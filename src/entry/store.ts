@@ -11,6 +11,7 @@ export {
   type RunAdmission,
   type RunCancelRequest,
   type RunEvent,
+  type RunEventInput,
   type RunFilter,
   type RunFinish,
   type RunFinishStatus,

@@ -55,6 +55,17 @@ export interface RunAdmission extends RunProvenance {
   readonly createdAt?: string | undefined
   /** Held from the start by this owner, in the same transaction as the row. */
   readonly lease?: RunLeaseTerms | undefined
+  /**
+   * The first entries of the Run's journal (its trigger), written in the same transaction as
+   * the row: one commit where a row and then an append would take two.
+   */
+  readonly events?: readonly RunEventInput[] | undefined
+}
+
+/** A journal entry as written: its type (noun-verb) and JSON-compatible data. */
+export interface RunEventInput {
+  readonly type: string
+  readonly data?: unknown
 }
 
 /** Who holds a running Run, and for how long from now (the store's clock). */
@@ -126,6 +137,11 @@ export interface RunFinish {
   readonly error?: unknown
   readonly value?: unknown
   readonly output?: string | undefined
+  /**
+   * Journal entries (`finished`) appended in the same transaction as the terminal row, after
+   * it: nobody ever reads them without the row they report, and a refused finish writes none.
+   */
+  readonly events?: readonly RunEventInput[] | undefined
 }
 
 /** What `settleRun` takes. */

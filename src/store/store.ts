@@ -72,13 +72,15 @@ export interface Store extends AsyncDisposable {
   listLines(options?: StoreCallOptions): Promise<LineRecord[]>
 
   /**
-   * Writes a new Run row as `running`, durably, before the Run starts.
+   * Writes a new Run row as `running`, durably, before the Run starts; `admission.events`
+   * (its trigger) open its journal in the same transaction.
    * @throws EitriError `conflict` when a Run with that id exists.
    */
   admitRun(admission: RunAdmission, options?: StoreCallOptions): Promise<RunRecord>
   /**
    * Writes the Run's new status; resolves only once it is durable, so nobody is told a Run
-   * finished before its row says so.
+   * finished before its row says so. `finish.events` (`finished`) are journaled in the same
+   * transaction, so they are never read without the row they report.
    * @throws EitriError `not_found`; `conflict` when it already ended.
    */
   finishRun(id: string, finish: RunFinish, options?: StoreCallOptions): Promise<RunRecord>

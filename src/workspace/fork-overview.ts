@@ -8,7 +8,7 @@ import fs from 'node:fs'
 import path from 'node:path'
 import type { LineState } from '../ports/line-control.ts'
 import { PERSON_PRINCIPAL, visibleForks, type Principal } from './fork-owner.ts'
-import { forkRef, readForks, type ForkInfo } from './fork-registry.ts'
+import { forgetFork, forkRef, readForks, type ForkInfo } from './fork-registry.ts'
 import { timeOfCommit } from './git/git-objects.ts'
 import type { WorkspaceHistory } from './history.ts'
 import type { LineHooks } from './line-types.ts'
@@ -118,6 +118,7 @@ export async function pruneForks(
       if (fork.state !== 'discarded') await context.history.deleteRef(forkRef(fork.id))
       context.forgetTree(fork.id)
       fs.rmSync(path.join(context.stateDir, 'forks', fork.id), { recursive: true, force: true })
+      forgetFork(context.stateDir, fork.id)
       if (fork.state === 'open') await context.hooks.discarded?.(fork.id)
     })
   }

@@ -67,3 +67,23 @@ export function runOfWorld(fork: {
 }): string | undefined {
   return fork.name === runWorldName(fork.owner) ? fork.owner : undefined
 }
+
+/**
+ * Whether `principal` may act on `fork`, looking its ancestors up one by one with `parentOf`
+ * (undefined for main or a fork that is not open): what {@link visibleForks} decides for one
+ * fork, without a listing of all of them.
+ */
+export function visibleFork<Fork extends OwnedFork>(
+  fork: Fork,
+  principal: Principal,
+  parentOf: (id: string) => Fork | undefined,
+  maxSteps: number,
+): boolean {
+  if (principal.seesEveryFork) return true
+  let current: Fork | undefined = fork
+  for (let steps = 0; current !== undefined && steps <= maxSteps; steps += 1) {
+    if (current.owner === principal.id) return true
+    current = parentOf(current.parent)
+  }
+  return false
+}

@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict'
+import fsSync from 'node:fs'
 import fs from 'node:fs/promises'
 import path from 'node:path'
 import { describe, it } from 'node:test'
@@ -56,6 +57,40 @@ describe('fork records', () => {
       ;(listed as { name?: string }).name = 'changed'
     }, TypeError)
     assert.equal(readForks(stateDir, { discarded: true })[0]?.name, 'edited')
+  })
+
+  it('lists a discarded record without a stat, and finds an open fork by id reading only its record', async (t) => {
+    const { lines, stateDir } = await linesFixture(t)
+    const gone = await lines.fork({ name: 'gone' })
+    const open = await lines.fork({ name: 'open' })
+    const child = await lines.fork({ from: open.id, name: 'child', owner: alice.id })
+    await lines.discard(gone.id)
+    assert.deepEqual(
+      readForks(stateDir, { discarded: true }).map((info) => info.name),
+      ['gone', 'open', 'child'],
+    )
+    const stats: string[] = []
+    const lstat = fsSync.lstatSync
+    t.mock.method(fsSync, 'lstatSync', (file: string, ...rest: unknown[]) => {
+      stats.push(path.basename(path.dirname(file)))
+      return (lstat as (...args: unknown[]) => unknown)(file, ...rest)
+    })
+    assert.deepEqual(
+      lines.forks().map((info) => info.name),
+      ['open', 'child'],
+    )
+    assert.deepEqual(stats.sort(), [open.id, child.id].sort(), 'the discarded record: no stat')
+    stats.length = 0
+    assert.equal((lines.find(child.id, alice) as ForkInfo).name, 'child')
+    assert.deepEqual(stats, [child.id], 'by id: its record alone')
+    stats.length = 0
+    // Visibility by id is decided up the parents: alice does not see the person's fork above.
+    assert.throws(() => lines.find(open.id, alice), { code: 'not_found' })
+    assert.throws(() => lines.find(gone.id), { code: 'not_found' })
+    t.mock.restoreAll()
+    // A record rewritten by another process is read again by id, too.
+    writeFork(stateDir, { ...child, name: 'renamed' })
+    assert.equal((lines.find(child.id, alice) as ForkInfo).name, 'renamed')
   })
 
   it('names a damaged or oversized record and says how to go on', async (t) => {

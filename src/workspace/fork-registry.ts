@@ -170,7 +170,8 @@ export function readForks(stateDir: string, options: { discarded?: boolean } = {
   return fs
     .readdirSync(folder)
     .flatMap((id) => {
-      const record = cachedForkRecord(path.join(folder, id, 'fork.json'))
+      const file = path.join(folder, id, 'fork.json')
+      const record = discardedRecords.get(file) ?? cachedForkRecord(file)
       return record === undefined || (record.discarded !== undefined && options.discarded !== true)
         ? []
         : [record]
@@ -178,10 +179,42 @@ export function readForks(stateDir: string, options: { discarded?: boolean } = {
     .sort((a, b) => a.created.localeCompare(b.created))
 }
 
+/**
+ * The open fork (not discarded) with id `id`, reading its record alone, or undefined when
+ * there is none: what a listing would hold for that id, at a stat instead of one per fork.
+ *
+ * @throws EitriError `state_corrupt` as {@link readForks} does for that record.
+ */
+export function readForkById(stateDir: string, id: string): ForkInfo | undefined {
+  if (!FORK_ID.test(id)) return undefined
+  const file = path.join(forkFolder(stateDir, id), 'fork.json')
+  if (discardedRecords.has(file)) return undefined
+  const record = cachedForkRecord(file)
+  return record?.discarded === undefined ? record : undefined
+}
+
 /** Writes a fork's record durably. */
 export function writeFork(stateDir: string, info: ForkInfo): void {
-  writeDurably(path.join(forkFolder(stateDir, info.id), 'fork.json'), info)
+  const file = path.join(forkFolder(stateDir, info.id), 'fork.json')
+  // Only a new fork reuses a folder's name (a pruned one's, by a one-in-four-billion chance).
+  discardedRecords.delete(file)
+  writeDurably(file, info)
 }
+
+/** Forgets the record of a fork whose folder is removed (a prune). */
+export function forgetFork(stateDir: string, id: string): void {
+  const file = path.join(forkFolder(stateDir, id), 'fork.json')
+  discardedRecords.delete(file)
+  recordCache.delete(file)
+}
+
+/**
+ * The records read as discarded, by file. A discarded record is final: nothing rewrites it
+ * (no door reaches a discarded fork) and it only goes away with its folder, which a listing
+ * then no longer finds. So a listing takes it from here without a stat: with a Run leaving
+ * one record each until a prune, a listing costs a stat per open fork, not per fork ever made.
+ */
+const discardedRecords = new Map<string, ForkInfo>()
 
 /**
  * Records read before, by file, with the file's identity when read. A record is only ever
@@ -213,6 +246,10 @@ function cachedForkRecord(file: string): ForkInfo | undefined {
   }
   if (recordCache.size >= MAX_CACHED_RECORDS) recordCache.clear()
   recordCache.set(file, { identity, record: deepFreeze(record) })
+  if (record.discarded !== undefined) {
+    if (discardedRecords.size >= MAX_CACHED_RECORDS) discardedRecords.clear()
+    discardedRecords.set(file, record)
+  }
   return record
 }
 

@@ -10,13 +10,14 @@ import path from 'node:path'
 import { EitriError } from '../errors/eitri-error.ts'
 import type { RestoreOutcome } from '../ports/line-control.ts'
 import type { DirectoryTree } from './directory-tree.ts'
-import { PERSON_PRINCIPAL, visibleForks, type Principal } from './fork-owner.ts'
+import { PERSON_PRINCIPAL, visibleFork, visibleForks, type Principal } from './fork-owner.ts'
 import {
   chooseForkName,
   displayName,
   findLine,
   forkRef,
   newForkId,
+  readForkById,
   readForks,
   writeFork,
   type ForkInfo,
@@ -64,6 +65,12 @@ import { diffTrees, mergeCommits, unifiedDiffs, type TreeChange } from './tree-m
 import type { WorkspaceTree } from './workspace-tree.ts'
 import { isWithinAny } from '../util/relative-paths.ts'
 import { SerialQueue } from '../util/serial-queue.ts'
+
+/**
+ * How far `find` walks up a fork's parents by id before it lists every fork instead (a walk
+ * that ends without an answer is decided by the listing, so this bounds work, not the answer).
+ */
+const MAX_FORK_DEPTH_WALK = 64
 
 /** The lines of one workspace. */
 export class WorkspaceLines implements AsyncDisposable {
@@ -156,6 +163,15 @@ export class WorkspaceLines implements AsyncDisposable {
    * @throws EitriError `not_found`; `invalid_input` when a name is several forks' (name an id)
    */
   find(idOrName: string, principal: Principal = PERSON_PRINCIPAL): ForkInfo | typeof MAIN_LINE {
+    // By id (how Runs and sessions name their forks), one record and its ancestors are read,
+    // not every fork's: a listing would answer the same fork, since an id comes before a name.
+    const byId = readForkById(this.#stateDir, idOrName)
+    if (
+      byId !== undefined &&
+      visibleFork(byId, principal, (id) => readForkById(this.#stateDir, id), MAX_FORK_DEPTH_WALK)
+    ) {
+      return byId
+    }
     return findLine(this.forks(principal), idOrName)
   }
 
@@ -190,8 +206,11 @@ export class WorkspaceLines implements AsyncDisposable {
   ): Promise<ForkInfo> {
     return this.#serialize(async () => {
       const by = options.by ?? PERSON_PRINCIPAL
-      const from = this.find(options.from ?? MAIN_LINE, by)
-      const name = chooseForkName(options, this.forks(by), readForks(this.#stateDir))
+      // One listing for the lookup and the name: each costs a stat per open fork.
+      const all = readForks(this.#stateDir)
+      const mine = visibleForks(all, by)
+      const from = findLine(mine, options.from ?? MAIN_LINE)
+      const name = chooseForkName(options, mine, all)
       const parent = from === MAIN_LINE ? MAIN_LINE : from.id
       const forkPoint = await this.#head(parent)
       const id = newForkId()

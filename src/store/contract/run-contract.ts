@@ -160,6 +160,50 @@ export function runContract(harness: StoreHarness): void {
       await rejectsWith(store.appendRunEvents('nope', [{ type: 'x' }]), 'not_found')
       await rejectsWith(store.appendRunEvents('r', [{ type: '' }]), 'invalid_input')
     })
+
+    void it('journals the events an admission and a finish carry, in their transactions', async () => {
+      await using store = (await freshStore(harness)).store
+      await store.admitRun({
+        id: 'r',
+        trigger: { task: 'go' },
+        events: [{ type: 'trigger', data: { task: 'go' } }],
+      })
+      assert.deepEqual(
+        (await store.listRunEvents('r')).map((event) => [event.sequence, event.type, event.data]),
+        [[1, 'trigger', { task: 'go' }]],
+      )
+      await store.appendRunEvents('r', [{ type: 'started' }])
+      const done = await store.finishRun('r', {
+        status: 'completed',
+        value: 1,
+        events: [{ type: 'finished', data: { status: 'completed' } }],
+      })
+      assert.equal(done.status, 'completed')
+      assert.deepEqual(
+        (await store.listRunEvents('r')).map((event) => [event.sequence, event.type]),
+        [
+          [1, 'trigger'],
+          [2, 'started'],
+          [3, 'finished'],
+        ],
+      )
+      // A refused finish or admission writes none of its events.
+      await rejectsWith(
+        store.finishRun('r', { status: 'failed', events: [{ type: 'finished' }] }),
+        'conflict',
+      )
+      await rejectsWith(store.admitRun({ id: 'r', events: [{ type: 'trigger' }] }), 'conflict')
+      assert.equal((await store.listRunEvents('r')).length, 3)
+      // A bad event refuses the whole write, before anything is written.
+      await rejectsWith(store.admitRun({ id: 's', events: [{ type: '' }] }), 'invalid_input')
+      assert.equal(await store.getRun('s'), undefined)
+      await store.admitRun({ id: 't' })
+      await rejectsWith(
+        store.finishRun('t', { status: 'completed', events: [{ type: '' }] }),
+        'invalid_input',
+      )
+      assert.equal((await store.getRun('t'))?.status, 'running')
+    })
   })
 
   void describe('approvals and receipts', () => {

@@ -8,6 +8,7 @@ import {
   TERMINAL_RUN_STATUSES,
   type RunAdmission,
   type RunEvent,
+  type RunEventInput,
   type RunFilter,
   type RunFinish,
   type RunRecord,
@@ -61,6 +62,7 @@ export async function admitRun(
     throw new EitriError('invalid_input', 'A Run needs an id.')
   }
   if (admission.lease !== undefined) checkLeaseTerms(admission.lease)
+  checkEvents(admission.events ?? [])
   return driver.transaction(
     'write',
     async (transaction) => {
@@ -106,6 +108,9 @@ export async function admitRun(
         }
         throw error
       }
+      if (admission.events !== undefined && admission.events.length > 0) {
+        await insertRunEvents(transaction, admission.id, admission.events, now)
+      }
       return runFromRow((await runRow(transaction, admission.id)) as Record<string, SqlValue>)
     },
     options,
@@ -126,6 +131,7 @@ export async function finishRun(
       `A Run finishes as waiting, completed, failed or cancelled (got ${JSON.stringify(finish.status)}).`,
     )
   }
+  checkEvents(finish.events ?? [])
   return driver.transaction(
     'write',
     async (transaction) => {
@@ -147,6 +153,9 @@ export async function finishRun(
           id,
         ],
       )
+      if (finish.events !== undefined && finish.events.length > 0) {
+        await insertRunEvents(transaction, id, finish.events, now)
+      }
       return requireRun(transaction, id)
     },
     options,
@@ -241,14 +250,7 @@ export async function appendRunEvents(
   events: readonly { readonly type: string; readonly data?: unknown }[],
   options: CallOptions = {},
 ): Promise<RunEvent[]> {
-  for (const event of events) {
-    if (typeof event.type !== 'string' || event.type === '') {
-      throw new EitriError(
-        'invalid_input',
-        'Every Run event needs a type, such as tool-call-start.',
-      )
-    }
-  }
+  checkEvents(events)
   return driver.transaction(
     'write',
     async (transaction) => {
@@ -257,6 +259,18 @@ export async function appendRunEvents(
     },
     options,
   )
+}
+
+/** Refuses an event without a type, before any transaction. */
+function checkEvents(events: readonly RunEventInput[]): void {
+  for (const event of events) {
+    if (typeof event.type !== 'string' || event.type === '') {
+      throw new EitriError(
+        'invalid_input',
+        'Every Run event needs a type, such as tool-call-start.',
+      )
+    }
+  }
 }
 
 /** Appends events to the journal of a Run the transaction has locked. */

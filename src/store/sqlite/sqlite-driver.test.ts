@@ -6,6 +6,7 @@ import { DatabaseSync } from 'node:sqlite'
 import { describe, it, type TestContext } from 'node:test'
 import { EitriError } from '../../errors/eitri-error.ts'
 import { openStore } from '../open-store.ts'
+import { openSqliteDriver } from './sqlite-driver.ts'
 
 async function tempFolder(t: TestContext): Promise<string> {
   const folder = await fs.mkdtemp(path.join(os.tmpdir(), 'eitri-sqlite-'))
@@ -90,5 +91,66 @@ describe('the SQLite store', () => {
     await store.tasks('main').create({ title: 'x' })
     assert.equal(store.location, 'sqlite::memory:')
     assert.equal((await store.tasks('main').list()).length, 1)
+  })
+
+  it('commits writes that wait together once, and one that fails fails alone', async (t) => {
+    const file = path.join(await tempFolder(t), 'store.sqlite')
+    await using store = await openStore(`sqlite:${file}`)
+    await store.admitRun({ id: 'taken' })
+    // Wraps exec, still calling it, to count the commits.
+    const exec = t.mock.method(DatabaseSync.prototype, 'exec')
+    const writes = Array.from({ length: 40 }, (_, index) =>
+      store.admitRun({
+        id: index === 20 ? 'taken' : `run-${index}`,
+        events: [{ type: 'trigger' }],
+      }),
+    )
+    const outcomes = await Promise.allSettled(writes)
+    const commits = exec.mock.calls.filter((call) => call.arguments[0] === 'COMMIT').length
+    assert.ok(commits < 10, `${commits} commits for 40 writes`)
+    assert.deepEqual(
+      outcomes.map((outcome) => outcome.status),
+      outcomes.map((_, index) => (index === 20 ? 'rejected' : 'fulfilled')),
+    )
+    const refused = outcomes[20] as PromiseRejectedResult
+    assert.equal((refused.reason as EitriError).code, 'conflict')
+    t.mock.restoreAll()
+    // The failed one left nothing (no second journal entry on the Run it collided with); the
+    // others are all there, durably: a fresh connection reads them.
+    assert.deepEqual(await store.listRunEvents('taken'), [])
+    const database = new DatabaseSync(file, { readOnly: true })
+    try {
+      const count = database.prepare('SELECT count(*) AS n FROM runs').get() as { n: number }
+      const events = database.prepare('SELECT count(*) AS n FROM run_events').get() as { n: number }
+      assert.deepEqual([count.n, events.n], [40, 39])
+    } finally {
+      database.close()
+    }
+  })
+
+  it('undoes a grouped write that throws after writing, and only it', async (t) => {
+    const driver = openSqliteDriver(path.join(await tempFolder(t), 'store.sqlite'))
+    t.after(() => driver.close())
+    await driver.transaction('write', (tx) => tx.run('CREATE TABLE notes (text TEXT)'))
+    const insert = (text: string, fail: boolean) =>
+      driver.transaction('write', async (tx) => {
+        await tx.run('INSERT INTO notes (text) VALUES (?)', [text])
+        if (fail) throw new Error(`refused ${text}`)
+        return text
+      })
+    const outcomes = await Promise.allSettled([
+      insert('a', false),
+      insert('b', true),
+      insert('c', false),
+    ])
+    assert.deepEqual(
+      outcomes.map((outcome) => (outcome.status === 'fulfilled' ? outcome.value : 'refused')),
+      ['a', 'refused', 'c'],
+    )
+    const rows = await driver.transaction('read', (tx) => tx.all('SELECT text FROM notes'))
+    assert.deepEqual(
+      rows.map((row) => row['text']),
+      ['a', 'c'],
+    )
   })
 })

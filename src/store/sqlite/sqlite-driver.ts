@@ -2,13 +2,14 @@
  * @module store/sqlite/sqlite-driver
  * The SQL driver on `node:sqlite`: one connection, WAL, `synchronous=FULL` (a commit is on
  * disk before it returns), write transactions begun IMMEDIATE so two processes queue on the
- * write lock instead of deadlocking, and retries while another process holds it.
+ * write lock instead of deadlocking, and retries while another process holds it. Writes that
+ * wait at the same time share one commit (group commit), each in its own savepoint.
  */
 import fs from 'node:fs'
 import path from 'node:path'
 import { DatabaseSync, type StatementSync } from 'node:sqlite'
 import { EitriError } from '../../errors/eitri-error.ts'
-import { retryOnContention } from '../sql/contention.ts'
+import { retryOnContention, throwIfCancelled } from '../sql/contention.ts'
 import type {
   SqlDriver,
   SqlRow,
@@ -82,6 +83,21 @@ function openFailure(file: string, error: unknown): EitriError {
   })
 }
 
+/** At most this many writes share one commit (a bound on how long one group holds the lock). */
+const MAX_GROUP = 256
+
+/** A write transaction waiting for a group commit. */
+interface GroupMember {
+  readonly work: (transaction: SqlTransaction) => Promise<unknown>
+  readonly signal: AbortSignal | undefined
+  readonly resolve: (value: unknown) => void
+  readonly reject: (error: unknown) => void
+}
+
+/** What one member of a group came to. */
+type GroupOutcome =
+  { readonly ok: true; readonly value: unknown } | { readonly ok: false; readonly error: unknown }
+
 /** A `node:sqlite` connection as a SqlDriver. */
 export class SqliteDriver implements SqlDriver {
   readonly dialect = 'sqlite' as const
@@ -90,6 +106,8 @@ export class SqliteDriver implements SqlDriver {
   readonly #statements = new Map<string, StatementSync>()
   /** One transaction at a time on this connection: later ones wait their turn. */
   readonly #queue = new SerialQueue()
+  /** Write transactions waiting for the next group commit, in the order asked. */
+  readonly #pending: GroupMember[] = []
   #closed = false
 
   constructor(database: DatabaseSync, location: string) {
@@ -102,6 +120,7 @@ export class SqliteDriver implements SqlDriver {
     work: (transaction: SqlTransaction) => Promise<T>,
     options: { readonly signal?: AbortSignal | undefined } = {},
   ): Promise<T> {
+    if (mode === 'write') return this.#groupWrite(work, options.signal)
     const run = async (): Promise<T> => {
       this.#assertOpen()
       return retryOnContention(() => this.#attempt(mode, work), isContention, {
@@ -110,6 +129,85 @@ export class SqliteDriver implements SqlDriver {
       })
     }
     return this.#queue.run(run)
+  }
+
+  /**
+   * Queues a write transaction to commit with the others waiting beside it: one commit (one
+   * fsync) for every write that arrived while the previous one ran. Each runs in a savepoint of
+   * the shared transaction, so one that throws is undone alone and fails alone; every caller
+   * hears only once the shared commit is durable, as with a transaction of its own.
+   */
+  #groupWrite<T>(
+    work: (transaction: SqlTransaction) => Promise<T>,
+    signal: AbortSignal | undefined,
+  ): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      this.#pending.push({
+        work,
+        signal,
+        resolve: resolve as (value: unknown) => void,
+        reject,
+      })
+      if (this.#pending.length === 1) {
+        void this.#queue.run(() => this.#commitGroup())
+      }
+    })
+  }
+
+  /** Commits the writes waiting now (at most {@link MAX_GROUP}), then lets each caller hear. */
+  async #commitGroup(): Promise<void> {
+    const group = this.#pending.splice(0, MAX_GROUP)
+    // Those left over (or arriving from now on) wait for the next commit.
+    if (this.#pending.length > 0) void this.#queue.run(() => this.#commitGroup())
+    let outcomes: GroupOutcome[]
+    try {
+      this.#assertOpen()
+      outcomes = await retryOnContention(() => this.#attemptGroup(group), isContention, {
+        location: this.location,
+      })
+    } catch (error) {
+      for (const member of group) member.reject(error)
+      return
+    }
+    for (const [index, member] of group.entries()) {
+      const outcome = outcomes[index] as GroupOutcome
+      if (outcome.ok) member.resolve(outcome.value)
+      else member.reject(outcome.error)
+    }
+  }
+
+  /** One try of a group: every member in its savepoint, then one commit. */
+  async #attemptGroup(group: readonly GroupMember[]): Promise<GroupOutcome[]> {
+    const outcomes: GroupOutcome[] = []
+    this.#database.exec('BEGIN IMMEDIATE')
+    try {
+      for (const member of group) {
+        try {
+          throwIfCancelled(member.signal)
+        } catch (error) {
+          outcomes.push({ ok: false, error })
+          continue
+        }
+        this.#database.exec('SAVEPOINT group_member')
+        try {
+          const value = await member.work(this.#transaction())
+          this.#database.exec('RELEASE group_member')
+          outcomes.push({ ok: true, value })
+        } catch (error) {
+          // Contention, or an error that ended the whole transaction (a full disk), fails the
+          // group: nothing of it is committed, so nobody may hear success.
+          if (isContention(error) || !this.#database.isTransaction) throw error
+          this.#database.exec('ROLLBACK TO group_member')
+          this.#database.exec('RELEASE group_member')
+          outcomes.push({ ok: false, error })
+        }
+      }
+      this.#database.exec('COMMIT')
+      return outcomes
+    } catch (error) {
+      if (this.#database.isTransaction) this.#database.exec('ROLLBACK')
+      throw error
+    }
   }
 
   async #attempt<T>(
