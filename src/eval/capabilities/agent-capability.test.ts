@@ -25,6 +25,7 @@ function guestError(result: ToolResult, code: string): string {
 const TEAM = `const team = await agent.roster([
   { id: 'fast', program: { kind: 'scripted', delayMs: 10, result: { who: 'fast' } } },
   { id: 'slow', program: { kind: 'scripted', delayMs: 5000, result: { who: 'slow' } } },
+  { id: 'idle', program: { kind: 'scripted', delayMs: 600000, result: { who: 'idle' } } },
 ])\n`
 
 describe('js_eval agent namespace', () => {
@@ -215,7 +216,7 @@ describe('js_eval agent namespace', () => {
   it('refuses a handle from another session', async () => {
     await using eval_ = await evalWorkshop()
     const id = evalValue(
-      await eval_.run(`${TEAM}; (await agent.hire(team, 'slow', { task: 'mine' })).id`),
+      await eval_.run(`${TEAM}; (await agent.hire(team, 'idle', { task: 'mine' })).id`),
     ).replaceAll("'", '')
     await using other = await eval_.workshop.openSession()
     const run = (code: string) =>
