@@ -85,6 +85,8 @@ export interface WorkshopOptions {
   /**
    * More program kinds hired agents may run, beside `echo` and `scripted` (a kind named here
    * replaces the built-in one). Each Run's program calls its tools through the contract.
+   * Internal until the agent layer's program interface is public (tests and benches use it).
+   * @internal
    */
   readonly programs?: Readonly<Record<string, ProgramFactory>>
 }
