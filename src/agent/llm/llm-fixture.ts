@@ -138,11 +138,13 @@ export function fixtureTools(
   }
 }
 
-/** A runtime whose `llm` programs use `catalog` and `tools`. */
+/** A runtime whose `llm` programs use `catalog` and `tools` (or the Run tools `tools` makes). */
 export async function llmFixture(
   t: TestContext,
   catalog: ModelCatalog,
-  tools: Readonly<Record<string, FixtureTool>> = { add: ADD_TOOL },
+  tools: Readonly<Record<string, FixtureTool>> | ((context: ProgramContext) => RunTools) = {
+    add: ADD_TOOL,
+  },
 ) {
   const base = await fs.realpath(await fs.mkdtemp(path.join(os.tmpdir(), 'eitri-llm-')))
   await fs.mkdir(path.join(base, 'workspace'))
@@ -154,7 +156,9 @@ export async function llmFixture(
   const llm = llmProgramFactory({ catalog, store })
   const withTools: ProgramFactory = (def, hire) => {
     const program = llm(def, hire)
-    return { run: (context) => program.run({ ...context, tools: fixtureTools(tools, context) }) }
+    const toolsOf = (context: ProgramContext) =>
+      typeof tools === 'function' ? tools(context) : fixtureTools(tools, context)
+    return { run: (context) => program.run({ ...context, tools: toolsOf(context) }) }
   }
   const runtime = new AgentRuntime({
     store,
@@ -169,5 +173,5 @@ export async function llmFixture(
     await lines.close()
     await fs.rm(base, { recursive: true, force: true })
   })
-  return { runtime, store, lines }
+  return { runtime, store, lines, workspace: path.join(base, 'workspace') }
 }
