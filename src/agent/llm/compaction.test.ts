@@ -13,7 +13,7 @@ import {
   TEST_PRICE,
   usage,
   type FixtureTool,
-} from './llm-fixture.ts'
+} from './test-llm-fixture.ts'
 
 /** A tool answering 1,500 characters (about 500 tokens) naming its call. */
 const BIG: FixtureTool = {

@@ -15,7 +15,7 @@ import {
   llmFixture,
   scriptedModel,
   type FixtureTool,
-} from './llm-fixture.ts'
+} from './test-llm-fixture.ts'
 import { llmProgramFactory } from './llm-program.ts'
 
 const AGENT = {

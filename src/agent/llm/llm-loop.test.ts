@@ -16,7 +16,7 @@ import {
   scriptedModel,
   usage,
   type FixtureTool,
-} from './llm-fixture.ts'
+} from './test-llm-fixture.ts'
 
 const POLICY = { provider: 'local', model: 'stub-1' }
 

@@ -8,7 +8,7 @@ import { Toolset } from '../../tool/toolset.ts'
 import { fileTools } from '../../tools/files/index.ts'
 import { Roster } from '../roster.ts'
 import type { RunTools } from '../run-tools.ts'
-import { answers, callsTool, fixedCatalog, llmFixture, scriptedModel } from './llm-fixture.ts'
+import { answers, callsTool, fixedCatalog, llmFixture, scriptedModel } from './test-llm-fixture.ts'
 
 describe('an llm Run over real tools', () => {
   it('writes through the toolset into its own world, kept for review, never into main', async (t) => {
