@@ -4,7 +4,7 @@ import fs from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
 import { describe, it, type TestContext } from 'node:test'
-import { runGit } from './git/run-git.ts'
+import { gitCommandsStarted, runGit } from './git/run-git.ts'
 import { MAIN_REF, WorkspaceHistory } from './history.ts'
 
 interface Fixture {
@@ -369,6 +369,33 @@ describe('snapshots of main', () => {
     const seen = await history.snapshotMain({ paths: ['d/b.txt'] })
     assert.notEqual(seen.commit, first.commit)
     assert.equal(stored(seen.tree, 'd/b.txt').toString(), 'changed')
+  })
+
+  it('a look at a folder that did not change runs one git process, and sees every kind of change', async (t) => {
+    const { workspace, history, stored } = await openHistory(t, {
+      'a.txt': 'a\n',
+      'gone.txt': 'g\n',
+      'tool.sh': 'echo\n',
+      'd/b.txt': 'b',
+    })
+    const first = await history.snapshotMain()
+    const before = gitCommandsStarted()
+    assert.equal((await history.mainTree()).tree, first.tree)
+    assert.equal(gitCommandsStarted() - before, 1, 'only the listing of what changed')
+    // Positive controls: each kind of change is seen and stored.
+    await fs.rm(path.join(workspace, 'gone.txt'))
+    const deleted = await history.mainTree()
+    assert.throws(() => stored(deleted.tree, 'gone.txt'))
+    await fs.chmod(path.join(workspace, 'tool.sh'), 0o755)
+    const executable = await history.mainTree()
+    assert.match(lsTree(history, executable.tree), /^100755 blob \S+\ttool\.sh$/m)
+    await fs.writeFile(path.join(workspace, 'd/b.txt'), 'c')
+    const modified = await history.mainTree()
+    assert.equal(stored(modified.tree, 'd/b.txt').toString(), 'c')
+    await fs.writeFile(path.join(workspace, 'd/new.txt'), 'n')
+    const added = await history.mainTree()
+    assert.equal(stored(added.tree, 'd/new.txt').toString(), 'n')
+    assert.equal(new Set([first, deleted, executable, modified, added].map((s) => s.tree)).size, 5)
   })
 
   it('leaves out excluded paths and files over the size bound, listing the latter', async (t) => {

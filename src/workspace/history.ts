@@ -224,13 +224,15 @@ export class WorkspaceHistory {
         : snapshotScope(this.#workTree, paths, this.#leftOut)
     if (scope.folders.length === 0) return this.#finish(base)
     const folders = scope.folders
-    await this.#forceRemove(
-      await this.#leftOut.update({
-        target,
-        folders,
-        ...(scope.files === undefined ? {} : { files: scope.files }),
-      }),
-    )
+    const listed = await this.#leftOut.update({
+      target,
+      folders,
+      ...(scope.files === undefined ? {} : { files: scope.files }),
+    })
+    // Nothing new, modified or deleted in the folders: the index already holds them, so its
+    // tree is the one it had (two git processes fewer on a workspace that did not change).
+    if (listed.unchanged) return this.#finish(base)
+    await this.#forceRemove(listed.leftOut)
     // Folders, not files: a pathspec that names a file gone again would stop git. Whatever is
     // left out stays out: git never enters a nested repository named here.
     const pathspecs = [

@@ -77,15 +77,18 @@ export class LeftOutPaths {
    * Brings the set up to date for `folders`: what git sees as new or modified there (ignored
    * files left out), a nested repository being what git lists as `folder/`. Once the set is
    * complete and a watcher named every changed path (`files`, none of them a folder), those
-   * paths alone are judged, without a git process. Answers the paths newly left out.
+   * paths alone are judged, without a git process. Answers the paths newly left out, and
+   * whether git was asked and saw nothing new or modified in `folders` (then git's index
+   * already holds them exactly: adding them again would change nothing).
    */
   async update(options: {
     target: GitTarget
     folders: readonly GitPath[]
     files?: readonly GitPath[]
-  }): Promise<GitPath[]> {
+  }): Promise<{ readonly leftOut: GitPath[]; readonly unchanged: boolean }> {
     const before = new Set(this.#entries.keys())
     const files = options.files
+    let unchanged = false
     if (files !== undefined && this.#complete && files.every((file) => !this.#isFolder(file))) {
       for (const changed of files) this.#judge(changed)
     } else {
@@ -96,14 +99,19 @@ export class LeftOutPaths {
           options.folders.some((folder) => isWithin(known, folder === '.' ? '' : folder))
         )
           this.#entries.delete(known)
-      for (const candidate of await changedPaths(options.target, options.folders)) {
+      const changed = await changedPaths(options.target, options.folders)
+      unchanged = changed.length === 0
+      for (const candidate of changed) {
         if (candidate.endsWith('/'))
           this.#entries.set(candidate.slice(0, -1) as GitPath, 'repository')
         else if (this.#isLarge(candidate)) this.#entries.set(candidate, 'large')
       }
       if (whole) this.#complete = true
     }
-    return [...this.#entries.keys()].filter((file) => !before.has(file))
+    return {
+      leftOut: [...this.#entries.keys()].filter((file) => !before.has(file)),
+      unchanged,
+    }
   }
 
   #judge(changed: GitPath): void {
