@@ -212,6 +212,7 @@ const PUBLIC_API: Record<string, { values: string[]; types: string[] }> = {
       'RunAdmission',
       'RunCancelRequest',
       'RunEvent',
+      'RunEventInput',
       'RunFilter',
       'RunFinish',
       'RunFinishStatus',
