@@ -1,0 +1,99 @@
+/**
+ * @module bench/fix-test-env
+ * `fix-test-v1`: a small repository whose `node --test` test fails on a bug in its code. The
+ * root fixes it with file tools (and may run the test in its shell); it passes when the test
+ * passes in the workspace its world merged into and nothing but the code file changed.
+ */
+import { execFile } from 'node:child_process'
+import fs from 'node:fs/promises'
+import os from 'node:os'
+import path from 'node:path'
+import { promisify } from 'node:util'
+import { check, describeRun, type BenchEnvironment } from './bench-environment.ts'
+import { answer, callTool } from './scripted-model.ts'
+
+/** The repository as it starts: the bug is `-` where `+` belongs. */
+const FIXTURE: Readonly<Record<string, string>> = {
+  'package.json': '{ "name": "sums", "type": "module", "scripts": { "test": "node --test" } }\n',
+  'sum.js': 'export function sum(a, b) {\n  return a - b\n}\n',
+  'sum.test.js':
+    "import assert from 'node:assert/strict'\nimport { test } from 'node:test'\nimport { sum } from './sum.js'\n\ntest('sum adds', () => {\n  assert.equal(sum(2, 3), 5)\n})\n",
+}
+
+/** The one file a fix may change. */
+const CODE_FILE = 'sum.js'
+
+/** The files of `root`, by relative path, with their text. */
+async function filesOf(root: string): Promise<Map<string, string>> {
+  const files = new Map<string, string>()
+  for (const entry of await fs.readdir(root, { recursive: true, withFileTypes: true })) {
+    if (!entry.isFile()) continue
+    const full = path.join(entry.parentPath, entry.name)
+    files.set(path.relative(root, full), await fs.readFile(full, 'utf8'))
+  }
+  return files
+}
+
+/**
+ * Whether `node --test` passes on a copy of `workspace`, with an empty environment and a time
+ * limit, so a fix that hangs or reads the host's variables fails instead.
+ */
+async function testPasses(workspace: string): Promise<{ ok: boolean; detail: string }> {
+  const copy = await fs.mkdtemp(path.join(os.tmpdir(), 'eitri-fix-test-'))
+  try {
+    await fs.cp(workspace, copy, { recursive: true })
+    await promisify(execFile)(process.execPath, ['--test'], {
+      cwd: copy,
+      env: {},
+      timeout: 30_000,
+    })
+    return { ok: true, detail: 'node --test passes' }
+  } catch (error) {
+    const output = (error as { stdout?: string }).stdout ?? String(error)
+    return { ok: false, detail: `node --test fails: ${output.slice(0, 400)}` }
+  } finally {
+    await fs.rm(copy, { recursive: true, force: true })
+  }
+}
+
+/** The fix-a-failing-test environment. */
+export const fixTestV1: BenchEnvironment = {
+  name: 'fix-test-v1',
+  task: 'The test of this repository fails (run it with `node --test`). Fix the code, not the test, and change nothing else. When the test passes, answer "fixed" (as a JSON string, with its quotes) and nothing else.',
+  tools: ['read_file', 'edit_file', 'write_file', 'shell'],
+  access: 'workspace-write',
+  expected: 'fixed',
+  script: [
+    callTool('read_file', { path: CODE_FILE }),
+    callTool('edit_file', { path: CODE_FILE, old_string: 'a - b', new_string: 'a + b' }),
+    answer('"fixed"'),
+  ],
+  setup: async (workspace) => {
+    for (const [name, text] of Object.entries(FIXTURE)) {
+      await fs.writeFile(path.join(workspace, name), text)
+    }
+  },
+  verify: async (facts) => {
+    const { root, runs, workspace } = facts
+    const files = await filesOf(workspace)
+    const changed = [...new Set([...files.keys(), ...Object.keys(FIXTURE)])]
+      .filter((name) => files.get(name) !== FIXTURE[name])
+      .sort()
+    const others = changed.filter((name) => name !== CODE_FILE)
+    const test = await testPasses(workspace)
+    return [
+      check('world merged', root.settlementStatus === 'merged', `root is ${describeRun(root)}`),
+      check(
+        'no other Runs',
+        runs.length === 1,
+        runs.length === 1 ? 'only the root ran' : runs.map(describeRun).join('; '),
+      ),
+      check('test passes', test.ok, test.detail),
+      check(
+        'nothing else changed',
+        others.length === 0 && changed.includes(CODE_FILE),
+        `changed: ${changed.join(', ') || '(nothing)'}`,
+      ),
+    ]
+  },
+}
