@@ -152,7 +152,15 @@ export async function runEnvironment(
         roster: { content: { agents: [root] }, source: `program-bench ${env.name}` },
         task: env.task,
       })
-      await agents.result(rootId)
+      // Interrupted (Ctrl-C): the root is cancelled, and the verifier reports what it left.
+      const id = rootId
+      const cancel = () => void agents.cancel(id).catch(() => undefined)
+      options.signal?.addEventListener('abort', cancel, { once: true })
+      try {
+        await agents.result(rootId)
+      } finally {
+        options.signal?.removeEventListener('abort', cancel)
+      }
       if ((await workshop.store.getRun(rootId))?.settlementStatus === 'review') {
         accepting = true
         await agents.settle(rootId, 'merge')
