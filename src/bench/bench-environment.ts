@@ -13,6 +13,7 @@ import { llmProgramFactory } from '../agent/llm/llm-program.ts'
 import type { Approver } from '../access/approval.ts'
 import type { ProgramFactory } from '../agent/program.ts'
 import type { ModelCatalog } from '../provider/model-catalog.ts'
+import type { JailResult } from '../jail/jail-request.ts'
 import type { RunRecord } from '../store/run-record.ts'
 import type { RunMetrics } from '../store/run-trace.ts'
 import type { Store } from '../store/store.ts'
@@ -36,6 +37,8 @@ export interface BenchFacts {
   readonly causedBy: readonly string[]
   /** The main workspace folder (where a merged world lands). */
   readonly workspace: string
+  /** Runs a command on main in the workshop's jail, read-only: how a verifier runs what a model wrote. */
+  runInJail(command: readonly string[]): Promise<JailResult>
 }
 
 /** One environment: a task for a root agent and the checks of its outcome. */
@@ -115,7 +118,7 @@ export async function runEnvironment(
   await fs.mkdir(workspace)
   await env.setup?.(workspace)
   // The factory needs the workshop's store, which exists once the workshop is open.
-  let llm: ProgramFactory | undefined
+  const late: { llm?: ProgramFactory } = {}
   // The bench is the person who asked: once the root has ended it accepts the root's world
   // into main (the only approval it gives), so the verifier reads the merged workspace.
   let accepting = false
@@ -134,12 +137,12 @@ export async function runEnvironment(
     approver,
     programs: {
       llm: (def, hire) => {
-        if (llm === undefined) throw new Error('the bench hired before its workshop was open')
-        return llm(def, hire)
+        if (late.llm === undefined) throw new Error('the bench hired before its workshop was open')
+        return late.llm(def, hire)
       },
     },
   })
-  llm = llmProgramFactory({ catalog: options.catalog, store: workshop.store })
+  late.llm = llmProgramFactory({ catalog: options.catalog, store: workshop.store })
   const started = performance.now()
   let rootId: string | undefined
   try {
@@ -169,7 +172,15 @@ export async function runEnvironment(
       await session.close()
     }
     const ms = performance.now() - started
-    return await report(env, options.model, workshop.store, rootId, workspace, ms)
+    const runInJail = (command: readonly string[]) =>
+      workshop.jail.run({ command, access: 'read-only', timeoutMs: 60_000 })
+    return await report(
+      env,
+      options.model,
+      { store: workshop.store, workspace, runInJail },
+      rootId,
+      ms,
+    )
   } finally {
     await workshop.close()
     await fs.rm(base, { recursive: true, force: true })
@@ -179,11 +190,11 @@ export async function runEnvironment(
 async function report(
   env: BenchEnvironment,
   model: string,
-  store: Store,
+  where: Pick<BenchFacts, 'store' | 'workspace' | 'runInJail'>,
   rootId: string,
-  workspace: string,
   ms: number,
 ): Promise<BenchReport> {
+  const { store } = where
   const root = await store.getRun(rootId)
   const runs = await store.listRuns()
   const events = await store.listRunEvents(rootId)
@@ -197,11 +208,10 @@ async function report(
       .map((event) => (event.data as { runId?: unknown } | null)?.runId)
       .filter((id): id is string => typeof id === 'string')
     const facts: BenchFacts = {
-      store,
+      ...where,
       root,
       runs,
       causedBy: [...new Set([...root.causedBy, ...causes])],
-      workspace,
     }
     checks = [...commonChecks(facts, env.expected), ...(await env.verify(facts))]
   }

@@ -78,12 +78,16 @@ describe('program-bench verifiers', () => {
     assert.ok(failed(report).includes('3 children with the expected ids'), failed(report).join())
   })
 
-  it('gives 0 to a "fix" that edits the test instead of the code', async () => {
+  it('gives 0 to a "fix" that edits the test instead of the code, or makes no fix', async () => {
     const report = await run('fix-test-v1', [
       callTool('edit_file', { path: 'sum.test.js', old_string: '5)', new_string: '-1)' }),
       answer('"fixed"'),
     ])
     assert.equal(report.reward, 0)
     assert.deepEqual(failed(report), ['nothing else changed'])
+    // Claiming the fix without making it: the test still fails in the jail.
+    const claimed = await run('fix-test-v1', [answer('"fixed"')])
+    assert.equal(claimed.reward, 0)
+    assert.deepEqual(failed(claimed), ['test passes', 'nothing else changed'])
   })
 })

@@ -4,11 +4,8 @@
  * root fixes it with file tools (and may run the test in its shell); it passes when the test
  * passes in the workspace its world merged into and nothing but the code file changed.
  */
-import { execFile } from 'node:child_process'
 import fs from 'node:fs/promises'
-import os from 'node:os'
 import path from 'node:path'
-import { promisify } from 'node:util'
 import { check, describeRun, type BenchEnvironment } from './bench-environment.ts'
 import { answer, callTool } from './scripted-model.ts'
 
@@ -34,26 +31,9 @@ async function filesOf(root: string): Promise<Map<string, string>> {
   return files
 }
 
-/**
- * Whether `node --test` passes on a copy of `workspace`, with an empty environment and a time
- * limit, so a fix that hangs or reads the host's variables fails instead.
- */
-async function testPasses(workspace: string): Promise<{ ok: boolean; detail: string }> {
-  const copy = await fs.mkdtemp(path.join(os.tmpdir(), 'eitri-fix-test-'))
-  try {
-    await fs.cp(workspace, copy, { recursive: true })
-    await promisify(execFile)(process.execPath, ['--test'], {
-      cwd: copy,
-      env: {},
-      timeout: 30_000,
-    })
-    return { ok: true, detail: 'node --test passes' }
-  } catch (error) {
-    const output = (error as { stdout?: string }).stdout ?? String(error)
-    return { ok: false, detail: `node --test fails: ${output.slice(0, 400)}` }
-  } finally {
-    await fs.rm(copy, { recursive: true, force: true })
-  }
+/** What `node --test` printed, shortened for a check's detail. */
+function tail(text: string): string {
+  return text.length <= 600 ? text : `…${text.slice(-600)}`
 }
 
 /** The fix-a-failing-test environment. */
@@ -80,7 +60,15 @@ export const fixTestV1: BenchEnvironment = {
       .filter((name) => files.get(name) !== FIXTURE[name])
       .sort()
     const others = changed.filter((name) => name !== CODE_FILE)
-    const test = await testPasses(workspace)
+    // The test runs the model's code: in the jail, read-only, never on the host.
+    const run = await facts.runInJail(['node', '--test'])
+    const test = {
+      ok: run.exitCode === 0,
+      detail:
+        run.exitCode === 0
+          ? 'node --test passes in the merged workspace'
+          : `node --test exits ${String(run.exitCode)}: ${tail(run.stdout + run.stderr)}`,
+    }
     return [
       check('world merged', root.settlementStatus === 'merged', `root is ${describeRun(root)}`),
       check(
