@@ -29,6 +29,8 @@ const LAYER_RANK: Record<string, number> = {
   agent: 7,
   workshop: 8,
   mcp: 9,
+  // program-bench environments: they open workshops, and the CLI runs them.
+  bench: 9,
   cli: 10,
   ui: 10,
   // The package's entries (eitri/mcp, …): they may import anything, and nothing imports them.

@@ -43,6 +43,8 @@ export async function main(
         return await (await import('./commands/approvals-command.ts')).approvalsCommand(line, io)
       case 'run':
         return await (await import('./commands/run-command.ts')).runCommand(line, io, signal)
+      case 'bench':
+        return await (await import('./commands/bench-command.ts')).benchCommand(line, io, signal)
       case 'runs':
         return await (await import('./commands/runs-command.ts')).runsCommand(line, io, signal)
       case 'demo':

@@ -42,6 +42,10 @@ export interface CommandLine {
   readonly roster: string | undefined
   /** `--settlement POLICY`: run, what becomes of the Run's changes. */
   readonly settlement: string | undefined
+  /** `--env NAME`: bench, the environment to run. */
+  readonly env: string | undefined
+  /** `--model PROVIDER:MODEL`: bench, the root agent's model (`scripted`: the environment's script). */
+  readonly model: string | undefined
   readonly help: boolean
   readonly version: boolean
 }
@@ -68,6 +72,8 @@ const OPTIONS = {
   task: { type: 'string' },
   roster: { type: 'string' },
   settlement: { type: 'string' },
+  env: { type: 'string' },
+  model: { type: 'string' },
   help: { type: 'boolean', short: 'h', default: false },
   version: { type: 'boolean', short: 'v', default: false },
 } as const
@@ -108,6 +114,8 @@ export function parseCommandLine(argv: readonly string[]): CommandLine {
     task: values.task,
     roster: values.roster,
     settlement: values.settlement,
+    env: values.env,
+    model: values.model,
     help: values.help,
     version: values.version,
   }

@@ -5,7 +5,7 @@
 
 /** One line for errors. */
 export const USAGE_LINE =
-  'Usage: eitri <demo|serve|tools|call|eval|repl|exec|run|runs|approvals|mcp-config> [options]   (eitri --help for more)'
+  'Usage: eitri <demo|serve|tools|call|eval|repl|exec|run|runs|bench|approvals|mcp-config> [options]   (eitri --help for more)'
 
 /** The full help. */
 export const HELP = `eitri: a workshop for LLM agents: confined tools on a workspace, over MCP or as a library.
@@ -24,6 +24,10 @@ Usage:
   eitri runs show RUN | cancel RUN   one Run with its journal and child Runs; ask the process running it to cancel it
   eitri runs merge RUN | discard RUN a Run kept for review: merge its fork (asks you before main), or throw it away
   eitri run --agent ID --task TEXT   hire one agent as a Run, show it and its children on stderr, print its value
+  eitri bench --env ENV --model M    program-bench: an llm root agent works one environment; a verifier reads only
+                                     what it left and prints reward (1 or 0), checks, model steps, dollars and time.
+                                     ENV: join-v1 | race-v1 | self-programming-v1 | fix-test-v1; M: PROVIDER:MODEL
+                                     (needs the provider's key) or scripted (the environment's own script, no key)
   eitri fork [NAME] [--fork FROM]    a new fork of main (or of FROM); copies nothing
   eitri forks [--prune] [--json]     the forks: state (open, merged, discarded), files changed, last activity;
                                      --prune removes merged, discarded and empty idle forks and old snapshots
@@ -57,6 +61,6 @@ Options:
   --config FILE           configuration file (default: $EITRI_CONFIG, else $XDG_CONFIG_HOME/eitri/config.json)
   --store URL             sqlite:PATH or postgres://USER@HOST/DB (default: $EITRI_STORE, else a SQLite file in the state folder)
 
-Exit status: 0 success, 1 a tool answered an error (run: the Run failed), 2 a wrong command line,
-3 run: the Run is waiting, 130 interrupted (run: Ctrl-C cancelled the Run).
+Exit status: 0 success, 1 a tool answered an error (run: the Run failed; bench: reward 0), 2 a wrong
+command line, 3 run: the Run is waiting, 130 interrupted (run: Ctrl-C cancelled the Run).
 `
