@@ -4,6 +4,7 @@
  * answers an outcome. Every kind (`echo`, `scripted`, and `llm` later) plugs in through this one
  * interface; the runtime owns everything around it (admission, cancellation, settlement).
  */
+import type { ModelRun } from '../ports/model-run.ts'
 import type { WorkspaceTree } from '../workspace/workspace-tree.ts'
 import type { AgentDef } from './agent-def.ts'
 import type { Authority } from './delegation-ceiling.ts'
@@ -59,6 +60,8 @@ export type ProgramOutcome =
 /** One Run's program. */
 export interface Program {
   run(context: ProgramContext): Promise<ProgramOutcome>
+  /** The Run as its tools see it, for a model program (its model and budget). */
+  readonly modelRun?: ModelRun | undefined
 }
 
 /** The hire a program is made for, before any Run is admitted. */

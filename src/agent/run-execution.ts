@@ -130,7 +130,12 @@ async function runProgram(work: RunWork, live: LiveRun, program: Program): Promi
   try {
     const hire: ProgramContext['hire'] = (roster, ref, options) =>
       work.hire(roster, ref, options, live)
-    const scope = { runId: live.id, world: live.world, line: live.worldId as string }
+    const scope = {
+      runId: live.id,
+      world: live.world,
+      line: live.worldId as string,
+      modelRun: program.modelRun,
+    }
     tools =
       (await work.options.runTools?.({ ...scope, authority: live.authority, signal, hire })) ??
       NO_RUN_TOOLS

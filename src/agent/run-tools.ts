@@ -5,6 +5,7 @@
  * and approver, with the Run as the parent of any agent a tool hires. The host (the workshop)
  * builds them per Run; a runtime without one gives programs no tools.
  */
+import type { ModelRun } from '../ports/model-run.ts'
 import type { OfferedTool, ToolCall } from '../tool/toolset.ts'
 import { toolError, type ToolResult } from '../tool/tool-result.ts'
 import type { Authority } from './delegation-ceiling.ts'
@@ -36,6 +37,8 @@ export interface RunToolScope {
   readonly authority: Authority
   /** Aborts when the Run is cancelled. */
   readonly signal: AbortSignal
+  /** Its model and budget, when its program runs a model; tools read them as `ctx.modelRun`. */
+  readonly modelRun?: ModelRun | undefined
   /** Hires a child of this Run (as the program's own `hire`). */
   hire(roster: Roster, ref: string | AgentRef, options: HireOptions): Promise<RunHandle>
 }

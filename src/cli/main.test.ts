@@ -5,7 +5,7 @@ import { describe, it } from 'node:test'
 import { makeScratch } from '../../test/helpers/scratch.ts'
 import { packageInfo } from '../util/package-info.ts'
 import { main } from './main.ts'
-import { BUILT_IN_TOOL_NAMES } from '../../test/helpers/tool-names.ts'
+import { REGISTERED_TOOL_NAMES } from '../../test/helpers/tool-names.ts'
 
 async function run(argv: string[]): Promise<{ status: number; stdout: string; stderr: string }> {
   let stdout = ''
@@ -72,7 +72,7 @@ describe('eitri command line', () => {
         .trim()
         .split('\n')
         .map((line) => line.split(/\s+/)[0]),
-      [...BUILT_IN_TOOL_NAMES],
+      [...REGISTERED_TOOL_NAMES],
     )
     const json = JSON.parse(
       (await run(['tools', '--json', ...scratch.flags, '--tools', 'grep'])).stdout,

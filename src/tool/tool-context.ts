@@ -8,6 +8,7 @@ import type { CallCheckpoints } from './call-checkpoints.ts'
 import type { DriveAccess } from '../ports/drive-access.ts'
 import type { LineControl } from '../ports/line-control.ts'
 import type { CodeEvaluator } from '../ports/code-evaluator.ts'
+import type { ModelRun } from '../ports/model-run.ts'
 import type { KnowledgeBase } from '../ports/knowledge-base.ts'
 import type { ProgramSession } from '../ports/program-session.ts'
 import type { RunLog } from '../ports/run-log.ts'
@@ -41,6 +42,8 @@ export interface ToolContext {
   readonly runs?: RunLog
   /** The agents this caller may hire and its own Runs; absent when it may not hire. */
   readonly agents?: AgentRuns
+  /** The model Run this call runs in (its model and budget); absent outside one. */
+  readonly modelRun?: ModelRun
   /**
    * Tells the caller how a long call is going (an MCP client that asked for progress); absent
    * when nobody listens.

@@ -3,6 +3,8 @@
  * Every tool eitri ships, in the order they are offered.
  */
 import type { Tool } from '../tool/define-tool.ts'
+import { budgetTools } from './budget/index.ts'
+import { delegationTools } from './delegation/index.ts'
 import { evalTools } from './eval/index.ts'
 import { fileTools } from './files/index.ts'
 import { knowledgeTools } from './knowledge/index.ts'
@@ -22,6 +24,8 @@ export function builtInTools(): Tool[] {
     ...taskTools,
     ...knowledgeTools,
     ...runTools,
+    ...delegationTools,
+    ...budgetTools,
     ...workspaceTools,
   ]
 }

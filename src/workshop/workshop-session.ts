@@ -234,6 +234,7 @@ export async function createSession(
         knowledge: parts.store.knowledge(surface.line),
         runs: storeRunLog(parts.store),
         agents,
+        ...(run?.scope.modelRun === undefined ? {} : { modelRun: run.scope.modelRun }),
         // A Run's calls never act on main, so there is nothing of main to snapshot.
         ...(run === undefined ? { checkpoints: checkpoints.checkpoints } : {}),
       }

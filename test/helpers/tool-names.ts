@@ -41,3 +41,11 @@ export const BUILT_IN_TOOL_NAMES: readonly string[] = [
   'room_read',
   'room_write',
 ]
+
+/** The tools offered only inside a model Run (they need its model and budget). */
+export const MODEL_RUN_TOOL_NAMES: readonly string[] = ['spawn_agent', 'propose_change', 'budget']
+
+/** Every tool eitri registers, in order (`eitri tools`): the model-Run tools follow the Run tools. */
+export const REGISTERED_TOOL_NAMES: readonly string[] = BUILT_IN_TOOL_NAMES.flatMap((name) =>
+  name === 'run_settle' ? [name, ...MODEL_RUN_TOOL_NAMES] : [name],
+)

@@ -44,6 +44,7 @@ import {
   type BudgetLedger,
   type TokenCounts,
 } from './model-budget.ts'
+import type { LlmModelRun } from './llm-model-run.ts'
 import { RepeatedToolCalls } from './repeated-tool-calls.ts'
 
 /** What one Run's loop works with. */
@@ -54,6 +55,8 @@ export interface LlmLoopSettings {
   readonly maxModelSteps: number
   readonly maxOutputTokens: number
   readonly ledger: BudgetLedger
+  /** The Run as its tools see it: told each settled call and the conversation's size. */
+  readonly modelRun?: LlmModelRun | undefined
   /** How the conversation is kept within the context window; undefined: it is not. */
   readonly compaction?: CompactionSettings | undefined
   /** Where the Run's metrics and chat are kept. */
@@ -132,6 +135,14 @@ export async function runLlmLoop(
       messages = compacted.messages
       if (compacted.summary !== undefined) {
         summaries.push(compacted.summary.metrics)
+        settings.modelRun?.record({
+          step,
+          kind: 'compaction',
+          model: settings.compaction.model.ref,
+          inputTokens: compacted.summary.metrics.inputTokens,
+          outputTokens: compacted.summary.metrics.outputTokens,
+          dollars: compacted.summary.metrics.dollars,
+        })
         await trace([{ role: 'summary', content: compacted.summary.text }])
       }
     }
@@ -178,6 +189,14 @@ export async function runLlmLoop(
     const dollars = dollarsOf(price, counts)
     ledger.settle(reservation, dollars)
     const calls = result.toolCalls
+    settings.modelRun?.record({
+      step,
+      kind: 'model-call',
+      model: model.ref,
+      inputTokens: counts.inputTokens,
+      outputTokens: counts.outputTokens,
+      dollars,
+    })
     steps.push({
       step,
       finishReason: result.finishReason,
@@ -198,6 +217,10 @@ export async function runLlmLoop(
       },
     ])
     messages.push(...result.response.messages)
+    if (settings.modelRun !== undefined) {
+      // What the next call would send so far, for a tool that estimates it.
+      settings.modelRun.inputTokens = fixedTokens + estimateTokens(JSON.stringify(messages))
+    }
     await trace(result.response.messages)
     await durably((call) => store.recordRunMetrics(context.runId, metrics(), call))
     signal.throwIfAborted()

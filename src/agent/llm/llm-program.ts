@@ -17,6 +17,7 @@ import {
 } from '../agent-program.ts'
 import type { Program, ProgramFactory, ProgramHire } from '../program.ts'
 import { systemPrompt, taskMessage } from './harness-prompt.ts'
+import { LlmModelRun } from './llm-model-run.ts'
 import { runLlmLoop, type CompactionSettings } from './llm-loop.ts'
 import {
   BudgetLedger,
@@ -51,9 +52,16 @@ export function llmProgramFactory(options: LlmProgramOptions): ProgramFactory {
   const maxOutputTokens = options.maxOutputTokens ?? DEFAULT_MAX_OUTPUT_TOKENS
   return (def, hire) => {
     const plan = planHire(def, hire, options.catalog, ledgers, maxOutputTokens)
+    const ledger = new BudgetLedger(plan.budget)
+    const modelRun = new LlmModelRun({
+      def: { ...def, modelPolicy: { provider: plan.provider, model: plan.modelName } },
+      ledger,
+      price: plan.model.price,
+      ref: plan.model.ref,
+    })
     return {
+      modelRun,
       async run(context) {
-        const ledger = new BudgetLedger(plan.budget)
         const parent = plan.parentLedger
         // The parent may have spent since the hire was checked: then this child has nothing.
         if (parent !== undefined && !parent.carve(plan.budget)) {
@@ -68,6 +76,7 @@ export function llmProgramFactory(options: LlmProgramOptions): ProgramFactory {
             maxModelSteps: plan.maxModelSteps,
             maxOutputTokens,
             ledger,
+            modelRun,
             compaction: plan.compaction,
             store: options.store,
             onStoreRetry: options.onStoreRetry,

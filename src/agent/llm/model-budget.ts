@@ -73,6 +73,16 @@ export class BudgetLedger {
     return this.#spent
   }
 
+  /** Dollars held for calls in flight. */
+  get reserved(): number {
+    return this.#reserved
+  }
+
+  /** Dollars carved out for children still running. */
+  get carved(): number {
+    return this.#carved
+  }
+
   /** What is neither spent, reserved nor carved out for a child. */
   get remaining(): number {
     return Math.max(0, this.total - this.#spent - this.#reserved - this.#carved)
