@@ -42,6 +42,8 @@ export interface CommandLine {
   readonly roster: string | undefined
   /** `--settlement POLICY`: run, what becomes of the Run's changes. */
   readonly settlement: string | undefined
+  /** `--yes`: run, merge the Run's changes into main without asking (nothing else is approved). */
+  readonly yes: boolean
   readonly help: boolean
   readonly version: boolean
 }
@@ -68,6 +70,7 @@ const OPTIONS = {
   task: { type: 'string' },
   roster: { type: 'string' },
   settlement: { type: 'string' },
+  yes: { type: 'boolean', default: false },
   help: { type: 'boolean', short: 'h', default: false },
   version: { type: 'boolean', short: 'v', default: false },
 } as const
@@ -108,6 +111,7 @@ export function parseCommandLine(argv: readonly string[]): CommandLine {
     task: values.task,
     roster: values.roster,
     settlement: values.settlement,
+    yes: values.yes,
     help: values.help,
     version: values.version,
   }
