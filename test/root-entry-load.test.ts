@@ -2,7 +2,8 @@
  * The entries load without the heavy optional parts: PostgreSQL's client, the isolate engine (a
  * native addon) and the shell parser (WebAssembly) load when first used, so a library user who
  * only defines tools pays for none of them, an MCP server that keeps its store in SQLite never
- * loads `pg`, and so on for each subpath.
+ * loads `pg`, and so on for each subpath. The AI SDK (and the price table) load at the first
+ * llm Run: opening a workshop, or any command that runs no model, loads neither.
  */
 import assert from 'node:assert/strict'
 import { execFileSync } from 'node:child_process'
@@ -26,7 +27,7 @@ function resolvedBy(entry: string): string[] {
   return JSON.parse(output) as string[]
 }
 
-const HEAVY = /\/node_modules\/(pg|isolated-vm|web-tree-sitter)\//
+const HEAVY = /\/node_modules\/(pg|isolated-vm|web-tree-sitter|ai|@ai-sdk\/[^/]+|tokenlens)\//
 
 /** For each entry, a module the hook must see it load (the control: the hook works). */
 const LOADS: Record<string, RegExp> = {
@@ -55,6 +56,30 @@ describe('entries load no PostgreSQL client, isolate engine or shell parser', ()
       )
     })
   }
+  it('the workshop and the CLI (its exec command included) load no AI SDK', () => {
+    for (const file of [
+      'src/workshop/workshop.ts',
+      'src/cli/main.ts',
+      'src/cli/commands/exec-command.ts',
+      'src/cli/commands/run-command.ts',
+      'src/cli/commands/serve-command.ts',
+    ]) {
+      const resolved = resolvedBy(fileURLToPath(new URL(`../${file}`, import.meta.url)))
+      assert.ok(resolved.some((url) => url.endsWith(file)))
+      assert.deepEqual(
+        resolved.filter((url) => HEAVY.test(url)),
+        [],
+        file,
+      )
+    }
+  })
+  it('the check sees the AI SDK load when a model is resolved', () => {
+    const resolved = resolvedBy(
+      fileURLToPath(new URL('../src/provider/create-model-catalog.ts', import.meta.url)),
+    )
+    assert.ok(resolved.some((url) => /\/node_modules\/@ai-sdk\/openai\//.test(url)))
+    assert.ok(resolved.some((url) => HEAVY.test(url)))
+  })
   it('the check sees a heavy module when one loads (PostgreSQL client)', () => {
     assert.ok(resolvedBy(fileURLToPath(import.meta.resolve('pg'))).some((url) => HEAVY.test(url)))
   })

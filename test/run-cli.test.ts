@@ -372,7 +372,8 @@ describe('eitri run', () => {
     assert.equal(noAgent.status, 2)
     assert.match(
       noAgent.stderr,
-      /--agent echo: no such agent in \S+config\.json \(agents\) \(it has none\)/,
+      // The configuration has no agents: the shipped ones are there.
+      /--agent echo: no such agent in \S+config\.json \(agents\) \(it has coder, reviewer\)/,
     )
     assert.deepEqual(await runsOf(url), [])
   })

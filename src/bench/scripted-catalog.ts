@@ -3,7 +3,7 @@
  * The catalog of a scripted run: every policy resolves to the environment's scripted model, at
  * a fixed price so its Runs are charged and budgeted like any model's.
  */
-import type { ModelCatalog, ModelPrice } from '../provider/model-catalog.ts'
+import type { ModelCatalog, ModelPolicy, ModelPrice } from '../provider/model-catalog.ts'
 import type { BenchEnvironment } from './bench-environment.ts'
 import { scriptedModel } from './scripted-model.ts'
 
@@ -19,12 +19,10 @@ export function scriptedCatalog(
   steps: BenchEnvironment['script'] = env.script,
 ): ModelCatalog {
   const model = scriptedModel(steps, env.name)
-  return {
-    resolve: (policy) => ({
-      ref: `${policy.provider}:${policy.model}`,
-      model,
-      price: SCRIPTED_PRICE,
-      contextWindow: 100_000,
-    }),
-  }
+  const describe = (policy: ModelPolicy) => ({
+    ref: `${policy.provider}:${policy.model}`,
+    price: SCRIPTED_PRICE,
+    contextWindow: 100_000,
+  })
+  return { describe, resolve: (policy) => ({ ...describe(policy), model }) }
 }

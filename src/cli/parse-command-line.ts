@@ -46,6 +46,8 @@ export interface CommandLine {
   readonly env: string | undefined
   /** `--model PROVIDER:MODEL`: bench, the root agent's model (`scripted`: the environment's script). */
   readonly model: string | undefined
+  /** `--yes`: run, merge the Run's changes into main without asking (nothing else is approved). */
+  readonly yes: boolean
   readonly help: boolean
   readonly version: boolean
 }
@@ -74,6 +76,7 @@ const OPTIONS = {
   settlement: { type: 'string' },
   env: { type: 'string' },
   model: { type: 'string' },
+  yes: { type: 'boolean', default: false },
   help: { type: 'boolean', short: 'h', default: false },
   version: { type: 'boolean', short: 'v', default: false },
 } as const
@@ -116,6 +119,7 @@ export function parseCommandLine(argv: readonly string[]): CommandLine {
     settlement: values.settlement,
     env: values.env,
     model: values.model,
+    yes: values.yes,
     help: values.help,
     version: values.version,
   }

@@ -2,10 +2,12 @@
  * @module cli/run-tree
  * The live view of a Run and its children on stderr while `eitri run` waits: read from the
  * store (so children hired deep in the tree show too), redrawn in place on a terminal, and a
- * line per change otherwise (a log keeps every step, and nothing is overwritten).
+ * line per change otherwise (a log keeps every step, and nothing is overwritten). A model Run
+ * shows its steps, tool calls, tokens and dollars, read from its journal as it grows.
  */
 import type { RunRecord } from '../store/run-record.ts'
 import type { Store } from '../store/store.ts'
+import { emptyActivity, foldEvent, totalsText, type RunActivity } from './run-activity.ts'
 
 /** A view that follows one Run tree until stopped. */
 export interface RunTreeView {
@@ -35,14 +37,43 @@ const MAX_SHOWN = 200
 export function watchRunTree(options: RunTreeOptions): RunTreeView {
   const { store, rootId, write, redraw } = options
   const seen = new Map<string, string>()
+  const journals = new Map<string, { after: number; activity: RunActivity }>()
   let drawn: string[] = []
   let held = false
   let stopped = false
   let reading: Promise<void> = Promise.resolve()
 
-  const draw = (rows: readonly { readonly run: RunRecord; readonly depth: number }[]) => {
+  /** Reads what each Run journaled since the last read: the lines to log, by Run. */
+  const readJournals = async (rows: readonly { readonly run: RunRecord }[]) => {
+    const logged = new Map<string, string[]>()
+    for (const { run } of rows) {
+      const journal = journals.get(run.id) ?? { after: 0, activity: emptyActivity() }
+      journals.set(run.id, journal)
+      const events = await store.listRunEvents(run.id, { after: journal.after })
+      const lines: string[] = []
+      for (const event of events) {
+        journal.after = event.sequence
+        const line = foldEvent(journal.activity, event)
+        if (line !== undefined) lines.push(line)
+      }
+      logged.set(run.id, lines)
+    }
+    return logged
+  }
+  const describe = (run: RunRecord): string => {
+    const activity = journals.get(run.id)?.activity
+    if (activity === undefined || (activity.steps === 0 && activity.doing === '')) {
+      return describeRun(run)
+    }
+    const doing = activity.doing === '' || run.status !== 'running' ? '' : `, ${activity.doing}`
+    return `${describeRun(run)} [${totalsText(activity)}${doing}]`
+  }
+  const draw = (
+    rows: readonly { readonly run: RunRecord; readonly depth: number }[],
+    logged: ReadonlyMap<string, readonly string[]>,
+  ) => {
     if (held) return
-    const lines = rows.map(({ run, depth }) => `${'  '.repeat(depth)}${describeRun(run)}`)
+    const lines = rows.map(({ run, depth }) => `${'  '.repeat(depth)}${describe(run)}`)
     if (redraw) {
       if (lines.join('\n') === drawn.join('\n')) return
       // Up over the lines drawn last, erase to the end, draw again.
@@ -51,16 +82,22 @@ export function watchRunTree(options: RunTreeOptions): RunTreeView {
       drawn = lines
       return
     }
-    rows.forEach(({ run }, index) => {
-      const line = lines[index] as string
+    rows.forEach(({ run, depth }, index) => {
+      // A log keeps each step and tool call; the Run's own line is written when its status changes.
+      const line = `${'  '.repeat(depth)}${describeRun(run)}`
+      for (const event of logged.get(run.id) ?? []) {
+        write(`eitri: ${'  '.repeat(depth)}${run.agentId ?? run.kind} ${run.id} ${event}\n`)
+      }
       if (seen.get(run.id) === line) return
       seen.set(run.id, line)
-      write(`eitri: ${line}\n`)
+      write(`eitri: ${lines[index] as string}\n`)
     })
   }
   const readOnce = async () => {
     try {
-      draw(await readTree(store, rootId))
+      const rows = await readTree(store, rootId)
+      // Not read while held: the journal's lines wait for the view to draw again.
+      draw(rows, held ? new Map() : await readJournals(rows))
     } catch {
       // A read that fails (the store busy) is tried again at the next tick; the view is a courtesy.
     }

@@ -56,6 +56,7 @@ Options:
   --task TEXT             run: what the agent is to do
   --roster FILE           run: the roster file ({"agents": [...]}) to hire from (default: the configuration's agents)
   --settlement POLICY     run: automatic (default: merge the Run's changes, asking before main) | review | discard
+  --yes                   run: merge the Run's changes into main without asking (only that merge)
   --json                  machine-readable output
   --state-dir DIR         eitri's state folder (default: $EITRI_STATE_DIR, else $XDG_STATE_HOME/eitri)
   --config FILE           configuration file (default: $EITRI_CONFIG, else $XDG_CONFIG_HOME/eitri/config.json)

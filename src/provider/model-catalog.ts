@@ -20,23 +20,34 @@ export interface ModelPolicy {
   readonly model: string
 }
 
-/** A model ready to call. */
-export interface ResolvedModel {
+/** What is known of a model without loading its provider's adapter. */
+export interface ModelFacts {
   /** `provider:model`, as prices and traces name it. */
   readonly ref: string
-  readonly model: LanguageModelV4
   /** Undefined when no price is known: a dollar budget on it is refused, never guessed. */
   readonly price: ModelPrice | undefined
   /** In tokens; undefined when unknown. */
   readonly contextWindow: number | undefined
 }
 
+/** A model ready to call. */
+export interface ResolvedModel extends ModelFacts {
+  readonly model: LanguageModelV4
+}
+
 /** Resolves model policies. */
 export interface ModelCatalog {
+  /**
+   * What a policy names, checked as {@link ModelCatalog.resolve} checks it (provider, model, key)
+   * but without loading the provider's adapter: hires are checked with this, so a process that
+   * runs no model never loads the AI SDK.
+   * @throws EitriError as {@link ModelCatalog.resolve}.
+   */
+  describe(policy: ModelPolicy): ModelFacts
   /**
    * The model a policy names.
    * @throws EitriError `config_invalid` or `not_available` naming the provider and the fix (a
    *   missing key names its environment variable, never its value).
    */
-  resolve(policy: ModelPolicy): ResolvedModel
+  resolve(policy: ModelPolicy): ResolvedModel | Promise<ResolvedModel>
 }

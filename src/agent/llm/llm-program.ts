@@ -4,10 +4,18 @@
  * refuses a hire that could not run: a model the catalog cannot resolve, a model with no known
  * price (a dollar budget is never guessed), limits above the program's, a child budget above
  * what its parent has left, or a budget that cannot pay for the first model call. A child's
- * budget is carved out of its parent's remainder while it runs.
+ * budget is carved out of its parent's remainder while it runs. Hires are checked with the
+ * catalog's facts alone; the loop (and with it the AI SDK) is loaded by the first Run, so a
+ * process that hires no llm agent never loads it.
  */
 import { EitriError } from '../../errors/eitri-error.ts'
-import type { ModelCatalog, ResolvedModel } from '../../provider/model-catalog.ts'
+import type {
+  ModelCatalog,
+  ModelFacts,
+  ModelPolicy,
+  ModelPrice,
+  ResolvedModel,
+} from '../../provider/model-catalog.ts'
 import type { Store } from '../../store/store.ts'
 import type { AgentDef } from '../agent-def.ts'
 import {
@@ -18,7 +26,7 @@ import {
 import type { Program, ProgramFactory, ProgramHire } from '../program.ts'
 import { systemPrompt, taskMessage } from './harness-prompt.ts'
 import { LlmModelRun } from './llm-model-run.ts'
-import { runLlmLoop, type CompactionSettings } from './llm-loop.ts'
+import type { CompactionSettings } from './llm-loop.ts'
 import {
   BudgetLedger,
   DEFAULT_MAX_OUTPUT_TOKENS,
@@ -56,8 +64,8 @@ export function llmProgramFactory(options: LlmProgramOptions): ProgramFactory {
     const modelRun = new LlmModelRun({
       def: { ...def, modelPolicy: { provider: plan.provider, model: plan.modelName } },
       ledger,
-      price: plan.model.price,
-      ref: plan.model.ref,
+      price: plan.price,
+      ref: `${plan.provider}:${plan.modelName}`,
     })
     return {
       modelRun,
@@ -69,15 +77,28 @@ export function llmProgramFactory(options: LlmProgramOptions): ProgramFactory {
         }
         ledgers.set(context.runId, ledger)
         try {
+          keepWarningsOffStdout()
+          const [{ runLlmLoop }, model, compaction] = await Promise.all([
+            import('./llm-loop.ts'),
+            priced(options.catalog, plan.policy, plan.price),
+            plan.compaction === undefined
+              ? undefined
+              : priced(options.catalog, plan.compaction.policy, plan.compaction.price).then(
+                  (summariser): CompactionSettings => ({
+                    contextWindow: plan.compaction?.contextWindow ?? 0,
+                    model: summariser,
+                  }),
+                ),
+          ])
           return await runLlmLoop(context, {
-            model: plan.model,
+            model,
             provider: plan.provider,
             modelName: plan.modelName,
             maxModelSteps: plan.maxModelSteps,
             maxOutputTokens,
             ledger,
             modelRun,
-            compaction: plan.compaction,
+            compaction,
             store: options.store,
             onStoreRetry: options.onStoreRetry,
           })
@@ -90,15 +111,48 @@ export function llmProgramFactory(options: LlmProgramOptions): ProgramFactory {
   }
 }
 
+/**
+ * Prints the AI SDK's warnings (a setting the provider does not support, say) as one line each
+ * on stderr, named as eitri's, and pinned there: stdout is the MCP channel of `eitri serve` and
+ * the value of `eitri run`, so nothing of a model's may ever reach it. A logger the host set
+ * is kept.
+ */
+function keepWarningsOffStdout(): void {
+  globalThis.AI_SDK_LOG_WARNINGS ??= ({ warnings, provider, model }) => {
+    for (const warning of warnings) {
+      process.stderr.write(
+        `eitri: model warning${provider === undefined ? '' : ` (${provider}${model === undefined ? '' : `:${model}`})`}: ${JSON.stringify(warning)}\n`,
+      )
+    }
+  }
+}
+
+/** A model resolved for a Run, at the price its hire was checked with. */
+async function priced(
+  catalog: ModelCatalog,
+  policy: ModelPolicy,
+  price: ModelPrice,
+): Promise<ResolvedModel & { readonly price: ModelPrice }> {
+  return { ...(await catalog.resolve(policy)), price }
+}
+
+/** How a checked hire's Run is compacted: its window, and the summarising model. */
+interface CompactionPlan {
+  readonly contextWindow: number
+  readonly policy: ModelPolicy
+  readonly price: ModelPrice
+}
+
 /** What a checked hire runs with. */
 interface LlmHirePlan {
-  readonly model: ResolvedModel & { readonly price: NonNullable<ResolvedModel['price']> }
+  readonly policy: ModelPolicy
+  readonly price: ModelPrice
   readonly provider: string
   readonly modelName: string
   readonly maxModelSteps: number
   readonly budget: number
   readonly parentLedger: BudgetLedger | undefined
-  readonly compaction: CompactionSettings | undefined
+  readonly compaction: CompactionPlan | undefined
 }
 
 /** Checks a hire of `def`; throws a refusal naming the fix. */
@@ -114,9 +168,9 @@ function planHire(
   if (policy === undefined) {
     throw refused('modelPolicy', `agent "${def.id}" runs an llm program but names no modelPolicy`)
   }
-  let model: ResolvedModel
+  let model: ModelFacts
   try {
-    model = catalog.resolve(policy)
+    model = catalog.describe(policy)
   } catch (error) {
     if (EitriError.isInstance(error)) {
       throw new EitriError(error.code, `Hire refused, no Run admitted: ${error.message}`, {
@@ -173,8 +227,9 @@ function planHire(
     )
   }
   return {
-    model: { ...model, price },
-    compaction: compactionOf(program, { ...model, price }, catalog),
+    policy: { provider: policy.provider, model: policy.model },
+    price,
+    compaction: compactionOf(program, policy, { ...model, price }, catalog),
     provider: policy.provider,
     modelName: policy.model,
     maxModelSteps: limits.maxModelSteps ?? programSteps,
@@ -190,19 +245,22 @@ function planHire(
  */
 function compactionOf(
   program: LlmProgram,
-  model: CompactionSettings['model'],
+  modelPolicy: ModelPolicy,
+  model: ModelFacts & { readonly price: ModelPrice },
   catalog: ModelCatalog,
-): CompactionSettings | undefined {
+): CompactionPlan | undefined {
   if (program.autoCompact === false || model.contextWindow === undefined) return undefined
-  if (program.compactionModel === undefined) return { contextWindow: model.contextWindow, model }
+  if (program.compactionModel === undefined) {
+    return { contextWindow: model.contextWindow, policy: modelPolicy, price: model.price }
+  }
   const colon = program.compactionModel.indexOf(':')
   const policy = {
     provider: program.compactionModel.slice(0, colon),
     model: program.compactionModel.slice(colon + 1),
   }
-  let summariser: ResolvedModel
+  let summariser: ModelFacts
   try {
-    summariser = catalog.resolve(policy)
+    summariser = catalog.describe(policy)
   } catch (error) {
     if (EitriError.isInstance(error)) {
       throw new EitriError(error.code, `Hire refused, no Run admitted: ${error.message}`, {
@@ -218,7 +276,7 @@ function compactionOf(
       `compaction model ${summariser.ref} has no known price, so its summaries cannot be paid for from the budget; add its price to the configuration's "prices"`,
     )
   }
-  return { contextWindow: model.contextWindow, model: { ...summariser, price: summariser.price } }
+  return { contextWindow: model.contextWindow, policy, price: summariser.price }
 }
 
 function dollarsText(dollars: number): string {

@@ -10,7 +10,7 @@ import path from 'node:path'
 import type { TestContext } from 'node:test'
 import type { LanguageModelV4CallOptions, LanguageModelV4GenerateResult } from '@ai-sdk/provider'
 import { MockLanguageModelV4 } from 'ai/test'
-import type { ModelCatalog, ModelPrice } from '../../provider/model-catalog.ts'
+import type { ModelCatalog, ModelPolicy, ModelPrice } from '../../provider/model-catalog.ts'
 import { openStore } from '../../store/open-store.ts'
 import type { ToolCall } from '../../tool/toolset.ts'
 import { toolError, type ToolResult } from '../../tool/tool-result.ts'
@@ -93,14 +93,12 @@ export function fixedCatalog(
   /** Null: the model has no known price. */
   price: ModelPrice | null = TEST_PRICE,
 ): ModelCatalog {
-  return {
-    resolve: (policy) => ({
-      ref: `${policy.provider}:${policy.model}`,
-      model,
-      price: price ?? undefined,
-      contextWindow: 100_000,
-    }),
-  }
+  const describe = (policy: ModelPolicy) => ({
+    ref: `${policy.provider}:${policy.model}`,
+    price: price ?? undefined,
+    contextWindow: 100_000,
+  })
+  return { describe, resolve: (policy) => ({ ...describe(policy), model }) }
 }
 
 /** The `add` tool: adds `a` and `b`. */

@@ -1,12 +1,14 @@
 /**
  * @module cli/commands/run-command
- * `eitri run --agent ID --task TEXT [--roster FILE] [--settlement POLICY]`: hires one Run as the
- * person at the terminal (no ceiling beyond the configuration), shows it and its children on
- * stderr until it ends, then prints its value on stdout. Ctrl-C cancels the Run and its
- * children and waits for them to settle. A merge into main asks the person at the terminal;
- * without one it is refused with the reason, so the Run is kept for review.
+ * `eitri run --agent ID --task TEXT [--roster FILE] [--settlement POLICY] [--yes]`: hires one
+ * Run as the person at the terminal (no ceiling beyond the configuration), shows it and its
+ * children on stderr until it ends (a model Run's steps, tool calls, tokens and dollars too),
+ * then prints its value on stdout. Ctrl-C cancels the Run and its children and waits for them
+ * to settle. A merge into main asks the person at the terminal; without one it is refused with
+ * the reason, so the Run is kept for review. `--yes` answers that one question in advance: the
+ * merge of this Run's changes into main, and nothing else.
  */
-import type { Approver } from '../../access/approval.ts'
+import type { ApprovalRequest, Approver } from '../../access/approval.ts'
 import { Roster } from '../../agent/roster.ts'
 import { SETTLEMENT_POLICIES, type SettlementPolicy } from '../../agent/settlement-decision.ts'
 import { EitriError } from '../../errors/eitri-error.ts'
@@ -42,10 +44,12 @@ export async function runCommand(
   const fromFile = line.roster === undefined ? undefined : await rosterFile(line.roster)
 
   // Made once the Run exists; the approver may be called before.
-  const view: { tree?: RunTreeView } = {}
+  const view: { tree?: RunTreeView; runId?: string } = {}
   const ask = terminalApprover()
   // The question goes to the terminal the tree is drawn on: the tree waits while it is asked.
   const approver: Approver = async (request, context) => {
+    if (line.yes && isMergeOf(request, view.runId))
+      return { type: 'approved', by: 'eitri run --yes' }
     view.tree?.hold()
     try {
       return await ask(request, context)
@@ -68,6 +72,7 @@ export async function runCommand(
       : { roster: { content: roster.toJSON(), source: line.roster } }),
     ...(settlement === undefined ? {} : { settlement }),
   })
+  view.runId = id
   const tree = (view.tree = watchRunTree({
     store: workshop.store,
     rootId: id,
@@ -96,6 +101,13 @@ export async function runCommand(
     default:
       return EXIT_FAILURE
   }
+}
+
+/** Whether `request` is the merge of the Run `runId`'s changes into main. */
+function isMergeOf(request: ApprovalRequest, runId: string | undefined): boolean {
+  if (runId === undefined || request.tool !== 'run_settle') return false
+  const input = request.input
+  return typeof input === 'object' && input !== null && 'run' in input && input.run === runId
 }
 
 function required(flag: string, value: string | undefined, what: string): string {

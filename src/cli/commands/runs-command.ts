@@ -1,10 +1,11 @@
 /**
  * @module cli/commands/runs-command
  * `eitri runs [--status S] [--json]`, `eitri runs show RUN`, `eitri runs cancel RUN`, `eitri
- * runs merge RUN`, `eitri runs discard RUN`: the Runs recorded in the store, read, cancelled and
- * settled from the terminal (a person may settle any Run kept for review). Every form first
+ * runs merge RUN`, `eitri runs discard RUN`: the Runs recorded in the store, read (a model Run
+ * with its metrics and its whole trace), cancelled and settled from the terminal (a person may settle any Run kept for review). Every form first
  * sweeps, so a Run whose process died reads as `failed`/`interrupted`, not as running.
  */
+import { runChatId } from '../../agent/llm/chat-id.ts'
 import { settleReviewedRun } from '../../agent/run-review.ts'
 import { EitriError } from '../../errors/eitri-error.ts'
 import { RUN_STATUSES, type RunRecord, type RunStatus } from '../../store/run-record.ts'
@@ -12,6 +13,7 @@ import type { Store } from '../../store/store.ts'
 import type { CliIo } from '../cli-io.ts'
 import { EXIT_FAILURE, EXIT_OK, UsageError } from '../cli-io.ts'
 import type { CommandLine } from '../parse-command-line.ts'
+import { chatText, metricsText } from '../run-trace-text.ts'
 import { openFromCommandLine } from './open-from-command-line.ts'
 
 /** Who a cancel from the terminal is recorded as asked by. */
@@ -39,8 +41,9 @@ export async function runsCommand(
   await using workshop = await openFromCommandLine(line)
   const store = workshop.store
   await store.sweepInterruptedRuns()
-  if (action === 'show') return show(store, id as string, line.json, io)
-  if (action === 'cancel') return cancel(store, id as string, line.json, io)
+  // Awaited here: the workshop (and its store) closes when this block is left.
+  if (action === 'show') return await show(store, id as string, line.json, io)
+  if (action === 'cancel') return await cancel(store, id as string, line.json, io)
   if (action === 'merge' || action === 'discard') {
     await existing(store, id as string)
     const outcome = await settleReviewedRun({
@@ -115,8 +118,13 @@ async function show(store: Store, id: string, json: boolean, io: CliIo): Promise
   const run = await existing(store, id)
   const events = await store.listRunEvents(id)
   const children = await store.listRuns({ parentId: id })
+  // A model Run's trace: kept by the Run's id, so it outlives the Run's world.
+  const metrics = await store.getRunMetrics(id)
+  const chat = await store.listChatMessages(runChatId(id))
   if (json) {
-    io.stdout(`${JSON.stringify({ run, events, children }, null, 2)}\n`)
+    io.stdout(
+      `${JSON.stringify({ run, events, children, metrics: metrics ?? null, chat }, null, 2)}\n`,
+    )
     return EXIT_OK
   }
   io.stdout(`${runLine(run)}\n`)
@@ -149,6 +157,8 @@ async function show(store: Store, id: string, json: boolean, io: CliIo): Promise
   }
   io.stdout(children.length === 0 ? 'No child Runs.\n' : 'Child Runs:\n')
   for (const child of children) io.stdout(`  ${runLine(child)}\n`)
+  if (metrics !== undefined) io.stdout(metricsText(metrics))
+  if (chat.length > 0) io.stdout(`Trace:\n${chatText(chat)}`)
   return EXIT_OK
 }
 
