@@ -114,6 +114,13 @@ export type {
   RunWaitOptions,
   RunWaitOutcome,
 } from './ports/agent-runs.ts'
+export type {
+  BudgetBreakdown,
+  BudgetCheck,
+  BudgetEstimate,
+  BudgetLine,
+  ModelRun,
+} from './ports/model-run.ts'
 export {
   LINE_STATES,
   MAIN_LINE,
