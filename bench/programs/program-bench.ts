@@ -17,6 +17,7 @@ import { DETERMINISTIC_PROGRAMS } from '../../src/agent/deterministic-programs.t
 import type { Program, ProgramFactory } from '../../src/agent/program.ts'
 import type { RunRecord } from '../../src/store/run-record.ts'
 import type { Store } from '../../src/store/store.ts'
+import { hireRoot } from '../../src/bench/hire-root.ts'
 import { openWorkshop } from '../../src/workshop/workshop.ts'
 
 /** One bench task: a program and what its Runs must show once it has ended. */
@@ -113,14 +114,11 @@ export async function runTask(task: BenchTask): Promise<BenchVerdict> {
   try {
     const session = await workshop.openSession()
     try {
-      const agents = session.context().agents
-      if (agents === undefined) throw new Error('the session hires no agents')
-      rootId = await agents.hire({
-        agent: 'conductor',
-        roster: { content: { agents: [CONDUCTOR] }, source: 'program-bench' },
+      rootId = await hireRoot(session, {
+        agent: CONDUCTOR,
+        source: 'program-bench',
         task: task.code,
       })
-      await agents.result(rootId)
     } finally {
       await session.close()
     }

@@ -18,6 +18,7 @@ import type { RunRecord } from '../store/run-record.ts'
 import type { RunMetrics } from '../store/run-trace.ts'
 import type { Store } from '../store/store.ts'
 import { openWorkshop } from '../workshop/workshop.ts'
+import { hireRoot } from './hire-root.ts'
 import type { ScriptStep } from './scripted-model.ts'
 
 /** One check of a verifier. */
@@ -148,25 +149,15 @@ export async function runEnvironment(
   try {
     const session = await workshop.openSession()
     try {
-      const agents = session.context().agents
-      if (agents === undefined) throw new Error('the session hires no agents')
-      rootId = await agents.hire({
-        agent: 'root',
-        roster: { content: { agents: [root] }, source: `program-bench ${env.name}` },
+      rootId = await hireRoot(session, {
+        agent: root,
+        source: `program-bench ${env.name}`,
         task: env.task,
+        signal: options.signal,
       })
-      // Interrupted (Ctrl-C): the root is cancelled, and the verifier reports what it left.
-      const id = rootId
-      const cancel = () => void agents.cancel(id).catch(() => undefined)
-      options.signal?.addEventListener('abort', cancel, { once: true })
-      try {
-        await agents.result(rootId)
-      } finally {
-        options.signal?.removeEventListener('abort', cancel)
-      }
       if ((await workshop.store.getRun(rootId))?.settlementStatus === 'review') {
         accepting = true
-        await agents.settle(rootId, 'merge')
+        await session.context().agents?.settle(rootId, 'merge')
       }
     } finally {
       await session.close()
