@@ -32,7 +32,6 @@ import {
   type LineChange,
   type LineHooks,
   type LinesOptions,
-  type MainWrite,
   type MainWriteGuard,
   type MergeOutcome,
 } from './line-types.ts'
@@ -44,6 +43,7 @@ import {
   type ForkOverviewContext,
 } from './fork-overview.ts'
 import { runGit } from './git/run-git.ts'
+import { mainWritesOf } from './main-writes.ts'
 import { MAIN_REF, WorkspaceHistory } from './history.ts'
 import { recoverJournal, runJournal, type JournalContext } from './journal-runner.ts'
 import {
@@ -514,26 +514,9 @@ export class WorkspaceLines implements AsyncDisposable {
     entries: readonly JournalEntry[],
   ): Promise<readonly { path: string; reason: string }[]> {
     if (this.#guardMain === undefined) return []
-    const writes: MainWrite[] = []
-    for (const entry of entries) {
-      const after = entry.after
-      if (after === undefined) writes.push({ path: entry.path, type: 'delete' })
-      else if (after.kind === 'symlink') {
-        const target = (await this.history.store.require(after.oid)).content.toString('utf8')
-        writes.push({ path: entry.path, type: 'symlink', target })
-      } else {
-        const size = (await this.history.store.require(after.oid)).content.byteLength
-        const mode = after.kind === 'executable' ? 0o755 : 0o644
-        writes.push({ path: entry.path, type: 'file', mode, size })
-      }
-    }
-    return this.#guardMain(line, writes)
+    return this.#guardMain(line, await mainWritesOf(this.history.store, entries))
   }
 
-  /**
-   * The journal's steps: durable plan, files, main's reference (and a restore's git
-   * references), record for undo. Answers the git references that could not be moved.
-   */
   /** What the journal's steps need from the lines. */
   #journal(): JournalContext {
     return {
