@@ -73,6 +73,28 @@ describe('entries load no PostgreSQL client, isolate engine or shell parser', ()
       )
     }
   })
+  it('the workshop and `eitri exec` load the code sandbox and the agent runtime only when used', () => {
+    // The code sandbox's host (the engine, the capabilities, the HTTP client under them) and
+    // the Runs' machinery load at the first eval and the first hire.
+    const LATER = /\/src\/(eval\/(host|capabilities)\/|agent\/(agent-runtime|run-execution)\.ts$)/
+    for (const file of ['src/workshop/workshop.ts', 'src/cli/commands/exec-command.ts']) {
+      const resolved = resolvedBy(fileURLToPath(new URL(`../${file}`, import.meta.url)))
+      assert.ok(resolved.some((url) => url.endsWith(file)))
+      assert.deepEqual(
+        resolved.filter((url) => LATER.test(url)),
+        [],
+        file,
+      )
+    }
+    // The control: what loads them does.
+    for (const file of ['src/workshop/eval-sandbox.ts', 'src/agent/agent-runtime.ts']) {
+      const resolved = resolvedBy(fileURLToPath(new URL(`../${file}`, import.meta.url)))
+      assert.ok(
+        resolved.some((url) => LATER.test(url)),
+        file,
+      )
+    }
+  })
   it('the check sees the AI SDK load when a model is resolved', () => {
     const resolved = resolvedBy(
       fileURLToPath(new URL('../src/provider/create-model-catalog.ts', import.meta.url)),

@@ -119,11 +119,6 @@ export async function admitRun(
   live.follow(endRun(work, live, () => executeRun(work, live, program)))
 }
 
-/** A Run acting as the forker of its children's worlds: it sees its own world and below. */
-export function runPrincipal(runId: string): Principal {
-  return { id: runId, seesEveryFork: false }
-}
-
 /** What a Run's row records as its roster: the hash of the roster's canonical content. */
 function rosterIdentity(roster: Roster): string {
   return `sha256:${createHash('sha256').update(canonicalJson(roster.toJSON())).digest('hex')}`

@@ -198,9 +198,16 @@ export class Jail implements AsyncDisposable {
     await this.#warm.start(access)
   }
 
-  /** Starts a program in the background; it runs until it ends, is killed, or the jail closes. */
-  async start(request: Omit<JailRequest, 'timeoutMs'>): Promise<JailJob> {
-    return (await this.#launch(request, undefined, true)).job
+  /**
+   * Starts a program in the background; it runs until it ends, is killed, or the jail closes.
+   * `oneShot`: no other start is expected from this jail (`eitri exec`), so no launcher is
+   * started ahead for the next one (a process and a spawn on this thread that nothing would use).
+   */
+  async start(
+    request: Omit<JailRequest, 'timeoutMs'>,
+    options: { readonly oneShot?: boolean } = {},
+  ): Promise<JailJob> {
+    return (await this.#launch(request, undefined, options.oneShot !== true)).job
   }
 
   /**

@@ -111,6 +111,32 @@ describe('the memory cgroup', () => {
     assert.deepEqual(ours(), [])
   })
 
+  it('is not made ahead for a next start after a one-shot start (eitri exec)', async (t) => {
+    const limits = { limits: { memoryBytes: 256 * 2 ** 20 } }
+    const support = (await jailFixture(t, {}, limits)).jail.memorySupport()
+    assert.equal(support.bound, 'cgroup', 'this machine can make memory cgroups')
+    if (support.bound !== 'cgroup') return
+    const ours = (): string[] =>
+      fs.readdirSync(support.parent).filter((name) => name.startsWith(`eitri-${process.pid}-`))
+    /** The cgroups of this process left a while after one start in a new jail ended. */
+    const leftAfter = async (options: { oneShot?: boolean }): Promise<string[]> => {
+      const { jail } = await jailFixture(t, {}, limits)
+      await assertJailAvailable(jail)
+      const job = await jail.start({ command: ['/bin/true'], access: 'read-only' }, options)
+      assert.equal((await job.finished).exitCode, 0)
+      // The program's own cgroup goes once it ended; what stays is a launcher's, waiting.
+      await new Promise((resolve) => setTimeout(resolve, 1500))
+      const left = ours()
+      await jail.close()
+      for (let waited = 0; ours().length > 0 && waited < 3000; waited += 50)
+        await new Promise((resolve) => setTimeout(resolve, 50))
+      return left
+    }
+    // The control: a background start expects more like it, so a launcher waits, with a cgroup.
+    assert.equal((await leftAfter({})).length, 1)
+    assert.deepEqual(await leftAfter({ oneShot: true }), [], 'nothing waits for a next start')
+  })
+
   it("lets the jail's own node, when there is one, run WebAssembly in the warm jail", async (t) => {
     const { jail } = await jailFixture(t)
     await assertJailAvailable(jail)

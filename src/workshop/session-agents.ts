@@ -7,7 +7,7 @@
  * was hired on; any Run in the store may be waited for. The workshop shares one lease keeper
  * among its sessions, so a server killed outright leaves Runs that the next one ends.
  */
-import { AgentRuntime } from '../agent/agent-runtime.ts'
+import type { AgentRuntime } from '../agent/agent-runtime.ts'
 import type { Authority } from '../agent/delegation-ceiling.ts'
 import { join, race } from '../agent/run-composition.ts'
 import type { RunHandle } from '../agent/run-handle.ts'
@@ -79,8 +79,10 @@ export function sessionAgents(parts: SessionAgentParts): SessionAgents {
   /** The Runs the session hired itself, with the line each was hired from. */
   const hired = new Map<string, { readonly handle: RunHandle; readonly line: string }>()
   const runtimeOf = (): Promise<AgentRuntime> => {
-    runtime ??= parts.leases().then(
-      (leases) =>
+    // The agent layer's modules load at the first hire: a session that hires nothing (most
+    // command-line calls) does not pay for them.
+    runtime ??= Promise.all([parts.leases(), import('../agent/agent-runtime.ts')]).then(
+      ([leases, { AgentRuntime }]) =>
         new AgentRuntime({
           store: parts.store,
           lines: parts.lines,

@@ -18,10 +18,10 @@ import { ACCESS_LEVELS, type AccessLevel, type CommandJudgement } from '../ports
 import type { DriveAccess } from '../ports/drive-access.ts'
 import type { LineControl } from '../ports/line-control.ts'
 import type { ToolContext } from '../tool/tool-context.ts'
-import { PERSON_PRINCIPAL } from '../workspace/fork-owner.ts'
+import { PERSON_PRINCIPAL, runPrincipal } from '../workspace/fork-owner.ts'
 import { MAIN_LINE } from '../ports/line-control.ts'
 import type { Principal, WorkspaceLines } from '../workspace/workspace-lines.ts'
-import type { EvalPool } from '../eval/eval-pool.ts'
+import type { EvalSandbox } from './lazy-eval-sandbox.ts'
 import type { LineSurface, LineSurfaces } from './line-surfaces.ts'
 import { sessionCheckpoints } from './session-checkpoints.ts'
 import { sessionLineControl } from './session-lines.ts'
@@ -30,7 +30,6 @@ import { sessionAgents } from './session-agents.ts'
 import type { RunLeases } from '../agent/run-lease.ts'
 import type { Roster } from '../agent/roster.ts'
 import type { ProgramFactory } from '../agent/program.ts'
-import { runPrincipal } from '../agent/run-admission.ts'
 import type { RunTools, RunToolScope } from '../agent/run-tools.ts'
 import type { Toolset } from '../tool/toolset.ts'
 import { runScopedAgents } from './run-scoped-agents.ts'
@@ -90,7 +89,7 @@ export interface SessionParts {
   readonly main: LineSurface
   readonly store: Store
   readonly drive: DriveAccess
-  readonly evaluation: EvalPool
+  readonly evaluation: EvalSandbox
   readonly judge: (command: string, options: { escalate?: boolean }) => Promise<CommandJudgement>
   readonly rules: PermissionRules
   readonly modes: readonly ModeDefinition[]

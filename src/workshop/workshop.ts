@@ -39,7 +39,8 @@ import { materializedDrive } from './materialized-drive.ts'
 import { sweepAbandonedFolders } from '../jail/temporary-folders.ts'
 import { LineSurfaces } from './line-surfaces.ts'
 import { createSession, type SessionOptions, type WorkshopSession } from './workshop-session.ts'
-import { createEvalSandbox, type EvaluationOptions } from './eval-sandbox.ts'
+import type { EvaluationOptions } from './eval-sandbox.ts'
+import { lazyEvalSandbox } from './lazy-eval-sandbox.ts'
 import { lazyCommandJudge } from './command-judge.ts'
 import { storeApprovalRecorder } from './store-approval-recorder.ts'
 import { configuredRoster } from './configured-roster.ts'
@@ -186,7 +187,14 @@ export async function openWorkshop(options: WorkshopOptions = {}): Promise<Works
   const roster = configuredRoster(config, configPath)
   const registry = new ToolRegistry([...builtInTools(), ...(options.extraTools ?? [])])
   const toolset = new Toolset(registry, options.tools ?? registry.names())
-  const evaluation = createEvalSandbox(config, toolset, options.evaluation, options.bwrap)
+  const evaluation = lazyEvalSandbox(async () =>
+    (await import('./eval-sandbox.ts')).createEvalSandbox(
+      config,
+      toolset,
+      options.evaluation,
+      options.bwrap,
+    ),
+  )
   const ownsStore = typeof options.store !== 'object'
   const store =
     typeof options.store === 'object' ? options.store : await openStore(storeUrl(options.store))

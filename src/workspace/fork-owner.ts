@@ -21,6 +21,11 @@ export interface Principal {
 /** The person: sees and acts on every fork. */
 export const PERSON_PRINCIPAL: Principal = Object.freeze({ id: PERSON, seesEveryFork: true })
 
+/** A Run acting as the forker of its children's worlds: it sees its own world and below. */
+export function runPrincipal(runId: string): Principal {
+  return { id: runId, seesEveryFork: false }
+}
+
 /** What visibility needs of a fork. */
 interface OwnedFork {
   readonly id: string

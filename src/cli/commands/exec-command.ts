@@ -27,13 +27,17 @@ export async function execCommand(
   // is snapshotted, not after; the command's start waits for it, and reports what it found.
   jail.availability().catch(() => undefined)
   const run = async () => {
-    const job = await jail.start({
-      command: line.positionals,
-      access: 'workspace-write',
-      maxOutputChars: 0,
-      signal,
-      onOutput: (stream, chunk) => (stream === 'stdout' ? io.stdout : io.stderr)(chunk.toString()),
-    })
+    const job = await jail.start(
+      {
+        command: line.positionals,
+        access: 'workspace-write',
+        maxOutputChars: 0,
+        signal,
+        onOutput: (stream, chunk) =>
+          (stream === 'stdout' ? io.stdout : io.stderr)(chunk.toString()),
+      },
+      { oneShot: true },
+    )
     return job.finished
   }
   // On main, the command runs between snapshots of it, so what it did can be restored.
