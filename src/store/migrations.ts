@@ -159,6 +159,16 @@ const RUN_TRACE_TABLES = (bigint: string): string[] => [
   `CREATE INDEX chat_messages_run ON chat_messages (run_id)`,
 ]
 
+/**
+ * The order Runs were admitted in, from the store-wide sequence: newest first is exact even
+ * for Runs admitted within one millisecond. Runs admitted before it share 0 (then by id).
+ */
+const RUN_ADMISSION_ORDER = (bigint: string): string[] => [
+  `ALTER TABLE runs ADD COLUMN admission ${bigint}`,
+  `UPDATE runs SET admission = 0`,
+  `CREATE INDEX runs_admission ON runs (created_at, admission)`,
+]
+
 /** Every migration, oldest first. The schema version is the number applied. */
 export const MIGRATIONS: readonly Migration[] = [
   {
@@ -211,5 +221,10 @@ export const MIGRATIONS: readonly Migration[] = [
     name: 'run-metrics-chat-messages',
     sqlite: RUN_TRACE_TABLES('INTEGER'),
     postgres: RUN_TRACE_TABLES('BIGINT'),
+  },
+  {
+    name: 'runs-admission-order',
+    sqlite: RUN_ADMISSION_ORDER('INTEGER'),
+    postgres: RUN_ADMISSION_ORDER('BIGINT'),
   },
 ]

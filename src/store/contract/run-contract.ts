@@ -132,6 +132,17 @@ export function runContract(harness: StoreHarness): void {
       )
     })
 
+    void it('lists Runs admitted within one millisecond in the order they were admitted', async () => {
+      await using store = (await freshStore(harness)).store
+      const createdAt = '2026-12-02T05:00:00.000Z'
+      // Ids against the admission order, so an order by id would show.
+      for (const id of ['m', 'z', 'a']) await store.admitRun({ id, createdAt })
+      assert.deepEqual(
+        (await store.listRuns()).map((run) => run.id),
+        ['a', 'z', 'm'],
+      )
+    })
+
     void it('journals events in order, batch by batch', async () => {
       await using store = (await freshStore(harness)).store
       await store.admitRun({ id: 'r' })

@@ -49,6 +49,7 @@ const ADMISSION_COLUMNS = [
   'updated_at',
   'lease_owner',
   'lease_expires_at',
+  'admission',
 ] as const
 
 /** Writes a new Run as running. */
@@ -94,6 +95,8 @@ export async function admitRun(
         now,
         admission.lease?.owner ?? null,
         admission.lease === undefined ? null : leaseExpiry(now, admission.lease.ttlMs),
+        // The store-wide sequence orders Runs admitted within one millisecond.
+        ...(await transaction.nextSequences(1)),
       ]
       try {
         await transaction.run(
@@ -234,7 +237,7 @@ export function listRuns(
     async (transaction) =>
       (
         await transaction.all(
-          `SELECT * FROM runs${clause} ORDER BY created_at DESC, id DESC LIMIT ?`,
+          `SELECT * FROM runs${clause} ORDER BY created_at DESC, admission DESC, id DESC LIMIT ?`,
           [...parameters, filter.limit ?? 100],
         )
       ).map(runFromRow),
