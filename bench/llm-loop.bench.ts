@@ -60,7 +60,12 @@ async function loopRun(calls: number): Promise<number> {
     fixedCatalog(addingModel(calls)),
   )
   // Where a step's time goes: every store method is timed.
-  for (const name of ['appendRunEvents', 'appendChatMessages', 'recordRunMetrics'] as const) {
+  for (const name of [
+    'appendRunStep',
+    'appendRunEvents',
+    'appendChatMessages',
+    'recordRunMetrics',
+  ] as const) {
     const original = store[name].bind(store) as (...args: unknown[]) => Promise<unknown>
     ;(store as unknown as Record<string, unknown>)[name] = async (...args: unknown[]) => {
       const start = performance.now()

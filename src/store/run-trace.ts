@@ -57,3 +57,16 @@ export interface ChatMessage {
   readonly role: string
   readonly content: unknown
 }
+
+/**
+ * What one step of a model Run leaves, written together: its journal events, its chat
+ * messages and its metrics (each part optional). A step is written in one transaction, so it
+ * lands whole or not at all.
+ */
+export interface RunStepRecords {
+  readonly events?: readonly { readonly type: string; readonly data?: unknown }[] | undefined
+  /** Messages appended to the chat `chatId` of the Run. */
+  readonly chat?: { readonly chatId: string; readonly messages: readonly ChatMessage[] } | undefined
+  /** Replaces the Run's metrics. */
+  readonly metrics?: RunMetrics | undefined
+}

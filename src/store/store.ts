@@ -24,7 +24,7 @@ import type {
   RunRecord,
   RunSettlement,
 } from './run-record.ts'
-import type { ChatMessage, ChatMessageRecord, RunMetrics } from './run-trace.ts'
+import type { ChatMessage, ChatMessageRecord, RunMetrics, RunStepRecords } from './run-trace.ts'
 
 /** Options every store operation accepts. */
 export interface StoreCallOptions {
@@ -159,6 +159,18 @@ export interface Store extends AsyncDisposable {
     messages: readonly ChatMessage[],
     options?: StoreCallOptions,
   ): Promise<ChatMessageRecord[]>
+  /**
+   * Writes one step of a model Run in one transaction: `step.events` appended to its journal,
+   * then `step.chat.messages` to its chat, then `step.metrics` in place of its metrics. All
+   * land or none do; the promise resolves once they are durable.
+   * @throws EitriError `invalid_input`; `not_found` when there is no such Run; `conflict`
+   *   when the chat is another Run's.
+   */
+  appendRunStep(
+    runId: string,
+    step: RunStepRecords,
+    options?: StoreCallOptions,
+  ): Promise<{ readonly events: RunEvent[]; readonly messages: ChatMessageRecord[] }>
   /** A chat's messages, in order (none for an unknown chat). */
   listChatMessages(chatId: string, options?: StoreCallOptions): Promise<ChatMessageRecord[]>
 

@@ -102,6 +102,21 @@ describe('cancelling an llm Run', () => {
     const handle = await fixture.runtime.hire(team, 'adder', { task: 'add' })
     assert.equal((await handle.result()).status, 'cancelled')
     assert.equal(model.doGenerateCalls.length, 1)
+    // The tool ran to its end: its result and message are kept, and no next intent is written.
+    const effects = (await fixture.store.listRunEvents(handle.id))
+      .map((event) => event.type)
+      .filter((type) => /-(intent|result)$/.test(type))
+    assert.deepEqual(effects, [
+      'model-call-intent',
+      'model-call-result',
+      'tool-call-intent',
+      'tool-call-result',
+    ])
+    const chat = await fixture.store.listChatMessages(runChatId(handle.id))
+    assert.deepEqual(
+      chat.map((message) => message.role),
+      ['system', 'user', 'assistant', 'tool'],
+    )
   })
 
   it('before the first step: no model call and no trace', async (t) => {

@@ -3,6 +3,7 @@ import { describe, it } from 'node:test'
 import type { LanguageModelV4CallOptions } from '@ai-sdk/provider'
 import { EitriError } from '../../errors/eitri-error.ts'
 import type { AgentDefInput } from '../agent-def.ts'
+import type { Store } from '../../store/store.ts'
 import { Roster } from '../roster.ts'
 import { runChatId } from './chat-id.ts'
 import { HARNESS_PREAMBLE } from './harness-prompt.ts'
@@ -120,6 +121,95 @@ describe('the llm loop', () => {
     const chat = await store.listChatMessages(chatId)
     assert.deepEqual(
       chat.map((message) => message.role),
+      ['system', 'user', 'assistant', 'tool', 'assistant'],
+    )
+  })
+
+  it('writes what happens between two effects in one commit, which ends on the next intent', async (t) => {
+    /** What the store holds when an effect starts: the journal's types, chat roles, metrics. */
+    const seen: { effect: string; journal: string[]; chat: string[]; steps: number | undefined }[] =
+      []
+    const holder: { store?: Store } = {}
+    const look = async (effect: string) => {
+      const store = holder.store as Store
+      const [run] = await store.listRuns()
+      const id = (run as { id: string }).id
+      seen.push({
+        effect,
+        journal: (await store.listRunEvents(id)).map((event) => event.type),
+        chat: (await store.listChatMessages(runChatId(id))).map((message) => message.role),
+        steps: (await store.getRunMetrics(id))?.modelSteps,
+      })
+    }
+    const model = scriptedModel([
+      async () => {
+        await look('model call 0')
+        return callsTool([{ name: 'add', input: { a: 1, b: 1 } }])
+      },
+      async () => {
+        await look('model call 1')
+        return answers('2')
+      },
+    ])
+    const add: FixtureTool = {
+      ...ADD_TOOL,
+      call: async (input, signal, context) => {
+        await look('tool call')
+        return ADD_TOOL.call(input, signal, context)
+      },
+    }
+    const { runtime, store } = await llmFixture(t, fixedCatalog(model), { add })
+    holder.store = store
+    const writes = new Map<string, number>()
+    for (const name of ['appendRunStep', 'appendChatMessages', 'recordRunMetrics'] as const) {
+      const original = store[name].bind(store) as (...args: unknown[]) => Promise<unknown>
+      ;(store as unknown as Record<string, unknown>)[name] = (...args: unknown[]) => {
+        writes.set(name, (writes.get(name) ?? 0) + 1)
+        return original(...args)
+      }
+    }
+    const handle = await runtime.hire(team(), 'adder', { task: 'What is 1 + 1?' })
+    assert.equal((await handle.result()).status, 'completed')
+    // Each effect starts only once its intent is committed, with all that came before it.
+    assert.deepEqual(seen, [
+      {
+        effect: 'model call 0',
+        journal: ['trigger', 'started', 'model-call-intent'],
+        chat: ['system', 'user'],
+        steps: undefined,
+      },
+      {
+        effect: 'tool call',
+        journal: [
+          'trigger',
+          'started',
+          'model-call-intent',
+          'model-call-result',
+          'tool-call-intent',
+        ],
+        chat: ['system', 'user', 'assistant'],
+        steps: 1,
+      },
+      {
+        effect: 'model call 1',
+        journal: [
+          'trigger',
+          'started',
+          'model-call-intent',
+          'model-call-result',
+          'tool-call-intent',
+          'tool-call-result',
+          'model-call-intent',
+        ],
+        chat: ['system', 'user', 'assistant', 'tool'],
+        steps: 1,
+      },
+    ])
+    // One commit per effect, and one for the last model call's records: four for two steps.
+    assert.deepEqual(Object.fromEntries(writes), { appendRunStep: 4 })
+    assert.equal((await store.getRunMetrics(handle.id))?.modelSteps, 2)
+    assert.deepEqual(
+      (await store.listChatMessages(runChatId(handle.id))).map((message) => message.role),
       ['system', 'user', 'assistant', 'tool', 'assistant'],
     )
   })

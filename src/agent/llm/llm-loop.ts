@@ -7,7 +7,8 @@
  * reserved from the budget (waiting, `budget-exhausted`), or on three identical calls in a row
  * (failed, `repeated-tool-call`). Every model call and tool call is journaled as an intent
  * before and a result after; every message is kept in the Run's chat; usage and cost are the
- * Run's metrics, written after each step.
+ * Run's metrics, updated after each model call. What happens between two effects is written
+ * in one transaction that ends with the next effect's intent (see `step-journal.ts`).
  */
 import {
   generateText,
@@ -46,6 +47,7 @@ import {
 } from './model-budget.ts'
 import type { LlmModelRun } from './llm-model-run.ts'
 import { RepeatedToolCalls } from './repeated-tool-calls.ts'
+import { StepJournal } from './step-journal.ts'
 
 /** What one Run's loop works with. */
 export interface LlmLoopSettings {
@@ -94,11 +96,13 @@ export async function runLlmLoop(
   const toolsText = JSON.stringify(
     offered.map(({ name, description, input_schema }) => ({ name, description, input_schema })),
   )
-  const chatId = runChatId(context.runId)
-  const durably = <T>(write: (call: { readonly signal?: AbortSignal }) => Promise<T>) =>
-    durableWrite(write, { signal, log: settings.onStoreRetry })
-  const trace = (messages: readonly { role: string; content: unknown }[]) =>
-    durably((call) => store.appendChatMessages(chatId, context.runId, messages, call))
+  const journal = new StepJournal({
+    store,
+    runId: context.runId,
+    chatId: runChatId(context.runId),
+    durably: (write) => durableWrite(write, { signal, log: settings.onStoreRetry }),
+    log: settings.onStoreRetry,
+  })
   const steps: ModelStepMetrics[] = []
   // Summaries are model calls too: they count in the totals, not as steps.
   const summaries: ModelStepMetrics[] = []
@@ -111,49 +115,62 @@ export async function runLlmLoop(
     outputTokens: sum(steps, 'outputTokens') + sum(summaries, 'outputTokens'),
     cachedInputTokens: sum(steps, 'cachedInputTokens') + sum(summaries, 'cachedInputTokens'),
     dollars: sum(steps, 'dollars') + sum(summaries, 'dollars'),
-    steps,
+    steps: [...steps],
   })
-  await trace([
+  journal.chat([
     { role: 'system', content: system },
     { role: 'user', content: task },
   ])
-  let messages: ModelMessage[] = [{ role: 'user', content: task }]
-  const repeated = new RepeatedToolCalls()
-  const fixedTokens = estimateTokens(system) + estimateTokens(toolsText)
-  for (let step = 0; step < settings.maxModelSteps; step++) {
-    signal.throwIfAborted()
-    if (settings.compaction !== undefined) {
-      const compacted = await compact({
-        context,
-        settings: settings.compaction,
-        ledger,
-        messages,
-        fixedTokens,
-        task,
-        step,
-      })
-      messages = compacted.messages
-      if (compacted.summary !== undefined) {
-        summaries.push(compacted.summary.metrics)
-        settings.modelRun?.record({
+  try {
+    const outcome = await loop()
+    await journal.write()
+    return outcome
+  } catch (error) {
+    await journal.writeOnExit()
+    throw error
+  }
+
+  async function loop(): Promise<ProgramOutcome> {
+    let messages: ModelMessage[] = [{ role: 'user', content: task }]
+    const repeated = new RepeatedToolCalls()
+    const fixedTokens = estimateTokens(system) + estimateTokens(toolsText)
+    for (let step = 0; step < settings.maxModelSteps; step++) {
+      signal.throwIfAborted()
+      if (settings.compaction !== undefined) {
+        const compacted = await compact({
+          context,
+          journal,
+          settings: settings.compaction,
+          ledger,
+          messages,
+          fixedTokens,
+          task,
           step,
-          kind: 'compaction',
-          model: settings.compaction.model.ref,
-          inputTokens: compacted.summary.metrics.inputTokens,
-          outputTokens: compacted.summary.metrics.outputTokens,
-          dollars: compacted.summary.metrics.dollars,
         })
-        await trace([{ role: 'summary', content: compacted.summary.text }])
+        messages = compacted.messages
+        if (compacted.summary !== undefined) {
+          summaries.push(compacted.summary.metrics)
+          settings.modelRun?.record({
+            step,
+            kind: 'compaction',
+            model: settings.compaction.model.ref,
+            inputTokens: compacted.summary.metrics.inputTokens,
+            outputTokens: compacted.summary.metrics.outputTokens,
+            dollars: compacted.summary.metrics.dollars,
+          })
+          journal.chat([{ role: 'summary', content: compacted.summary.text }])
+        }
       }
-    }
-    const estimated =
-      estimateTokens(system) + estimateTokens(toolsText) + estimateTokens(JSON.stringify(messages))
-    const reservation = ledger.reserve(
-      reservationDollars(price, estimated, settings.maxOutputTokens),
-    )
-    if (reservation === undefined) return { status: 'waiting', reason: 'budget-exhausted' }
-    await context.journal([
-      {
+      const estimated =
+        estimateTokens(system) +
+        estimateTokens(toolsText) +
+        estimateTokens(JSON.stringify(messages))
+      const reservation = ledger.reserve(
+        reservationDollars(price, estimated, settings.maxOutputTokens),
+      )
+      if (reservation === undefined) return { status: 'waiting', reason: 'budget-exhausted' }
+      // Durable before the call: an owner dying during it leaves the journal on this intent.
+      await journal.write({
         type: 'model-call-intent',
         data: {
           step,
@@ -161,51 +178,49 @@ export async function runLlmLoop(
           reservedDollars: reservation.dollars,
           estimatedInputTokens: estimated,
         },
-      },
-    ])
-    let result: Awaited<ReturnType<typeof generateText<ToolSet>>>
-    try {
-      result = await generateText({
-        model: model.model,
-        system,
-        messages,
-        tools,
-        maxOutputTokens: settings.maxOutputTokens,
-        abortSignal: signal,
       })
-    } catch (error) {
-      // A call that failed may still have been billed: the reservation is kept as spent.
-      ledger.settle(reservation, reservation.dollars)
-      signal.throwIfAborted()
-      const message = error instanceof Error ? error.message : String(error)
-      await context.journal([{ type: 'model-call-result', data: { step, error: message } }])
-      return {
-        status: 'failed',
-        reason: 'model-call-failed',
-        error: `The model call failed: ${message}`,
+      let result: Awaited<ReturnType<typeof generateText<ToolSet>>>
+      try {
+        result = await generateText({
+          model: model.model,
+          system,
+          messages,
+          tools,
+          maxOutputTokens: settings.maxOutputTokens,
+          abortSignal: signal,
+        })
+      } catch (error) {
+        // A call that failed may still have been billed: the reservation is kept as spent.
+        ledger.settle(reservation, reservation.dollars)
+        signal.throwIfAborted()
+        const message = error instanceof Error ? error.message : String(error)
+        journal.event({ type: 'model-call-result', data: { step, error: message } })
+        return {
+          status: 'failed',
+          reason: 'model-call-failed',
+          error: `The model call failed: ${message}`,
+        }
       }
-    }
-    const counts = tokenCounts(result.usage, estimated, settings.maxOutputTokens)
-    const dollars = dollarsOf(price, counts)
-    ledger.settle(reservation, dollars)
-    const calls = result.toolCalls
-    settings.modelRun?.record({
-      step,
-      kind: 'model-call',
-      model: model.ref,
-      inputTokens: counts.inputTokens,
-      outputTokens: counts.outputTokens,
-      dollars,
-    })
-    steps.push({
-      step,
-      finishReason: result.finishReason,
-      toolCalls: calls.map((call) => call.toolName),
-      ...counts,
-      dollars,
-    })
-    await context.journal([
-      {
+      const counts = tokenCounts(result.usage, estimated, settings.maxOutputTokens)
+      const dollars = dollarsOf(price, counts)
+      ledger.settle(reservation, dollars)
+      const calls = result.toolCalls
+      settings.modelRun?.record({
+        step,
+        kind: 'model-call',
+        model: model.ref,
+        inputTokens: counts.inputTokens,
+        outputTokens: counts.outputTokens,
+        dollars,
+      })
+      steps.push({
+        step,
+        finishReason: result.finishReason,
+        toolCalls: calls.map((call) => call.toolName),
+        ...counts,
+        dollars,
+      })
+      journal.event({
         type: 'model-call-result',
         data: {
           step,
@@ -214,31 +229,30 @@ export async function runLlmLoop(
           ...counts,
           dollars,
         },
-      },
-    ])
-    messages.push(...result.response.messages)
-    if (settings.modelRun !== undefined) {
-      // What the next call would send so far, for a tool that estimates it.
-      settings.modelRun.inputTokens = fixedTokens + estimateTokens(JSON.stringify(messages))
-    }
-    await trace(result.response.messages)
-    await durably((call) => store.recordRunMetrics(context.runId, metrics(), call))
-    signal.throwIfAborted()
-    if (calls.length === 0) {
-      return { status: 'completed', value: result.text, output: result.text }
-    }
-    const results: ToolResultPart[] = []
-    for (const call of calls) {
-      if (repeated.repeats(call.toolName, call.input)) {
-        return {
-          status: 'failed',
-          reason: 'repeated-tool-call',
-          error: `The agent called ${call.toolName} with the same input three times in a row; it was stopped instead of looping.`,
-        }
+      })
+      messages.push(...result.response.messages)
+      if (settings.modelRun !== undefined) {
+        // What the next call would send so far, for a tool that estimates it.
+        settings.modelRun.inputTokens = fixedTokens + estimateTokens(JSON.stringify(messages))
       }
+      journal.chat(result.response.messages)
+      journal.metrics(metrics())
       signal.throwIfAborted()
-      await context.journal([
-        {
+      if (calls.length === 0) {
+        return { status: 'completed', value: result.text, output: result.text }
+      }
+      const results: ToolResultPart[] = []
+      for (const call of calls) {
+        if (repeated.repeats(call.toolName, call.input)) {
+          return {
+            status: 'failed',
+            reason: 'repeated-tool-call',
+            error: `The agent called ${call.toolName} with the same input three times in a row; it was stopped instead of looping.`,
+          }
+        }
+        signal.throwIfAborted()
+        // Written with what the model call left, durable before the tool runs.
+        await journal.write({
           type: 'tool-call-intent',
           data: {
             step,
@@ -246,14 +260,12 @@ export async function runLlmLoop(
             name: call.toolName,
             input: (call.input as unknown) ?? null,
           },
-        },
-      ])
-      const answer = await context.tools.call(
-        { name: call.toolName, input: call.input },
-        { signal },
-      )
-      await context.journal([
-        {
+        })
+        const answer = await context.tools.call(
+          { name: call.toolName, input: call.input },
+          { signal },
+        )
+        journal.event({
           type: 'tool-call-result',
           data: {
             step,
@@ -262,23 +274,23 @@ export async function runLlmLoop(
             type: answer.type,
             ...(answer.type === 'error' && { code: answer.code }),
           },
-        },
-      ])
-      results.push({
-        type: 'tool-result',
-        toolCallId: call.toolCallId,
-        toolName: call.toolName,
-        output:
-          answer.type === 'success'
-            ? { type: 'text', value: answer.content }
-            : { type: 'error-text', value: answer.content },
-      })
+        })
+        results.push({
+          type: 'tool-result',
+          toolCallId: call.toolCallId,
+          toolName: call.toolName,
+          output:
+            answer.type === 'success'
+              ? { type: 'text', value: answer.content }
+              : { type: 'error-text', value: answer.content },
+        })
+      }
+      const toolMessage: ModelMessage = { role: 'tool', content: results }
+      messages.push(toolMessage)
+      journal.chat([toolMessage])
     }
-    const toolMessage: ModelMessage = { role: 'tool', content: results }
-    messages.push(toolMessage)
-    await trace([toolMessage])
+    return { status: 'failed', reason: 'step-bound', error: stepBoundError(settings.maxModelSteps) }
   }
-  return { status: 'failed', reason: 'step-bound', error: stepBoundError(settings.maxModelSteps) }
 }
 
 /** What compacting gave: the messages to send, and the summary written, if one was. */
@@ -295,6 +307,7 @@ interface Compacted {
  */
 async function compact(input: {
   readonly context: ProgramContext
+  readonly journal: StepJournal
   readonly settings: CompactionSettings
   readonly ledger: BudgetLedger
   readonly messages: ModelMessage[]
@@ -302,18 +315,16 @@ async function compact(input: {
   readonly task: string
   readonly step: number
 }): Promise<Compacted> {
-  const { context, settings, ledger, fixedTokens, step } = input
+  const { context, journal, settings, ledger, fixedTokens, step } = input
   const limit = COMPACT_AT * settings.contextWindow
   const before = fixedTokens + messagesTokens(input.messages)
   if (before <= limit) return { messages: input.messages }
   const pruned = pruneToolOutputs(input.messages)
   const afterPruning = fixedTokens + messagesTokens(pruned)
-  await context.journal([
-    {
-      type: 'compaction',
-      data: { step, kind: 'pruned', tokensBefore: before, tokensAfter: afterPruning },
-    },
-  ])
+  journal.event({
+    type: 'compaction',
+    data: { step, kind: 'pruned', tokensBefore: before, tokensAfter: afterPruning },
+  })
   const tail = tailStart(pruned)
   if (afterPruning <= limit || tail <= 1) return { messages: pruned }
   const history = transcript(pruned.slice(0, tail))
@@ -323,12 +334,10 @@ async function compact(input: {
   const price = settings.model.price
   const reservation = ledger.reserve(reservationDollars(price, estimated, target))
   if (reservation === undefined) return { messages: pruned }
-  await context.journal([
-    {
-      type: 'compaction-intent',
-      data: { step, model: settings.model.ref, reservedDollars: reservation.dollars },
-    },
-  ])
+  await journal.write({
+    type: 'compaction-intent',
+    data: { step, model: settings.model.ref, reservedDollars: reservation.dollars },
+  })
   try {
     const result = await generateText({
       model: settings.model.model,
@@ -341,12 +350,10 @@ async function compact(input: {
     const dollars = dollarsOf(price, counts)
     ledger.settle(reservation, dollars)
     const messages = summarised(pruned, input.task, result.text)
-    await context.journal([
-      {
-        type: 'compaction-result',
-        data: { step, tokensAfter: fixedTokens + messagesTokens(messages), ...counts, dollars },
-      },
-    ])
+    journal.event({
+      type: 'compaction-result',
+      data: { step, tokensAfter: fixedTokens + messagesTokens(messages), ...counts, dollars },
+    })
     return {
       messages,
       summary: {
@@ -358,7 +365,7 @@ async function compact(input: {
     ledger.settle(reservation, reservation.dollars)
     context.signal.throwIfAborted()
     const message = error instanceof Error ? error.message : String(error)
-    await context.journal([{ type: 'compaction-result', data: { step, error: message } }])
+    journal.event({ type: 'compaction-result', data: { step, error: message } })
     return { messages: pruned }
   }
 }

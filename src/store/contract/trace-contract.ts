@@ -93,5 +93,83 @@ export function traceContract(harness: StoreHarness): void {
       )
       await store.close()
     })
+    void it('writes a step (events, chat, metrics) in one transaction, all or none', async () => {
+      const { store, url } = await freshStore(harness)
+      await store.admitRun({ id: 'run-1' })
+      await store.admitRun({ id: 'run-2' })
+      await store.appendRunEvents('run-1', [{ type: 'model-call-intent', data: { step: 0 } }])
+      const written = await store.appendRunStep('run-1', {
+        events: [
+          { type: 'model-call-result', data: { step: 0 } },
+          { type: 'tool-call-intent', data: { step: 0, name: 'add' } },
+        ],
+        chat: { chatId: 'chat-1', messages: [{ role: 'assistant', content: 'calling add' }] },
+        metrics: METRICS,
+      })
+      assert.deepEqual(
+        written.events.map((event) => [event.sequence, event.type]),
+        [
+          [2, 'model-call-result'],
+          [3, 'tool-call-intent'],
+        ],
+      )
+      assert.deepEqual(
+        written.messages.map((message) => [message.sequence, message.role]),
+        [[1, 'assistant']],
+      )
+      // Each part is optional.
+      await store.appendRunStep('run-1', { events: [{ type: 'tool-call-result' }] })
+      await store.appendRunStep('run-1', {
+        chat: { chatId: 'chat-1', messages: [{ role: 'tool', content: '2' }] },
+      })
+      await store.appendRunStep('run-2', {
+        chat: { chatId: 'chat-2', messages: [{ role: 'user', content: 'other' }] },
+      })
+      const journal = async (id: string) =>
+        (await store.listRunEvents(id)).map((event) => event.type)
+      const before = await journal('run-1')
+      // A step whose chat is another Run's fails whole: its events and metrics are not written.
+      await rejectsWith(
+        store.appendRunStep('run-1', {
+          events: [{ type: 'model-call-result', data: { step: 1 } }],
+          chat: { chatId: 'chat-2', messages: [{ role: 'assistant', content: 'x' }] },
+          metrics: { ...METRICS, modelSteps: 2 },
+        }),
+        'conflict',
+      )
+      assert.deepEqual(await journal('run-1'), before)
+      assert.deepEqual(await store.getRunMetrics('run-1'), METRICS)
+      assert.equal((await store.listChatMessages('chat-2')).length, 1)
+      await rejectsWith(
+        store.appendRunStep('nobody', { events: [{ type: 'model-call-result' }] }),
+        'not_found',
+      )
+      await rejectsWith(
+        store.appendRunStep('run-1', {
+          events: [{ type: 'model-call-result' }],
+          chat: { chatId: 'chat-1', messages: [{ role: '', content: 'x' }] },
+        }),
+        'invalid_input',
+      )
+      await rejectsWith(store.appendRunStep('run-1', { events: [{ type: '' }] }), 'invalid_input')
+      // Positive control: the refused step, with the Run's own chat, lands.
+      await store.appendRunStep('run-1', {
+        events: [{ type: 'model-call-result', data: { step: 1 } }],
+        chat: { chatId: 'chat-1', messages: [{ role: 'assistant', content: 'done' }] },
+        metrics: { ...METRICS, modelSteps: 2 },
+      })
+      await store.close()
+      const again = await openStore(url, { dependencies: testDependencies() })
+      assert.deepEqual(
+        (await again.listRunEvents('run-1')).map((event) => event.type),
+        [...before, 'model-call-result'],
+      )
+      assert.deepEqual(
+        (await again.listChatMessages('chat-1')).map((message) => message.content),
+        ['calling add', '2', 'done'],
+      )
+      assert.equal((await again.getRunMetrics('run-1'))?.modelSteps, 2)
+      await again.close()
+    })
   })
 }

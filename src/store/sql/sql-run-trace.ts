@@ -7,7 +7,7 @@ import { EitriError } from '../../errors/eitri-error.ts'
 import type { ChatMessage, ChatMessageRecord, RunMetrics } from '../run-trace.ts'
 import type { StoreDependencies } from '../store-dependencies.ts'
 import { fromJsonColumn, toJsonColumn } from './json-column.ts'
-import type { SqlDriver } from './sql-driver.ts'
+import type { SqlDriver, SqlTransaction } from './sql-driver.ts'
 
 type CallOptions = { readonly signal?: AbortSignal | undefined }
 
@@ -19,22 +19,41 @@ export async function recordRunMetrics(
   metrics: RunMetrics,
   options: CallOptions = {},
 ): Promise<void> {
-  if (typeof metrics !== 'object' || metrics === null) {
-    throw new EitriError('invalid_input', 'Run metrics must be an object.')
-  }
+  checkMetrics(metrics)
   return driver.transaction(
     'write',
     async (transaction) => {
-      const run = await transaction.get('SELECT id FROM runs WHERE id = ?', [runId])
-      if (run === undefined) throw new EitriError('not_found', `No Run ${runId} in the store.`)
-      const now = dependencies.now().toISOString()
-      await transaction.run(
-        `INSERT INTO run_metrics (run_id, data, updated_at) VALUES (?, ?, ?)
-          ON CONFLICT (run_id) DO UPDATE SET data = excluded.data, updated_at = excluded.updated_at`,
-        [runId, toJsonColumn(metrics), now],
-      )
+      await requireRunId(transaction, runId)
+      await writeRunMetrics(transaction, runId, metrics, dependencies.now().toISOString())
     },
     options,
+  )
+}
+
+/** Refuses metrics that are not an object, before any transaction. */
+export function checkMetrics(metrics: RunMetrics): void {
+  if (typeof metrics !== 'object' || metrics === null) {
+    throw new EitriError('invalid_input', 'Run metrics must be an object.')
+  }
+}
+
+/** @throws EitriError `not_found` when there is no Run `runId`. */
+export async function requireRunId(transaction: SqlTransaction, runId: string): Promise<void> {
+  const run = await transaction.get('SELECT id FROM runs WHERE id = ?', [runId])
+  if (run === undefined) throw new EitriError('not_found', `No Run ${runId} in the store.`)
+}
+
+/** Writes (replaces) the metrics of an existing Run inside a transaction. */
+export async function writeRunMetrics(
+  transaction: SqlTransaction,
+  runId: string,
+  metrics: RunMetrics,
+  now: string,
+): Promise<void> {
+  await transaction.run(
+    `INSERT INTO run_metrics (run_id, data, updated_at) VALUES (?, ?, ?)
+      ON CONFLICT (run_id) DO UPDATE SET data = excluded.data, updated_at = excluded.updated_at`,
+    [runId, toJsonColumn(metrics), now],
   )
 }
 
@@ -63,6 +82,25 @@ export async function appendChatMessages(
   messages: readonly ChatMessage[],
   options: CallOptions = {},
 ): Promise<ChatMessageRecord[]> {
+  checkChatMessages(chatId, messages)
+  return driver.transaction(
+    'write',
+    async (transaction) => {
+      await requireRunId(transaction, runId)
+      return insertChatMessages(
+        transaction,
+        chatId,
+        runId,
+        messages,
+        dependencies.now().toISOString(),
+      )
+    },
+    options,
+  )
+}
+
+/** Refuses a chat without an id or a message without a role, before any transaction. */
+export function checkChatMessages(chatId: string, messages: readonly ChatMessage[]): void {
   if (typeof chatId !== 'string' || chatId === '') {
     throw new EitriError('invalid_input', 'A chat message needs a chat id.')
   }
@@ -71,38 +109,42 @@ export async function appendChatMessages(
       throw new EitriError('invalid_input', 'Every chat message needs a role, such as user.')
     }
   }
-  return driver.transaction(
-    'write',
-    async (transaction) => {
-      const run = await transaction.get('SELECT id FROM runs WHERE id = ?', [runId])
-      if (run === undefined) throw new EitriError('not_found', `No Run ${runId} in the store.`)
-      const owner = await transaction.get<{ run_id: string }>(
-        'SELECT run_id FROM chat_messages WHERE chat_id = ? LIMIT 1',
-        [chatId],
-      )
-      if (owner !== undefined && owner.run_id !== runId) {
-        throw new EitriError('conflict', `Chat ${chatId} belongs to another Run.`)
-      }
-      const last = await transaction.get<{ last: number | null }>(
-        'SELECT MAX(sequence) AS last FROM chat_messages WHERE chat_id = ?',
-        [chatId],
-      )
-      const time = dependencies.now().toISOString()
-      let sequence = Number(last?.last ?? 0)
-      const stored: ChatMessageRecord[] = []
-      for (const message of messages) {
-        sequence += 1
-        await transaction.run(
-          `INSERT INTO chat_messages (chat_id, sequence, run_id, role, content, time)
-            VALUES (?, ?, ?, ?, ?, ?)`,
-          [chatId, sequence, runId, message.role, toJsonColumn(message.content), time],
-        )
-        stored.push({ chatId, runId, sequence, role: message.role, content: message.content, time })
-      }
-      return stored
-    },
-    options,
+}
+
+/**
+ * Appends messages to the chat of an existing Run inside a transaction.
+ * @throws EitriError `conflict` when the chat is another Run's.
+ */
+export async function insertChatMessages(
+  transaction: SqlTransaction,
+  chatId: string,
+  runId: string,
+  messages: readonly ChatMessage[],
+  time: string,
+): Promise<ChatMessageRecord[]> {
+  const owner = await transaction.get<{ run_id: string }>(
+    'SELECT run_id FROM chat_messages WHERE chat_id = ? LIMIT 1',
+    [chatId],
   )
+  if (owner !== undefined && owner.run_id !== runId) {
+    throw new EitriError('conflict', `Chat ${chatId} belongs to another Run.`)
+  }
+  const last = await transaction.get<{ last: number | null }>(
+    'SELECT MAX(sequence) AS last FROM chat_messages WHERE chat_id = ?',
+    [chatId],
+  )
+  let sequence = Number(last?.last ?? 0)
+  const stored: ChatMessageRecord[] = []
+  for (const message of messages) {
+    sequence += 1
+    await transaction.run(
+      `INSERT INTO chat_messages (chat_id, sequence, run_id, role, content, time)
+        VALUES (?, ?, ?, ?, ?, ?)`,
+      [chatId, sequence, runId, message.role, toJsonColumn(message.content), time],
+    )
+    stored.push({ chatId, runId, sequence, role: message.role, content: message.content, time })
+  }
+  return stored
 }
 
 /** The messages of a chat, in order. */

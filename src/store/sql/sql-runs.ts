@@ -265,7 +265,7 @@ export async function appendRunEvents(
 }
 
 /** Refuses an event without a type, before any transaction. */
-function checkEvents(events: readonly RunEventInput[]): void {
+export function checkEvents(events: readonly RunEventInput[]): void {
   for (const event of events) {
     if (typeof event.type !== 'string' || event.type === '') {
       throw new EitriError(

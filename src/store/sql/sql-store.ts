@@ -32,6 +32,7 @@ import {
   listChatMessages,
   recordRunMetrics,
 } from './sql-run-trace.ts'
+import { appendRunStep } from './sql-run-step.ts'
 import { listApprovals, listReceipts, recordApproval, recordReceipt } from './sql-audit.ts'
 import { sqlTaskBoard } from './sql-task-board.ts'
 
@@ -90,6 +91,8 @@ function sqlStore(driver: SqlDriver, dependencies: StoreDependencies): Store {
     getRunMetrics: (runId, options) => getRunMetrics(driver, runId, options),
     appendChatMessages: (chatId, runId, messages, options) =>
       appendChatMessages(driver, dependencies, chatId, runId, messages, options),
+    appendRunStep: (runId, step, options) =>
+      appendRunStep(driver, dependencies, runId, step, options),
     listChatMessages: (chatId, options) => listChatMessages(driver, chatId, options),
     recordApproval: (entry, options) => recordApproval(driver, entry, options),
     listApprovals: (filter, options) => listApprovals(driver, filter, options),
