@@ -177,6 +177,54 @@ describe('a fork’s kept layer', () => {
     assert.equal((await runEitri(['forks', ...scratch.flags])).status, 0)
     await eventually(() => !existsSync(folder), 'the left layer of a discarded fork is swept')
   })
+
+  it('goes when the fork is merged', async () => {
+    await using scratch = await project()
+    const forked = await runEitri(['fork', 'exp', ...scratch.flags])
+    const id = forked.stdout.split(' ')[0] ?? ''
+    const made = await runEitri([
+      'exec',
+      '--fork',
+      'exp',
+      ...scratch.flags,
+      '--',
+      'bash',
+      '-c',
+      'echo merged > src/a.js && mkdir node_modules && echo i > node_modules/i',
+    ])
+    assert.equal(made.status, 0, made.stderr)
+    const folder = await layerFolder(scratch, id)
+    assert.ok(existsSync(path.join(folder, 'kept', 'node_modules', 'i')))
+    const merged = await runEitri(['merge', 'exp', ...scratch.flags])
+    assert.equal(merged.status, 0, merged.stderr)
+    assert.equal(await fs.readFile(path.join(scratch.workspace, 'src/a.js'), 'utf8'), 'merged\n')
+    assert.ok(!existsSync(folder), 'the merged fork’s layer is gone')
+    await eventually(() => !leftBeside(folder), 'nothing of it is left beside the record')
+  })
+
+  it('never follows a link the jail kept when the layer is removed', async () => {
+    await using scratch = await project()
+    const victim = path.join(scratch.root, 'victim')
+    await fs.mkdir(victim)
+    await fs.writeFile(path.join(victim, 'precious'), 'mine\n')
+    await using workshop = await openJailedWorkshop(scratch)
+    const forked = await workshop.call('workspace_fork', { name: 'f' })
+    const folder = await layerFolder(scratch, String(forked.metadata['fork']))
+    await workshop.call('workspace_use', { fork: 'f' })
+    const planted = await workshop.call('shell', {
+      command: `mkdir -p node_modules/inner && ln -s ${victim} node_modules/out && ln -s ${victim} node_modules/inner/out`,
+    })
+    assert.equal(planted.type, 'success', planted.content)
+    // The links are in the kept layer, pointing at the victim: a removal that followed them
+    // would empty it.
+    assert.equal(await fs.readlink(path.join(folder, 'kept', 'node_modules', 'out')), victim)
+    assert.deepEqual(await fs.readdir(path.join(folder, 'kept', 'node_modules', 'out')), [
+      'precious',
+    ])
+    assert.equal((await workshop.call('workspace_discard', { fork: 'f' })).type, 'success')
+    await eventually(() => !leftBeside(folder), 'the layer is removed')
+    assert.equal(await fs.readFile(path.join(victim, 'precious'), 'utf8'), 'mine\n')
+  })
 })
 
 /** Whether anything of a layer folder (a copy being removed) is left beside it. */
