@@ -225,6 +225,25 @@ describe('a fork’s kept layer', () => {
     await eventually(() => !leftBeside(folder), 'the layer is removed')
     assert.equal(await fs.readFile(path.join(victim, 'precious'), 'utf8'), 'mine\n')
   })
+
+  it('stays in the temporary folder when eitri’s state lies inside the workspace, and says so', async () => {
+    await using scratch = await project()
+    // An overlay refuses a layer inside another: main's folder is one.
+    await using workshop = await openJailedWorkshop(scratch, {
+      stateDir: path.join(scratch.workspace, 'node_modules', '.eitri-state'),
+    })
+    await workshop.call('workspace_fork', { name: 'f' })
+    await workshop.call('workspace_use', { fork: 'f' })
+    const made = await workshop.call('shell', {
+      command: 'mkdir -p node_modules/x && echo 1 > node_modules/x/i',
+    })
+    assert.equal(made.type, 'success', made.content)
+    assert.match(
+      made.content,
+      /\[kept in the jail: node_modules: ignored[^\]]*gone when this eitri process ends \(eitri's state folder lies inside the workspace\)/,
+    )
+    assert.equal(printed(await workshop.call('shell', { command: 'cat node_modules/x/i' })), '1\n')
+  })
 })
 
 /** Whether anything of a layer folder (a copy being removed) is left beside it. */
