@@ -85,7 +85,7 @@ describe('a fork’s layers', () => {
     // The model is told, once per path, what stays in the jail and for how long.
     assert.match(
       built.content,
-      /\[kept in the jail: dist: ignored by a \.gitignore[^\]]*gone when eitri's server stops/,
+      /\[kept in the jail: dist: ignored by a \.gitignore[^\]]*kept with the fork, also when eitri restarts/,
     )
     assert.match(built.content, /\[kept in the jail: node_modules: ignored/)
     const again = await workshop.call('shell', { command: 'echo more >> dist/x.js' })

@@ -278,6 +278,7 @@ const PUBLIC_API: Record<string, { values: string[]; types: string[] }> = {
       'ForkBelow',
       'ForkDifference',
       'ForkEntry',
+      'ForkKeep',
       'HostIdentity',
       'JailAvailability',
       'JailBind',

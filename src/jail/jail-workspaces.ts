@@ -117,7 +117,7 @@ export class JailWorkspaces {
         try {
           await overlay.ready
         } catch (error) {
-          overlay.close()
+          await overlay.close()
           this.#overlayUnavailable = (error as Error).message
           if (mode === 'overlay') throw error
           this.#overlay = null
@@ -203,7 +203,7 @@ export class JailWorkspaces {
     this.#closed = true
     await this.#serial.settled()
     if (this.#mirror !== undefined) fs.rmSync(this.#mirror.root, { recursive: true, force: true })
-    if (this.#overlay) this.#overlay.close()
+    if (this.#overlay) await this.#overlay.close()
   }
 
   #ensureMirror(): WorkspaceMirror {

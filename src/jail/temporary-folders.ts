@@ -81,11 +81,14 @@ export function sweepAbandonedFolders(base: string = os.tmpdir()): Sweep {
       continue
     }
   }
-  return { swept, removed: remove(taken) }
+  return { swept, removed: removeFolders(taken) }
 }
 
-/** Removes folders with `rm`, in a process of its own that outlives this one if need be. */
-function remove(folders: readonly string[]): Promise<void> {
+/**
+ * Removes folders with `rm` (which walks a tree without following links, even while someone
+ * swaps its parts), in a process of its own that outlives this one if need be. Never rejects.
+ */
+export function removeFolders(folders: readonly string[]): Promise<void> {
   if (folders.length === 0) return Promise.resolve()
   return new Promise((resolve) => {
     const child = spawn(RM, ['-rf', '--one-file-system', '--', ...folders], {

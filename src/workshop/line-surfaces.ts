@@ -8,8 +8,11 @@
 import type { ProgramPathSource } from '../access/git-metadata/judge-git-write.ts'
 import { createWorkspaceView, type ConfinedWorkspace } from '../access/confined-workspace.ts'
 import { Jail, type JailOptions } from '../jail/jail.ts'
+import path from 'node:path'
+import { FORK_KEEP_FOLDER, type ForkKeep } from '../jail/overlay/fork-keep.ts'
 import type { ForkBelow, ForkDifference } from '../jail/overlay/fork-layer.ts'
 import { MAIN_LINE } from '../ports/line-control.ts'
+import { forkFolder, readForkById } from '../workspace/fork-registry.ts'
 import type { WorkspaceLines } from '../workspace/workspace-lines.ts'
 
 /** One line's view and jail. */
@@ -27,6 +30,7 @@ export class LineSurfaces {
   readonly #protectedPaths: readonly string[]
   readonly #programs: ProgramPathSource | undefined
   readonly #hiddenPaths: readonly string[]
+  readonly #stateDir: string
   readonly #surfaces = new Map<string, Promise<LineSurface>>()
 
   constructor(options: {
@@ -38,7 +42,10 @@ export class LineSurfaces {
     programs?: ProgramPathSource
     /** eitri's state and configuration inside the workspace: hidden in every line too. */
     hiddenPaths: readonly string[]
+    /** The workspace's state folder: each open fork keeps its jail's layer there. */
+    stateDir: string
   }) {
+    this.#stateDir = options.stateDir
     this.#programs = options.programs
     this.#lines = options.lines
     this.#main = options.main
@@ -87,8 +94,11 @@ export class LineSurfaces {
     const lines = this.#lines
     const root = lines.main.root
     if (root === undefined) return undefined
+    const stateDir = this.#stateDir
     return {
       root,
+      // A merged fork is read-only: what its commands keep from now on need not outlast them.
+      ...(forkWantsLayer(stateDir, line) ? { keep: forkKeep(stateDir, line) } : {}),
       differences: async () =>
         (await lines.forkDifferences(line)).flatMap(({ path, after }): ForkDifference[] => {
           if (after === undefined) return [{ path, fork: undefined }]
@@ -112,4 +122,18 @@ export class LineSurfaces {
   async close(): Promise<void> {
     for (const line of [...this.#surfaces.keys()]) await this.drop(line)
   }
+}
+
+/** Where fork `id` keeps its jail's layer across restarts, and whether it still wants it. */
+export function forkKeep(stateDir: string, id: string): ForkKeep {
+  return {
+    folder: path.join(forkFolder(stateDir, id), FORK_KEEP_FOLDER),
+    wanted: () => forkWantsLayer(stateDir, id),
+  }
+}
+
+/** Whether fork `id` is open and not merged: only such a fork's layer is kept. */
+export function forkWantsLayer(stateDir: string, id: string): boolean {
+  const fork = readForkById(stateDir, id)
+  return fork !== undefined && fork.merged === undefined
 }

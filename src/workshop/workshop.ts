@@ -37,7 +37,8 @@ import { WorkspaceLines } from '../workspace/workspace-lines.ts'
 import { mainWriteGuard } from './main-write-guard.ts'
 import { materializedDrive } from './materialized-drive.ts'
 import { sweepAbandonedFolders } from '../jail/temporary-folders.ts'
-import { LineSurfaces } from './line-surfaces.ts'
+import { removeUnclaimedForkKeep, sweepForkKeeps } from '../jail/overlay/fork-keep.ts'
+import { forkKeep, forkWantsLayer, LineSurfaces } from './line-surfaces.ts'
 import { createSession, type SessionOptions, type WorkshopSession } from './workshop-session.ts'
 import type { EvaluationOptions } from './eval-sandbox.ts'
 import { lazyEvalSandbox } from './lazy-eval-sandbox.ts'
@@ -230,13 +231,20 @@ export async function openWorkshop(options: WorkshopOptions = {}): Promise<Works
     maxFileBytes: config.snapshots.maxFileBytes,
     hooks: {
       forked: async (parent, child) => void (await store.forkLine(parent, child)),
-      merged: async (child) => void (await store.mergeLine(child)),
+      merged: async (child) => {
+        await store.mergeLine(child)
+        await removeUnclaimedForkKeep(forkKeep(stateDir, child).folder)
+      },
       // A merged fork's rows already belong to its parent: nothing of it is left to discard.
       discarded: async (child) => {
         if ((await store.getLine(child))?.state === 'open') await store.discardLine(child)
+        // Its jail's layer goes now, or when the jail that has it open closes.
+        await removeUnclaimedForkKeep(forkKeep(stateDir, child).folder)
       },
     },
   })
+  // Layers of forks done with that a process ended before removing go now (in the background).
+  void sweepForkKeeps(path.join(stateDir, 'forks'), (id) => forkWantsLayer(stateDir, id))
   // A server watches main, so its first snapshot, taken now in the background, lets every
   // later one cost what changed. Without a watcher each snapshot looks at everything anyway,
   // and the first call's own snapshot is the first one.
@@ -273,6 +281,7 @@ export async function openWorkshop(options: WorkshopOptions = {}): Promise<Works
     protectedPaths,
     programs,
     hiddenPaths: hidden,
+    stateDir,
   })
   const sessions = new Set<WorkshopSession>()
   let closed = false

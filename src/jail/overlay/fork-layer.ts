@@ -16,6 +16,7 @@ import fs from 'node:fs'
 import path from 'node:path'
 import type { HostIdentity } from '../../bubblewrap/jail-identity.ts'
 import type { WorkspaceTree } from '../../workspace/workspace-tree.ts'
+import type { ForkKeep } from './fork-keep.ts'
 
 /** A file of the fork where it differs from main (the blob's id, for telling versions apart). */
 export interface ForkEntry {
@@ -38,6 +39,11 @@ export interface ForkBelow {
   differences(): Promise<readonly ForkDifference[]>
   /** A blob's bytes, by id. */
   blob(oid: string): Promise<Uint8Array>
+  /**
+   * Where the fork keeps what its commands wrote that is not its files (git's, ignored ones)
+   * across restarts (fork-keep.ts); without it they last as long as the jail.
+   */
+  readonly keep?: ForkKeep
 }
 
 /** How many blobs are asked for at once while a layer is built. */

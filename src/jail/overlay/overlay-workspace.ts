@@ -28,6 +28,7 @@ import { atPinned, listPinned, removePinned } from '../pinned-folder.ts'
 import { writeBack, type SyncReport } from '../write-back.ts'
 import { ownedPrefix } from '../../util/owned-folders.ts'
 import { ignoredPathsOf } from '../../workspace/ignored-paths.ts'
+import { ForkKeepFolder } from './fork-keep.ts'
 import { ForkLayer, type ForkBelow } from './fork-layer.ts'
 import { LayerHost } from './layer-host.ts'
 import { readUpperLayer } from './upper-layer.ts'
@@ -83,6 +84,18 @@ export class OverlayWorkspace {
   readonly #kept = new Set<string>()
   /** What a fork kept apart that the model was told of (each once). */
   readonly #told = new Set<string>()
+  /**
+   * A fork's folder under eitri's state that keeps its kept layer across restarts
+   * (fork-keep.ts); undefined for main, or with why in {@link #notKept} when it cannot serve.
+   */
+  readonly #keep: ForkKeepFolder | undefined
+  readonly #notKept: string | undefined
+  /** The kept layer and the command layers' folder, as the host names them. */
+  readonly #keptFolder: string
+  readonly #layersFolder: string
+  /** The same, as the overlay's options name them (neutral: the jail can read its mounts). */
+  readonly #keptMounted: string
+  readonly #layersMounted: string
   /** A fork's layer between main's folder and the rest; undefined for main. */
   readonly #fork: ForkLayer | undefined
   #counter = 0
@@ -112,9 +125,26 @@ export class OverlayWorkspace {
     this.#root = fs.mkdtempSync(ownedPrefix('layers', options.temporaryRoot ?? os.tmpdir()))
     // Passable, not listable: the jail's user reaches its mount points by name only.
     fs.chmodSync(this.#root, 0o711)
-    for (const folder of ['lower', 'points', 'kept']) fs.mkdirSync(path.join(this.#root, folder))
+    for (const folder of ['lower', 'points']) fs.mkdirSync(path.join(this.#root, folder))
     fs.chmodSync(path.join(this.#root, 'points'), 0o711)
-    fs.mkdirSync(path.join(this.#root, 'layers'), { mode: 0o700 })
+    const keep = claimKeep(options.fork, options.root)
+    if (keep instanceof ForkKeepFolder) {
+      this.#keep = keep
+      for (const relative of keep.paths()) this.#kept.add(relative)
+      this.#keptFolder = keep.kept
+      this.#layersFolder = keep.layers
+      // The fork's folder is bound at a neutral path (below), so the overlay's options, which
+      // the jail can read in its mount table, never name eitri's state folder.
+      fs.mkdirSync(path.join(this.#root, 'keep'))
+      this.#keptMounted = path.join(this.#root, 'keep', path.basename(keep.kept))
+      this.#layersMounted = path.join(this.#root, 'keep', path.basename(keep.layers))
+    } else {
+      this.#notKept = keep?.reason
+      this.#keptFolder = this.#keptMounted = path.join(this.#root, 'kept')
+      this.#layersFolder = this.#layersMounted = path.join(this.#root, 'layers')
+      fs.mkdirSync(this.#keptFolder)
+      fs.mkdirSync(this.#layersFolder, { mode: 0o700 })
+    }
     // What private paths are covered with: nothing to list or read, not even for their owner.
     fs.mkdirSync(path.join(this.#root, 'closed-folder'), { mode: 0o000 })
     fs.chmodSync(path.join(this.#root, 'closed-folder'), 0o000)
@@ -138,8 +168,10 @@ export class OverlayWorkspace {
             whiteout: (paths) => host.whiteout(paths),
             rootMode: workspace.mode,
           })
-    this.ready = this.#host.ready.then(() =>
-      this.#userNamespace
+    const keptAt = this.#keep?.folder
+    this.ready = this.#host.ready.then(async () => {
+      if (keptAt !== undefined) await host.bind(keptAt, path.join(this.#root, 'keep'), 'rw')
+      await (this.#userNamespace
         ? // Bound at a neutral path all the same, so the mount table never names the workspace.
           this.#host.bind(options.root, lower, 'rw')
         : this.#host.idmappedBind(
@@ -147,8 +179,8 @@ export class OverlayWorkspace {
             lower,
             { uid: workspace.uid, gid: workspace.gid },
             { uid: options.identity.uid, gid: options.identity.gid },
-          ),
-    )
+          ))
+    })
     this.ready.catch(() => undefined)
   }
 
@@ -202,21 +234,25 @@ export class OverlayWorkspace {
   /** Mounts a fresh overlay on `mountPoint`: writable with a new upper layer, or read-only. */
   async mount(mountPoint: string, writable: boolean): Promise<Layer> {
     await this.ready
-    const folder = path.join(this.#root, 'layers', String(++this.#counter))
+    const name = String(++this.#counter)
+    const folder = path.join(this.#layersFolder, name)
+    const mounted = path.join(this.#layersMounted, name)
     fs.mkdirSync(folder, { mode: 0o700 })
     // A kept repository the workspace now has a folder for itself (a person's `git init`)
     // would hide the workspace's own: the workspace wins, the kept one goes.
+    const before = this.#kept.size
     for (const relative of [...this.#kept]) {
       if ((await this.#tree.stat(relative)) === undefined) continue
-      removePinned(path.join(this.#root, 'kept'), relative)
+      removePinned(this.#keptFolder, relative)
       this.#kept.delete(relative)
     }
+    if (this.#kept.size !== before) this.#keep?.save(this.#kept)
     await this.#fork?.update()
     const hidden = this.#fork?.takeLeftOut() ?? []
     const fork = this.#fork?.lease()
     const workspaceLayer = path.join(this.#root, 'lower')
     const lowers = [
-      ...(this.#kept.size === 0 ? [] : [path.join(this.#root, 'kept')]),
+      ...(this.#kept.size === 0 ? [] : [this.#keptMounted]),
       ...(fork === undefined ? [] : [fork.folder]),
       workspaceLayer,
     ]
@@ -234,8 +270,8 @@ export class OverlayWorkspace {
         fs.mkdirSync(work, { mode: 0o700 })
         await this.#host.overlay({
           lower,
-          upper,
-          work,
+          upper: path.join(mounted, 'upper'),
+          work: path.join(mounted, 'work'),
           target: mountPoint,
           options: this.#options(),
         })
@@ -309,11 +345,17 @@ export class OverlayWorkspace {
     }
   }
 
-  /** Ends the layer host (its mounts go with its namespace) and removes the folders. */
-  close(): void {
+  /**
+   * Ends the layer host (its mounts go with its namespace) and removes the folders; a fork's
+   * kept layer under eitri's state stays for the next process, unless the fork is done with.
+   */
+  async close(): Promise<void> {
     this.#host.close()
-    removeLayer(path.join(this.#root, 'layers'))
-    removeLayer(path.join(this.#root, 'kept'))
+    const released = this.#keep?.release()
+    if (this.#keep === undefined) {
+      removeLayer(this.#layersFolder)
+      removeLayer(this.#keptFolder)
+    }
     this.#fork?.close()
     for (const placeholder of ['closed-folder', 'closed-file']) {
       // Opened up first: a caller that is not root cannot list a folder of mode 0 to empty it.
@@ -324,7 +366,7 @@ export class OverlayWorkspace {
         // gone already
       }
     }
-    for (const folder of ['points', 'lower']) {
+    for (const folder of ['points', 'lower', 'keep']) {
       const at = path.join(this.#root, folder)
       for (const name of fs.existsSync(at) && folder === 'points' ? fs.readdirSync(at) : []) {
         this.releasePoint(path.join(at, name))
@@ -340,6 +382,7 @@ export class OverlayWorkspace {
     } catch {
       // left rather than removed recursively
     }
+    await released
   }
 
   async #coverPrivatePaths(mountPoint: string): Promise<void> {
@@ -403,20 +446,17 @@ export class OverlayWorkspace {
         ),
     })
     const report: SyncReport = { written: [], deleted: [], refused: [...read.refused], kept: [] }
+    this.#listKept(read.apart)
     for (const relative of read.apart) {
       const told = toldAs(relative)
       // git refreshing its index (`git status`) is not worth a word; a commit or a branch is.
       if (!this.#told.has(told) && !onlyIndex(upper, relative)) {
         this.#told.add(told)
-        report.kept.push({
-          path: told,
-          reason: APART_REASON[told.split('/').at(-1) === '.git' ? 'git' : 'ignored'],
-        })
+        report.kept.push({ path: told, reason: this.#apartReason(told) })
       }
-      keepLayer(upper, path.join(this.#root, 'kept'), relative, (below) =>
+      keepLayer(upper, this.#keptFolder, relative, (below) =>
         fs.existsSync(path.join(this.#workspace, below)),
       )
-      this.#kept.add(relative)
     }
     if (read.changes.length === 0) return report
     const { plan, applied, failed } = await writeBack({
@@ -434,20 +474,31 @@ export class OverlayWorkspace {
     // Repositories made in the jail, and derived files git rebuilds (a commit graph): not
     // written, not failures.
     report.kept.push(...plan.kept, ...plan.dropped)
+    this.#listKept(plan.kept.map((entry) => entry.path))
     for (const { path: relative } of plan.kept) {
-      keepLayer(upper, path.join(this.#root, 'kept'), relative, () => false)
-      this.#kept.add(relative)
+      keepLayer(upper, this.#keptFolder, relative, () => false)
     }
     return report
   }
-}
 
-/** Why a fork's write stayed in its jail, as the model reads it. */
-const APART_REASON = Object.freeze({
-  git: "git's own files: what git does in a fork (a commit, a branch) stays in this fork's jail, never in the user's repository; gone when eitri's server stops (the fork's files stay in eitri's history)",
-  ignored:
-    "ignored by a .gitignore: it stays in this fork's jail for later commands, is not a change of the fork and is never merged; gone when eitri's server stops",
-})
+  /** Adds paths to the kept ones, listed durably before they move in (fork-keep.ts). */
+  #listKept(relatives: readonly string[]): void {
+    const before = this.#kept.size
+    for (const relative of relatives) this.#kept.add(relative)
+    if (this.#kept.size !== before) this.#keep?.save(this.#kept)
+  }
+
+  /** Why a fork's write stayed in its jail, as the model reads it. */
+  #apartReason(told: string): string {
+    const what =
+      told.split('/').at(-1) === '.git'
+        ? "git's own files: what git does in a fork (a commit, a branch) stays in this fork's jail, never in the user's repository"
+        : "ignored by a .gitignore: it stays in this fork's jail for later commands, is not a change of the fork and is never merged"
+    if (this.#keep !== undefined)
+      return `${what}; kept with the fork, also when eitri restarts, until the fork is merged or discarded`
+    return `${what}; gone when this eitri process ends (${this.#notKept ?? 'not kept with the fork'})`
+  }
+}
 
 /**
  * Whether a kept-apart write is git's index alone (the upper layer is no longer mounted, so
@@ -560,4 +611,22 @@ function changeClock(folder: string): number {
   const marker = path.join(folder, 'started')
   fs.writeFileSync(marker, '')
   return fs.statSync(marker).ctimeMs
+}
+
+/**
+ * Claims a fork's folder under eitri's state for its kept layer: the folder, or why the layer
+ * stays in the temporary folder (gone when this process ends); undefined for main.
+ */
+function claimKeep(
+  fork: ForkBelow | undefined,
+  mainRoot: string,
+): ForkKeepFolder | { readonly reason: string } | undefined {
+  if (fork === undefined) return undefined
+  if (fork.keep === undefined)
+    return { reason: 'no folder of the fork keeps it: a merged fork is read-only' }
+  try {
+    return ForkKeepFolder.claim(fork.keep, mainRoot)
+  } catch (error) {
+    return { reason: `its folder in eitri's state cannot be used: ${(error as Error).message}` }
+  }
 }
