@@ -8,20 +8,10 @@
 import assert from 'node:assert/strict'
 import fs from 'node:fs/promises'
 import { describe, it } from 'node:test'
+import { JOIN_V1 } from '../src/bench/environments.ts'
 import { runEitri } from './helpers/eitri-process.ts'
 import { startModelWireServer } from './helpers/model-wire-server.ts'
 import { makeScratch } from './helpers/scratch.ts'
-
-/** join-v1's orchestration, as its scripted model writes it. */
-const JOIN_PROGRAM = `const team = await agent.roster([
-  { id: 'left', program: { kind: 'scripted', delayMs: 10, result: 'left' } },
-  { id: 'right', program: { kind: 'scripted', delayMs: 30, result: 'right' } },
-])
-const results = await agent.join([
-  await agent.hire(team, 'left', { task: 'the first half' }),
-  await agent.hire(team, 'right', { task: 'the second half' }),
-])
-JSON.stringify(results.map((result) => result.value))`
 
 describe('eitri bench', () => {
   it('runs join-v1 with its scripted model: reward 1, exit 0', async () => {
@@ -37,7 +27,7 @@ describe('eitri bench', () => {
       {
         kind: 'tool-call',
         name: 'js_eval',
-        input: { code: JOIN_PROGRAM },
+        input: { code: JOIN_V1 },
         usage: { input: 1_000, output: 100 },
       },
       { kind: 'text', text: '["left","right"]', usage: { input: 2_000, output: 10 } },

@@ -3,7 +3,6 @@ import { describe, it } from 'node:test'
 import type { LanguageModelV4CallOptions } from '@ai-sdk/provider'
 import { EitriError } from '../../errors/eitri-error.ts'
 import type { AgentDefInput } from '../agent-def.ts'
-import { Roster } from '../roster.ts'
 import { runChatId } from './chat-id.ts'
 import { HARNESS_PREAMBLE } from './harness-prompt.ts'
 import { inputsId } from './inputs-id.ts'
@@ -13,23 +12,14 @@ import {
   callsTool,
   fixedCatalog,
   llmFixture,
+  llmTeam,
   scriptedModel,
   usage,
   type FixtureTool,
 } from './test-llm-fixture.ts'
 
-const POLICY = { provider: 'local', model: 'stub-1' }
-
 function team(program: Record<string, unknown> = {}, extra: Partial<AgentDefInput> = {}) {
-  return Roster.of([
-    {
-      id: 'adder',
-      prompt: 'You add numbers with the add tool.',
-      modelPolicy: POLICY,
-      program: { kind: 'llm', ...program },
-      ...extra,
-    },
-  ])
+  return llmTeam('adder', program, { prompt: 'You add numbers with the add tool.', ...extra })
 }
 
 /** The text of every message of a model call's prompt, by role. */
