@@ -105,6 +105,28 @@ describe('eitri run with an llm agent', () => {
     await assert.rejects(fs.access(path.join(scratch.workspace, 'hello.txt')), 'main is untouched')
   })
 
+  it('without a terminal and without --yes keeps the changes for review, saying why and how not to ask', async () => {
+    await using server = await startModelWireServer([
+      WRITE,
+      { kind: 'text', text: 'I wrote hello.txt.' },
+    ])
+    await using scratch = await makeScratch()
+    const { flags, url } = await writeModelConfig(scratch, server.openaiURL)
+    const run = await runEitri(['run', '--agent', 'writer', '--task', 'write hello.txt', ...flags])
+    assert.equal(run.status, 0, run.stderr)
+    const [row] = await runsOf(url)
+    assert.equal(row?.settlementStatus, 'review')
+    assert.match(
+      run.stderr,
+      /kept for review \(approval-refused: a person did not approve it \(no terminal to ask on: stdin is not a terminal\)\): its changes are in fork/,
+    )
+    assert.match(
+      run.stderr,
+      /`eitri run \.\.\. --yes` merges the changes into main without asking\.\n$/,
+    )
+    await assert.rejects(fs.access(path.join(scratch.workspace, 'hello.txt')), 'main is untouched')
+  })
+
   it('refuses at hire a model with no price under a dollar budget, naming the fix; no Run is admitted', async () => {
     await using server = await startModelWireServer([])
     await using scratch = await makeScratch()
