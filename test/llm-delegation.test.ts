@@ -16,6 +16,7 @@ import {
   answers,
   callsTool,
   fixedCatalog,
+  STUB_POLICY,
   usage,
   type ModelStep,
 } from '../src/agent/llm/test-llm-fixture.ts'
@@ -26,18 +27,17 @@ import type { Store } from '../src/store/store.ts'
 import type { ToolResult } from '../src/tool/tool-result.ts'
 import { openWorkshop, type Workshop } from '../src/workshop/workshop.ts'
 import { runWorldName } from '../src/workspace/fork-owner.ts'
+import { hireOne } from './helpers/hire-one.ts'
 import { makeScratch, type Scratch } from './helpers/scratch.ts'
 
 const approveAll: Approver = async () => ({ type: 'approved', by: 'test' })
-
-const MODEL = { provider: 'local', model: 'stub-1' }
 
 /** A lead agent with these tools. */
 function lead(tools: readonly string[], extra: Record<string, unknown> = {}) {
   return {
     id: 'lead',
     prompt: 'ROLE-LEAD: you split work.',
-    modelPolicy: MODEL,
+    modelPolicy: STUB_POLICY,
     program: { kind: 'llm' },
     tools,
     access: 'workspace-write',
@@ -108,17 +108,11 @@ async function open(
 /** Hires `def` from a session, with settlement review, and waits for it. */
 async function hireLead(workshop: Workshop, def: ReturnType<typeof lead>, task: string) {
   const session = await workshop.openSession({ approver: approveAll })
-  const agents = session.context().agents
-  assert.ok(agents !== undefined)
-  const id = await agents.hire({
-    agent: def.id,
-    roster: { content: { agents: [def] }, source: 'test' },
-    task,
-    settlement: 'review',
-  })
-  const outcome = await agents.result(id)
-  await session.close()
-  return { id, outcome }
+  try {
+    return await hireOne(session, def, task)
+  } finally {
+    await session.close()
+  }
 }
 
 async function worldFile(workshop: Workshop, runId: string, file: string) {
@@ -199,7 +193,7 @@ describe('spawn_agent and propose_change', () => {
     // A profile needing shell, which the lead does not hold.
     const sheller = {
       id: 'sheller',
-      modelPolicy: MODEL,
+      modelPolicy: STUB_POLICY,
       program: { kind: 'llm' },
       tools: ['shell'],
     }

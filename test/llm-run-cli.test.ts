@@ -8,42 +8,10 @@ import assert from 'node:assert/strict'
 import fs from 'node:fs/promises'
 import path from 'node:path'
 import { describe, it } from 'node:test'
-import { openStore } from '../src/store/open-store.ts'
-import type { RunRecord } from '../src/store/run-record.ts'
 import { runEitri } from './helpers/eitri-process.ts'
+import { runsOf, writeModelConfig } from './helpers/llm-cli-setup.ts'
 import { startModelWireServer, type WireReply } from './helpers/model-wire-server.ts'
-import { makeScratch, type Scratch } from './helpers/scratch.ts'
-
-/** A configuration naming the fake server `local`, with `stub-1` priced and `free-1` not. */
-async function setUp(
-  scratch: Scratch,
-  baseURL: string,
-  budgetDollars = 1,
-): Promise<{ flags: string[]; url: string }> {
-  const agent = (id: string, model: string) => ({
-    id,
-    prompt: 'You write files when asked.',
-    tools: ['write_file'],
-    access: 'workspace-write',
-    modelPolicy: { provider: 'local', model },
-    program: { kind: 'llm', budgetDollars },
-  })
-  await fs.writeFile(
-    scratch.configPath,
-    JSON.stringify({
-      providers: { local: { type: 'openai-compatible', baseURL } },
-      prices: { 'local:stub-1': { input: 1, output: 2 } },
-      agents: [agent('writer', 'stub-1'), agent('unpriced', 'free-1')],
-    }),
-  )
-  const url = `sqlite:${path.join(scratch.root, 'runs.sqlite')}`
-  return { flags: [...scratch.flags, '--store', url], url }
-}
-
-async function runsOf(url: string): Promise<RunRecord[]> {
-  await using store = await openStore(url)
-  return await store.listRuns()
-}
+import { makeScratch } from './helpers/scratch.ts'
 
 const WRITE: WireReply = {
   kind: 'tool-call',
@@ -59,7 +27,7 @@ describe('eitri run with an llm agent', () => {
       { kind: 'text', text: 'I wrote hello.txt.', usage: { input: 200, output: 10 } },
     ])
     await using scratch = await makeScratch()
-    const { flags, url } = await setUp(scratch, server.openaiURL)
+    const { flags, url } = await writeModelConfig(scratch, server.openaiURL)
     const run = await runEitri([
       'run',
       '--agent',
@@ -111,7 +79,9 @@ describe('eitri run with an llm agent', () => {
       { ...WRITE, usage: { input: 12_000, output: 10 } },
     ])
     await using scratch = await makeScratch()
-    const { flags, url } = await setUp(scratch, server.openaiURL, 0.0175)
+    const { flags, url } = await writeModelConfig(scratch, server.openaiURL, {
+      budgetDollars: 0.0175,
+    })
     const run = await runEitri([
       'run',
       '--agent',
@@ -135,10 +105,32 @@ describe('eitri run with an llm agent', () => {
     await assert.rejects(fs.access(path.join(scratch.workspace, 'hello.txt')), 'main is untouched')
   })
 
+  it('without a terminal and without --yes keeps the changes for review, saying why and how not to ask', async () => {
+    await using server = await startModelWireServer([
+      WRITE,
+      { kind: 'text', text: 'I wrote hello.txt.' },
+    ])
+    await using scratch = await makeScratch()
+    const { flags, url } = await writeModelConfig(scratch, server.openaiURL)
+    const run = await runEitri(['run', '--agent', 'writer', '--task', 'write hello.txt', ...flags])
+    assert.equal(run.status, 0, run.stderr)
+    const [row] = await runsOf(url)
+    assert.equal(row?.settlementStatus, 'review')
+    assert.match(
+      run.stderr,
+      /kept for review \(approval-refused: a person did not approve it \(no terminal to ask on: stdin is not a terminal\)\): its changes are in fork/,
+    )
+    assert.match(
+      run.stderr,
+      /`eitri run \.\.\. --yes` merges the changes into main without asking\.\n$/,
+    )
+    await assert.rejects(fs.access(path.join(scratch.workspace, 'hello.txt')), 'main is untouched')
+  })
+
   it('refuses at hire a model with no price under a dollar budget, naming the fix; no Run is admitted', async () => {
     await using server = await startModelWireServer([])
     await using scratch = await makeScratch()
-    const { flags, url } = await setUp(scratch, server.openaiURL)
+    const { flags, url } = await writeModelConfig(scratch, server.openaiURL)
     const run = await runEitri(['run', '--agent', 'unpriced', '--task', 'anything', ...flags])
     assert.notEqual(run.status, 0)
     assert.match(run.stderr, /Hire refused, no Run admitted: model local:free-1 has no known price/)

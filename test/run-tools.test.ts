@@ -18,6 +18,7 @@ import { IsolateEngine } from '../src/eval/host/isolate-engine.ts'
 import type { RunOutcome } from '../src/ports/agent-runs.ts'
 import type { ToolCall } from '../src/tool/toolset.ts'
 import { openWorkshop, type Workshop, type WorkshopSession } from '../src/workshop/workshop.ts'
+import { hireOne } from './helpers/hire-one.ts'
 import { makeScratch, type Scratch } from './helpers/scratch.ts'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js'
@@ -117,22 +118,14 @@ async function open(scratch: Scratch): Promise<Workshop> {
   })
 }
 
-/** Hires `def` from `session` with `task` and waits for its settled result. */
+/** Hires `def` from `session` with `task` and waits for it: it must complete. */
 async function runOf(
   session: WorkshopSession,
   def: ReturnType<typeof agent>,
   task: unknown,
   settlement = 'review',
 ): Promise<{ id: string; outcome: RunOutcome; value: StepsValue }> {
-  const agents = session.context().agents
-  assert.ok(agents !== undefined)
-  const id = await agents.hire({
-    agent: def.id,
-    roster: { content: { agents: [def] }, source: 'test' },
-    task,
-    settlement,
-  })
-  const outcome = await agents.result(id)
+  const { id, outcome } = await hireOne(session, def, task, settlement)
   assert.equal(outcome.status, 'completed', JSON.stringify(outcome))
   return { id, outcome, value: outcome.value as StepsValue }
 }

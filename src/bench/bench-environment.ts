@@ -18,7 +18,7 @@ import type { RunRecord } from '../store/run-record.ts'
 import type { RunMetrics } from '../store/run-trace.ts'
 import type { Store } from '../store/store.ts'
 import { openWorkshop } from '../workshop/workshop.ts'
-import { hireRoot } from './hire-root.ts'
+import { hireRoot, sessionAgents } from './hire-root.ts'
 import type { ScriptStep } from './scripted-model.ts'
 
 /** One check of a verifier. */
@@ -146,6 +146,7 @@ export async function runEnvironment(
   late.llm = llmProgramFactory({ catalog: options.catalog, store: workshop.store })
   const started = performance.now()
   let rootId: string | undefined
+  let mergeRefused: string | undefined
   try {
     const session = await workshop.openSession()
     try {
@@ -157,7 +158,9 @@ export async function runEnvironment(
       })
       if ((await workshop.store.getRun(rootId))?.settlementStatus === 'review') {
         accepting = true
-        await session.context().agents?.settle(rootId, 'merge')
+        const merged = await sessionAgents(session).settle(rootId, 'merge')
+        // A refused merge leaves the workspace without the root's work: the report says so.
+        if (!merged.settled) mergeRefused = merged.reason
       }
     } finally {
       await session.close()
@@ -171,6 +174,7 @@ export async function runEnvironment(
       { store: workshop.store, workspace, runInJail },
       rootId,
       ms,
+      mergeRefused,
     )
   } finally {
     await workshop.close()
@@ -184,6 +188,7 @@ async function report(
   where: Pick<BenchFacts, 'store' | 'workspace' | 'runInJail'>,
   rootId: string,
   ms: number,
+  mergeRefused: string | undefined,
 ): Promise<BenchReport> {
   const { store } = where
   const root = await store.getRun(rootId)
@@ -204,7 +209,13 @@ async function report(
       runs,
       causedBy: [...new Set([...root.causedBy, ...causes])],
     }
-    checks = [...commonChecks(facts, env.expected), ...(await env.verify(facts))]
+    checks = [
+      ...commonChecks(facts, env.expected),
+      ...(mergeRefused === undefined
+        ? []
+        : [check('root merged', false, `the merge into main was refused: ${mergeRefused}`)]),
+      ...(await env.verify(facts)),
+    ]
   }
   const ordered = [...runs].sort((a, b) => (a.id === rootId ? -1 : b.id === rootId ? 1 : 0))
   return {

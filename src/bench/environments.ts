@@ -14,7 +14,8 @@ import {
 import { fixTestV1 } from './fix-test-env.ts'
 import { answer, callTool, lastToolResult } from './scripted-model.ts'
 
-const JOIN_V1 = `const team = await agent.roster([
+/** join-v1's orchestration program, as its scripted model writes it in js_eval. */
+export const JOIN_V1 = `const team = await agent.roster([
   { id: 'left', program: { kind: 'scripted', delayMs: 10, result: 'left' } },
   { id: 'right', program: { kind: 'scripted', delayMs: 30, result: 'right' } },
 ])

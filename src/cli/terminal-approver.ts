@@ -15,7 +15,7 @@ export function terminalApprover(): Approver {
       return {
         type: 'denied',
         by: 'eitri',
-        reason: 'no terminal to ask on (stdin is not a terminal)',
+        reason: 'no terminal to ask on: stdin is not a terminal',
       }
     }
     const lines = createInterface({ input: process.stdin, output: process.stderr })

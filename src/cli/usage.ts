@@ -27,7 +27,8 @@ Usage:
   eitri bench --env ENV --model M    program-bench: an llm root agent works one environment; a verifier reads only
                                      what it left and prints reward (1 or 0), checks, model steps, dollars and time.
                                      ENV: join-v1 | race-v1 | self-programming-v1 | fix-test-v1; M: PROVIDER:MODEL
-                                     (needs the provider's key) or scripted (the environment's own script, no key)
+                                     (from the configuration's providers and prices, or built in; needs its key)
+                                     or scripted (the environment's own script, no key)
   eitri fork [NAME] [--fork FROM]    a new fork of main (or of FROM); copies nothing
   eitri forks [--prune] [--json]     the forks: state (open, merged, discarded), files changed, last activity;
                                      --prune removes merged, discarded and empty idle forks and old snapshots

@@ -38,6 +38,11 @@ export type WireReply =
     }
   /** A streamed text whose connection is destroyed after `afterChunks` chunks. */
   | { readonly kind: 'drop-mid-stream'; readonly text: string; readonly afterChunks?: number }
+  /**
+   * No answer: the request is held open until the client goes away or the server closes, as a
+   * model still thinking would; a test kills the caller meanwhile.
+   */
+  | { readonly kind: 'hold' }
 
 /** One request as the server received it. */
 export interface WireRequest {
@@ -57,6 +62,8 @@ export interface ModelWireServer extends AsyncDisposable {
   readonly anthropicURL: string
   /** Every request so far, in order. */
   readonly requests: readonly WireRequest[]
+  /** Resolves once `count` requests have arrived; rejects after `timeoutMs` (default 30 s). */
+  received(count: number, timeoutMs?: number): Promise<void>
   close(): Promise<void>
 }
 
@@ -70,6 +77,7 @@ export async function startModelWireServer(
   replies: readonly WireReply[] | ((request: WireRequest, index: number) => WireReply),
 ): Promise<ModelWireServer> {
   const requests: WireRequest[] = []
+  const waiters = new Set<() => void>()
   const sockets = new Set<Socket>()
   const server = http.createServer((incoming, response) => {
     const chunks: Buffer[] = []
@@ -102,6 +110,7 @@ export async function startModelWireServer(
       }
       const index = requests.length
       requests.push(request)
+      for (const wake of [...waiters]) wake()
       const reply =
         typeof replies === 'function'
           ? replies(request, index)
@@ -123,10 +132,26 @@ export async function startModelWireServer(
     for (const socket of sockets) socket.destroy()
     await new Promise<void>((resolve) => server.close(() => resolve()))
   }
+  const received = (count: number, timeoutMs = 30_000) =>
+    new Promise<void>((resolve, reject) => {
+      const check = () => {
+        if (requests.length < count) return
+        waiters.delete(check)
+        clearTimeout(timer)
+        resolve()
+      }
+      const timer = setTimeout(() => {
+        waiters.delete(check)
+        reject(new Error(`the model server got ${requests.length} of ${count} requests`))
+      }, timeoutMs)
+      waiters.add(check)
+      check()
+    })
   return {
     openaiURL: `http://127.0.0.1:${port}/v1`,
     anthropicURL: `http://127.0.0.1:${port}/v1`,
     requests,
+    received,
     close,
     [Symbol.asyncDispose]: close,
   }
@@ -138,6 +163,8 @@ function answer(
   reply: WireReply,
   response: http.ServerResponse,
 ): void {
+  // Held open: closing the server destroys the socket.
+  if (reply.kind === 'hold') return
   if (reply.kind === 'status') {
     response.writeHead(reply.status, { 'content-type': 'application/json', ...reply.headers })
     const message = reply.message ?? `scripted status ${reply.status}`
@@ -189,7 +216,7 @@ function includeUsage(body: Record<string, unknown>): boolean {
   )
 }
 
-type Answer = Exclude<WireReply, { kind: 'status' }>
+type Answer = Exclude<WireReply, { kind: 'status' } | { kind: 'hold' }>
 
 function usageOf(reply: Answer): WireUsage {
   return reply.kind === 'drop-mid-stream' ? DEFAULT_USAGE : (reply.usage ?? DEFAULT_USAGE)

@@ -2,13 +2,13 @@ import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import type { LanguageModelV4CallOptions } from '@ai-sdk/provider'
 import type { ModelCatalog } from '../../provider/model-catalog.ts'
-import { Roster } from '../roster.ts'
 import { runChatId } from './chat-id.ts'
 import { PRUNED_OUTPUT, SUMMARY_SYSTEM } from './compaction.ts'
 import {
   answers,
   callsTool,
   llmFixture,
+  llmTeam,
   scriptedModel,
   TEST_PRICE,
   usage,
@@ -25,13 +25,7 @@ const BIG: FixtureTool = {
 }
 
 function team(program: Record<string, unknown> = {}) {
-  return Roster.of([
-    {
-      id: 'reader',
-      modelPolicy: { provider: 'local', model: 'stub-1' },
-      program: { kind: 'llm', ...program },
-    },
-  ])
+  return llmTeam('reader', program)
 }
 
 /** A model calling `big` `calls` times, then answering. */

@@ -1,6 +1,5 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
-import type { AgentDefInput } from '../agent-def.ts'
 import { parseAgentDef } from '../agent-def.ts'
 import type { AgentRuntime } from '../agent-runtime.ts'
 import type { ProgramContext } from '../program.ts'
@@ -9,29 +8,19 @@ import { NO_RUN_TOOLS } from '../run-tools.ts'
 import { runChatId } from './chat-id.ts'
 import {
   ADD_TOOL,
+  aborted,
   answers,
   callsTool,
   fixedCatalog,
+  llmAgent,
   llmFixture,
   scriptedModel,
   type FixtureTool,
 } from './test-llm-fixture.ts'
 import { llmProgramFactory } from './llm-program.ts'
 
-const AGENT = {
-  id: 'adder',
-  modelPolicy: { provider: 'local', model: 'stub-1' },
-  program: { kind: 'llm' },
-} satisfies AgentDefInput
+const AGENT = llmAgent('adder')
 const team = Roster.of([AGENT])
-
-/** Resolves once `signal` aborts. */
-function aborted(signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    if (signal.aborted) resolve()
-    else signal.addEventListener('abort', () => resolve(), { once: true })
-  })
-}
 
 describe('cancelling an llm Run', () => {
   it('reaches the model request in flight: the Run ends cancelled with no output', async (t) => {

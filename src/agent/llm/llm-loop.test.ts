@@ -14,23 +14,14 @@ import {
   callsTool,
   fixedCatalog,
   llmFixture,
+  llmTeam,
   scriptedModel,
   usage,
   type FixtureTool,
 } from './test-llm-fixture.ts'
 
-const POLICY = { provider: 'local', model: 'stub-1' }
-
 function team(program: Record<string, unknown> = {}, extra: Partial<AgentDefInput> = {}) {
-  return Roster.of([
-    {
-      id: 'adder',
-      prompt: 'You add numbers with the add tool.',
-      modelPolicy: POLICY,
-      program: { kind: 'llm', ...program },
-      ...extra,
-    },
-  ])
+  return llmTeam('adder', program, { prompt: 'You add numbers with the add tool.', ...extra })
 }
 
 /** The text of every message of a model call's prompt, by role. */

@@ -6,9 +6,15 @@ import { createWorkspaceView } from '../../access/confined-workspace.ts'
 import { ToolRegistry } from '../../tool/tool-registry.ts'
 import { Toolset } from '../../tool/toolset.ts'
 import { fileTools } from '../../tools/files/index.ts'
-import { Roster } from '../roster.ts'
 import type { RunTools } from '../run-tools.ts'
-import { answers, callsTool, fixedCatalog, llmFixture, scriptedModel } from './test-llm-fixture.ts'
+import {
+  answers,
+  callsTool,
+  fixedCatalog,
+  llmFixture,
+  llmTeam,
+  scriptedModel,
+} from './test-llm-fixture.ts'
 
 describe('an llm Run over real tools', () => {
   it('writes through the toolset into its own world, kept for review, never into main', async (t) => {
@@ -29,13 +35,7 @@ describe('an llm Run over real tools', () => {
         call: async (call, { signal }) => toolset.run(call, await ctx(signal)),
       } satisfies RunTools
     })
-    const team = Roster.of([
-      {
-        id: 'writer',
-        modelPolicy: { provider: 'local', model: 'stub-1' },
-        program: { kind: 'llm' },
-      },
-    ])
+    const team = llmTeam('writer')
     const handle = await runtime.hire(team, 'writer', { task: 'write notes.md' })
     const result = await handle.result()
     assert.equal(result.status, 'completed')

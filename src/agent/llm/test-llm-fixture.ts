@@ -17,9 +17,11 @@ import { toolError, type ToolResult } from '../../tool/tool-result.ts'
 import { DirectoryTree } from '../../workspace/directory-tree.ts'
 import { PERSON_PRINCIPAL } from '../../workspace/fork-owner.ts'
 import { WorkspaceLines } from '../../workspace/workspace-lines.ts'
+import type { AgentDefInput } from '../agent-def.ts'
 import { AgentRuntime } from '../agent-runtime.ts'
 import { DETERMINISTIC_PROGRAMS } from '../deterministic-programs.ts'
 import type { ProgramContext, ProgramFactory } from '../program.ts'
+import { Roster } from '../roster.ts'
 import type { RunTools } from '../run-tools.ts'
 import { llmProgramFactory } from './llm-program.ts'
 
@@ -34,6 +36,40 @@ export interface FixtureTool {
 export type ModelStep = (
   options: LanguageModelV4CallOptions,
 ) => LanguageModelV4GenerateResult | Promise<LanguageModelV4GenerateResult>
+
+/** The model the fixture's agents name; {@link fixedCatalog} resolves any. */
+export const STUB_POLICY = { provider: 'local', model: 'stub-1' } as const
+
+/** An `llm` agent `id` on {@link STUB_POLICY}, with `program` settings and other fields. */
+export function llmAgent(
+  id: string,
+  program: Record<string, unknown> = {},
+  extra: Partial<AgentDefInput> = {},
+) {
+  return {
+    id,
+    modelPolicy: STUB_POLICY,
+    program: { kind: 'llm', ...program },
+    ...extra,
+  } satisfies AgentDefInput
+}
+
+/** A roster of the one agent {@link llmAgent} makes. */
+export function llmTeam(
+  id: string,
+  program: Record<string, unknown> = {},
+  extra: Partial<AgentDefInput> = {},
+): Roster {
+  return Roster.of([llmAgent(id, program, extra)])
+}
+
+/** Resolves once `signal` aborts: a scripted step or tool that waits to be cancelled. */
+export function aborted(signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal.aborted) resolve()
+    else signal.addEventListener('abort', () => resolve(), { once: true })
+  })
+}
 
 /** $1 a million input tokens, $2 a million output tokens. */
 export const TEST_PRICE: ModelPrice = { input: 1, output: 2 }

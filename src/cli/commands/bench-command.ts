@@ -3,11 +3,16 @@
  * `eitri bench --env ENV --model PROVIDER:MODEL`: one program-bench environment with an llm
  * root agent on that model, in a fresh scratch workshop; prints the verifier's reward and
  * checks, the model steps, dollars and time. `--model scripted` plays the environment's own
- * script and needs no key; a real provider needs its key in the environment.
+ * script and needs no key; a real provider is resolved as `eitri run` resolves it, from the
+ * configuration (`--config`, else the default file: its `providers`, `prices` and
+ * `contextWindows`) and the built-in providers, its key read from the environment.
  */
+import path from 'node:path'
 import { runEnvironment, type BenchReport } from '../../bench/bench-environment.ts'
 import { ENVIRONMENTS } from '../../bench/environments.ts'
 import { SCRIPTED_MODEL, scriptedCatalog } from '../../bench/scripted-catalog.ts'
+import { loadConfig } from '../../config/config-file.ts'
+import { readEnvironment } from '../../config/environment.ts'
 import { createModelCatalog } from '../../provider/create-model-catalog.ts'
 import type { CliIo } from '../cli-io.ts'
 import { EXIT_FAILURE, EXIT_OK, UsageError } from '../cli-io.ts'
@@ -48,7 +53,12 @@ export async function benchCommand(
         `--model ${JSON.stringify(model)} is not PROVIDER:MODEL (such as openai:gpt-4o-mini) or ${SCRIPTED_MODEL}`,
       )
     }
-    catalog = createModelCatalog()
+    const config = await loadConfig(path.resolve(line.config ?? readEnvironment().configPath))
+    catalog = createModelCatalog({
+      providers: config.providers,
+      prices: config.prices,
+      contextWindows: config.contextWindows,
+    })
     // Resolved once before any workshop opens: a missing key is refused here, naming its variable.
     catalog.resolve({ provider: model.slice(0, colon), model: model.slice(colon + 1) })
     ref = model

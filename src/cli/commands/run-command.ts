@@ -168,8 +168,13 @@ function report(outcome: RunOutcome, json: boolean, io: CliIo): void {
     io.stderr(`eitri: Run ${id} is waiting: ${outcome.reason ?? 'for something'}\n`)
   if (outcome.status === 'cancelled') io.stderr(`eitri: Run ${id} was cancelled.\n`)
   if (outcome.settlementStatus === 'review' && world !== undefined) {
+    const reason = (outcome.settlementReason ?? 'review').replace(/\.$/, '')
+    // Refused because nobody could be asked (no terminal: a script, CI): say how not to ask.
+    const unasked = reason.startsWith('approval-refused')
+      ? ' Next time, `eitri run ... --yes` merges the changes into main without asking.'
+      : ''
     io.stderr(
-      `eitri: Run ${id} is kept for review (${outcome.settlementReason ?? 'review'}): its changes are in fork ${world}. See them with \`eitri diff ${world}\`, then \`eitri runs merge ${id}\` (at a terminal, to approve a merge into main) or \`eitri runs discard ${id}\`.\n`,
+      `eitri: Run ${id} is kept for review (${reason}): its changes are in fork ${world}. See them with \`eitri diff ${world}\`, then \`eitri runs merge ${id}\` (at a terminal, to approve a merge into main) or \`eitri runs discard ${id}\`.${unasked}\n`,
     )
   }
 }
