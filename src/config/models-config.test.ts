@@ -49,6 +49,12 @@ describe('the models configuration', () => {
         { providers: { p: { type: 'openai', baseURL: 'https://user:pw@x.example/v1' } } },
         /providers\.p\.baseURL: .*without credentials/,
       ],
+      // A password with no user name is credentials too (and Node's fetch would echo it back
+      // in its refusal, into the Run's error).
+      [
+        { providers: { p: { type: 'openai', baseURL: 'https://:pw-secret@x.example/v1' } } },
+        /providers\.p\.baseURL: .*without credentials/,
+      ],
       [
         { providers: { p: { type: 'openai', apiKey: 'sk-1' } } },
         /providers\.p: a key is never written in the configuration file.*apiKeyEnv/,

@@ -27,7 +27,11 @@ const baseURL = z.string().refine(
   (value) => {
     try {
       const url = new URL(value)
-      return (url.protocol === 'http:' || url.protocol === 'https:') && url.username === ''
+      return (
+        (url.protocol === 'http:' || url.protocol === 'https:') &&
+        url.username === '' &&
+        url.password === ''
+      )
     } catch {
       return false
     }
