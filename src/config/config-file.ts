@@ -172,66 +172,67 @@ const runsSchema = z
   })
   .default({ leaseTtlMs: 15_000, heartbeatMs: 5_000, sweepMs: 30_000, maxActive: 32 })
 
-/** The configuration file's schema. Later capabilities add their sections here. */
-export const configSchema = z
-  .strictObject({
-    protectedPaths: z
-      .array(z.string().min(1))
-      .default([])
-      .describe('Extra workspace paths (globs, anchored at the root) that tools may not write.'),
-    http: httpSchema.describe("What js_eval's http.fetch may reach."),
-    env: z
-      .array(environmentName)
-      .default([])
-      .describe("Environment variables js_eval's env.get may read."),
-    secrets: z
-      .record(environmentName, secretBinding)
-      .default({})
-      .describe(
-        'Secrets (read from the environment) and the one host and header each may be sent to.',
-      ),
-    access: accessLevel.optional().describe('The session access setting; --access overrides it.'),
-    approval: z
-      .enum(['untrusted', 'on-request', 'never'])
-      .optional()
-      .describe('When to ask a person; --approval overrides it.'),
-    modes: z
-      .array(modeSchema)
-      .default([])
-      .refine((modes) => new Set(modes.map((mode) => mode.name)).size === modes.length, {
-        error: 'mode names must be unique',
-      }),
-    rules: rulesSchema.default({ allow: [], deny: [] }),
-    jail: jailSchema.describe(
-      'Bounds on a jailed command: the memory it may use, what it brings back to the workspace.',
+/** The configuration file's sections. Later capabilities add theirs here. */
+const configObject = z.strictObject({
+  protectedPaths: z
+    .array(z.string().min(1))
+    .default([])
+    .describe('Extra workspace paths (globs, anchored at the root) that tools may not write.'),
+  http: httpSchema.describe("What js_eval's http.fetch may reach."),
+  env: z
+    .array(environmentName)
+    .default([])
+    .describe("Environment variables js_eval's env.get may read."),
+  secrets: z
+    .record(environmentName, secretBinding)
+    .default({})
+    .describe(
+      'Secrets (read from the environment) and the one host and header each may be sent to.',
     ),
-    agents: z
-      .array(z.record(z.string(), z.unknown()))
-      .default([])
-      .describe(
-        'The default roster: agent definitions that agent_hire and `eitri run` hire from when they name no roster file.',
-      ),
-    runs: runsSchema.describe(
-      'How Runs are held: a Run whose process died is ended as interrupted once its lease lapses.',
+  access: accessLevel.optional().describe('The session access setting; --access overrides it.'),
+  approval: z
+    .enum(['untrusted', 'on-request', 'never'])
+    .optional()
+    .describe('When to ask a person; --approval overrides it.'),
+  modes: z
+    .array(modeSchema)
+    .default([])
+    .refine((modes) => new Set(modes.map((mode) => mode.name)).size === modes.length, {
+      error: 'mode names must be unique',
+    }),
+  rules: rulesSchema.default({ allow: [], deny: [] }),
+  jail: jailSchema.describe(
+    'Bounds on a jailed command: the memory it may use, what it brings back to the workspace.',
+  ),
+  agents: z
+    .array(z.record(z.string(), z.unknown()))
+    .default([])
+    .describe(
+      'The default roster: agent definitions that agent_hire and `eitri run` hire from when they name no roster file.',
     ),
-    ...modelsConfigShape,
-    snapshots: snapshotsSchema.describe(
-      'How snapshots of main are kept: `eitri log` lists them, `eitri restore` uses them, `eitri forks --prune` prunes them.',
-    ),
-  })
-  .superRefine((config, issues) => {
-    // A model key goes to its provider's client only: js_eval's env.get would hand it to the guest.
-    const keys = keyVariables(config.providers)
-    config.env.forEach((name, index) => {
-      const holder = keys.get(name)
-      if (holder === undefined) return
-      issues.addIssue({
-        code: 'custom',
-        path: ['env', index],
-        message: `${name} holds the model key of ${holder}, which never reaches js_eval; remove it from "env" (to call that API from js_eval, bind the key under "secrets" to its host and header)`,
-      })
+  runs: runsSchema.describe(
+    'How Runs are held: a Run whose process died is ended as interrupted once its lease lapses.',
+  ),
+  ...modelsConfigShape,
+  snapshots: snapshotsSchema.describe(
+    'How snapshots of main are kept: `eitri log` lists them, `eitri restore` uses them, `eitri forks --prune` prunes them.',
+  ),
+})
+
+/** The configuration file's schema: its sections, and the checks across them. */
+export const configSchema = configObject.superRefine((config, issues) => {
+  // A model key goes to its provider's client only: js_eval's env.get would hand it to the guest.
+  const keys = keyVariables(config.providers)
+  config.env.forEach((name, index) => {
+    const holder = keys.get(name)
+    if (holder === undefined) return
+    issues.addIssue({
+      code: 'custom',
+      path: ['env', index],
+      message: `${name} holds the model key of ${holder}, which never reaches js_eval; remove it from "env" (to call that API from js_eval, bind the key under "secrets" to its host and header)`,
     })
   })
+})
 
 /** A mode as configured. */
 export type ConfiguredMode = z.output<typeof modeSchema>
