@@ -68,9 +68,13 @@ describe('eitri bench', () => {
     assert.match(result.stderr, /ANTHROPIC_API_KEY/)
   })
 
-  it('names the environments when --env is wrong', async () => {
-    const result = await runEitri(['bench', '--env', 'nope-v1', '--model', 'scripted'])
-    assert.equal(result.status, 2)
-    assert.match(result.stderr, /join-v1 \| race-v1 \| self-programming-v1 \| fix-test-v1/)
-  })
+  // nope-v1 is the control; the others are names every object inherits, not environments.
+  for (const name of ['nope-v1', '__proto__', 'constructor', 'toString']) {
+    it(`names the environments when --env is wrong (${name})`, async () => {
+      const result = await runEitri(['bench', '--env', name, '--model', 'scripted'])
+      assert.equal(result.status, 2, result.stderr)
+      assert.match(result.stderr, /join-v1 \| race-v1 \| self-programming-v1 \| fix-test-v1/)
+      assert.doesNotMatch(result.stderr, /unexpected failure/)
+    })
+  }
 })

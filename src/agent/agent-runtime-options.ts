@@ -31,6 +31,11 @@ export interface AgentRuntimeOptions {
   readonly ceiling?: Authority | (() => Authority) | undefined
   /** @default 4 */
   readonly maxDepth?: number | undefined
+  /**
+   * The most Runs this runtime holds at once, running or starting, children at any depth
+   * included: a Run's own hires count too, so a program cannot fan out past it. @default no limit
+   */
+  readonly maxActive?: number | undefined
   /** The program of each kind. @default echo and scripted */
   readonly programs?: Readonly<Record<string, ProgramFactory>> | undefined
   /**

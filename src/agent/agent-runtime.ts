@@ -31,6 +31,8 @@ export class AgentRuntime implements AsyncDisposable {
   readonly #programs: Readonly<Record<string, ProgramFactory>>
   readonly #work: RunWork
   readonly #admissions = new Set<Promise<unknown>>()
+  /** Runs between their check against `maxActive` and their admission (then in `live`). */
+  readonly #starting = new Set<string>()
   #closed = false
   /** Aborts at close: a settlement waiting for a person stops waiting (the Run goes to review). */
   readonly #closeController = new AbortController()
@@ -209,6 +211,9 @@ export class AgentRuntime implements AsyncDisposable {
     const program = factory(def, { request, parentRun: parent?.id })
     this.#refuseClosed()
     const id = randomUUID()
+    // Checked and reserved with no wait in between, so hires made at once (a program's loop of
+    // hires, several sessions' calls) each see the others.
+    this.#refuseFull()
     const live = new LiveRun({
       id,
       def,
@@ -217,12 +222,14 @@ export class AgentRuntime implements AsyncDisposable {
       authority: ceiling.authority,
       request,
     })
+    this.#starting.add(id)
     const admission = admitRun(this.#work, live, roster, program, { from, by })
     this.#admissions.add(admission)
     try {
       await admission
     } finally {
       this.#admissions.delete(admission)
+      this.#starting.delete(id)
     }
     return this.#handle(live, ambient)
   }
@@ -267,6 +274,22 @@ export class AgentRuntime implements AsyncDisposable {
         ])
       },
     })
+  }
+
+  /** Refuses a hire past `maxActive`: Runs held, and those starting that are not held yet. */
+  #refuseFull(): void {
+    const limit = this.#options.maxActive
+    if (limit === undefined) return
+    const { live } = this.#work
+    let held = live.size
+    for (const id of this.#starting) if (!live.has(id)) held += 1
+    if (held >= limit) {
+      throw new EitriError(
+        'limit_exceeded',
+        `Hire refused, nothing was admitted: ${held} Runs (children included) are running or starting here, the most allowed at once (${limit}, runs.maxActive in the configuration); await or cancel some first, or do the work without hiring.`,
+        { data: { field: 'maxActive' } },
+      )
+    }
   }
 
   #refuseClosed(): void {

@@ -8,7 +8,7 @@ import { z } from 'zod'
 import { EitriError } from '../errors/eitri-error.ts'
 import { ACCESS_LEVELS } from '../ports/access-context.ts'
 import { describeIssues } from '../tool/validate-input.ts'
-import { modelsConfigShape } from './models-config.ts'
+import { keyVariables, modelsConfigShape } from './models-config.ts'
 
 const accessLevel = z
   .string()
@@ -172,8 +172,8 @@ const runsSchema = z
   })
   .default({ leaseTtlMs: 15_000, heartbeatMs: 5_000, sweepMs: 30_000, maxActive: 32 })
 
-/** The configuration file's schema. Later capabilities add their sections here. */
-export const configSchema = z.strictObject({
+/** The configuration file's sections. Later capabilities add theirs here. */
+const configObject = z.strictObject({
   protectedPaths: z
     .array(z.string().min(1))
     .default([])
@@ -217,6 +217,21 @@ export const configSchema = z.strictObject({
   snapshots: snapshotsSchema.describe(
     'How snapshots of main are kept: `eitri log` lists them, `eitri restore` uses them, `eitri forks --prune` prunes them.',
   ),
+})
+
+/** The configuration file's schema: its sections, and the checks across them. */
+export const configSchema = configObject.superRefine((config, issues) => {
+  // A model key goes to its provider's client only: js_eval's env.get would hand it to the guest.
+  const keys = keyVariables(config.providers)
+  config.env.forEach((name, index) => {
+    const holder = keys.get(name)
+    if (holder === undefined) return
+    issues.addIssue({
+      code: 'custom',
+      path: ['env', index],
+      message: `${name} holds the model key of ${holder}, which never reaches js_eval; remove it from "env" (to call that API from js_eval, bind the key under "secrets" to its host and header)`,
+    })
+  })
 })
 
 /** A mode as configured. */

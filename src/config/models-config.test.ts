@@ -32,6 +32,10 @@ describe('the models configuration', () => {
     })
     assert.equal(good.providers['local']?.apiKeyEnv, 'LOCAL_KEY')
     assert.deepEqual(configSchema.parse({}).providers, {})
+    assert.deepEqual(configSchema.parse({ env: ['AWS_REGION', 'LOCAL'] }).env, [
+      'AWS_REGION',
+      'LOCAL',
+    ])
     const cases: [unknown, RegExp][] = [
       [
         { providers: { local: { type: 'openai-compatible' } } },
@@ -49,6 +53,12 @@ describe('the models configuration', () => {
         { providers: { p: { type: 'openai', baseURL: 'https://user:pw@x.example/v1' } } },
         /providers\.p\.baseURL: .*without credentials/,
       ],
+      // A password with no user name is credentials too (and Node's fetch would echo it back
+      // in its refusal, into the Run's error).
+      [
+        { providers: { p: { type: 'openai', baseURL: 'https://:pw-secret@x.example/v1' } } },
+        /providers\.p\.baseURL: .*without credentials/,
+      ],
       [
         { providers: { p: { type: 'openai', apiKey: 'sk-1' } } },
         /providers\.p: a key is never written in the configuration file.*apiKeyEnv/,
@@ -59,6 +69,16 @@ describe('the models configuration', () => {
       ],
       [{ prices: { 'local:stub-1': { input: -1, output: 2 } } }, /prices\.local:stub-1\.input/],
       [{ contextWindows: { 'local:stub-1': 0 } }, /contextWindows\.local:stub-1/],
+      // js_eval's env may not be granted a variable that holds a model key (the grant of any
+      // other variable is the control, below).
+      [{ env: ['OPENAI_API_KEY'] }, /env\[0\]: OPENAI_API_KEY holds the model key of the openai/],
+      [
+        {
+          env: ['AWS_REGION', 'WORK_KEY'],
+          providers: { work: { type: 'openai', apiKeyEnv: 'WORK_KEY' } },
+        },
+        /env\[1\]: WORK_KEY holds the model key of providers\.work, which never reaches js_eval/,
+      ],
     ]
     for (const [json, message] of cases) {
       await withConfig(json, async (file) => {

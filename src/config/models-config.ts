@@ -12,6 +12,33 @@ export const PROVIDER_TYPES = ['openai', 'anthropic', 'openai-compatible'] as co
 /** A kind of provider; see {@link PROVIDER_TYPES}. */
 export type ProviderType = (typeof PROVIDER_TYPES)[number]
 
+/** Where each type's key is read from when its entry names no variable. */
+export const DEFAULT_KEY_VARIABLE: Readonly<Record<ProviderType, string | undefined>> = {
+  openai: 'OPENAI_API_KEY',
+  anthropic: 'ANTHROPIC_API_KEY',
+  // Local servers (llama.cpp, Ollama, vLLM) usually take no key.
+  'openai-compatible': undefined,
+}
+
+/**
+ * The environment variables holding model keys, each with where it is named: the built-in
+ * providers' variables (even when an entry replaces them: they hold keys all the same) and each
+ * configured provider's.
+ */
+export function keyVariables(
+  providers: Readonly<Record<string, ConfiguredProvider>>,
+): Map<string, string> {
+  const variables = new Map<string, string>([
+    ['OPENAI_API_KEY', 'the openai provider'],
+    ['ANTHROPIC_API_KEY', 'the anthropic provider'],
+  ])
+  for (const [name, provider] of Object.entries(providers)) {
+    const variable = provider.apiKeyEnv ?? DEFAULT_KEY_VARIABLE[provider.type]
+    if (variable !== undefined) variables.set(variable, `providers.${name}`)
+  }
+  return variables
+}
+
 const providerName = z
   .string()
   .regex(
@@ -27,7 +54,11 @@ const baseURL = z.string().refine(
   (value) => {
     try {
       const url = new URL(value)
-      return (url.protocol === 'http:' || url.protocol === 'https:') && url.username === ''
+      return (
+        (url.protocol === 'http:' || url.protocol === 'https:') &&
+        url.username === '' &&
+        url.password === ''
+      )
     } catch {
       return false
     }

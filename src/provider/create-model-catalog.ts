@@ -12,6 +12,7 @@ import type { LanguageModelV4 } from '@ai-sdk/provider'
 import type { ConfiguredProvider } from '../config/models-config.ts'
 import { EitriError } from '../errors/eitri-error.ts'
 import type { ModelCatalog, ModelPolicy, ResolvedModel } from './model-catalog.ts'
+import { withholdKey } from './key-withheld-model.ts'
 import { checkModel, factsOf, type ModelCatalogOptions } from './model-facts.ts'
 
 export { BUILT_IN_PROVIDERS, type ModelCatalogOptions } from './model-facts.ts'
@@ -46,7 +47,8 @@ export function createModelCatalog(options: ModelCatalogOptions = {}): LoadedMod
       const checked = checkModel(options, policy)
       return {
         ...factsOf(checked),
-        model: languageModel(policy, checked.provider, checked.apiKey),
+        // A provider's error may echo the key it was sent: its errors never carry it.
+        model: withholdKey(languageModel(policy, checked.provider, checked.apiKey), checked.apiKey),
       }
     },
   }

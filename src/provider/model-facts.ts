@@ -5,7 +5,7 @@
  * window. Hires are checked with this alone, so a process that runs no model never loads the
  * AI SDK.
  */
-import type { ConfiguredProvider, ProviderType } from '../config/models-config.ts'
+import { DEFAULT_KEY_VARIABLE, type ConfiguredProvider } from '../config/models-config.ts'
 import { environmentValue } from '../config/environment.ts'
 import { EitriError } from '../errors/eitri-error.ts'
 import type { ModelFacts, ModelPolicy, ModelPrice } from './model-catalog.ts'
@@ -16,14 +16,6 @@ export const BUILT_IN_PROVIDERS: Readonly<Record<string, ConfiguredProvider>> = 
   openai: { type: 'openai' },
   anthropic: { type: 'anthropic' },
 })
-
-/** Where each type's key is read from when its entry names no variable. */
-const DEFAULT_KEY_VARIABLE: Readonly<Record<ProviderType, string | undefined>> = {
-  openai: 'OPENAI_API_KEY',
-  anthropic: 'ANTHROPIC_API_KEY',
-  // Local servers (llama.cpp, Ollama, vLLM) usually take no key.
-  'openai-compatible': undefined,
-}
 
 /** What a catalog is made from: the configuration's model sections and the host environment. */
 export interface ModelCatalogOptions {

@@ -89,6 +89,8 @@ export function sessionAgents(parts: SessionAgentParts): SessionAgents {
           line: parts.line,
           principal: parts.principal,
           ceiling: parts.ceiling,
+          // Children count too: a Run's own hires cannot fan out past the session's limit.
+          maxActive: parts.maxActive,
           approveMerge: parts.approveMerge,
           actor: parts.actor,
           leases,

@@ -29,7 +29,11 @@ export async function benchCommand(
   if (line.positionals.length > 0) {
     throw new UsageError(`bench takes no arguments (extra: ${line.positionals.join(' ')})`)
   }
-  const env = line.env === undefined ? undefined : ENVIRONMENTS[line.env]
+  // Own names only: `--env constructor` must not find Object's.
+  const env =
+    line.env === undefined || !Object.hasOwn(ENVIRONMENTS, line.env)
+      ? undefined
+      : ENVIRONMENTS[line.env]
   if (env === undefined) {
     throw new UsageError(
       `bench needs --env, one of: ${NAMES}${line.env === undefined ? '' : ` (not ${JSON.stringify(line.env)})`}`,
