@@ -17,8 +17,10 @@ import {
   findLine,
   forkRef,
   newForkId,
+  readChildForks,
   readForkById,
   readForks,
+  readForksNamed,
   writeFork,
   type ForkInfo,
 } from './fork-registry.ts'
@@ -163,6 +165,8 @@ export class WorkspaceLines implements AsyncDisposable {
    * @throws EitriError `not_found`; `invalid_input` when a name is several forks' (name an id)
    */
   find(idOrName: string, principal: Principal = PERSON_PRINCIPAL): ForkInfo | typeof MAIN_LINE {
+    // Main needs no listing (a hire forks its world from main).
+    if (idOrName === MAIN_LINE) return MAIN_LINE
     // By id (how Runs and sessions name their forks), one record and its ancestors are read,
     // not every fork's: a listing would answer the same fork, since an id comes before a name.
     const byId = readForkById(this.#stateDir, idOrName)
@@ -206,11 +210,17 @@ export class WorkspaceLines implements AsyncDisposable {
   ): Promise<ForkInfo> {
     return this.#serialize(async () => {
       const by = options.by ?? PERSON_PRINCIPAL
-      // One listing for the lookup and the name: each costs a stat per open fork.
-      const all = readForks(this.#stateDir)
-      const mine = visibleForks(all, by)
-      const from = findLine(mine, options.from ?? MAIN_LINE)
-      const name = chooseForkName(options, mine, all)
+      // No listing unless a label asks for every name in use: `from` by id, a name among the
+      // forks so named that `by` sees (a listing costs a stat per open fork, and a hire forks).
+      const from = this.find(options.from ?? MAIN_LINE, by)
+      const named =
+        options.name === undefined
+          ? []
+          : readForksNamed(this.#stateDir, options.name).filter((fork) =>
+              visibleFork(fork, by, (id) => readForkById(this.#stateDir, id), MAX_FORK_DEPTH_WALK),
+            )
+      const labelled = options.name === undefined && options.label !== undefined
+      const name = chooseForkName(options, named, labelled ? readForks(this.#stateDir) : [])
       const parent = from === MAIN_LINE ? MAIN_LINE : from.id
       const forkPoint = await this.#head(parent)
       const id = newForkId()
@@ -229,6 +239,23 @@ export class WorkspaceLines implements AsyncDisposable {
       await this.#hooks.forked?.(info.parent, id)
       return info
     })
+  }
+
+  /**
+   * The open fork `id` and every open fork below it, each before the fork it came from, found
+   * through their parents without listing every fork.
+   */
+  forksBelow(id: string): ForkInfo[] {
+    const top = readForkById(this.#stateDir, id)
+    if (top === undefined) return []
+    // By id, once each: damaged records naming a cycle end the walk.
+    const found = new Map([[top.id, top]])
+    for (const fork of found.values()) {
+      for (const child of readChildForks(this.#stateDir, fork.id))
+        if (!found.has(child.id)) found.set(child.id, child)
+    }
+    // Found parents first, so reversed each fork comes before the one it came from.
+    return [...found.values()].reverse()
   }
 
   /** Snapshots a line: main's live files, or a fork's writes since its last commit. */
@@ -331,7 +358,7 @@ export class WorkspaceLines implements AsyncDisposable {
   async discard(fork: string): Promise<void> {
     const info = this.#fork(fork)
     await this.#serialize(async () => {
-      const children = this.forks().filter((candidate) => candidate.parent === info.id)
+      const children = readChildForks(this.#stateDir, info.id)
       if (children.length > 0) {
         throw new EitriError(
           'invalid_input',
