@@ -13,6 +13,7 @@ import { MAIN_LINE } from '../ports/line-control.ts'
 import { describeIssues } from '../tool/validate-input.ts'
 import { announceFork, ForkIndex } from './fork-index.ts'
 import { PERSON } from './fork-owner.ts'
+import { writeDurablyAsync } from './durable-file.ts'
 import { writeDurably } from './merge-journal.ts'
 
 /** A fork as listed. */
@@ -232,6 +233,18 @@ export function writeFork(stateDir: string, info: ForkInfo): void {
   discardedRecords.delete(file)
   writeDurably(file, info)
   // This process's index learns it now; others from the line (the record is in place first).
+  indexes.get(stateDir)?.wrote(info.id, info)
+  announceFork(stateDir, info.id)
+}
+
+/**
+ * Writes a fork's record durably as {@link writeFork} does, its syncs on the thread pool: the
+ * records of many forks made or discarded at once are synced together.
+ */
+export async function writeForkAsync(stateDir: string, info: ForkInfo): Promise<void> {
+  const file = path.join(forkFolder(stateDir, info.id), 'fork.json')
+  discardedRecords.delete(file)
+  await writeDurablyAsync(file, info)
   indexes.get(stateDir)?.wrote(info.id, info)
   announceFork(stateDir, info.id)
 }

@@ -21,7 +21,7 @@ import {
   readForkById,
   readForks,
   readForksNamed,
-  writeFork,
+  writeForkAsync,
   type ForkInfo,
 } from './fork-registry.ts'
 import { MAIN_LINE } from '../ports/line-control.ts'
@@ -89,6 +89,10 @@ export class WorkspaceLines implements AsyncDisposable {
   readonly #parts: ForkOverviewContext & MergeContext
   readonly #trees = new Map<string, ForkTree>()
   readonly #serial = new SerialQueue()
+  /** Forks whose reference is made and record not yet written (their names are taken). */
+  readonly #forming = new Map<string, ForkInfo>()
+  /** Forks whose discarded record is being written: no door reaches them. */
+  readonly #discarding = new Set<string>()
 
   private constructor(options: LinesOptions, history: WorkspaceHistory) {
     this.main = options.main
@@ -208,19 +212,32 @@ export class WorkspaceLines implements AsyncDisposable {
       quotaBytes?: number
     } = {},
   ): Promise<ForkInfo> {
-    return this.#serialize(async () => {
+    const info = await this.#serialize(async () => {
       const by = options.by ?? PERSON_PRINCIPAL
       // No listing unless a label asks for every name in use: `from` by id, a name among the
       // forks so named that `by` sees (a listing costs a stat per open fork, and a hire forks).
       const from = this.find(options.from ?? MAIN_LINE, by)
+      if (from !== MAIN_LINE && this.#discarding.has(from.id))
+        throw new EitriError(
+          'conflict',
+          `Fork ${displayName(from)} is being discarded; fork another line.`,
+        )
+      const forming = [...this.#forming.values()]
       const named =
         options.name === undefined
           ? []
-          : readForksNamed(this.#stateDir, options.name).filter((fork) =>
+          : [
+              ...readForksNamed(this.#stateDir, options.name),
+              ...forming.filter((fork) => fork.name === options.name),
+            ].filter((fork) =>
               visibleFork(fork, by, (id) => readForkById(this.#stateDir, id), MAX_FORK_DEPTH_WALK),
             )
       const labelled = options.name === undefined && options.label !== undefined
-      const name = chooseForkName(options, named, labelled ? readForks(this.#stateDir) : [])
+      const name = chooseForkName(
+        options,
+        named,
+        labelled ? [...readForks(this.#stateDir), ...forming] : [],
+      )
       const parent = from === MAIN_LINE ? MAIN_LINE : from.id
       const forkPoint = await this.#head(parent)
       const id = newForkId()
@@ -235,10 +252,18 @@ export class WorkspaceLines implements AsyncDisposable {
         quotaBytes: options.quotaBytes ?? 1024 ** 3,
       }
       await this.history.updateRef(forkRef(id), forkPoint)
-      writeFork(this.#stateDir, info)
-      await this.#hooks.forked?.(info.parent, id)
+      // Its name taken and its parent kept from now, though its record is not written yet.
+      this.#forming.set(id, info)
       return info
     })
+    try {
+      // Outside the queue: the records of forks made at once are synced together.
+      await writeForkAsync(this.#stateDir, info)
+    } finally {
+      this.#forming.delete(info.id)
+    }
+    await this.#hooks.forked?.(info.parent, info.id)
+    return info
   }
 
   /**
@@ -357,8 +382,13 @@ export class WorkspaceLines implements AsyncDisposable {
   /** Throws a fork away, with its history line. Refused while it has forks of its own. */
   async discard(fork: string): Promise<void> {
     const info = this.#fork(fork)
-    await this.#serialize(async () => {
-      const children = readChildForks(this.#stateDir, info.id)
+    const discarded = await this.#serialize(async () => {
+      if (this.#discarding.has(info.id))
+        throw new EitriError('conflict', `Fork ${displayName(info)} is being discarded already.`)
+      const children = [
+        ...readChildForks(this.#stateDir, info.id),
+        ...[...this.#forming.values()].filter((candidate) => candidate.parent === info.id),
+      ]
       if (children.length > 0) {
         throw new EitriError(
           'invalid_input',
@@ -366,16 +396,23 @@ export class WorkspaceLines implements AsyncDisposable {
         )
       }
       const changes = await changeCount(this.#parts, info)
-      // The record first: a crash after it leaves a discarded fork, never a half-removed one.
-      writeFork(this.#stateDir, {
-        ...info,
-        discarded: { at: new Date().toISOString(), changes },
-      })
-      await this.history.deleteRef(forkRef(info.id))
-      this.#trees.delete(info.id)
-      fs.rmSync(path.join(this.#stateDir, 'forks', info.id, 'writes.jsonl'), { force: true })
-      await this.#hooks.discarded?.(info.id)
+      // Nothing in this process reaches it from now: not a write, not a fork from it.
+      this.#discarding.add(info.id)
+      return { ...info, discarded: { at: new Date().toISOString(), changes } }
     })
+    try {
+      // The record first, durable (outside the queue, so discards at once sync together): a
+      // crash after it leaves a discarded fork, never a half-removed one.
+      await writeForkAsync(this.#stateDir, discarded)
+      await this.#serialize(async () => {
+        await this.history.deleteRef(forkRef(info.id))
+        this.#trees.delete(info.id)
+        fs.rmSync(path.join(this.#stateDir, 'forks', info.id, 'writes.jsonl'), { force: true })
+      })
+    } finally {
+      this.#discarding.delete(info.id)
+    }
+    await this.#hooks.discarded?.(info.id)
   }
 
   /**
@@ -585,6 +622,8 @@ export class WorkspaceLines implements AsyncDisposable {
     const found = this.find(line)
     if (found === MAIN_LINE)
       throw new EitriError('invalid_input', 'main is not a fork: name a fork.')
+    if (this.#discarding.has(found.id))
+      throw new EitriError('not_found', `Fork ${displayName(found)} is being discarded.`)
     return found
   }
 
