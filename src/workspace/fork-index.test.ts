@@ -116,4 +116,17 @@ describe('the index of forks', () => {
     assert.deepEqual(lines.forksBelow(parent.id), [parent])
     assert.equal(forkListings() - before, 1)
   })
+
+  it('starts the change log over once it is long, at a full listing', async (t) => {
+    const { lines, stateDir } = await linesFixture(t)
+    const parent = await lines.fork({ name: 'parent' })
+    await fs.appendFile(forkChangeLog(stateDir), `${parent.id}\n`.repeat(100_000))
+    assert.deepEqual(
+      readForks(stateDir).map((fork) => fork.name),
+      ['parent'],
+    )
+    assert.equal((await fs.stat(forkChangeLog(stateDir))).size, 0)
+    const child = await lines.fork({ from: parent.id, name: 'child' })
+    assert.deepEqual(lines.forksBelow(parent.id), [child, parent])
+  })
 })

@@ -89,8 +89,15 @@ export class ForkIndex {
     if (stat !== undefined && stat.size > MAX_CHANGE_LOG_BYTES) {
       // Started over as a new file: every index sees another identity and lists again.
       const fresh = `${log}.${process.pid}.tmp`
-      fs.writeFileSync(fresh, '', { mode: 0o600 })
-      fs.renameSync(fresh, log)
+      let written = false
+      try {
+        fs.writeFileSync(fresh, '', { mode: 0o600 })
+        written = true
+        fs.renameSync(fresh, log)
+      } catch {
+        // A state folder this process may only read: the log stays long, and still right.
+        if (written) fs.rmSync(fresh, { force: true })
+      }
       stat = statOf(log)
     }
     this.#logIdentity = stat === undefined ? '' : stat.identity
