@@ -112,20 +112,9 @@ async function mergeFact(lines: WorkspaceLines, world: string): Promise<MergeFac
  * for review: without their parent they would hang from nothing), newest first.
  */
 export async function discardWorld(lines: WorkspaceLines, world: string): Promise<void> {
-  const forks = lines.forks()
-  // By id: with many Runs open, a walk up the parents must not search every fork at each step.
-  const byId = new Map(forks.map((fork) => [fork.id, fork]))
-  const below = (id: string): boolean => {
-    for (let current = byId.get(id), steps = 0; steps <= forks.length; steps += 1) {
-      if (current === undefined) return false
-      if (current.id === world) return true
-      current = byId.get(current.parent)
-    }
-    return false
-  }
-  for (const fork of forks.filter((candidate) => below(candidate.id)).reverse()) {
-    await lines.discard(fork.id)
-  }
+  // Through the parents, not a listing of every fork: with many Runs open, a listing a
+  // settlement would cost a stat per open fork.
+  for (const fork of lines.forksBelow(world)) await lines.discard(fork.id)
 }
 
 function messageOf(error: unknown): string {

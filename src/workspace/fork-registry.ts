@@ -11,7 +11,9 @@ import { z } from 'zod'
 import { EitriError } from '../errors/eitri-error.ts'
 import { MAIN_LINE } from '../ports/line-control.ts'
 import { describeIssues } from '../tool/validate-input.ts'
+import { announceFork, ForkIndex } from './fork-index.ts'
 import { PERSON } from './fork-owner.ts'
+import { writeDurablyAsync } from './durable-file.ts'
 import { writeDurably } from './merge-journal.ts'
 
 /** A fork as listed. */
@@ -166,17 +168,48 @@ export function forkFolder(stateDir: string, id: string): string {
  * @throws EitriError `state_corrupt` naming the record that cannot be read as one.
  */
 export function readForks(stateDir: string, options: { discarded?: boolean } = {}): ForkInfo[] {
-  const folder = path.join(stateDir, 'forks')
-  return fs
-    .readdirSync(folder)
-    .flatMap((id) => {
-      const file = path.join(folder, id, 'fork.json')
-      const record = discardedRecords.get(file) ?? cachedForkRecord(file)
-      return record === undefined || (record.discarded !== undefined && options.discarded !== true)
-        ? []
-        : [record]
-    })
+  return indexOf(stateDir)
+    .list()
+    .filter((record) => record.discarded === undefined || options.discarded === true)
     .sort((a, b) => a.created.localeCompare(b.created))
+}
+
+/**
+ * The open forks whose parent is `id` (a fork id or `main`), oldest first, without a listing:
+ * what `readForks` would answer filtered by parent, each record read again.
+ *
+ * @throws EitriError `state_corrupt` as {@link readForks} does for those records.
+ */
+export function readChildForks(stateDir: string, id: string): ForkInfo[] {
+  return indexOf(stateDir).children(id)
+}
+
+/**
+ * The open forks named `name`, oldest first, without a listing, each record read again.
+ *
+ * @throws EitriError `state_corrupt` as {@link readForks} does for those records.
+ */
+export function readForksNamed(stateDir: string, name: string): ForkInfo[] {
+  return indexOf(stateDir).named(name)
+}
+
+/** The index of each state folder's forks this process asked about. */
+const indexes = new Map<string, ForkIndex>()
+
+function indexOf(stateDir: string): ForkIndex {
+  let index = indexes.get(stateDir)
+  if (index === undefined) {
+    index = new ForkIndex(
+      stateDir,
+      (id) => {
+        const file = path.join(stateDir, 'forks', id, 'fork.json')
+        return discardedRecords.get(file) ?? cachedForkRecord(file)
+      },
+      (text) => FORK_ID.test(text),
+    )
+    indexes.set(stateDir, index)
+  }
+  return index
 }
 
 /**
@@ -199,6 +232,21 @@ export function writeFork(stateDir: string, info: ForkInfo): void {
   // Only a new fork reuses a folder's name (a pruned one's, by a one-in-four-billion chance).
   discardedRecords.delete(file)
   writeDurably(file, info)
+  // This process's index learns it now; others from the line (the record is in place first).
+  indexes.get(stateDir)?.wrote(info.id, info)
+  announceFork(stateDir, info.id)
+}
+
+/**
+ * Writes a fork's record durably as {@link writeFork} does, its syncs on the thread pool: the
+ * records of many forks made or discarded at once are synced together.
+ */
+export async function writeForkAsync(stateDir: string, info: ForkInfo): Promise<void> {
+  const file = path.join(forkFolder(stateDir, info.id), 'fork.json')
+  discardedRecords.delete(file)
+  await writeDurablyAsync(file, info)
+  indexes.get(stateDir)?.wrote(info.id, info)
+  announceFork(stateDir, info.id)
 }
 
 /** Forgets the record of a fork whose folder is removed (a prune). */
@@ -206,6 +254,8 @@ export function forgetFork(stateDir: string, id: string): void {
   const file = path.join(forkFolder(stateDir, id), 'fork.json')
   discardedRecords.delete(file)
   recordCache.delete(file)
+  indexes.get(stateDir)?.wrote(id, undefined)
+  announceFork(stateDir, id)
 }
 
 /**

@@ -17,9 +17,11 @@ import {
   findLine,
   forkRef,
   newForkId,
+  readChildForks,
   readForkById,
   readForks,
-  writeFork,
+  readForksNamed,
+  writeForkAsync,
   type ForkInfo,
 } from './fork-registry.ts'
 import { MAIN_LINE } from '../ports/line-control.ts'
@@ -87,6 +89,10 @@ export class WorkspaceLines implements AsyncDisposable {
   readonly #parts: ForkOverviewContext & MergeContext
   readonly #trees = new Map<string, ForkTree>()
   readonly #serial = new SerialQueue()
+  /** Forks whose reference is made and record not yet written (their names are taken). */
+  readonly #forming = new Map<string, ForkInfo>()
+  /** Forks whose discarded record is being written: no door reaches them. */
+  readonly #discarding = new Set<string>()
 
   private constructor(options: LinesOptions, history: WorkspaceHistory) {
     this.main = options.main
@@ -163,6 +169,8 @@ export class WorkspaceLines implements AsyncDisposable {
    * @throws EitriError `not_found`; `invalid_input` when a name is several forks' (name an id)
    */
   find(idOrName: string, principal: Principal = PERSON_PRINCIPAL): ForkInfo | typeof MAIN_LINE {
+    // Main needs no listing (a hire forks its world from main).
+    if (idOrName === MAIN_LINE) return MAIN_LINE
     // By id (how Runs and sessions name their forks), one record and its ancestors are read,
     // not every fork's: a listing would answer the same fork, since an id comes before a name.
     const byId = readForkById(this.#stateDir, idOrName)
@@ -204,13 +212,32 @@ export class WorkspaceLines implements AsyncDisposable {
       quotaBytes?: number
     } = {},
   ): Promise<ForkInfo> {
-    return this.#serialize(async () => {
+    const info = await this.#serialize(async () => {
       const by = options.by ?? PERSON_PRINCIPAL
-      // One listing for the lookup and the name: each costs a stat per open fork.
-      const all = readForks(this.#stateDir)
-      const mine = visibleForks(all, by)
-      const from = findLine(mine, options.from ?? MAIN_LINE)
-      const name = chooseForkName(options, mine, all)
+      // No listing unless a label asks for every name in use: `from` by id, a name among the
+      // forks so named that `by` sees (a listing costs a stat per open fork, and a hire forks).
+      const from = this.find(options.from ?? MAIN_LINE, by)
+      if (from !== MAIN_LINE && this.#discarding.has(from.id))
+        throw new EitriError(
+          'conflict',
+          `Fork ${displayName(from)} is being discarded; fork another line.`,
+        )
+      const forming = [...this.#forming.values()]
+      const named =
+        options.name === undefined
+          ? []
+          : [
+              ...readForksNamed(this.#stateDir, options.name),
+              ...forming.filter((fork) => fork.name === options.name),
+            ].filter((fork) =>
+              visibleFork(fork, by, (id) => readForkById(this.#stateDir, id), MAX_FORK_DEPTH_WALK),
+            )
+      const labelled = options.name === undefined && options.label !== undefined
+      const name = chooseForkName(
+        options,
+        named,
+        labelled ? [...readForks(this.#stateDir), ...forming] : [],
+      )
       const parent = from === MAIN_LINE ? MAIN_LINE : from.id
       const forkPoint = await this.#head(parent)
       const id = newForkId()
@@ -225,10 +252,35 @@ export class WorkspaceLines implements AsyncDisposable {
         quotaBytes: options.quotaBytes ?? 1024 ** 3,
       }
       await this.history.updateRef(forkRef(id), forkPoint)
-      writeFork(this.#stateDir, info)
-      await this.#hooks.forked?.(info.parent, id)
+      // Its name taken and its parent kept from now, though its record is not written yet.
+      this.#forming.set(id, info)
       return info
     })
+    try {
+      // Outside the queue: the records of forks made at once are synced together.
+      await writeForkAsync(this.#stateDir, info)
+    } finally {
+      this.#forming.delete(info.id)
+    }
+    await this.#hooks.forked?.(info.parent, info.id)
+    return info
+  }
+
+  /**
+   * The open fork `id` and every open fork below it, each before the fork it came from, found
+   * through their parents without listing every fork.
+   */
+  forksBelow(id: string): ForkInfo[] {
+    const top = readForkById(this.#stateDir, id)
+    if (top === undefined) return []
+    // By id, once each: damaged records naming a cycle end the walk.
+    const found = new Map([[top.id, top]])
+    for (const fork of found.values()) {
+      for (const child of readChildForks(this.#stateDir, fork.id))
+        if (!found.has(child.id)) found.set(child.id, child)
+    }
+    // Found parents first, so reversed each fork comes before the one it came from.
+    return [...found.values()].reverse()
   }
 
   /** Snapshots a line: main's live files, or a fork's writes since its last commit. */
@@ -330,8 +382,13 @@ export class WorkspaceLines implements AsyncDisposable {
   /** Throws a fork away, with its history line. Refused while it has forks of its own. */
   async discard(fork: string): Promise<void> {
     const info = this.#fork(fork)
-    await this.#serialize(async () => {
-      const children = this.forks().filter((candidate) => candidate.parent === info.id)
+    const discarded = await this.#serialize(async () => {
+      if (this.#discarding.has(info.id))
+        throw new EitriError('conflict', `Fork ${displayName(info)} is being discarded already.`)
+      const children = [
+        ...readChildForks(this.#stateDir, info.id),
+        ...[...this.#forming.values()].filter((candidate) => candidate.parent === info.id),
+      ]
       if (children.length > 0) {
         throw new EitriError(
           'invalid_input',
@@ -339,16 +396,23 @@ export class WorkspaceLines implements AsyncDisposable {
         )
       }
       const changes = await changeCount(this.#parts, info)
-      // The record first: a crash after it leaves a discarded fork, never a half-removed one.
-      writeFork(this.#stateDir, {
-        ...info,
-        discarded: { at: new Date().toISOString(), changes },
-      })
-      await this.history.deleteRef(forkRef(info.id))
-      this.#trees.delete(info.id)
-      fs.rmSync(path.join(this.#stateDir, 'forks', info.id, 'writes.jsonl'), { force: true })
-      await this.#hooks.discarded?.(info.id)
+      // Nothing in this process reaches it from now: not a write, not a fork from it.
+      this.#discarding.add(info.id)
+      return { ...info, discarded: { at: new Date().toISOString(), changes } }
     })
+    try {
+      // The record first, durable (outside the queue, so discards at once sync together): a
+      // crash after it leaves a discarded fork, never a half-removed one.
+      await writeForkAsync(this.#stateDir, discarded)
+      await this.#serialize(async () => {
+        await this.history.deleteRef(forkRef(info.id))
+        this.#trees.delete(info.id)
+        fs.rmSync(path.join(this.#stateDir, 'forks', info.id, 'writes.jsonl'), { force: true })
+      })
+    } finally {
+      this.#discarding.delete(info.id)
+    }
+    await this.#hooks.discarded?.(info.id)
   }
 
   /**
@@ -558,6 +622,8 @@ export class WorkspaceLines implements AsyncDisposable {
     const found = this.find(line)
     if (found === MAIN_LINE)
       throw new EitriError('invalid_input', 'main is not a fork: name a fork.')
+    if (this.#discarding.has(found.id))
+      throw new EitriError('not_found', `Fork ${displayName(found)} is being discarded.`)
     return found
   }
 
