@@ -12,7 +12,6 @@
 import fs from 'node:fs'
 import path from 'node:path'
 import { performance } from 'node:perf_hooks'
-import type { ForkInfo } from './fork-registry.ts'
 
 /**
  * How old the last full listing may be before a question lists every fork again, in ms: what
@@ -50,8 +49,18 @@ export function forkListings(): number {
   return fullListings
 }
 
+/** What the index needs of a fork's record (the registry's `ForkInfo`). */
+export interface IndexedFork {
+  readonly id: string
+  readonly parent: string
+  readonly name?: string | undefined
+  /** When it was made: listings are oldest first. */
+  readonly created: string
+  readonly discarded?: unknown
+}
+
 /** The index of one state folder's forks. */
-export class ForkIndex {
+export class ForkIndex<ForkInfo extends IndexedFork> {
   readonly #stateDir: string
   /** Reads one record (undefined: none), from its stat when unchanged. */
   readonly #read: (id: string) => ForkInfo | undefined

@@ -194,12 +194,12 @@ export function readForksNamed(stateDir: string, name: string): ForkInfo[] {
 }
 
 /** The index of each state folder's forks this process asked about. */
-const indexes = new Map<string, ForkIndex>()
+const indexes = new Map<string, ForkIndex<ForkInfo>>()
 
-function indexOf(stateDir: string): ForkIndex {
+function indexOf(stateDir: string): ForkIndex<ForkInfo> {
   let index = indexes.get(stateDir)
   if (index === undefined) {
-    index = new ForkIndex(
+    index = new ForkIndex<ForkInfo>(
       stateDir,
       (id) => {
         const file = path.join(stateDir, 'forks', id, 'fork.json')

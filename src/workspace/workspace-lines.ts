@@ -4,7 +4,6 @@
  * copies nothing; each fork is a line in eitri's history plus what was written since. Merges
  * are three-way; into main they go through a journal, so main is never left half merged.
  */
-import { randomBytes } from 'node:crypto'
 import fs from 'node:fs'
 import path from 'node:path'
 import { EitriError } from '../errors/eitri-error.ts'
@@ -47,7 +46,7 @@ import {
 import { runGit } from './git/run-git.ts'
 import { mainWritesOf } from './main-writes.ts'
 import { MAIN_REF, WorkspaceHistory } from './history.ts'
-import { recoverJournal, runJournal, type JournalContext } from './journal-runner.ts'
+import { recoverJournal, type JournalContext } from './journal-runner.ts'
 import {
   conflictReports,
   mergeFork,
@@ -59,8 +58,9 @@ import { MainLineState } from './main-line-state.ts'
 import { MainWatcher } from './main-watcher.ts'
 import { ignoredPathsOf } from './ignored-paths.ts'
 import { MainSnapshots, type SnapshotRetention } from './main-snapshots.ts'
-import { changedSince, journalEntryOf, type JournalEntry, type MergeStep } from './merge-journal.ts'
-import { checkRestorePath, planRestore } from './restore-plan.ts'
+import type { JournalEntry, MergeStep } from './merge-journal.ts'
+import { checkRestorePath } from './restore-plan.ts'
+import { restoreMain } from './main-restore.ts'
 import { SnapshotLog } from './snapshot-log.ts'
 import { UserGitRefs } from './user-git-refs.ts'
 import { diffTrees, mergeCommits, unifiedDiffs, type TreeChange } from './tree-merge.ts'
@@ -449,72 +449,17 @@ export class WorkspaceLines implements AsyncDisposable {
     } = {},
   ): Promise<RestoreOutcome> {
     const paths = options.paths?.map(checkRestorePath)
-    return this.#serialize(async () => {
-      const target = await this.snapshots.log.find(snapshot)
-      const later = (await this.snapshots.log.list())
-        .filter((record) => record.id > target.id)
-        .reverse()
-      const main = await this.#mainLine.snapshot('snapshot')
-      const reading = this.snapshots.readRefs()
-      const plan = await planRestore({
-        gitDir: this.history.gitDir,
-        log: this.snapshots.log,
-        target,
-        later,
-        now: {
-          files: main.tree,
-          skipped: main.skipped,
-          owner: this.snapshots.owner,
-          ...(reading.type === 'recorded' ? { refs: reading.refs } : { refsNote: reading.reason }),
-        },
-        ...(paths === undefined || paths.length === 0 ? {} : { paths }),
-      })
-      const id = target.id
-      if (
-        options.force !== true &&
-        (plan.changedByPerson.length > 0 || plan.refsChangedByPerson.length > 0)
-      )
-        return {
-          type: 'changed-since' as const,
-          snapshot: id,
-          paths: plan.changedByPerson,
-          refs: plan.refsChangedByPerson,
-        }
-      if (plan.changes.length === 0 && plan.refMoves.length === 0)
-        return { type: 'nothing' as const, snapshot: id, tooLarge: plan.tooLarge }
-      const entries = plan.changes.map((change) => journalEntryOf(change))
-      // What a snapshot held may be what main's policy refuses now (a folder the configuration
-      // has since named as its hooks path): a restore is a door like any other.
-      const refused = await this.#guard(MAIN_LINE, entries)
-      if (refused.length > 0) return { type: 'protected' as const, snapshot: id, refused }
-      options.onStep?.('planned')
-      const changed = await changedSince(this.main, entries)
-      if (changed.length > 0)
-        return { type: 'changed-on-disk' as const, snapshot: id, paths: changed }
-      const failed = await runJournal(
-        this.#journal(),
+    return this.#serialize(() =>
+      restoreMain(
         {
-          id: randomBytes(6).toString('hex'),
-          kind: 'restore',
-          snapshot: id,
-          commit: '',
-          previous: main.commit,
-          entries,
-          refs: plan.refMoves,
+          ...this.#parts,
+          snapshots: this.snapshots,
+          snapshotMain: () => this.#mainLine.snapshot('snapshot'),
         },
-        options.onStep,
-      )
-      return {
-        type: 'restored' as const,
-        snapshot: id,
-        paths: entries.map((entry) => entry.path),
-        refs: plan.refMoves.filter((move) => !failed.some((failure) => failure.name === move.name)),
-        refsFailed: failed,
-        refsKept: plan.refsKept,
-        ...(plan.refsNote === undefined ? {} : { refsNote: plan.refsNote }),
-        tooLarge: plan.tooLarge,
-      }
-    })
+        snapshot,
+        { ...options, ...(paths === undefined ? {} : { paths }) },
+      ),
+    )
   }
 
   /**
