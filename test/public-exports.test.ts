@@ -227,6 +227,7 @@ const PUBLIC_API: Record<string, { values: string[]; types: string[] }> = {
       'RunRecord',
       'RunSettlement',
       'RunStatus',
+      'RunStepRecords',
       'SettlementStatus',
       'Store',
       'StoreBackend',

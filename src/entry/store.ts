@@ -28,6 +28,7 @@ export type {
   ModelStepMetrics,
   ModelUsage,
   RunMetrics,
+  RunStepRecords,
 } from '../store/run-trace.ts'
 export type {
   ApprovalEntry,
