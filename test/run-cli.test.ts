@@ -245,9 +245,15 @@ describe('eitri run', () => {
     const child = spawn('script', ['-qec', command, '/dev/null'], { stdio: 'pipe' })
     const done = finished(child)
     let asked = ''
+    let answered = false
     child.stdout.on('data', (chunk: Buffer) => {
       asked += chunk.toString()
-      if (asked.includes('Approve?')) child.stdin.write('y\r')
+      // Once: output after the question (the merge's own lines) must not answer again into a
+      // terminal that may have closed by then.
+      if (!answered && asked.includes('Approve?')) {
+        answered = true
+        child.stdin.write('y\r')
+      }
     })
     const result = await done
     assert.equal(result.status, 0, asked)

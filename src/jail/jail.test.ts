@@ -352,7 +352,7 @@ describe('Jail', () => {
   it('runs a background job until it is killed, then syncs what it wrote', async (t) => {
     const { jail, workspace } = await jailFixture(t)
     const job = await jail.start({
-      command: bash('echo started; echo out > bg.txt; sleep 30'),
+      command: bash('echo out > bg.txt; echo started; sleep 30'),
       access: 'workspace-write',
     })
     for (
