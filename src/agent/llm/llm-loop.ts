@@ -204,7 +204,7 @@ export async function runLlmLoop(
         return {
           status: 'failed',
           reason: 'model-call-failed',
-          error: `The model call failed: ${message}`,
+          error: `The call to model ${model.ref}${model.host === undefined ? '' : ` at ${model.host}`} failed: ${message}`,
         }
       }
       const counts = tokenCounts(result.usage, estimated, settings.maxOutputTokens)
