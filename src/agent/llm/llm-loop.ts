@@ -284,6 +284,8 @@ export async function runLlmLoop(
             name: call.toolName,
             type: answer.type,
             ...(answer.type === 'error' && { code: answer.code }),
+            // A command's exit status: a shell call that exited 1 is a success of the tool.
+            ...exitCodeOf(answer.metadata),
           },
         })
         results.push({
@@ -419,6 +421,12 @@ function tokenCounts(
     outputTokens: usage.outputTokens ?? maxOutputTokens,
     cachedInputTokens: usage.inputTokenDetails?.cacheReadTokens ?? 0,
   }
+}
+
+/** `{ exitCode }` when a tool result's metadata carries one (a number, or null when killed). */
+function exitCodeOf(metadata: Readonly<Record<string, unknown>>): { exitCode?: number | null } {
+  const exitCode = metadata['exitCode']
+  return typeof exitCode === 'number' || exitCode === null ? { exitCode } : {}
 }
 
 function sum(steps: readonly ModelStepMetrics[], key: keyof TokenCounts | 'dollars'): number {
