@@ -49,12 +49,9 @@ export function foldEvent(activity: RunActivity, event: RunEvent): string | unde
       activity.doing = `calling ${name}`
       return `tool ${name} ${inputText(data['input'])}`
     }
-    case 'tool-call-result': {
+    case 'tool-call-result':
       activity.doing = ''
-      const name = typeof data['name'] === 'string' ? data['name'] : 'a tool'
-      const code = typeof data['code'] === 'string' ? ` ${data['code']}` : ''
-      return `tool ${name} → ${typeof data['type'] === 'string' ? data['type'] : 'done'}${code}`
-    }
+      return `tool ${toolResultText(data)}`
     case 'compaction':
     case 'compaction-result':
       return typeof data['error'] === 'string'
@@ -63,6 +60,23 @@ export function foldEvent(activity: RunActivity, event: RunEvent): string | unde
     default:
       return undefined
   }
+}
+
+/**
+ * A tool call's result from its journal event: `shell → failed (exit 1)`, `write_file → success`,
+ * `shell → error timeout (exit 124)`. A command that exits non-zero is `failed` though the tool
+ * call itself succeeded: that is what a person watching needs to see.
+ */
+export function toolResultText(data: Readonly<Record<string, unknown>>): string {
+  const name = typeof data['name'] === 'string' ? data['name'] : 'a tool'
+  const type = typeof data['type'] === 'string' ? data['type'] : 'done'
+  const code = typeof data['code'] === 'string' ? ` ${data['code']}` : ''
+  const exitCode = data['exitCode']
+  const exit =
+    typeof exitCode === 'number' ? ` (exit ${exitCode})` : exitCode === null ? ' (killed)' : ''
+  const status =
+    type === 'success' && typeof exitCode === 'number' && exitCode !== 0 ? 'failed' : type
+  return `${name} → ${status}${code}${exit}`
 }
 
 /** `N steps, T tokens, $D`. */

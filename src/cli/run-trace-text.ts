@@ -5,7 +5,7 @@
  * calls, tool results, compaction summaries), in order.
  */
 import type { ChatMessageRecord, RunMetrics } from '../store/run-trace.ts'
-import { dollarsText } from './run-activity.ts'
+import { dollarsText, toolResultText } from './run-activity.ts'
 
 /** The longest text shown of one part; the whole trace is in `eitri runs show --json`. */
 const MAX_PART_CHARS = 2_000
@@ -23,6 +23,29 @@ export function metricsText(metrics: RunMetrics): string {
     )
   }
   return `${lines.join('\n')}\n`
+}
+
+/**
+ * One journal event as `eitri runs show` prints it: its type, a tool result's status (a command
+ * that exited non-zero shows `failed (exit 1)`), and its data as JSON with every dollar figure
+ * rounded to the micro-dollar, so sums of floating-point prices do not print as
+ * 0.0018463000000000002 (`--json` keeps the stored values exactly).
+ */
+export function eventText(type: string, data: unknown): string {
+  if (data === null || data === undefined) return type
+  const status =
+    type === 'tool-call-result' && typeof data === 'object'
+      ? ` ${toolResultText(data as Record<string, unknown>)}`
+      : ''
+  const shown = JSON.stringify(data, (key, value: unknown) =>
+    typeof value === 'number' && /dollars$/i.test(key) ? microDollarsRounded(value) : value,
+  )
+  return `${type}${status} ${shown}`
+}
+
+/** `dollars` to the nearest micro-dollar. */
+function microDollarsRounded(dollars: number): number {
+  return Math.round(dollars * 1_000_000) / 1_000_000
 }
 
 /** The chat's lines: each message under its role, each part of it indented. */

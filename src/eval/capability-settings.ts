@@ -29,7 +29,13 @@ export interface CapabilitySettings {
   /** Environment variable names the guest may read with `env.get`. */
   readonly env: readonly string[]
   readonly secrets: Readonly<Record<string, SecretBinding>>
-  /** Reads a variable of the server's environment (granted names and secrets only). */
+  /**
+   * The variables holding model keys (each provider's key variable, and OPENAI_API_KEY and
+   * ANTHROPIC_API_KEY always). The guest never reads them, but a key copied into a granted
+   * variable, a file or a response would reach it: their values are masked like secrets'.
+   */
+  readonly keyVariables: readonly string[]
+  /** Reads a variable of the server's environment (granted names, secrets and key variables only). */
   readonly readVariable: (name: string) => string | undefined
   /** Most `tools.call` calls per eval. */
   readonly toolCallBudget: number

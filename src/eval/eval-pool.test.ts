@@ -14,6 +14,7 @@ function pool(options: Partial<EvalPoolOptions> = {}): EvalPool {
       http: { allow: [], maxResponseBytes: 1000, timeoutMs: 1000, testOnlyAllowLoopback: false },
       env: [],
       secrets: {},
+      keyVariables: [],
       readVariable: () => undefined,
       toolCallBudget: 10,
     },

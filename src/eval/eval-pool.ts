@@ -23,7 +23,7 @@ import type { Toolset } from '../tool/toolset.ts'
 import { ByteBudget } from './byte-budget.ts'
 import type { CapabilityCatalog } from './capability-catalog.ts'
 import type { CapabilitySettings } from './capability-settings.ts'
-import { secretMaskerFor } from './capabilities/http/secret-placeholders.ts'
+import { secretMaskerFor, type MaskSettings } from './capabilities/http/secret-placeholders.ts'
 import type { EngineSession, EvalEngine, SessionLoss } from './eval-engine.ts'
 import {
   DEFAULT_EVAL_TIMEOUT_MS,
@@ -323,15 +323,14 @@ export class EvalPool implements AsyncDisposable {
 }
 
 /**
- * `outcome` with every configured secret's value masked in what it says. The guest only ever
- * holds placeholders and masked answers; this is the last check before the answer reaches the
- * model (code that spells a value out, a value pieced together from parts).
+ * `outcome` with every configured secret's and model key's value masked in what it says. The
+ * guest only ever holds placeholders and masked answers; this is the last check before the
+ * answer reaches the model (code that spells a value out, a value pieced together from parts, a
+ * key read from a file or a tool's result).
  */
-function maskOutcome(
-  outcome: EvalOutcome,
-  settings: Pick<CapabilitySettings, 'secrets' | 'readVariable'>,
-): EvalOutcome {
-  if (Object.keys(settings.secrets).length === 0) return outcome
+function maskOutcome(outcome: EvalOutcome, settings: MaskSettings): EvalOutcome {
+  if (Object.keys(settings.secrets).length === 0 && settings.keyVariables.length === 0)
+    return outcome
   const masker = secretMaskerFor(settings)
   if (outcome.type === 'value') {
     return { ...outcome, value: masker.text(outcome.value), output: masker.text(outcome.output) }

@@ -45,18 +45,36 @@ export function createModelCatalog(options: ModelCatalogOptions = {}): LoadedMod
     describe: (policy) => factsOf(checkModel(options, policy)),
     resolve(policy: ModelPolicy): ResolvedModel {
       const checked = checkModel(options, policy)
+      const baseURL = baseURLOf(policy, checked.provider)
       return {
         ...factsOf(checked),
         // A provider's error may echo the key it was sent: its errors never carry it.
-        model: withholdKey(languageModel(policy, checked.provider, checked.apiKey), checked.apiKey),
+        model: withholdKey(
+          languageModel(policy, checked.provider, baseURL, checked.apiKey),
+          checked.apiKey,
+        ),
+        host: new URL(baseURL).host,
       }
     },
+  }
+}
+
+/** Where `provider`'s calls go: its configured URL, or its vendor's. */
+function baseURLOf(policy: ModelPolicy, provider: ConfiguredProvider): string {
+  switch (provider.type) {
+    case 'openai':
+    case 'anthropic':
+      return provider.baseURL ?? DEFAULT_BASE_URL[provider.type]
+    case 'openai-compatible':
+      // The configuration's schema requires it; an entry built in code may still lack it.
+      return provider.baseURL ?? missingBaseURL(policy.provider)
   }
 }
 
 function languageModel(
   policy: ModelPolicy,
   provider: ConfiguredProvider,
+  baseURL: string,
   apiKey: string | undefined,
 ): LanguageModelV4 {
   switch (provider.type) {
@@ -64,19 +82,18 @@ function languageModel(
       // Chat completions, not the Responses API: see docs/decisions/0013-openai-chat-completions.md.
       return createOpenAI({
         name: policy.provider,
-        baseURL: provider.baseURL ?? DEFAULT_BASE_URL.openai,
+        baseURL,
         ...(apiKey === undefined ? {} : { apiKey }),
       }).chat(policy.model)
     case 'anthropic':
       return createAnthropic({
-        baseURL: provider.baseURL ?? DEFAULT_BASE_URL.anthropic,
+        baseURL,
         ...(apiKey === undefined ? {} : { apiKey }),
       }).languageModel(policy.model)
     case 'openai-compatible':
       return createOpenAICompatible({
         name: policy.provider,
-        // The configuration's schema requires it; an entry built in code may still lack it.
-        baseURL: provider.baseURL ?? missingBaseURL(policy.provider),
+        baseURL,
         // Such servers report a stream's usage only when asked, and budgets need it.
         includeUsage: true,
         ...(apiKey === undefined ? {} : { apiKey }),

@@ -33,6 +33,11 @@ export interface ModelFacts {
 /** A model ready to call. */
 export interface ResolvedModel extends ModelFacts {
   readonly model: LanguageModelV4
+  /**
+   * Where its calls go: the host (and port) of the provider's URL, never its path, query or
+   * credentials, so a failure can say which server did not answer. Undefined when unknown.
+   */
+  readonly host?: string | undefined
 }
 
 /** Resolves model policies. */

@@ -6,6 +6,7 @@
  */
 import type { EitriConfig } from '../config/config-file.ts'
 import { environmentValue } from '../config/environment.ts'
+import { keyVariables } from '../config/models-config.ts'
 import type { Capability } from '../eval/capability.ts'
 import type { EvalEngine } from '../eval/eval-engine.ts'
 import { rosterRules } from '../agent/roster-value-rules.ts'
@@ -37,7 +38,7 @@ export interface EvaluationOptions {
   readonly defaultTimeoutMs?: number
   /** `tools.call` calls per eval. @default 100 */
   readonly toolCallBudget?: number
-  /** Reads the server's environment for granted names and secrets. @default this process's */
+  /** Reads the server's environment for granted names, secrets and model keys. @default this process's */
   readonly readVariable?: (name: string) => string | undefined
   /** More capability namespaces. */
   readonly extraCapabilities?: readonly Capability[]
@@ -74,6 +75,8 @@ export function createEvalSandbox(
       },
       env: config.env,
       secrets: config.secrets,
+      // Masked wherever the guest's answers could carry them, like secrets.
+      keyVariables: [...keyVariables(config.providers).keys()],
       readVariable: options.readVariable ?? ((name) => environmentValue(name)),
       toolCallBudget: options.toolCallBudget ?? DEFAULT_TOOL_CALL_BUDGET,
     },

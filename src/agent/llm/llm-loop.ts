@@ -4,7 +4,8 @@
  * Run's tools (with no way to run them itself), and the loop runs each call it makes through
  * the Run's tools, in order, then asks again. The Run ends when the model answers without a
  * tool call (its text is the value), at the step bound (failed), when the next call cannot be
- * reserved from the budget (waiting, `budget-exhausted`), or on three identical calls in a row
+ * reserved from the budget or a call cost more than was reserved for it (waiting,
+ * `budget-exhausted`), or on three identical calls in a row
  * (failed, `repeated-tool-call`). Every model call and tool call is journaled as an intent
  * before and a result after; every message is kept in the Run's chat; usage and cost are the
  * Run's metrics, updated after each model call. What happens between two effects is written
@@ -159,6 +160,11 @@ export async function runLlmLoop(
             dollars: compacted.summary.metrics.dollars,
           })
           journal.chat([{ role: 'summary', content: compacted.summary.text }])
+          if (compacted.summary.overspent) {
+            // It cost more than was reserved: no further call may spend on a guess that failed.
+            journal.metrics(metrics())
+            return { status: 'waiting', reason: 'budget-exhausted' }
+          }
         }
       }
       const estimated =
@@ -198,12 +204,12 @@ export async function runLlmLoop(
         return {
           status: 'failed',
           reason: 'model-call-failed',
-          error: `The model call failed: ${message}`,
+          error: `The call to model ${model.ref}${model.host === undefined ? '' : ` at ${model.host}`} failed: ${message}`,
         }
       }
       const counts = tokenCounts(result.usage, estimated, settings.maxOutputTokens)
       const dollars = dollarsOf(price, counts)
-      ledger.settle(reservation, dollars)
+      const beyondReservation = ledger.settle(reservation, dollars)
       const calls = result.toolCalls
       settings.modelRun?.record({
         step,
@@ -228,6 +234,7 @@ export async function runLlmLoop(
           toolCalls: calls.length,
           ...counts,
           dollars,
+          ...(beyondReservation > 0 && { beyondReservationDollars: beyondReservation }),
         },
       })
       messages.push(...result.response.messages)
@@ -241,6 +248,10 @@ export async function runLlmLoop(
       if (calls.length === 0) {
         return { status: 'completed', value: result.text, output: result.text }
       }
+      // The provider reported more than was reserved: the excess is charged, and nothing more
+      // is spent on an estimate that proved wrong (its tool calls could hire, and a next call
+      // could go on past the budget).
+      if (beyondReservation > 0) return { status: 'waiting', reason: 'budget-exhausted' }
       const results: ToolResultPart[] = []
       for (const call of calls) {
         if (repeated.repeats(call.toolName, call.input)) {
@@ -273,6 +284,8 @@ export async function runLlmLoop(
             name: call.toolName,
             type: answer.type,
             ...(answer.type === 'error' && { code: answer.code }),
+            // A command's exit status: a shell call that exited 1 is a success of the tool.
+            ...exitCodeOf(answer.metadata),
           },
         })
         results.push({
@@ -296,7 +309,14 @@ export async function runLlmLoop(
 /** What compacting gave: the messages to send, and the summary written, if one was. */
 interface Compacted {
   readonly messages: ModelMessage[]
-  readonly summary?: { readonly text: string; readonly metrics: ModelStepMetrics } | undefined
+  readonly summary?:
+    | {
+        readonly text: string
+        readonly metrics: ModelStepMetrics
+        /** It cost more than was reserved for it. */
+        readonly overspent: boolean
+      }
+    | undefined
 }
 
 /**
@@ -348,7 +368,7 @@ async function compact(input: {
     })
     const counts = tokenCounts(result.usage, estimated, target)
     const dollars = dollarsOf(price, counts)
-    ledger.settle(reservation, dollars)
+    const beyondReservation = ledger.settle(reservation, dollars)
     const messages = summarised(pruned, input.task, result.text)
     journal.event({
       type: 'compaction-result',
@@ -359,6 +379,7 @@ async function compact(input: {
       summary: {
         text: result.text,
         metrics: { step, finishReason: 'compaction', toolCalls: [], ...counts, dollars },
+        overspent: beyondReservation > 0,
       },
     }
   } catch (error) {
@@ -400,6 +421,12 @@ function tokenCounts(
     outputTokens: usage.outputTokens ?? maxOutputTokens,
     cachedInputTokens: usage.inputTokenDetails?.cacheReadTokens ?? 0,
   }
+}
+
+/** `{ exitCode }` when a tool result's metadata carries one (a number, or null when killed). */
+function exitCodeOf(metadata: Readonly<Record<string, unknown>>): { exitCode?: number | null } {
+  const exitCode = metadata['exitCode']
+  return typeof exitCode === 'number' || exitCode === null ? { exitCode } : {}
 }
 
 function sum(steps: readonly ModelStepMetrics[], key: keyof TokenCounts | 'dollars'): number {

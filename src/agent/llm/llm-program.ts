@@ -60,7 +60,7 @@ export function llmProgramFactory(options: LlmProgramOptions): ProgramFactory {
   const maxOutputTokens = options.maxOutputTokens ?? DEFAULT_MAX_OUTPUT_TOKENS
   return (def, hire) => {
     const plan = planHire(def, hire, options.catalog, ledgers, maxOutputTokens)
-    const ledger = new BudgetLedger(plan.budget)
+    const ledger = new BudgetLedger(plan.budget, plan.parentLedger)
     const modelRun = new LlmModelRun({
       def: { ...def, modelPolicy: { provider: plan.provider, model: plan.modelName } },
       ledger,
@@ -104,7 +104,7 @@ export function llmProgramFactory(options: LlmProgramOptions): ProgramFactory {
           })
         } finally {
           ledgers.delete(context.runId)
-          parent?.returnCarve(plan.budget, ledger.spent)
+          ledger.end()
         }
       },
     } satisfies Program

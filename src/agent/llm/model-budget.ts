@@ -4,7 +4,9 @@
  * input, and its whole output allowance, at the model's prices); after, the reservation is
  * settled with the real usage. A call that cannot be reserved is not made. A child's budget is
  * carved out of its parent's remainder and given back (less what the child spent) when it ends,
- * so a tree of Runs never spends more than its root's budget.
+ * so a tree of Runs never spends more than its root's budget. The one way past it is a provider
+ * reporting more than was reserved: that excess is charged up the tree at once and the Run
+ * makes no further call.
  */
 import type { ModelPrice } from '../../provider/model-catalog.ts'
 
@@ -23,12 +25,18 @@ export interface TokenCounts {
 }
 
 /**
- * A cautious estimate of the tokens of `text` before a model has seen it: about three
- * characters a token, more than most tokenizers give for prose and code, so a reservation errs
- * high rather than low.
+ * A cautious estimate of the tokens of `text` before a model has seen it. ASCII counts about
+ * three characters a token, more than most tokenizers give for prose and code; every other
+ * character counts its UTF-8 bytes, an upper bound for byte-level tokenizers (CJK text is about
+ * one token a character, where three characters a token would reserve a third of the cost).
+ * A reservation errs high rather than low; a provider reporting more is handled at settlement.
  */
 export function estimateTokens(text: string): number {
-  return Math.ceil(text.length / 3)
+  let ascii = 0
+  for (let index = 0; index < text.length; index++) {
+    if (text.charCodeAt(index) < 0x80) ascii++
+  }
+  return Math.ceil(ascii / 3) + (Buffer.byteLength(text, 'utf8') - ascii)
 }
 
 /** What `counts` cost at `price` (dollars per million tokens). */
@@ -56,16 +64,24 @@ export interface Reservation {
   readonly dollars: number
 }
 
-/** The budget of one Run. */
+/**
+ * The budget of one Run. A child's ledger names its parent's: the child's budget is carved out
+ * of the parent's when it starts ({@link BudgetLedger.carve}) and what is left goes back when it
+ * ends ({@link BudgetLedger.end}).
+ */
 export class BudgetLedger {
   /** The Run's whole budget, in dollars. */
   readonly total: number
+  readonly #parent: BudgetLedger | undefined
   #spent = 0
   #reserved = 0
   #carved = 0
+  /** What this ledger spent beyond its total, already charged to its parent. */
+  #passedUp = 0
 
-  constructor(total: number) {
+  constructor(total: number, parent?: BudgetLedger) {
     this.total = total
+    this.#parent = parent
   }
 
   /** Dollars spent so far (settled calls, and what ended children spent). */
@@ -95,10 +111,18 @@ export class BudgetLedger {
     return { dollars }
   }
 
-  /** Ends a reservation with what the call really cost (which may be less, or more). */
-  settle(reservation: Reservation, dollars: number): void {
+  /**
+   * Ends a reservation with what the call really cost, and answers what it cost beyond the
+   * reservation (0 when it fitted). A provider may report more than was reserved (an input
+   * longer in tokens than estimated): the excess is spent all the same, so it is charged, and
+   * what this Run spent beyond its whole budget is charged to its parent at once (and on up),
+   * so no other Run of the tree reserves money that is gone. The caller makes no further call.
+   */
+  settle(reservation: Reservation, dollars: number): number {
     this.#reserved = Math.max(0, this.#reserved - reservation.dollars)
     this.#spent += dollars
+    this.#passUp()
+    return Math.max(0, dollars - reservation.dollars)
   }
 
   /** Gives a reservation back unspent (the call was never made). */
@@ -117,5 +141,32 @@ export class BudgetLedger {
   returnCarve(carved: number, spent: number): void {
     this.#carved = Math.max(0, this.#carved - carved)
     this.#spent += spent
+    this.#passUp()
+  }
+
+  /**
+   * Ends a child's ledger: its carve goes back to its parent, charged with what it spent (less
+   * the excess already charged on the way).
+   */
+  end(): void {
+    this.#parent?.returnCarve(this.total, this.#spent - this.#passedUp)
+  }
+
+  /**
+   * Charges the parent what was spent beyond the total and not charged yet. What is carved out
+   * for children counts as spent here: a child that went past its carve spent all of it.
+   */
+  #passUp(): void {
+    if (this.#parent === undefined) return
+    const excess = Math.max(0, this.#spent + this.#carved - this.total) - this.#passedUp
+    if (excess <= EPSILON) return
+    this.#passedUp += excess
+    this.#parent.#overdraw(excess)
+  }
+
+  /** A child spent `dollars` beyond its carve: spent here now, on top of the carve it holds. */
+  #overdraw(dollars: number): void {
+    this.#spent += dollars
+    this.#passUp()
   }
 }

@@ -13,7 +13,7 @@ import type { Store } from '../../store/store.ts'
 import type { CliIo } from '../cli-io.ts'
 import { EXIT_FAILURE, EXIT_OK, UsageError } from '../cli-io.ts'
 import type { CommandLine } from '../parse-command-line.ts'
-import { chatText, metricsText } from '../run-trace-text.ts'
+import { chatText, eventText, metricsText } from '../run-trace-text.ts'
 import { openFromCommandLine } from './open-from-command-line.ts'
 
 /** Who a cancel from the terminal is recorded as asked by. */
@@ -151,9 +151,7 @@ async function show(store: Store, id: string, json: boolean, io: CliIo): Promise
   }
   io.stdout(events.length === 0 ? 'No events.\n' : 'Events:\n')
   for (const event of events) {
-    const data =
-      event.data === null || event.data === undefined ? '' : ` ${JSON.stringify(event.data)}`
-    io.stdout(`  ${event.sequence}. ${event.time}  ${event.type}${data}\n`)
+    io.stdout(`  ${event.sequence}. ${event.time}  ${eventText(event.type, event.data)}\n`)
   }
   io.stdout(children.length === 0 ? 'No child Runs.\n' : 'Child Runs:\n')
   for (const child of children) io.stdout(`  ${runLine(child)}\n`)

@@ -2,8 +2,8 @@
  * @module eval/capabilities/env-capability
  * `env`: only the environment names the configuration grants. A secret's name answers its
  * placeholder (`${secret:NAME}`), never its value: only the host replaces it, in a request to
- * the host it is bound to; a granted variable holding a secret's value has it masked. Nothing else of the server's environment (PATH, HOME, API keys) is
- * reachable.
+ * the host it is bound to; a granted variable holding a secret's value, or a model key's, has
+ * it masked. Nothing else of the server's environment (PATH, HOME, API keys) is reachable.
  */
 import { z } from 'zod'
 import { EitriError } from '../../errors/eitri-error.ts'
@@ -32,7 +32,8 @@ export const envCapability: Capability = {
           )
         }
         const value = settings.readVariable(name)
-        // A granted variable may hold a secret's value too (GH_TOKEN beside GITHUB_TOKEN).
+        // A granted variable may hold a secret's or a model key's value too (GH_TOKEN beside
+        // GITHUB_TOKEN, a key copied into another name).
         return value === undefined ? null : secretMaskerFor(settings).text(value)
       },
     }),

@@ -109,6 +109,7 @@ describe('capability calls share a byte budget', () => {
         http: { allow: [], maxResponseBytes: 1000, timeoutMs: 1000, testOnlyAllowLoopback: false },
         env: [],
         secrets: {},
+        keyVariables: [],
         readVariable: () => undefined,
         toolCallBudget: 10,
       },

@@ -87,25 +87,35 @@ export function substituteSecrets(
 }
 
 /**
- * A masker of every configured secret's value, in every form `secret-forms.ts` lists (as it is,
- * in any case, JSON- or URL-escaped, as HTML references, hex, UTF-16 or base64), with its
- * placeholder. Values are read now: make one per response.
+ * What stands for the value of model key variable `name` where it is masked. No capability
+ * replaces it with the value: a model key is only ever sent by the host's model client.
  */
-export function secretMaskerFor(
-  settings: Pick<CapabilitySettings, 'secrets' | 'readVariable'>,
-): SecretMasker {
-  return secretMasker(
-    Object.keys(settings.secrets).map((name) => ({
+export function keyPlaceholder(name: string): string {
+  return `\${model-key:${name}}`
+}
+
+/** The settings a masker reads: the secrets, the model key variables, and their values. */
+export type MaskSettings = Pick<CapabilitySettings, 'secrets' | 'keyVariables' | 'readVariable'>
+
+/**
+ * A masker of every configured secret's value and every model key's, in every form
+ * `secret-forms.ts` lists (as it is, in any case, JSON- or URL-escaped, as HTML references, hex,
+ * UTF-16 or base64), with its placeholder. Values are read now: make one per response.
+ */
+export function secretMaskerFor(settings: MaskSettings): SecretMasker {
+  return secretMasker([
+    ...Object.keys(settings.secrets).map((name) => ({
       value: settings.readVariable(name) ?? '',
       placeholder: placeholder(name),
     })),
-  )
+    ...settings.keyVariables.map((name) => ({
+      value: settings.readVariable(name) ?? '',
+      placeholder: keyPlaceholder(name),
+    })),
+  ])
 }
 
-/** `text` with every configured secret's value masked (see {@link secretMaskerFor}). */
-export function maskSecrets(
-  text: string,
-  settings: Pick<CapabilitySettings, 'secrets' | 'readVariable'>,
-): string {
+/** `text` with every configured secret's and model key's value masked (see {@link secretMaskerFor}). */
+export function maskSecrets(text: string, settings: MaskSettings): string {
   return secretMaskerFor(settings).text(text)
 }
