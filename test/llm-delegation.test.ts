@@ -16,12 +16,12 @@ import {
   answers,
   callsTool,
   fixedCatalog,
+  recordingProgram,
   STUB_POLICY,
   usage,
   type ModelStep,
 } from '../src/agent/llm/test-llm-fixture.ts'
 import { llmProgramFactory } from '../src/agent/llm/llm-program.ts'
-import type { ProgramFactory } from '../src/agent/program.ts'
 import { openStore } from '../src/store/open-store.ts'
 import type { Store } from '../src/store/store.ts'
 import type { ToolResult } from '../src/tool/tool-result.ts'
@@ -77,24 +77,9 @@ async function open(
   const llm = llmProgramFactory({ catalog: fixedCatalog(model), store })
   const seen: Seen[] = []
   // The real llm program, with each tool result it gets kept for the test to read.
-  const recording: ProgramFactory = (def, hire) => {
-    const program = llm(def, hire)
-    return {
-      modelRun: program.modelRun,
-      run: (context) =>
-        program.run({
-          ...context,
-          tools: {
-            offered: () => context.tools.offered(),
-            call: async (call, options) => {
-              const result = await context.tools.call(call, options)
-              seen.push({ runId: context.runId, name: call.name, result })
-              return result
-            },
-          },
-        }),
-    }
-  }
+  const recording = recordingProgram(llm, (runId, call, result) =>
+    seen.push({ runId, name: call.name, result }),
+  )
   const workshop = await openWorkshop({
     workspace: scratch.workspace,
     stateDir: scratch.stateDir,

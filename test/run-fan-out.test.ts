@@ -14,10 +14,10 @@ import {
   answers,
   callsTool,
   fixedCatalog,
+  recordingProgram,
   type ModelStep,
 } from '../src/agent/llm/test-llm-fixture.ts'
 import { llmProgramFactory } from '../src/agent/llm/llm-program.ts'
-import type { ProgramFactory } from '../src/agent/program.ts'
 import { openStore } from '../src/store/open-store.ts'
 import type { ToolResult } from '../src/tool/tool-result.ts'
 import { openWorkshop } from '../src/workshop/workshop.ts'
@@ -62,24 +62,7 @@ describe('runs.maxActive inside a Run', () => {
       await using store = await openStore(`sqlite:${path.join(scratch.root, 'store.sqlite')}`)
       const llm = llmProgramFactory({ catalog: fixedCatalog(model), store })
       const results: ToolResult[] = []
-      const recording: ProgramFactory = (def, hire) => {
-        const program = llm(def, hire)
-        return {
-          modelRun: program.modelRun,
-          run: (context) =>
-            program.run({
-              ...context,
-              tools: {
-                offered: () => context.tools.offered(),
-                call: async (call, options) => {
-                  const result = await context.tools.call(call, options)
-                  results.push(result)
-                  return result
-                },
-              },
-            }),
-        }
-      }
+      const recording = recordingProgram(llm, (_runId, _call, result) => results.push(result))
       await using workshop = await openWorkshop({
         workspace: scratch.workspace,
         stateDir: scratch.stateDir,

@@ -209,3 +209,28 @@ export async function llmFixture(
   })
   return { runtime, store, lines, workspace: path.join(base, 'workspace') }
 }
+
+/** `llm` with every tool result a Run gets handed to `onResult` first (for a test to read). */
+export function recordingProgram(
+  llm: ProgramFactory,
+  onResult: (runId: string, call: ToolCall, result: ToolResult) => void,
+): ProgramFactory {
+  return (def, hire) => {
+    const program = llm(def, hire)
+    return {
+      modelRun: program.modelRun,
+      run: (context) =>
+        program.run({
+          ...context,
+          tools: {
+            offered: () => context.tools.offered(),
+            call: async (call, options) => {
+              const result = await context.tools.call(call, options)
+              onResult(context.runId, call, result)
+              return result
+            },
+          },
+        }),
+    }
+  }
+}
