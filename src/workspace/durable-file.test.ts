@@ -20,6 +20,24 @@ describe('fork records written off the thread', () => {
     const { lines } = await linesFixture(t, { 'a.txt': 'a\n' })
     let inFlight = 0
     let peak = 0
+    let refsSyncing = 0
+    let refsPeak = 0
+    const fdatasync = fsSync.fdatasync
+    t.mock.method(
+      fsSync,
+      'fdatasync',
+      (descriptor: number, done: (error: Error | null) => void) => {
+        refsSyncing += 1
+        refsPeak = Math.max(refsPeak, refsSyncing)
+        // A slow disk's sync (this one's may end before the next fork's turn in the queue).
+        fdatasync(descriptor, (error) =>
+          setTimeout(() => {
+            refsSyncing -= 1
+            done(error)
+          }, 30),
+        )
+      },
+    )
     const open = fs.open
     t.mock.method(fs, 'open', async (file: string, ...rest: unknown[]) => {
       const handle = await (open as (...args: unknown[]) => Promise<fs.FileHandle>)(file, ...rest)
@@ -37,6 +55,7 @@ describe('fork records written off the thread', () => {
       Array.from({ length: 8 }, (_, index) => lines.fork({ name: `at-once-${index}` })),
     )
     assert.ok(peak > 1, `fork records written one at a time (at most ${peak} at once)`)
+    assert.ok(refsPeak > 1, `fork references synced one at a time (at most ${refsPeak} at once)`)
     peak = 0
     await Promise.all(forks.map((fork) => lines.discard(fork.id)))
     assert.ok(peak > 1, `discard records written one at a time (at most ${peak} at once)`)

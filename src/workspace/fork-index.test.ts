@@ -4,7 +4,7 @@ import fs from 'node:fs/promises'
 import path from 'node:path'
 import { setTimeout as delay } from 'node:timers/promises'
 import { after, before, describe, it } from 'node:test'
-import { forkChangeLog, forkListings, forkRescan } from './fork-index.ts'
+import { forkChangeLog, forkLinesReplayed, forkListings, forkRescan } from './fork-index.ts'
 import { newForkId, readForks, type ForkInfo } from './fork-registry.ts'
 import { linesFixture } from './test-lines.ts'
 
@@ -74,6 +74,50 @@ describe('the index of forks', () => {
     assert.deepEqual(lines.forksBelow(parent.id), [parent], 'their discard is seen too')
     assert.equal(forkListings() - before, 0, 'learnt from the change log, not a listing')
     await lines.discard(parent.id)
+  })
+
+  it('reads no record again for its own lines, and reads another process’s', async (t) => {
+    const { lines, stateDir } = await linesFixture(t)
+    const parent = await lines.fork({ name: 'parent' })
+    lines.forksBelow(parent.id)
+    const replayed = forkLinesReplayed()
+    for (let index = 0; index < 5; index += 1) {
+      const child = await lines.fork({ from: parent.id, name: `mine-${index}` })
+      assert.equal(lines.forksBelow(parent.id).length, 2)
+      await lines.discard(child.id)
+    }
+    assert.deepEqual(lines.forksBelow(parent.id), [parent])
+    assert.equal(forkLinesReplayed() - replayed, 0, 'its own ten lines: no record read again')
+    const theirs: ForkInfo = {
+      ...parent,
+      id: newForkId(),
+      name: 'theirs',
+      parent: parent.id,
+      created: new Date().toISOString(),
+    }
+    writeFromAnotherProcess(stateDir, theirs)
+    assert.deepEqual(
+      lines.forksBelow(parent.id).map((fork) => fork.name),
+      ['theirs', 'parent'],
+    )
+    assert.equal(forkLinesReplayed() - replayed, 1, 'the other process’s line: its record read')
+  })
+
+  it('reads a record again when another process wrote it after this one, lines unreplayed', async (t) => {
+    const { lines, stateDir } = await linesFixture(t)
+    const parent = await lines.fork({ name: 'parent' })
+    lines.forksBelow(parent.id)
+    const replayed = forkLinesReplayed()
+    // This process's line for the child, then another process's for the same fork (its discard).
+    const child = await lines.fork({ from: parent.id, name: 'shared' })
+    writeFromAnotherProcess(stateDir, {
+      ...child,
+      discarded: { at: new Date().toISOString(), changes: 0 },
+    })
+    const log = (await fs.readFile(forkChangeLog(stateDir), 'utf8')).split('\n')
+    assert.deepEqual(log.slice(-3), [child.id, child.id, ''], 'two lines for it, unreplayed')
+    assert.deepEqual(lines.forksBelow(parent.id), [parent], 'their discard is seen')
+    assert.equal(forkLinesReplayed() - replayed, 1, 'one line skipped as its own, one read')
   })
 
   it('finds a record no line announced (written by hand) at the next full listing', async (t) => {

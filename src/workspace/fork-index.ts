@@ -22,12 +22,24 @@ export const forkRescan = { afterMs: 2000 }
 /** Beyond this size the change log starts over (at a full listing, which makes it unneeded). */
 const MAX_CHANGE_LOG_BYTES = 1024 * 1024
 
+/** Beyond this many unreplayed lines of its own an index forgets them (a bound, not a policy). */
+const MAX_OWN_LINES = 100_000
+
 /** The change log: outside `forks/`, whose every entry is read as a fork's folder. */
 export function forkChangeLog(stateDir: string): string {
   return path.join(stateDir, 'fork-changes.log')
 }
 
-/** Says that the record of fork `id` was written or removed: one line, appended at once. */
+/**
+ * Says that the record of fork `id` was written or removed: one line, appended at once.
+ *
+ * Not synced, and need not be: the log only tells a running process what changed since its
+ * own last full listing. A power cut that loses lines (or leaves a torn one, which is no id
+ * and is skipped) ends every process that read them, and each process starts with a full
+ * listing, which reads the records themselves (synced before their line is written). A
+ * process killed alone loses nothing: its lines are in the page cache, seen by the others.
+ * So a sync here would cost a hire a third sync and protect nothing.
+ */
 export function announceFork(stateDir: string, id: string): void {
   const descriptor = fs.openSync(
     forkChangeLog(stateDir),
@@ -43,6 +55,15 @@ export function announceFork(stateDir: string, id: string): void {
 }
 
 let fullListings = 0
+let linesReplayed = 0
+
+/**
+ * How many lines of the change log made this process read a record again: lines of other
+ * processes; its own are skipped (see {@link ForkIndex.announced}).
+ */
+export function forkLinesReplayed(): number {
+  return linesReplayed
+}
 
 /** How many full listings of fork records this process made (each reads every record's stat). */
 export function forkListings(): number {
@@ -73,6 +94,8 @@ export class ForkIndex<ForkInfo extends IndexedFork> {
   #logIdentity = ''
   #logOffset = 0
   #listedAt = Number.NEGATIVE_INFINITY
+  /** Lines this process appended and has not replayed yet, by fork id: it knows them already. */
+  readonly #own = new Map<string, number>()
 
   constructor(
     stateDir: string,
@@ -111,6 +134,8 @@ export class ForkIndex<ForkInfo extends IndexedFork> {
     }
     this.#logIdentity = stat === undefined ? '' : stat.identity
     this.#logOffset = stat?.size ?? 0
+    // Every line so far lies before the offset: none is replayed.
+    this.#own.clear()
     this.#listedAt = performance.now()
     const records = fs.readdirSync(path.join(this.#stateDir, 'forks')).flatMap((id) => {
       const record = this.#read(id)
@@ -138,6 +163,19 @@ export class ForkIndex<ForkInfo extends IndexedFork> {
   /** Takes a record this process wrote (or removed: undefined) at once, before its line. */
   wrote(id: string, record: ForkInfo | undefined): void {
     this.#put(id, record)
+  }
+
+  /**
+   * Says this process appended a line for `id` (after {@link wrote}, with no question between):
+   * replaying it would only read again the record it just wrote, so one line for `id` is
+   * skipped. Should another process's line for `id` be the one skipped, this process's own
+   * line, already in the log, is in the same replay or an earlier one, and is read instead:
+   * the record is read after both lines were written either way.
+   */
+  announced(id: string): void {
+    // A bound, for a process that writes and never asks: forgotten lines are only read again.
+    if (this.#own.size >= MAX_OWN_LINES) this.#own.clear()
+    this.#own.set(id, (this.#own.get(id) ?? 0) + 1)
   }
 
   #open(ids: ReadonlySet<string> | undefined): ForkInfo[] {
@@ -179,8 +217,17 @@ export class ForkIndex<ForkInfo extends IndexedFork> {
     // Only whole lines: a line being appended is read at the next question.
     const end = text.lastIndexOf('\n') + 1
     this.#logOffset += Buffer.byteLength(text.slice(0, end))
-    for (const id of new Set(text.slice(0, end).split('\n'))) {
-      if (this.#isId(id)) this.#put(id, this.#read(id))
+    const lines = new Map<string, number>()
+    for (const id of text.slice(0, end).split('\n'))
+      if (this.#isId(id)) lines.set(id, (lines.get(id) ?? 0) + 1)
+    for (const [id, count] of lines) {
+      const own = this.#own.get(id) ?? 0
+      if (own > count) this.#own.set(id, own - count)
+      else this.#own.delete(id)
+      if (count > own) {
+        linesReplayed += 1
+        this.#put(id, this.#read(id))
+      }
     }
   }
 

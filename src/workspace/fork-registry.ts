@@ -232,9 +232,7 @@ export function writeFork(stateDir: string, info: ForkInfo): void {
   // Only a new fork reuses a folder's name (a pruned one's, by a one-in-four-billion chance).
   discardedRecords.delete(file)
   writeDurably(file, info)
-  // This process's index learns it now; others from the line (the record is in place first).
-  indexes.get(stateDir)?.wrote(info.id, info)
-  announceFork(stateDir, info.id)
+  announce(stateDir, info.id, info)
 }
 
 /**
@@ -245,8 +243,18 @@ export async function writeForkAsync(stateDir: string, info: ForkInfo): Promise<
   const file = path.join(forkFolder(stateDir, info.id), 'fork.json')
   discardedRecords.delete(file)
   await writeDurablyAsync(file, info)
-  indexes.get(stateDir)?.wrote(info.id, info)
-  announceFork(stateDir, info.id)
+  announce(stateDir, info.id, info)
+}
+
+/**
+ * This process's index learns a record it wrote (undefined: removed) now; others from the line
+ * in the change log, appended once the record is in place.
+ */
+function announce(stateDir: string, id: string, record: ForkInfo | undefined): void {
+  const index = indexes.get(stateDir)
+  index?.wrote(id, record)
+  announceFork(stateDir, id)
+  index?.announced(id)
 }
 
 /** Forgets the record of a fork whose folder is removed (a prune). */
@@ -254,8 +262,7 @@ export function forgetFork(stateDir: string, id: string): void {
   const file = path.join(forkFolder(stateDir, id), 'fork.json')
   discardedRecords.delete(file)
   recordCache.delete(file)
-  indexes.get(stateDir)?.wrote(id, undefined)
-  announceFork(stateDir, id)
+  announce(stateDir, id, undefined)
 }
 
 /**

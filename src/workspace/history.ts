@@ -11,7 +11,7 @@ import { ObjectStore } from './git/object-store.ts'
 import { gitBytes, splitGitPaths, type GitPath } from './git/git-path.ts'
 import { runGit, type GitTarget } from './git/run-git.ts'
 import { gitlinksAdded } from './git/tree-gitlinks.ts'
-import { deleteLooseRef, moveLooseRef } from './git/loose-refs.ts'
+import { deleteLooseRefAsync, moveLooseRef, moveLooseRefAsync } from './git/loose-refs.ts'
 import { changedPaths, DEFAULT_MAX_FILE_BYTES, LeftOutPaths } from './left-out-paths.ts'
 import { snapshotScope } from './snapshot-scope.ts'
 
@@ -119,8 +119,19 @@ export class WorkspaceHistory {
     await runGit({ gitDir: this.gitDir }, ['update-ref', ref, commit, expected ?? ''])
   }
 
+  /**
+   * Creates `ref` at `commit` (refused if it exists), its sync on the thread pool: for a
+   * reference no other writer knows yet (a new fork's), so many made at once overlap their
+   * syncs and the thread goes on meanwhile.
+   */
+  async createRef(ref: string, commit: string): Promise<void> {
+    if (await moveLooseRefAsync(this.gitDir, ref, commit, undefined)) return
+    await runGit({ gitDir: this.gitDir }, ['update-ref', ref, commit, ''])
+  }
+
+  /** Deletes `ref`, its file operations on the thread pool (nothing to do if it is not there). */
   async deleteRef(ref: string): Promise<void> {
-    if (deleteLooseRef(this.gitDir, ref)) return
+    if (await deleteLooseRefAsync(this.gitDir, ref)) return
     await runGit({ gitDir: this.gitDir }, ['update-ref', '-d', ref], { check: false })
   }
 

@@ -5,6 +5,7 @@
  * are three-way; into main they go through a journal, so main is never left half merged.
  */
 import fs from 'node:fs'
+import fsPromises from 'node:fs/promises'
 import path from 'node:path'
 import { EitriError } from '../errors/eitri-error.ts'
 import type { RestoreOutcome } from '../ports/line-control.ts'
@@ -251,13 +252,16 @@ export class WorkspaceLines implements AsyncDisposable {
         readOnly: options.readOnly === true,
         quotaBytes: options.quotaBytes ?? 1024 ** 3,
       }
-      await this.history.updateRef(forkRef(id), forkPoint)
-      // Its name taken and its parent kept from now, though its record is not written yet.
+      // Its name taken and its parent kept from now, though nothing of it is written yet.
       this.#forming.set(id, info)
       return info
     })
     try {
-      // Outside the queue: the records of forks made at once are synced together.
+      // Outside the queue, so forks made at once sync together: the reference (a new id no
+      // other line touches), then the record, which makes the fork exist. The same order as
+      // in the queue: a crash between them leaves an unused reference, never a record without
+      // its reference.
+      await this.history.createRef(forkRef(info.id), info.forkPoint)
       await writeForkAsync(this.#stateDir, info)
     } finally {
       this.#forming.delete(info.id)
@@ -404,10 +408,13 @@ export class WorkspaceLines implements AsyncDisposable {
       // The record first, durable (outside the queue, so discards at once sync together): a
       // crash after it leaves a discarded fork, never a half-removed one.
       await writeForkAsync(this.#stateDir, discarded)
-      await this.#serialize(async () => {
-        await this.history.deleteRef(forkRef(info.id))
-        this.#trees.delete(info.id)
-        fs.rmSync(path.join(this.#stateDir, 'forks', info.id, 'writes.jsonl'), { force: true })
+      // Outside the queue too: no door reaches the fork now and nothing queued before the
+      // first step is left for it, so its reference and write log concern no other line; their
+      // removals (which wait on the journal while other writers sync) overlap.
+      await this.history.deleteRef(forkRef(info.id))
+      this.#trees.delete(info.id)
+      await fsPromises.rm(path.join(this.#stateDir, 'forks', info.id, 'writes.jsonl'), {
+        force: true,
       })
     } finally {
       this.#discarding.delete(info.id)

@@ -1,10 +1,16 @@
 import assert from 'node:assert/strict'
 import fs from 'node:fs'
+import fsPromises from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
 import { describe, it, type TestContext } from 'node:test'
 import { WorkspaceHistory } from '../history.ts'
-import { deleteLooseRef, moveLooseRef } from './loose-refs.ts'
+import {
+  deleteLooseRef,
+  deleteLooseRefAsync,
+  moveLooseRef,
+  moveLooseRefAsync,
+} from './loose-refs.ts'
 import { gitCommandsStarted, runGit } from './run-git.ts'
 
 /** A history repository with two commits, and a reader of refs that asks git itself. */
@@ -41,6 +47,59 @@ describe('loose references without git', () => {
     assert.equal(await gitSays(REF), undefined)
     assert.equal(spawned, 0)
     assert.equal(fs.existsSync(path.join(gitDir, `${REF}.lock`)), false, 'no lock left behind')
+  })
+
+  it('creates a reference with its sync on the thread pool: synced before the rename, the thread free meanwhile', async (t) => {
+    const { history, gitDir, first, gitSays } = await repository(t)
+    const order: string[] = []
+    const fdatasync = fs.fdatasync
+    t.mock.method(fs, 'fdatasync', (descriptor: number, done: (error: Error | null) => void) => {
+      order.push('sync started')
+      fdatasync(descriptor, (error) => {
+        order.push('synced')
+        done(error)
+      })
+    })
+    const renameSync = fs.renameSync
+    t.mock.method(fs, 'renameSync', (from: fs.PathLike, to: fs.PathLike) => {
+      order.push('renamed')
+      renameSync(from, to)
+    })
+    const before = gitCommandsStarted()
+    const creating = history.createRef(REF, first)
+    order.push('thread free')
+    await creating
+    assert.deepEqual(order, ['sync started', 'thread free', 'synced', 'renamed'])
+    assert.equal(gitCommandsStarted() - before, 0)
+    assert.equal(await gitSays(REF), first)
+    assert.equal(fs.existsSync(path.join(gitDir, `${REF}.lock`)), false, 'no lock left behind')
+    assert.equal(await moveLooseRefAsync(gitDir, REF, first, undefined), false, 'it exists')
+    await assert.rejects(history.createRef(REF, first), /update-ref failed/)
+    assert.equal(fs.existsSync(path.join(gitDir, `${REF}.lock`)), false)
+  })
+
+  it('deletes a reference with its removals on the thread pool, the thread free meanwhile', async (t) => {
+    const { history, gitDir, first, gitSays } = await repository(t)
+    await history.updateRef(REF, first)
+    const removed: string[] = []
+    const rm = fsPromises.rm
+    t.mock.method(fsPromises, 'rm', async (file: string, options: fs.RmOptions) => {
+      removed.push(path.basename(file))
+      return rm(file, options)
+    })
+    const before = gitCommandsStarted()
+    const deleting = history.deleteRef(REF)
+    removed.push('thread free')
+    await deleting
+    assert.deepEqual(removed, ['thread free', 'f-0123abcd', 'f-0123abcd.lock'])
+    assert.equal(gitCommandsStarted() - before, 0)
+    assert.equal(await gitSays(REF), undefined)
+    assert.equal(await deleteLooseRefAsync(gitDir, REF), true, 'nothing left to delete')
+    await history.updateRef(REF, first)
+    fs.writeFileSync(path.join(gitDir, `${REF}.lock`), '')
+    assert.equal(await deleteLooseRefAsync(gitDir, REF), false, 'another writer holds its lock')
+    assert.equal(await gitSays(REF), first)
+    assert.ok(fs.existsSync(path.join(gitDir, `${REF}.lock`)), "the writer's lock stays")
   })
 
   it('a reference that names something else is left to git, which refuses it as before', async (t) => {

@@ -11,6 +11,7 @@
  * it), which git would check.
  */
 import fs from 'node:fs'
+import fsPromises, { type FileHandle } from 'node:fs/promises'
 import path from 'node:path'
 
 const OBJECT_ID = /^[0-9a-f]{40}$/
@@ -28,13 +29,71 @@ export function moveLooseRef(
   commit: string,
   expected: string | undefined,
 ): boolean {
-  if (!OBJECT_ID.test(commit) || !plainRepository(gitDir, ref)) return false
+  const move = startMove(gitDir, ref, commit, expected)
+  if (move === undefined) return false
+  let moved = false
+  try {
+    // On disk before the rename, as git does by default (core.fsync covers references): a
+    // crash must leave the old value or the new one, never an empty reference.
+    fs.fdatasyncSync(move.lock)
+    moved = finishMove(move)
+  } finally {
+    if (!moved) abandonMove(move)
+  }
+  return moved
+}
+
+/**
+ * What {@link moveLooseRef} does, in the same order, its sync on the thread pool: the one
+ * thread goes on meanwhile, and references moved at once overlap their syncs. The lock is held
+ * across the wait, so only for a reference no other writer is expected on (a new fork's):
+ * another writer meanwhile finds the lock and fails, as with git.
+ */
+export async function moveLooseRefAsync(
+  gitDir: string,
+  ref: string,
+  commit: string,
+  expected: string | undefined,
+): Promise<boolean> {
+  const move = startMove(gitDir, ref, commit, expected)
+  if (move === undefined) return false
+  let moved = false
+  try {
+    await fdatasync(move.lock)
+    moved = finishMove(move)
+  } finally {
+    if (!moved) abandonMove(move)
+  }
+  return moved
+}
+
+function fdatasync(descriptor: number): Promise<void> {
+  return new Promise((resolve, reject) => {
+    fs.fdatasync(descriptor, (error) => (error === null ? resolve() : reject(error)))
+  })
+}
+
+interface PendingMove {
+  readonly lock: number
+  readonly lockFile: string
+  readonly file: string
+}
+
+/** Takes the lock and writes `commit` in it, unsynced; undefined when git must do it. */
+function startMove(
+  gitDir: string,
+  ref: string,
+  commit: string,
+  expected: string | undefined,
+): PendingMove | undefined {
+  if (!OBJECT_ID.test(commit) || !plainRepository(gitDir, ref)) return undefined
   const file = path.join(gitDir, ref)
   fs.mkdirSync(path.dirname(file), { recursive: true })
   const lockFile = `${file}.lock`
   const lock = takeLock(lockFile)
-  if (lock === undefined) return false
-  let moved = false
+  if (lock === undefined) return undefined
+  const move = { lock, lockFile, file }
+  let written = false
   try {
     const found = looseValue(file)
     if (
@@ -43,25 +102,29 @@ export function moveLooseRef(
       !(found === undefined && packed(gitDir, ref))
     ) {
       fs.writeSync(lock, `${commit}\n`)
-      // On disk before the rename, as git does by default (core.fsync covers references): a
-      // crash must leave the old value or the new one, never an empty reference.
-      fs.fdatasyncSync(lock)
-      fs.closeSync(lock)
-      fs.renameSync(lockFile, file)
-      moved = true
+      written = true
     }
   } finally {
-    if (!moved) {
-      try {
-        fs.closeSync(lock)
-      } catch {
-        // closed before a rename that failed
-      }
-      // Ours until renamed: removing it then could remove another writer's lock.
-      fs.rmSync(lockFile, { force: true })
-    }
+    if (!written) abandonMove(move)
   }
-  return moved
+  return written ? move : undefined
+}
+
+/** Closes the synced lock and renames it over the reference. */
+function finishMove(move: PendingMove): boolean {
+  fs.closeSync(move.lock)
+  fs.renameSync(move.lockFile, move.file)
+  return true
+}
+
+function abandonMove(move: PendingMove): void {
+  try {
+    fs.closeSync(move.lock)
+  } catch {
+    // closed before a rename that failed
+  }
+  // Ours until renamed: removing it then could remove another writer's lock.
+  fs.rmSync(move.lockFile, { force: true })
 }
 
 /** Deletes `ref` (nothing to do if it does not exist); false when git must do it. */
@@ -79,6 +142,33 @@ export function deleteLooseRef(gitDir: string, ref: string): boolean {
   } finally {
     fs.closeSync(lock)
     fs.rmSync(lockFile, { force: true })
+  }
+}
+
+/**
+ * What {@link deleteLooseRef} does, in the same order, each file operation on the thread pool:
+ * a removal waits on the file system's journal while other processes' syncs commit it, and
+ * would hold the one thread meanwhile.
+ */
+export async function deleteLooseRefAsync(gitDir: string, ref: string): Promise<boolean> {
+  if (!plainRepository(gitDir, ref) || packed(gitDir, ref)) return false
+  const file = path.join(gitDir, ref)
+  const lockFile = `${file}.lock`
+  if (!fs.existsSync(file)) return !fs.existsSync(lockFile)
+  let lock: FileHandle
+  try {
+    lock = await fsPromises.open(lockFile, 'wx', 0o644)
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'EEXIST') return false
+    throw error
+  }
+  try {
+    if (looseValue(file) === UNREADABLE) return false
+    await fsPromises.rm(file, { force: true })
+    return true
+  } finally {
+    await lock.close()
+    await fsPromises.rm(lockFile, { force: true })
   }
 }
 
