@@ -1,0 +1,151 @@
+/**
+ * Attacks on a fork's kept layer (what a fork's commands keep apart under eitri's state
+ * folder, fork-keep.ts) from a hostile program in the fork's jail, and the host's own doors to
+ * that folder: each with its positive control (the harmless variant works, or the planted
+ * thing is really there), then the attack, which must fail.
+ */
+import assert from 'node:assert/strict'
+import fs from 'node:fs/promises'
+import { existsSync } from 'node:fs'
+import path from 'node:path'
+import { describe, it } from 'node:test'
+import { DETERMINISTIC_PROGRAMS } from '../src/agent/deterministic-programs.ts'
+import type { Program, ProgramFactory } from '../src/agent/program.ts'
+import { committedProject, openJailedWorkshop } from './helpers/committed-project.ts'
+import { hireOne } from './helpers/hire-one.ts'
+import type { Scratch } from './helpers/scratch.ts'
+
+function project(): Promise<Scratch> {
+  return committedProject({
+    '.gitignore': 'node_modules/\n*.log\n',
+    'README.md': 'readme\n',
+    'src/a.js': 'main v1\n',
+  })
+}
+
+/** What a command printed, without the exit line a shell answer ends with. */
+const printed = (answer: { content: string }) => `${answer.content.replace(/\n*\[exit 0\]$/, '')}\n`
+
+/** The layer folder of the fork with id `id`. */
+async function layerFolder(scratch: Scratch, id: string): Promise<string> {
+  const workspaces = path.join(scratch.stateDir, 'workspaces')
+  const [own] = await fs.readdir(workspaces)
+  assert.ok(own !== undefined, 'the workspace has a state folder')
+  return path.join(workspaces, own, 'forks', id, 'jail')
+}
+
+/** Waits (briefly) until `check` holds; `rm` runs in a process of its own. */
+async function eventually(check: () => boolean, what: string): Promise<void> {
+  for (let tries = 0; tries < 100 && !check(); tries++) {
+    await new Promise((resolve) => setTimeout(resolve, 50))
+  }
+  assert.ok(check(), what)
+}
+
+describe('attacks on a fork’s kept layer', () => {
+  it('a kept folder never hides a file the fork has at its path now', async () => {
+    await using scratch = await project()
+    await using workshop = await openJailedWorkshop(scratch)
+    const forked = await workshop.call('workspace_fork', { name: 'f' })
+    const folder = await layerFolder(scratch, String(forked.metadata['fork']))
+    await workshop.call('workspace_use', { fork: 'f' })
+    // Positive control: an ignored file in a new folder is kept, folder and all.
+    const made = await workshop.call('shell', { command: 'mkdir logs && echo x > logs/x.log' })
+    assert.equal(made.type, 'success', made.content)
+    assert.ok(existsSync(path.join(folder, 'kept', 'logs', 'x.log')))
+    assert.equal(printed(await workshop.call('shell', { command: 'cat logs/x.log' })), 'x\n')
+    // The fork's own file takes the folder's place: the next command sees the fork's file,
+    // not the kept folder, which would hide it in the layer above.
+    const replaced = await workshop.call('shell', { command: 'rm -rf logs && echo mine > logs' })
+    assert.equal(replaced.type, 'success', replaced.content)
+    assert.equal((await workshop.call('read_file', { path: 'logs' })).type, 'success')
+    const seen = await workshop.call('shell', { command: 'cat logs' })
+    assert.equal(seen.type, 'success', seen.content)
+    assert.equal(printed(seen), 'mine\n')
+    assert.ok(!existsSync(path.join(folder, 'kept', 'logs')), 'the kept folder went')
+    assert.doesNotMatch(await fs.readFile(path.join(folder, 'kept.json'), 'utf8'), /logs/)
+  })
+
+  it('a fork a live process holds is not pruned from under its mounts', async () => {
+    await using scratch = await project()
+    const later = Date.now() + 2 * 60 * 60 * 1000
+    let folder: string
+    {
+      await using workshop = await openJailedWorkshop(scratch)
+      const forked = await workshop.call('workspace_fork', { name: 'idle' })
+      folder = await layerFolder(scratch, String(forked.metadata['fork']))
+      await workshop.call('workspace_use', { fork: 'idle' })
+      // Ignored files only: no change of the fork's, so an idle prune would take it.
+      const made = await workshop.call('shell', {
+        command: 'mkdir node_modules; echo i > node_modules/i',
+      })
+      assert.equal(made.type, 'success', made.content)
+      assert.ok(existsSync(path.join(folder, 'owner')), 'held while open')
+      assert.deepEqual(await workshop.lines.pruneForks(later), [])
+      assert.ok(existsSync(path.join(folder, 'kept', 'node_modules', 'i')), 'the layer stays')
+      assert.equal(printed(await workshop.call('shell', { command: 'cat node_modules/i' })), 'i\n')
+    }
+    // Positive control: released, the same prune takes it, layer and all.
+    await using again = await openJailedWorkshop(scratch)
+    const pruned = await again.lines.pruneForks(later)
+    assert.deepEqual(
+      pruned.map((fork) => fork.name),
+      ['idle'],
+    )
+    assert.ok(!existsSync(path.dirname(folder)))
+  })
+
+  it('a Run’s discarded world closes its jail: its layer goes while the workshop stays open', async () => {
+    await using scratch = await project()
+    await using workshop = await openJailedWorkshop(scratch, {
+      programs: { scripted: programs },
+    })
+    const session = await workshop.openSession()
+    let held: string | undefined
+    gate = async (world) => {
+      const found = workshop.lines.find(world)
+      assert.ok(found !== 'main', 'the Run has a world')
+      const folder = await layerFolder(scratch, found.id)
+      held = existsSync(path.join(folder, 'kept', 'node_modules', 'i')) ? folder : undefined
+    }
+    const { outcome } = await hireOne(
+      session,
+      {
+        id: 'builder',
+        program: { kind: 'scripted' },
+        tools: ['shell'],
+        access: 'workspace-write',
+        metadata: { program: 'steps' },
+      },
+      'mkdir node_modules && echo i > node_modules/i',
+      'discard',
+    )
+    assert.equal(outcome.status, 'completed', JSON.stringify(outcome))
+    // Positive control: while the Run ran, its world's layer was kept under eitri's state.
+    assert.match(String(outcome.value), /^success: /)
+    assert.ok(held !== undefined, `the world kept its layer: ${String(outcome.value)}`)
+    assert.equal(outcome.settlementStatus, 'discarded', JSON.stringify(outcome))
+    await eventually(() => !existsSync(held as string), 'the discarded world’s layer is gone')
+    await session.close()
+  })
+})
+
+/** Awaited after the command, with the Run's world: the test looks meanwhile. */
+let gate: ((world: string) => Promise<void>) | undefined
+
+/** Runs its task as one shell command in its world. */
+const builder: Program = {
+  async run(context) {
+    const result = await context.tools.call(
+      { name: 'shell', input: { command: String(context.task) } },
+      { signal: context.signal },
+    )
+    await gate?.(context.world)
+    return { status: 'completed', value: `${result.type}: ${result.content}` }
+  },
+}
+
+const programs: ProgramFactory = (def, hire) =>
+  def.metadata['program'] === 'steps'
+    ? builder
+    : (DETERMINISTIC_PROGRAMS['scripted'] as ProgramFactory)(def, hire)
