@@ -220,17 +220,21 @@ function takeOwner(folder: string): string | undefined {
   }
 }
 
+/** Whether a live process holds a fork's layer folder (`folder`, `forks/ID/jail`) now. */
+export function forkLayerInUse(folder: string): boolean {
+  try {
+    return tagRuns(fs.readFileSync(path.join(folder, 'owner'), 'utf8'))
+  } catch {
+    return false
+  }
+}
+
 /**
  * Removes a fork's layer folder (a fork merged or discarded) unless a live process has it open
  * (that process removes it when its jail closes). Never throws.
  */
 export async function removeUnclaimedForkKeep(folder: string): Promise<void> {
-  try {
-    const holder = fs.readFileSync(path.join(folder, 'owner'), 'utf8')
-    if (tagRuns(holder)) return
-  } catch {
-    // no claim
-  }
+  if (forkLayerInUse(folder)) return
   await removeForkKeep(folder)
 }
 
