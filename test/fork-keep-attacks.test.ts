@@ -9,6 +9,9 @@ import fs from 'node:fs/promises'
 import { existsSync } from 'node:fs'
 import path from 'node:path'
 import { describe, it } from 'node:test'
+import { createHash } from 'node:crypto'
+import { ForkKeepFolder } from '../src/jail/overlay/fork-keep.ts'
+import { ownerTag, processStartTime } from '../src/util/owned-folders.ts'
 import { DETERMINISTIC_PROGRAMS } from '../src/agent/deterministic-programs.ts'
 import type { Program, ProgramFactory } from '../src/agent/program.ts'
 import { committedProject, openJailedWorkshop } from './helpers/committed-project.ts'
@@ -43,6 +46,37 @@ async function eventually(check: () => boolean, what: string): Promise<void> {
 }
 
 describe('attacks on a fork’s kept layer', () => {
+  it('a dead process’s claim is replaced by one live process only', async () => {
+    await using scratch = await project()
+    const folder = path.join(scratch.stateDir, 'forks', 'f-1', 'jail')
+    await fs.mkdir(folder, { recursive: true })
+    const dead = '999999999.1'
+    await fs.writeFile(path.join(folder, 'owner'), dead)
+    // Another process found the same dead claim first and is replacing it now: the claim is
+    // its, not this process's too (before, both removed the dead claim and both linked in).
+    const replacing = path.join(
+      folder,
+      `owner.replacing-${createHash('sha256').update(dead).digest('hex').slice(0, 16)}`,
+    )
+    await fs.writeFile(replacing, `1.${processStartTime(1)}`)
+    const keep = { folder, wanted: () => true }
+    const refused = ForkKeepFolder.claim(keep, scratch.workspace)
+    assert.ok(!(refused instanceof ForkKeepFolder), 'refused while another replaces the claim')
+    assert.match(refused.reason, /another eitri process \(pid 1\) has this fork open/)
+    assert.equal(await fs.readFile(path.join(folder, 'owner'), 'utf8'), dead)
+    // Positive control: a replacer that died too is replaced the same way, and the claim taken.
+    await fs.writeFile(replacing, '999999998.1')
+    const claimed = ForkKeepFolder.claim(keep, scratch.workspace)
+    assert.ok(claimed instanceof ForkKeepFolder, JSON.stringify(claimed))
+    assert.equal(await fs.readFile(path.join(folder, 'owner'), 'utf8'), ownerTag())
+    assert.deepEqual(
+      (await fs.readdir(folder)).filter((name) => name.startsWith('owner')),
+      ['owner'],
+    )
+    await claimed.release()
+    assert.ok(!existsSync(path.join(folder, 'owner')))
+  })
+
   it('a kept folder never hides a file the fork has at its path now', async () => {
     await using scratch = await project()
     await using workshop = await openJailedWorkshop(scratch)
