@@ -100,6 +100,33 @@ describe('attacks on a fork’s kept layer', () => {
     assert.doesNotMatch(await fs.readFile(path.join(folder, 'kept.json'), 'utf8'), /logs/)
   })
 
+  it('never follows a link a program kept when a layer kept in the temporary folder goes', async () => {
+    await using scratch = await project()
+    const victim = path.join(scratch.root, 'victim')
+    await fs.writeFile(victim, 'mine\n', { mode: 0o600 })
+    await using first = await openJailedWorkshop(scratch)
+    await first.call('workspace_fork', { name: 'f' })
+    await first.call('workspace_use', { fork: 'f' })
+    assert.equal((await first.call('shell', { command: 'true' })).type, 'success')
+    {
+      // The fork is open in another workshop: this one's layer stays in the temporary folder.
+      await using second = await openJailedWorkshop(scratch)
+      await second.call('workspace_use', { fork: 'f' })
+      await second.call('shell', { command: 'echo work/ >> .gitignore' })
+      const planted = await second.call('shell', {
+        command: `mkdir work && ln -s ${victim} work/work && ls -l work/work`,
+      })
+      assert.equal(planted.type, 'success', planted.content)
+      assert.match(
+        planted.content,
+        /\[kept in the jail: work: ignored.*gone when this eitri process ends/,
+      )
+      // Positive control: the link is there, in the kept layer, and reaches the victim.
+      assert.match(printed(await second.call('shell', { command: 'readlink work/work' })), /victim/)
+    }
+    assert.equal((await fs.stat(victim)).mode & 0o777, 0o600, 'the victim’s mode is untouched')
+  })
+
   it('a fork a live process holds is not pruned from under its mounts', async () => {
     await using scratch = await project()
     const later = Date.now() + 2 * 60 * 60 * 1000

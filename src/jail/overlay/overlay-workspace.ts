@@ -345,7 +345,7 @@ export class OverlayWorkspace {
     this.#host.close()
     const released = this.#keep?.release()
     if (this.#keep === undefined) {
-      removeLayer(this.#layersFolder)
+      removeLayer(this.#layersFolder, 1)
       removeLayer(this.#keptFolder)
     }
     this.#fork?.close()
@@ -612,21 +612,28 @@ function mergeInto(
 
 /**
  * Removes a layer's folder. The overlay leaves a folder of mode 0 in its work folder, which a
- * caller that is not root must open up first.
+ * caller that is not root must open up first. `depth` is how many levels of layers' folders
+ * lie below (the command layers' folder holds one per command): only there is a work folder
+ * the overlay's; deeper lies what programs made (an upper layer), where a `work/work` may be
+ * a link a `chmod` would follow.
  */
-function removeLayer(folder: string): void {
-  const stuck = path.join(folder, 'work', 'work')
+function removeLayer(folder: string, depth = 0): void {
   try {
-    fs.chmodSync(stuck, 0o700)
+    // A kept layer may hold a `work/work` a program made: nothing is opened through a link.
+    const work = path.join(folder, 'work')
+    const stuck = path.join(work, 'work')
+    if (fs.lstatSync(work).isDirectory() && fs.lstatSync(stuck).isDirectory())
+      fs.chmodSync(stuck, 0o700)
   } catch {
     // none, or not ours to open
   }
   try {
     fs.rmSync(folder, { recursive: true, force: true })
-  } catch {
+  } catch (error) {
+    if (depth === 0) throw error
     // a layer below: each layer's folder is removed on its own
     for (const name of fs.existsSync(folder) ? fs.readdirSync(folder) : []) {
-      removeLayer(path.join(folder, name))
+      removeLayer(path.join(folder, name), depth - 1)
     }
     fs.rmSync(folder, { recursive: true, force: true })
   }
