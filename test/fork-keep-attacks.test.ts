@@ -98,6 +98,13 @@ describe('attacks on a fork’s kept layer', () => {
     assert.equal(printed(seen), 'mine\n')
     assert.ok(!existsSync(path.join(folder, 'kept', 'logs')), 'the kept folder went')
     assert.doesNotMatch(await fs.readFile(path.join(folder, 'kept.json'), 'utf8'), /logs/)
+    // An ignored file kept, then written through the file tools: the fork's file wins.
+    assert.equal((await workshop.call('shell', { command: 'echo jail > top.log' })).type, 'success')
+    assert.ok(existsSync(path.join(folder, 'kept', 'top.log')))
+    const written = await workshop.call('write_file', { path: 'top.log', content: 'tracked\n' })
+    assert.equal(written.type, 'success', written.content)
+    assert.equal(printed(await workshop.call('shell', { command: 'cat top.log' })), 'tracked\n')
+    assert.ok(!existsSync(path.join(folder, 'kept', 'top.log')), 'the kept file went')
   })
 
   it('never follows a link a program kept when a layer kept in the temporary folder goes', async () => {
