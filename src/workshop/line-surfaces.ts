@@ -32,6 +32,8 @@ export class LineSurfaces {
   readonly #hiddenPaths: readonly string[]
   readonly #stateDir: string
   readonly #surfaces = new Map<string, Promise<LineSurface>>()
+  /** Jails of dropped lines still closing. */
+  readonly #closing = new Map<string, Promise<void>>()
 
   constructor(options: {
     lines: WorkspaceLines
@@ -112,15 +114,31 @@ export class LineSurfaces {
     }
   }
 
-  /** Forgets a discarded line's surface, closing its jail. */
-  async drop(line: string): Promise<void> {
+  /**
+   * Forgets a discarded line's surface, closing its jail (its fork's kept layer goes with it);
+   * resolves once closed, also when a drop already under way closes it.
+   */
+  drop(line: string): Promise<void> {
     const surface = this.#surfaces.get(line)
-    this.#surfaces.delete(line)
-    await (await surface)?.jail.close()
+    if (surface !== undefined) {
+      this.#surfaces.delete(line)
+      const closing = (async () => {
+        try {
+          await (await surface).jail.close()
+        } catch {
+          // a surface that never opened has no jail to close
+        } finally {
+          this.#closing.delete(line)
+        }
+      })()
+      this.#closing.set(line, closing)
+    }
+    return this.#closing.get(line) ?? Promise.resolve()
   }
 
   async close(): Promise<void> {
     for (const line of [...this.#surfaces.keys()]) await this.drop(line)
+    await Promise.all(this.#closing.values())
   }
 }
 

@@ -238,6 +238,10 @@ export async function openWorkshop(options: WorkshopOptions = {}): Promise<Works
       // A merged fork's rows already belong to its parent: nothing of it is left to discard.
       discarded: async (child) => {
         if ((await store.getLine(child))?.state === 'open') await store.discardLine(child)
+        // Its jail closes, whoever discarded it (a session, a Run's settlement, a prune), and
+        // its layer goes with it. Not awaited: a prune discards inside the lines' queue, which
+        // a command the closing jail ends may be waiting for.
+        void surfaces.drop(child)
         // Its jail's layer goes now, or when the jail that has it open closes.
         await removeUnclaimedForkKeep(forkKeep(stateDir, child).folder)
       },

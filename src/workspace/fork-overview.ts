@@ -6,6 +6,7 @@
  */
 import fs from 'node:fs'
 import path from 'node:path'
+import { FORK_KEEP_FOLDER, forkLayerInUse } from '../jail/overlay/fork-keep.ts'
 import type { LineState } from '../ports/line-control.ts'
 import { PERSON_PRINCIPAL, visibleForks, type Principal } from './fork-owner.ts'
 import { forgetFork, forkRef, readForks, type ForkInfo } from './fork-registry.ts'
@@ -48,12 +49,18 @@ export function overviewOf(
  * that changed nothing and were idle for {@link EMPTY_FORK_IDLE_MS}; never one with a fork of
  * its own that stays.
  */
-export function forksToPrune(all: readonly ForkOverview[], now: number): ForkOverview[] {
+export function forksToPrune(
+  all: readonly ForkOverview[],
+  now: number,
+  /** Whether a live process uses the fork now (holds its jail's layer): it stays. */
+  inUse: (id: string) => boolean = () => false,
+): ForkOverview[] {
   const removed: ForkOverview[] = []
   for (const fork of [...all].reverse()) {
     const done =
-      fork.state !== 'open' ||
-      (fork.changes === 0 && now - Date.parse(fork.lastActivity) >= EMPTY_FORK_IDLE_MS)
+      (fork.state !== 'open' ||
+        (fork.changes === 0 && now - Date.parse(fork.lastActivity) >= EMPTY_FORK_IDLE_MS)) &&
+      !inUse(fork.id)
     const parentOfKept = all.some(
       (child) => child.parent === fork.id && !removed.some((gone) => gone.id === child.id),
     )
@@ -111,16 +118,31 @@ export async function pruneForks(
   context: ForkOverviewContext,
   now: number = Date.now(),
 ): Promise<ForkOverview[]> {
-  const removed = forksToPrune(await forkOverviews(context), now)
+  // A fork whose jail's layer a live process holds is in use: removing its folder would pull
+  // the layer from under that process's mounts. It goes at a later prune.
+  const inUse = (id: string): boolean =>
+    forkLayerInUse(path.join(context.stateDir, 'forks', id, FORK_KEEP_FOLDER))
+  const candidates = forksToPrune(await forkOverviews(context), now, inUse)
+  const removed: ForkOverview[] = []
+  const stayed = new Set<string>()
   // Newest first: a fork goes before the fork it came from.
-  for (const fork of [...removed].reverse()) {
-    await context.serialize(async () => {
+  for (const fork of [...candidates].reverse()) {
+    const gone = await context.serialize(async () => {
+      // Claimed since it was listed, or a fork of its stayed: it stays too, this time.
+      if (
+        inUse(fork.id) ||
+        candidates.some((child) => child.parent === fork.id && stayed.has(child.id))
+      )
+        return false
       if (fork.state !== 'discarded') await context.history.deleteRef(forkRef(fork.id))
       context.forgetTree(fork.id)
       fs.rmSync(path.join(context.stateDir, 'forks', fork.id), { recursive: true, force: true })
       forgetFork(context.stateDir, fork.id)
       if (fork.state === 'open') await context.hooks.discarded?.(fork.id)
+      return true
     })
+    if (gone) removed.unshift(fork)
+    else stayed.add(fork.id)
   }
   return removed
 }

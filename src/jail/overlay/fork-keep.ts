@@ -17,7 +17,7 @@
  * the host reaches what they made there only through pinned folders, or with `rm`, which never
  * follows a link.
  */
-import { randomBytes } from 'node:crypto'
+import { createHash, randomBytes } from 'node:crypto'
 import fs from 'node:fs'
 import path from 'node:path'
 import { z } from 'zod'
@@ -190,34 +190,64 @@ export class ForkKeepFolder {
 
 /**
  * Takes the `owner` file for this process: made whole under a name of its own, then linked in
- * (one atomic step that fails if another owner is there). A dead owner's claim is replaced.
- * Answers the live owner's tag when another process has the folder.
+ * (one atomic step that fails if another owner is there). Answers the live owner's tag when
+ * another process has the folder.
  */
 function takeOwner(folder: string): string | undefined {
-  const owner = path.join(folder, 'owner')
   const mine = path.join(folder, `owner.${ownerTag()}.${randomBytes(3).toString('hex')}`)
   fs.writeFileSync(mine, ownerTag(), { mode: 0o600, flag: 'wx' })
   try {
-    for (let attempt = 0; attempt < 2; attempt++) {
-      try {
-        fs.linkSync(mine, owner)
-        return undefined
-      } catch (error) {
-        if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error
-      }
-      let holder = ''
-      try {
-        holder = fs.readFileSync(owner, 'utf8')
-      } catch {
-        continue // gone meanwhile: try again
-      }
-      if (holder === ownerTag() || tagRuns(holder)) return holder
-      fs.rmSync(owner, { force: true })
-    }
-    return 'unknown'
+    return takeClaim(mine, path.join(folder, 'owner'), 0)
   } finally {
     fs.rmSync(mine, { force: true })
   }
+}
+
+/**
+ * Links `mine` in at `claim`, replacing a dead process's claim there. Two processes that both
+ * find the same dead claim must not both replace it (the second would remove the first's new
+ * claim and take the folder too): only the one that takes `CLAIM.replacing-HOLDER` first,
+ * the same way, may remove it. A process that died while replacing leaves that name, which is
+ * replaced in turn, a few levels deep at most. Answers the live holder's tag, if any.
+ */
+function takeClaim(mine: string, claim: string, depth: number): string | undefined {
+  for (let attempt = 0; attempt < 3; attempt++) {
+    try {
+      fs.linkSync(mine, claim)
+      return undefined
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error
+    }
+    const holder = readClaim(claim)
+    if (holder === undefined) continue // gone meanwhile: try again
+    if (holder === ownerTag() || tagRuns(holder)) return holder
+    if (depth >= 3) break
+    const replacing = `${claim}.replacing-${createHash('sha256').update(holder).digest('hex').slice(0, 16)}`
+    const replacer = takeClaim(mine, replacing, depth + 1)
+    if (replacer !== undefined) return replacer
+    try {
+      // Only the holder of `replacing` removes this holder's claim: it is still there.
+      if (readClaim(claim) === holder) fs.rmSync(claim, { force: true })
+    } finally {
+      fs.rmSync(replacing, { force: true })
+    }
+  }
+  return 'unknown'
+}
+
+/** A claim's tag, or undefined when there is none. */
+function readClaim(claim: string): string | undefined {
+  try {
+    return fs.readFileSync(claim, 'utf8')
+  } catch {
+    return undefined
+  }
+}
+
+/** Whether a live process holds a fork's layer folder (`folder`, `forks/ID/jail`) now. */
+export function forkLayerInUse(folder: string): boolean {
+  const holder = readClaim(path.join(folder, 'owner'))
+  return holder !== undefined && tagRuns(holder)
 }
 
 /**
@@ -225,12 +255,7 @@ function takeOwner(folder: string): string | undefined {
  * (that process removes it when its jail closes). Never throws.
  */
 export async function removeUnclaimedForkKeep(folder: string): Promise<void> {
-  try {
-    const holder = fs.readFileSync(path.join(folder, 'owner'), 'utf8')
-    if (tagRuns(holder)) return
-  } catch {
-    // no claim
-  }
+  if (forkLayerInUse(folder)) return
   await removeForkKeep(folder)
 }
 

@@ -32,7 +32,7 @@ import { ForkKeepFolder } from './fork-keep.ts'
 import { ForkLayer, type ForkBelow } from './fork-layer.ts'
 import { LayerHost } from './layer-host.ts'
 import { readUpperLayer } from './upper-layer.ts'
-import { isWithinAny } from '../../util/relative-paths.ts'
+import { isWithin, isWithinAny } from '../../util/relative-paths.ts'
 
 /**
  * Overlay options: no folder redirects, no metadata-only copies, no index, so the upper layer
@@ -238,15 +238,7 @@ export class OverlayWorkspace {
     const folder = path.join(this.#layersFolder, name)
     const mounted = path.join(this.#layersMounted, name)
     fs.mkdirSync(folder, { mode: 0o700 })
-    // A kept repository the workspace now has a folder for itself (a person's `git init`)
-    // would hide the workspace's own: the workspace wins, the kept one goes.
-    const before = this.#kept.size
-    for (const relative of [...this.#kept]) {
-      if ((await this.#tree.stat(relative)) === undefined) continue
-      removePinned(this.#keptFolder, relative)
-      this.#kept.delete(relative)
-    }
-    if (this.#kept.size !== before) this.#keep?.save(this.#kept)
+    await this.#yieldKept()
     await this.#fork?.update()
     const hidden = this.#fork?.takeLeftOut() ?? []
     const fork = this.#fork?.lease()
@@ -353,7 +345,7 @@ export class OverlayWorkspace {
     this.#host.close()
     const released = this.#keep?.release()
     if (this.#keep === undefined) {
-      removeLayer(this.#layersFolder)
+      removeLayer(this.#layersFolder, 1)
       removeLayer(this.#keptFolder)
     }
     this.#fork?.close()
@@ -481,6 +473,43 @@ export class OverlayWorkspace {
     return report
   }
 
+  /**
+   * Removes what the kept layer holds where the workspace now has an entry of its own: a kept
+   * repository the workspace now has a folder for (a person's `git init`), an ignored file the
+   * fork now tracks, or a kept folder where the fork now has a file or link (a folder in a
+   * higher layer hides a file below it, so the command would see the kept folder, not the
+   * fork's file). The workspace wins; the kept entry goes, with all it holds.
+   */
+  async #yieldKept(): Promise<void> {
+    const before = this.#kept.size
+    for (const relative of [...this.#kept]) {
+      if (!this.#kept.has(relative)) continue
+      const yielded = await this.#yieldedAt(relative)
+      if (yielded === undefined) continue
+      removePinned(this.#keptFolder, yielded)
+      for (const other of [...this.#kept]) {
+        if (isWithin(other, yielded)) this.#kept.delete(other)
+      }
+    }
+    if (this.#kept.size !== before) this.#keep?.save(this.#kept)
+  }
+
+  /**
+   * Where the kept layer must give way for the kept path `relative`: its outermost folder the
+   * workspace has a file or link at, or `relative` itself when the workspace has it; undefined
+   * when the workspace has nothing there.
+   */
+  async #yieldedAt(relative: string): Promise<string | undefined> {
+    const parts = relative.split('/')
+    for (let index = 1; index < parts.length; index++) {
+      const folder = parts.slice(0, index).join('/')
+      const kind = await this.#tree.kind(folder)
+      if (kind === undefined) return undefined
+      if (kind !== 'directory') return folder
+    }
+    return (await this.#tree.stat(relative)) === undefined ? undefined : relative
+  }
+
   /** Adds paths to the kept ones, listed durably before they move in (fork-keep.ts). */
   #listKept(relatives: readonly string[]): void {
     const before = this.#kept.size
@@ -583,21 +612,28 @@ function mergeInto(
 
 /**
  * Removes a layer's folder. The overlay leaves a folder of mode 0 in its work folder, which a
- * caller that is not root must open up first.
+ * caller that is not root must open up first. `depth` is how many levels of layers' folders
+ * lie below (the command layers' folder holds one per command): only there is a work folder
+ * the overlay's; deeper lies what programs made (an upper layer), where a `work/work` may be
+ * a link a `chmod` would follow.
  */
-function removeLayer(folder: string): void {
-  const stuck = path.join(folder, 'work', 'work')
+function removeLayer(folder: string, depth = 0): void {
   try {
-    fs.chmodSync(stuck, 0o700)
+    // A kept layer may hold a `work/work` a program made: nothing is opened through a link.
+    const work = path.join(folder, 'work')
+    const stuck = path.join(work, 'work')
+    if (fs.lstatSync(work).isDirectory() && fs.lstatSync(stuck).isDirectory())
+      fs.chmodSync(stuck, 0o700)
   } catch {
     // none, or not ours to open
   }
   try {
     fs.rmSync(folder, { recursive: true, force: true })
-  } catch {
+  } catch (error) {
+    if (depth === 0) throw error
     // a layer below: each layer's folder is removed on its own
     for (const name of fs.existsSync(folder) ? fs.readdirSync(folder) : []) {
-      removeLayer(path.join(folder, name))
+      removeLayer(path.join(folder, name), depth - 1)
     }
     fs.rmSync(folder, { recursive: true, force: true })
   }
