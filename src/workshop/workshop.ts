@@ -37,7 +37,12 @@ import { WorkspaceLines } from '../workspace/workspace-lines.ts'
 import { mainWriteGuard } from './main-write-guard.ts'
 import { materializedDrive } from './materialized-drive.ts'
 import { sweepAbandonedFolders } from '../jail/temporary-folders.ts'
-import { removeUnclaimedForkKeep, sweepForkKeeps } from '../jail/overlay/fork-keep.ts'
+import {
+  FORK_KEEP_FOLDER,
+  forkLayerInUse,
+  removeUnclaimedForkKeep,
+  sweepForkKeeps,
+} from '../jail/overlay/fork-keep.ts'
 import { forkKeep, forkWantsLayer, LineSurfaces } from './line-surfaces.ts'
 import { createSession, type SessionOptions, type WorkshopSession } from './workshop-session.ts'
 import type { EvaluationOptions } from './eval-sandbox.ts'
@@ -229,6 +234,8 @@ export async function openWorkshop(options: WorkshopOptions = {}): Promise<Works
         : { view: (await surfaces.surface(line)).view, tree: await lines.tree(line) },
     ),
     maxFileBytes: config.snapshots.maxFileBytes,
+    // A fork whose jail's kept layer a live process holds is in use, whatever its records say.
+    forkHeld: (id) => forkLayerInUse(path.join(stateDir, 'forks', id, FORK_KEEP_FOLDER)),
     hooks: {
       forked: async (parent, child) => void (await store.forkLine(parent, child)),
       merged: async (child) => {

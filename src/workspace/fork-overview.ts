@@ -6,7 +6,6 @@
  */
 import fs from 'node:fs'
 import path from 'node:path'
-import { FORK_KEEP_FOLDER, forkLayerInUse } from '../jail/overlay/fork-keep.ts'
 import type { LineState } from '../ports/line-control.ts'
 import { PERSON_PRINCIPAL, visibleForks, type Principal } from './fork-owner.ts'
 import { forgetFork, forkRef, readForks, type ForkInfo } from './fork-registry.ts'
@@ -80,6 +79,8 @@ export interface ForkOverviewContext {
   head(line: string): Promise<string>
   /** Forgets the files of a fork that is gone. */
   forgetTree(id: string): void
+  /** Whether a live process holds something in a fork's folder (`LinesOptions.forkHeld`). */
+  forkHeld(id: string): boolean
 }
 
 /**
@@ -120,8 +121,7 @@ export async function pruneForks(
 ): Promise<ForkOverview[]> {
   // A fork whose jail's layer a live process holds is in use: removing its folder would pull
   // the layer from under that process's mounts. It goes at a later prune.
-  const inUse = (id: string): boolean =>
-    forkLayerInUse(path.join(context.stateDir, 'forks', id, FORK_KEEP_FOLDER))
+  const inUse = (id: string): boolean => context.forkHeld(id)
   const candidates = forksToPrune(await forkOverviews(context), now, inUse)
   const removed: ForkOverview[] = []
   const stayed = new Set<string>()

@@ -95,6 +95,28 @@ export class WorkspaceHistory {
     return { gitDir: this.gitDir, workTree: this.#workTree, indexFile: this.#mainIndex }
   }
 
+  /** The commits of a reference, newest first (none when it does not exist). */
+  async commits(
+    ref: string,
+    limit: number,
+  ): Promise<{ commit: string; message: string; time: string }[]> {
+    if ((await this.readRef(ref)) === undefined) return []
+    const output = await runGit({ gitDir: this.gitDir }, [
+      'log',
+      `--max-count=${limit}`,
+      '--format=%H%x00%cI%x00%s',
+      ref,
+    ])
+    return output.stdout
+      .toString('utf8')
+      .split('\n')
+      .filter((line) => line !== '')
+      .map((line) => {
+        const [commit = '', time = '', message = ''] = line.split('\0')
+        return { commit, time, message }
+      })
+  }
+
   /** The commit a reference names, or undefined. */
   async readRef(ref: string): Promise<string | undefined> {
     // eitri's references are loose files (nothing here packs them): read one without a process.

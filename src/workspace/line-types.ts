@@ -74,4 +74,9 @@ export interface LinesOptions {
   readonly guardMain?: MainWriteGuard
   /** Files of main larger than this stay out of history and snapshots. @default 64 MiB */
   readonly maxFileBytes?: number
+  /**
+   * Whether a live process holds something in a fork's folder (the jail's kept layer, under its
+   * mounts): such a fork is never pruned. @default none is held
+   */
+  readonly forkHeld?: (id: string) => boolean
 }

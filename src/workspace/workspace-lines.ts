@@ -132,6 +132,7 @@ export class WorkspaceLines implements AsyncDisposable {
       forgetTree: (id) => {
         this.#trees.delete(id)
       },
+      forkHeld: options.forkHeld ?? (() => false),
       guard: (line, entries) => this.#guard(line, entries),
       journal: () => this.#journal(),
     }
@@ -495,22 +496,7 @@ export class WorkspaceLines implements AsyncDisposable {
     line: string = MAIN_LINE,
     limit = 50,
   ): Promise<{ commit: string; message: string; time: string }[]> {
-    const ref = line === MAIN_LINE ? MAIN_REF : forkRef(this.#fork(line).id)
-    if ((await this.history.readRef(ref)) === undefined) return []
-    const output = await runGit({ gitDir: this.history.gitDir }, [
-      'log',
-      `--max-count=${limit}`,
-      '--format=%H%x00%cI%x00%s',
-      ref,
-    ])
-    return output.stdout
-      .toString('utf8')
-      .split('\n')
-      .filter((line) => line !== '')
-      .map((line) => {
-        const [commit = '', time = '', message = ''] = line.split('\0')
-        return { commit, time, message }
-      })
+    return this.history.commits(line === MAIN_LINE ? MAIN_REF : forkRef(this.#fork(line).id), limit)
   }
 
   async close(): Promise<void> {

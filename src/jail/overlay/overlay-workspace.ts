@@ -24,11 +24,12 @@ import type { WorkspaceView } from '../../ports/workspace-view.ts'
 import type { WorkspaceTree } from '../../workspace/workspace-tree.ts'
 import type { CallerMount } from '../../bubblewrap/caller-mounts.ts'
 import type { HostIdentity } from '../../bubblewrap/jail-identity.ts'
-import { atPinned, listPinned, removePinned } from '../pinned-folder.ts'
+import { removePinned } from '../pinned-folder.ts'
 import { writeBack, type SyncReport } from '../write-back.ts'
 import { ownedPrefix } from '../../util/owned-folders.ts'
 import { ignoredPathsOf } from '../../workspace/ignored-paths.ts'
 import { ForkKeepFolder } from './fork-keep.ts'
+import { keepLayer, onlyIndex, toldAs } from './kept-layer-merge.ts'
 import { ForkLayer, type ForkBelow } from './fork-layer.ts'
 import { LayerHost } from './layer-host.ts'
 import { readUpperLayer } from './upper-layer.ts'
@@ -527,87 +528,6 @@ export class OverlayWorkspace {
       return `${what}; kept with the fork, also when eitri restarts, until the fork is merged or discarded`
     return `${what}; gone when this eitri process ends (${this.#notKept ?? 'not kept with the fork'})`
   }
-}
-
-/**
- * Whether a kept-apart write is git's index alone (the upper layer is no longer mounted, so
- * nothing can change it while it is looked at; a link is not entered).
- */
-function onlyIndex(upper: string, relative: string): boolean {
-  const parts = relative.split('/')
-  if (parts.at(-1) !== '.git') return /(^|\/)\.git\/index(\.lock)?$/.test(relative)
-  try {
-    const folder = path.join(upper, relative)
-    if (!fs.lstatSync(folder).isDirectory()) return false
-    return fs.readdirSync(folder).every((name) => name === 'index' || name === 'index.lock')
-  } catch {
-    return false
-  }
-}
-
-/** The path a kept-apart write is told under: the repository for git's files. */
-function toldAs(relative: string): string {
-  const parts = relative.split('/')
-  const git = parts.indexOf('.git')
-  return git === -1 ? relative : parts.slice(0, git + 1).join('/')
-}
-
-/**
- * Moves what a command left at `relative` in its upper layer into the kept layer, merged with
- * what is kept there already (whiteouts delete, an opaque folder replaces). Both layers hold
- * what programs made, links included, so both are reached only through pinned folders: no
- * link in either is ever followed (the host is root for a root caller), and a link kept where
- * a folder is now needed is replaced, never entered (jail-attack-classes §6).
- */
-function keepLayer(
-  upper: string,
-  kept: string,
-  relative: string,
-  /** Whether something lies below the kept layer at a path: a deletion of it stays marked. */
-  below: (relative: string) => boolean,
-): void {
-  const parts = relative.split('/')
-  for (let index = 1; index < parts.length; index++) {
-    const folder = parts.slice(0, index).join('/')
-    const existing = atPinned(kept, folder, (pinned) =>
-      fs.lstatSync(pinned, { throwIfNoEntry: false }),
-    )
-    if (existing?.isDirectory() === true) continue
-    if (existing !== undefined) removePinned(kept, folder)
-    const mode = atPinned(upper, folder, (pinned) => fs.lstatSync(pinned))
-    atPinned(kept, folder, (pinned) => {
-      fs.mkdirSync(pinned, { mode: mode.mode & 0o777 })
-      fs.lchownSync(pinned, mode.uid, mode.gid)
-    })
-  }
-  mergeInto(upper, kept, relative, below)
-}
-
-function mergeInto(
-  upper: string,
-  kept: string,
-  relative: string,
-  below: (relative: string) => boolean,
-): void {
-  const stat = atPinned(upper, relative, (pinned) =>
-    fs.lstatSync(pinned, { throwIfNoEntry: false }),
-  )
-  if (stat === undefined) return
-  const existing = atPinned(kept, relative, (pinned) =>
-    fs.lstatSync(pinned, { throwIfNoEntry: false }),
-  )
-  if (stat.isCharacterDevice() && stat.rdev === 0 && !below(relative)) {
-    removePinned(kept, relative)
-    return
-  }
-  if (stat.isDirectory() && existing?.isDirectory() === true) {
-    for (const entry of listPinned(upper, relative)) {
-      mergeInto(upper, kept, `${relative}/${entry.name}`, below)
-    }
-    return
-  }
-  if (existing !== undefined) removePinned(kept, relative)
-  atPinned(upper, relative, (from) => atPinned(kept, relative, (to) => fs.renameSync(from, to)))
 }
 
 /**

@@ -1,0 +1,90 @@
+/**
+ * @module jail/overlay/kept-layer-merge
+ * What a command left apart in its upper layer (git's files, ignored outputs) moving into its
+ * fork's kept layer: merged path by path, whiteouts deleting and opaque folders replacing, with
+ * neither layer's links ever followed.
+ */
+import fs from 'node:fs'
+import path from 'node:path'
+import { atPinned, listPinned, removePinned } from '../pinned-folder.ts'
+
+/**
+ * Whether a kept-apart write is git's index alone (the upper layer is no longer mounted, so
+ * nothing can change it while it is looked at; a link is not entered).
+ */
+export function onlyIndex(upper: string, relative: string): boolean {
+  const parts = relative.split('/')
+  if (parts.at(-1) !== '.git') return /(^|\/)\.git\/index(\.lock)?$/.test(relative)
+  try {
+    const folder = path.join(upper, relative)
+    if (!fs.lstatSync(folder).isDirectory()) return false
+    return fs.readdirSync(folder).every((name) => name === 'index' || name === 'index.lock')
+  } catch {
+    return false
+  }
+}
+
+/** The path a kept-apart write is told under: the repository for git's files. */
+export function toldAs(relative: string): string {
+  const parts = relative.split('/')
+  const git = parts.indexOf('.git')
+  return git === -1 ? relative : parts.slice(0, git + 1).join('/')
+}
+
+/**
+ * Moves what a command left at `relative` in its upper layer into the kept layer, merged with
+ * what is kept there already (whiteouts delete, an opaque folder replaces). Both layers hold
+ * what programs made, links included, so both are reached only through pinned folders: no
+ * link in either is ever followed (the host is root for a root caller), and a link kept where
+ * a folder is now needed is replaced, never entered (jail-attack-classes §6).
+ */
+export function keepLayer(
+  upper: string,
+  kept: string,
+  relative: string,
+  /** Whether something lies below the kept layer at a path: a deletion of it stays marked. */
+  below: (relative: string) => boolean,
+): void {
+  const parts = relative.split('/')
+  for (let index = 1; index < parts.length; index++) {
+    const folder = parts.slice(0, index).join('/')
+    const existing = atPinned(kept, folder, (pinned) =>
+      fs.lstatSync(pinned, { throwIfNoEntry: false }),
+    )
+    if (existing?.isDirectory() === true) continue
+    if (existing !== undefined) removePinned(kept, folder)
+    const mode = atPinned(upper, folder, (pinned) => fs.lstatSync(pinned))
+    atPinned(kept, folder, (pinned) => {
+      fs.mkdirSync(pinned, { mode: mode.mode & 0o777 })
+      fs.lchownSync(pinned, mode.uid, mode.gid)
+    })
+  }
+  mergeInto(upper, kept, relative, below)
+}
+
+function mergeInto(
+  upper: string,
+  kept: string,
+  relative: string,
+  below: (relative: string) => boolean,
+): void {
+  const stat = atPinned(upper, relative, (pinned) =>
+    fs.lstatSync(pinned, { throwIfNoEntry: false }),
+  )
+  if (stat === undefined) return
+  const existing = atPinned(kept, relative, (pinned) =>
+    fs.lstatSync(pinned, { throwIfNoEntry: false }),
+  )
+  if (stat.isCharacterDevice() && stat.rdev === 0 && !below(relative)) {
+    removePinned(kept, relative)
+    return
+  }
+  if (stat.isDirectory() && existing?.isDirectory() === true) {
+    for (const entry of listPinned(upper, relative)) {
+      mergeInto(upper, kept, `${relative}/${entry.name}`, below)
+    }
+    return
+  }
+  if (existing !== undefined) removePinned(kept, relative)
+  atPinned(upper, relative, (from) => atPinned(kept, relative, (to) => fs.renameSync(from, to)))
+}
