@@ -17,6 +17,7 @@ import type { Program, ProgramFactory } from '../src/agent/program.ts'
 import { committedProject, openJailedWorkshop } from './helpers/committed-project.ts'
 import { hireOne } from './helpers/hire-one.ts'
 import type { Scratch } from './helpers/scratch.ts'
+import { eventually, layerFolder, printed } from './helpers/fork-keep-layer.ts'
 
 function project(): Promise<Scratch> {
   return committedProject({
@@ -24,25 +25,6 @@ function project(): Promise<Scratch> {
     'README.md': 'readme\n',
     'src/a.js': 'main v1\n',
   })
-}
-
-/** What a command printed, without the exit line a shell answer ends with. */
-const printed = (answer: { content: string }) => `${answer.content.replace(/\n*\[exit 0\]$/, '')}\n`
-
-/** The layer folder of the fork with id `id`. */
-async function layerFolder(scratch: Scratch, id: string): Promise<string> {
-  const workspaces = path.join(scratch.stateDir, 'workspaces')
-  const [own] = await fs.readdir(workspaces)
-  assert.ok(own !== undefined, 'the workspace has a state folder')
-  return path.join(workspaces, own, 'forks', id, 'jail')
-}
-
-/** Waits (briefly) until `check` holds; `rm` runs in a process of its own. */
-async function eventually(check: () => boolean, what: string): Promise<void> {
-  for (let tries = 0; tries < 100 && !check(); tries++) {
-    await new Promise((resolve) => setTimeout(resolve, 50))
-  }
-  assert.ok(check(), what)
 }
 
 describe('attacks on a fork’s kept layer', () => {

@@ -12,6 +12,7 @@ import { describe, it } from 'node:test'
 import { committedProject, openJailedWorkshop } from './helpers/committed-project.ts'
 import { runEitri } from './helpers/eitri-process.ts'
 import type { Scratch } from './helpers/scratch.ts'
+import { eventually, layerFolder, printed } from './helpers/fork-keep-layer.ts'
 
 function project(): Promise<Scratch> {
   return committedProject({
@@ -22,27 +23,8 @@ function project(): Promise<Scratch> {
   })
 }
 
-/** What a command printed, without the exit line a shell answer ends with. */
-const printed = (answer: { content: string }) => `${answer.content.replace(/\n*\[exit 0\]$/, '')}\n`
-
 const COMMIT =
   'GIT_AUTHOR_NAME=a GIT_AUTHOR_EMAIL=a@e GIT_COMMITTER_NAME=a GIT_COMMITTER_EMAIL=a@e git commit -qam "in the fork"'
-
-/** The layer folder of the fork with id `id` (the workspace's state folder is named after it). */
-async function layerFolder(scratch: Scratch, id: string): Promise<string> {
-  const workspaces = path.join(scratch.stateDir, 'workspaces')
-  const [own] = await fs.readdir(workspaces)
-  assert.ok(own !== undefined, 'the workspace has a state folder')
-  return path.join(workspaces, own, 'forks', id, 'jail')
-}
-
-/** Waits (briefly) until `check` holds; `rm` runs in a process of its own. */
-async function eventually(check: () => boolean, what: string): Promise<void> {
-  for (let tries = 0; tries < 100 && !check(); tries++) {
-    await new Promise((resolve) => setTimeout(resolve, 50))
-  }
-  assert.ok(check(), what)
-}
 
 describe('a fork’s kept layer', () => {
   it('keeps the fork’s commits and ignored files across a restart, masked as before, until discarded', async () => {
