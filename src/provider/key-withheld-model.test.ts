@@ -10,7 +10,6 @@ import { createOpenAICompatible } from '@ai-sdk/openai-compatible'
 import type { LanguageModelV4 } from '@ai-sdk/provider'
 import { generateText, streamText } from 'ai'
 import assert from 'node:assert/strict'
-import util from 'node:util'
 import { describe, it } from 'node:test'
 import type { ProviderType } from '../config/models-config.ts'
 import {
@@ -21,6 +20,7 @@ import {
 } from '../../test/helpers/model-wire-server.ts'
 import { createModelCatalog } from './create-model-catalog.ts'
 import { WITHHELD_KEY } from './key-withheld-model.ts'
+import { failure, shown } from './test-errors.ts'
 
 // The SDK's compatibility warnings (an unknown model's output cap) would only clutter the output.
 globalThis.AI_SDK_LOG_WARNINGS = false
@@ -35,20 +35,6 @@ const echo =
     status,
     message: `invalid key: ${String(request.headers['authorization'] ?? request.headers['x-api-key'])}`,
   })
-
-/** Everything an error shows: message, cause chain and fields, as a log would print it. */
-function shown(error: unknown): string {
-  return `${String(error)}\n${util.inspect(error, { depth: 12, showHidden: true })}`
-}
-
-async function failure(run: () => Promise<unknown>): Promise<unknown> {
-  try {
-    await run()
-  } catch (error) {
-    return error
-  }
-  return assert.fail('expected the call to fail')
-}
 
 function baseURL(type: ProviderType, server: ModelWireServer): string {
   return type === 'anthropic' ? server.anthropicURL : server.openaiURL

@@ -7,7 +7,6 @@
 import { createOpenAICompatible } from '@ai-sdk/openai-compatible'
 import { generateText, streamText, tool } from 'ai'
 import assert from 'node:assert/strict'
-import util from 'node:util'
 import { describe, it } from 'node:test'
 import { z } from 'zod'
 import type { ProviderType } from '../config/models-config.ts'
@@ -17,6 +16,7 @@ import {
   type WireReply,
 } from '../../test/helpers/model-wire-server.ts'
 import { createModelCatalog } from './create-model-catalog.ts'
+import { failure, shown } from './test-errors.ts'
 
 // The SDK's compatibility warnings (an unknown model's output cap) would only clutter the output.
 globalThis.AI_SDK_LOG_WARNINGS = false
@@ -58,20 +58,6 @@ function resolve(type: ProviderType, server: ModelWireServer) {
     env: { WIRE_KEY: KEY },
   })
   return catalog.resolve({ provider: 'wire', model: 'stub-1' })
-}
-
-/** Everything an error shows: message, cause chain and fields, as a log would print it. */
-function shown(error: unknown): string {
-  return `${String(error)}\n${util.inspect(error, { depth: 12, showHidden: true })}`
-}
-
-async function failure(run: () => Promise<unknown>): Promise<unknown> {
-  try {
-    await run()
-  } catch (error) {
-    return error
-  }
-  return assert.fail('expected the call to fail')
 }
 
 for (const { type, keyHeader, keyValue } of FORMATS) {
