@@ -1,9 +1,11 @@
 /**
  * @module store/sqlite/sqlite-driver
- * The SQL driver on `node:sqlite`: one connection, WAL, `synchronous=FULL` (a commit is on
- * disk before it returns), write transactions begun IMMEDIATE so two processes queue on the
- * write lock instead of deadlocking, and retries while another process holds it. Writes that
- * wait at the same time share one commit (group commit), each in its own savepoint.
+ * The SQL driver on `node:sqlite`: one connection, WAL, write transactions begun IMMEDIATE so
+ * two processes queue on the write lock instead of deadlocking, and retries while another
+ * process holds it. Writes that wait at the same time share one commit (group commit), each in
+ * its own savepoint. A commit returns with `synchronous=NORMAL` (no fsync on the main thread);
+ * its writers hear success once `WalSync` has synced the log on the thread pool, while the next
+ * group may already commit.
  */
 import fs from 'node:fs'
 import path from 'node:path'
@@ -18,6 +20,7 @@ import type {
   TransactionMode,
 } from '../sql/sql-driver.ts'
 import { SerialQueue } from '../../util/serial-queue.ts'
+import { WalSync, type Datasync } from './wal-sync.ts'
 
 /** How long SQLite itself waits on a lock before our retry loop takes over (it blocks). */
 const BUSY_TIMEOUT_MS = 20
@@ -38,27 +41,45 @@ const isContention = (error: unknown): boolean => {
   return code === SQLITE_BUSY || code === SQLITE_LOCKED
 }
 
+/** How {@link openSqliteDriver} may be adjusted (for tests). */
+export interface SqliteDriverOptions {
+  /** Flushes the write-ahead log; tests slow it down or fail it. Default: `fdatasync`. */
+  readonly datasync?: Datasync | undefined
+}
+
 /**
  * Opens (creating if needed) the database file at `file`, or `:memory:`.
  *
  * @throws EitriError `store_unavailable` naming what is wrong and how to fix it.
  */
-export function openSqliteDriver(file: string): SqliteDriver {
+export function openSqliteDriver(file: string, options: SqliteDriverOptions = {}): SqliteDriver {
   const location = file === ':memory:' ? 'sqlite::memory:' : `sqlite:${file}`
   let database: DatabaseSync | undefined
+  let walSync: WalSync | undefined
   try {
     if (file !== ':memory:') fs.mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 })
     database = new DatabaseSync(file, { timeout: BUSY_TIMEOUT_MS })
     // Reading the schema is the first touch of the file: a file that is not SQLite fails here.
     database.exec('SELECT count(*) FROM sqlite_schema')
-    if (file !== ':memory:') database.exec('PRAGMA journal_mode = WAL')
-    database.exec('PRAGMA synchronous = FULL')
+    const mode =
+      file === ':memory:'
+        ? undefined
+        : (database.prepare('PRAGMA journal_mode = WAL').get() as { journal_mode?: unknown })
+    if (mode?.journal_mode === 'wal') {
+      // Commits skip their fsync; WalSync makes each durable before its writers hear. SQLite
+      // still syncs the log before each checkpoint copies it into the database.
+      database.exec('PRAGMA synchronous = NORMAL')
+      walSync = new WalSync(`${file}-wal`, options.datasync)
+    } else {
+      // In memory (nothing to sync), or a file system where WAL is refused: every commit syncs.
+      database.exec('PRAGMA synchronous = FULL')
+    }
     database.exec('PRAGMA foreign_keys = ON')
   } catch (error) {
     database?.close()
     throw openFailure(file, error)
   }
-  return new SqliteDriver(database, location)
+  return new SqliteDriver(database, location, walSync)
 }
 
 function openFailure(file: string, error: unknown): EitriError {
@@ -108,11 +129,14 @@ export class SqliteDriver implements SqlDriver {
   readonly #queue = new SerialQueue()
   /** Write transactions waiting for the next group commit, in the order asked. */
   readonly #pending: GroupMember[] = []
+  /** Syncs the log after each commit; undefined when commits sync themselves (`FULL`). */
+  readonly #walSync: WalSync | undefined
   #closed = false
 
-  constructor(database: DatabaseSync, location: string) {
+  constructor(database: DatabaseSync, location: string, walSync?: WalSync) {
     this.#database = database
     this.location = location
+    this.#walSync = walSync
   }
 
   transaction<T>(
@@ -135,7 +159,8 @@ export class SqliteDriver implements SqlDriver {
    * Queues a write transaction to commit with the others waiting beside it: one commit (one
    * fsync) for every write that arrived while the previous one ran. Each runs in a savepoint of
    * the shared transaction, so one that throws is undone alone and fails alone; every caller
-   * hears only once the shared commit is durable, as with a transaction of its own.
+   * hears only once the shared commit is durable, as with a transaction of its own. A failure
+   * waits for the sync too: it may rest on what another member of the group wrote.
    */
   #groupWrite<T>(
     work: (transaction: SqlTransaction) => Promise<T>,
@@ -154,7 +179,10 @@ export class SqliteDriver implements SqlDriver {
     })
   }
 
-  /** Commits the writes waiting now (at most {@link MAX_GROUP}), then lets each caller hear. */
+  /**
+   * Commits the writes waiting now (at most {@link MAX_GROUP}) and returns, so the next group
+   * may commit; each caller hears once the log's sync after this commit is done.
+   */
   async #commitGroup(): Promise<void> {
     const group = this.#pending.splice(0, MAX_GROUP)
     // Those left over (or arriving from now on) wait for the next commit.
@@ -166,14 +194,25 @@ export class SqliteDriver implements SqlDriver {
         location: this.location,
       })
     } catch (error) {
+      // Rolled back whole (or never begun): nothing of it is on disk to wait for.
       for (const member of group) member.reject(error)
       return
     }
-    for (const [index, member] of group.entries()) {
-      const outcome = outcomes[index] as GroupOutcome
-      if (outcome.ok) member.resolve(outcome.value)
-      else member.reject(outcome.error)
+    const settle = (): void => {
+      for (const [index, member] of group.entries()) {
+        const outcome = outcomes[index] as GroupOutcome
+        if (outcome.ok) member.resolve(outcome.value)
+        else member.reject(outcome.error)
+      }
     }
+    if (this.#walSync === undefined) {
+      settle()
+      return
+    }
+    // Not awaited: the queue moves on to the next group while this one's sync runs.
+    this.#walSync.durable().then(settle, (error: unknown) => {
+      for (const member of group) member.reject(error)
+    })
   }
 
   /** One try of a group: every member in its savepoint, then one commit. */
@@ -256,12 +295,17 @@ export class SqliteDriver implements SqlDriver {
     if (this.#closed) {
       throw new EitriError('not_available', `The store at ${this.location} is closed.`)
     }
+    // After a failed sync what reached the disk is unknown: fail closed, reads included.
+    const failure = this.#walSync?.failure
+    if (failure !== undefined) throw failure
   }
 
   async close(): Promise<void> {
     if (this.#closed) return
     this.#closed = true
     await this.#queue.settled()
+    // Writers committed before the close still hear, after their sync.
+    await this.#walSync?.close()
     this.#statements.clear()
     this.#database.close()
   }
