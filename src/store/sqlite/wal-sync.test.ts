@@ -174,7 +174,20 @@ describe('SQLite commits made durable off the thread', () => {
         Array.from({ length: 200 }, (_, i) => insert(driver, `${round}-${i}${body}`)),
       )
     }
-    // Another connection (another process does the same) checkpoints and truncates the log.
+    // Another process writes, then closes: it is not the last connection, so the log stays.
+    await new Promise<void>((resolve, reject) => {
+      const child = spawn(process.execPath, [
+        '--input-type=module',
+        '-e',
+        `import { DatabaseSync } from 'node:sqlite'
+        const db = new DatabaseSync(${JSON.stringify(file)})
+        db.exec("INSERT INTO notes (text) VALUES ('from another process')")
+        db.close()`,
+      ])
+      child.once('exit', (code) => (code === 0 ? resolve() : reject(new Error(`exit ${code}`))))
+    })
+    assert.equal(statSync(`${file}-wal`).ino, ino)
+    // Another connection checkpoints and truncates the log, in place.
     const other = new DatabaseSync(file)
     other.exec('PRAGMA wal_checkpoint(TRUNCATE)')
     other.close()
@@ -183,7 +196,7 @@ describe('SQLite commits made durable off the thread', () => {
     assert.ok(synced.length > 8)
     assert.deepEqual(new Set(synced), new Set([ino]))
     assert.equal(statSync(`${file}-wal`).ino, ino)
-    assert.equal(committedNotes(file).length, 1 + 8 * 200)
+    assert.equal(committedNotes(file).length, 2 + 8 * 200)
   })
 
   it('fails closed when the log at its path is no longer the file SQLite writes', async (t) => {
