@@ -301,6 +301,23 @@ describe('agentDefHash', () => {
     )
   })
 
+  it('keeps the hash of a checked definition, and never of an input that may change', () => {
+    const input = { id: 'a', program: { kind: 'scripted' as const, reply: 'r' } }
+    const checked = parseAgentDef(input)
+    const first = agentDefHash(checked)
+    assert.equal(agentDefHash(checked), first)
+    assert.equal(agentDefHash(input), first)
+    // An input is hashed afresh each time: a change to it changes its hash.
+    input.program.reply = 'other'
+    assert.notEqual(agentDefHash(input), first)
+    assert.equal(agentDefHash(input), agentDefHash(parseAgentDef(input)))
+    // The checked copy is frozen to the bottom, so its kept hash stays true.
+    assert.throws(() => {
+      ;(checked.program as { reply: string }).reply = 'other'
+    }, TypeError)
+    assert.equal(agentDefHash(checked), first)
+  })
+
   it('sorts keys inside metadata and sets, but keeps array order elsewhere', () => {
     const base = { id: 'a', program: { kind: 'echo' } } as const
     assert.equal(
