@@ -107,10 +107,12 @@ export async function runLlmLoop(
   const steps: ModelStepMetrics[] = []
   // Summaries are model calls too: they count in the totals, not as steps.
   const summaries: ModelStepMetrics[] = []
+  // The same for every step of the Run: hashed once, not at each step's metrics.
+  const runInputsId = inputsId(system, offered, model.ref)
   const metrics = (): RunMetrics => ({
     provider: settings.provider,
     model: settings.modelName,
-    inputsId: inputsId(system, offered, model.ref),
+    inputsId: runInputsId,
     modelSteps: steps.length,
     inputTokens: sum(steps, 'inputTokens') + sum(summaries, 'inputTokens'),
     outputTokens: sum(steps, 'outputTokens') + sum(summaries, 'outputTokens'),
@@ -167,10 +169,7 @@ export async function runLlmLoop(
           }
         }
       }
-      const estimated =
-        estimateTokens(system) +
-        estimateTokens(toolsText) +
-        estimateTokens(JSON.stringify(messages))
+      const estimated = fixedTokens + messagesTokens(messages)
       const reservation = ledger.reserve(
         reservationDollars(price, estimated, settings.maxOutputTokens),
       )
@@ -240,7 +239,7 @@ export async function runLlmLoop(
       messages.push(...result.response.messages)
       if (settings.modelRun !== undefined) {
         // What the next call would send so far, for a tool that estimates it.
-        settings.modelRun.inputTokens = fixedTokens + estimateTokens(JSON.stringify(messages))
+        settings.modelRun.inputTokens = fixedTokens + messagesTokens(messages)
       }
       journal.chat(result.response.messages)
       journal.metrics(metrics())
