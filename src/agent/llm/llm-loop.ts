@@ -9,7 +9,8 @@
  * (failed, `repeated-tool-call`). Every model call and tool call is journaled as an intent
  * before and a result after; every message is kept in the Run's chat; usage and cost are the
  * Run's metrics, updated after each model call. What happens between two effects is written
- * in one transaction that ends with the next effect's intent (see `step-journal.ts`).
+ * in one transaction that ends with the next effect's intent (see `step-journal.ts`); a call of
+ * a read-only tool is not an effect, so it runs with no commit of its own.
  */
 import {
   generateText,
@@ -261,8 +262,7 @@ export async function runLlmLoop(
           }
         }
         signal.throwIfAborted()
-        // Written with what the model call left, durable before the tool runs.
-        await journal.write({
+        const intent = {
           type: 'tool-call-intent',
           data: {
             step,
@@ -270,7 +270,15 @@ export async function runLlmLoop(
             name: call.toolName,
             input: (call.input as unknown) ?? null,
           },
-        })
+        }
+        if (context.tools.readOnly?.(call.toolName) === true) {
+          // A call that changes nothing has no effect to journal before it: its intent and
+          // result ride in the next write, which ends on the next effect's intent.
+          journal.event(intent)
+        } else {
+          // Written with what the model call left, durable before the tool runs.
+          await journal.write(intent)
+        }
         const answer = await context.tools.call(
           { name: call.toolName, input: call.input },
           { signal },
