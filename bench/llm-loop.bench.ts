@@ -1,6 +1,7 @@
 /**
  * The llm loop's own cost per model step: a Run whose mock model calls the `add` tool N times
- * before answering, hired on a real agent runtime (SQLite store, journal, chat and metrics
+ * before answering (once as a tool with effects, whose intent is committed before it runs,
+ * once declared read-only, whose call rides in the next model call's commit), hired on a real agent runtime (SQLite store, journal, chat and metrics
  * written every step), against a bare AI SDK `generateText` loop with the same mock model and
  * the same tool, run in the same process. Both are measured with 1 and with 1 + N steps; the
  * difference divided by N is the cost of one step, without the Run's fixed admission and
@@ -54,10 +55,11 @@ const roster = Roster.of([
 let storeTime = new Map<string, { micros: number; calls: number }>()
 
 /** Median µs of one Run with `calls` tool calls (calls + 1 model steps). */
-async function loopRun(calls: number): Promise<number> {
+async function loopRun(calls: number, readOnly: boolean): Promise<number> {
   const { runtime, store } = await llmFixture(
     context as unknown as TestContext,
     fixedCatalog(addingModel(calls)),
+    { add: { ...ADD_TOOL, readOnly } },
   )
   // Where a step's time goes: every store method is timed.
   for (const name of [
@@ -129,32 +131,35 @@ async function bareRun(calls: number): Promise<number> {
 }
 
 try {
-  const loopOne = await loopRun(0)
-  const loopMany = await loopRun(EXTRA_STEPS)
   const bareOne = await bareRun(0)
   const bareMany = await bareRun(EXTRA_STEPS)
-  const loopStep = (loopMany - loopOne) / EXTRA_STEPS
   const bareStep = (bareMany - bareOne) / EXTRA_STEPS
-  report(
-    `llm Run, ${EXTRA_STEPS + 1} steps (whole Run)`,
-    loopMany,
-    bareMany,
-    'bare generateText loop',
-  )
-  report(
-    'llm loop, one step (tool call + model call)',
-    loopStep,
-    bareStep,
-    'bare generateText step',
-  )
-  process.stdout.write(
-    `  a Run's fixed cost (1 step, admission to settlement): ${micros(loopOne)}; loop overhead per step: ${micros(loopStep - bareStep)}\n`,
-  )
-  const perStep = [...storeTime].map(
-    ([name, entry]) =>
-      `${name} ${(entry.calls / (EXTRA_STEPS + 1)).toFixed(1)}×, ${micros(entry.micros / (EXTRA_STEPS + 1))}`,
-  )
-  process.stdout.write(`  store writes per step (last Run, averaged): ${perStep.join('; ')}\n`)
+  for (const readOnly of [false, true]) {
+    const kind = readOnly ? 'read-only' : 'effectful'
+    const loopOne = await loopRun(0, readOnly)
+    const loopMany = await loopRun(EXTRA_STEPS, readOnly)
+    const loopStep = (loopMany - loopOne) / EXTRA_STEPS
+    report(
+      `llm Run, ${EXTRA_STEPS + 1} steps, ${kind} add`,
+      loopMany,
+      bareMany,
+      'bare generateText loop',
+    )
+    report(
+      `llm loop, one step (${kind} add + model call)`,
+      loopStep,
+      bareStep,
+      'bare generateText step',
+    )
+    process.stdout.write(
+      `  a Run's fixed cost (1 step, admission to settlement): ${micros(loopOne)}; loop overhead per step: ${micros(loopStep - bareStep)}\n`,
+    )
+    const perStep = [...storeTime].map(
+      ([name, entry]) =>
+        `${name} ${(entry.calls / (EXTRA_STEPS + 1)).toFixed(1)}×, ${micros(entry.micros / (EXTRA_STEPS + 1))}`,
+    )
+    process.stdout.write(`  store writes per step (last Run, averaged): ${perStep.join('; ')}\n`)
+  }
 } finally {
   for (const cleanup of cleanups.reverse()) await cleanup()
 }

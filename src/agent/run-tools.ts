@@ -17,6 +17,11 @@ import type { RunHandle } from './run-handle.ts'
 export interface RunTools {
   /** What a model is offered: the Run's tools that are available in its world. */
   offered(): Promise<readonly OfferedTool[]>
+  /**
+   * Whether calls of the tool `name` change nothing anywhere (the tool declares `readOnly`);
+   * false for a name it does not know. Absent: every tool is taken to have effects.
+   */
+  readOnly?(name: string): boolean
   /** Runs one call through the contract in the Run's world. Never throws. */
   call(call: ToolCall, options: { readonly signal: AbortSignal }): Promise<ToolResult>
   /**

@@ -68,6 +68,17 @@ describe('defineTool', () => {
     assert.equal(Object.isFrozen(governed.governance?.sandbox), true)
   })
 
+  it('is read-only only when declared, and refuses read-only with changes', () => {
+    const base = { name: 'x', description: 'd', parameters: z.object({}), execute }
+    assert.equal('readOnly' in defineTool(base), false)
+    assert.equal('readOnly' in defineTool({ ...base, readOnly: false }), false)
+    assert.equal(defineTool({ ...base, readOnly: true }).readOnly, true)
+    assert.throws(
+      () => defineTool({ ...base, readOnly: true, changes: 'current-line' }),
+      /readOnly tool changes nothing/,
+    )
+  })
+
   it('refuses an empty description', () => {
     assert.throws(
       () => defineTool({ name: 'x', description: '  ', parameters: z.object({}), execute }),

@@ -37,6 +37,12 @@ export interface Tool<Parameters extends ToolParameters = ToolParameters> {
   /** Which line a call may change; absent for a tool that never changes workspace files. */
   readonly changes?: LineChanges<z.output<Parameters>>
   /**
+   * True for a tool whose calls change nothing anywhere (no file, record, process, message or
+   * payment): all a call does is answer. A model loop need not make its intent durable before
+   * it runs (see `agent/llm/step-journal.ts`). Absent: the tool may have effects.
+   */
+  readonly readOnly?: true
+  /**
    * Whether the tool can be offered in this context; a reason when it cannot. A tool that is
    * unavailable is hidden from what is offered and refused with the reason.
    */
@@ -52,6 +58,8 @@ export interface ToolDefinitionInput<Parameters extends ToolParameters> {
   /** Frozen with the tool. */
   readonly governance?: ToolGovernance | undefined
   readonly changes?: LineChanges<z.output<Parameters>> | undefined
+  /** Declares that calls change nothing anywhere; only for a tool that truly only reads. */
+  readonly readOnly?: boolean | undefined
   readonly availability?: ((ctx: ToolContext) => Promise<string | undefined>) | undefined
 }
 
@@ -72,7 +80,8 @@ export interface ToolDefinitionInput<Parameters extends ToolParameters> {
 export function defineTool<Parameters extends ToolParameters>(
   definition: ToolDefinitionInput<Parameters>,
 ): Tool<Parameters> {
-  const { name, description, parameters, execute, governance, changes, availability } = definition
+  const { name, description, parameters, execute, governance, changes, readOnly, availability } =
+    definition
   if (typeof name !== 'string' || !TOOL_NAME_PATTERN.test(name)) {
     throw new TypeError(
       `Invalid tool name ${JSON.stringify(name)}: names must match ${TOOL_NAME_PATTERN.source} (lower snake case, at most 64 characters).`,
@@ -92,6 +101,14 @@ export function defineTool<Parameters extends ToolParameters>(
       `Tool "${name}": changes must be 'current-line' or a function of the input naming the line.`,
     )
   }
+  if (readOnly !== undefined && typeof readOnly !== 'boolean') {
+    throw new TypeError(`Tool "${name}": readOnly must be true or false.`)
+  }
+  if (readOnly === true && (changes !== undefined || governance?.sideEffects === 'write')) {
+    throw new TypeError(
+      `Tool "${name}": a readOnly tool changes nothing, so it cannot declare changes or write side effects.`,
+    )
+  }
   return Object.freeze({
     name,
     description,
@@ -100,6 +117,7 @@ export function defineTool<Parameters extends ToolParameters>(
     execute,
     ...(governance === undefined ? {} : { governance: freezeGovernance(governance) }),
     ...(changes === undefined ? {} : { changes }),
+    ...(readOnly === true ? { readOnly } : {}),
     ...(availability === undefined ? {} : { availability }),
   })
 }

@@ -278,6 +278,7 @@ async function openRunTools(
   )
   return {
     offered: () => toolset.offeredIn(session.context()),
+    readOnly: (name) => toolset.get(name)?.readOnly === true,
     call: (call, { signal }) => toolset.run(call, session.context({ signal })),
     close: () => session.close(),
   }

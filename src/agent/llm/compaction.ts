@@ -7,7 +7,7 @@
  * shrinks.
  */
 import type { ModelMessage } from 'ai'
-import { estimateTokens } from './model-budget.ts'
+import { conversationTokens } from './message-tokens.ts'
 
 /** The share of the context window past which a conversation is compacted. */
 export const COMPACT_AT = 0.7
@@ -24,7 +24,7 @@ export const PRUNED_OUTPUT =
 
 /** The tokens a conversation is estimated to take, besides the system prompt and tools. */
 export function messagesTokens(messages: readonly ModelMessage[]): number {
-  return estimateTokens(JSON.stringify(messages))
+  return conversationTokens(messages)
 }
 
 /** Where the last `turns` turns start: the index of the first of the last `turns` answers. */

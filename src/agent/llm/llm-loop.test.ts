@@ -204,6 +204,107 @@ describe('the llm loop', () => {
     )
   })
 
+  it("runs a read-only tool with no commit of its own: its intent and result ride in the next effect's commit", async (t) => {
+    const seen: { effect: string; journal: string[]; chat: string[]; steps: number | undefined }[] =
+      []
+    const holder: { store?: Store } = {}
+    const look = async (effect: string) => {
+      const store = holder.store as Store
+      const [run] = await store.listRuns()
+      const id = (run as { id: string }).id
+      seen.push({
+        effect,
+        journal: (await store.listRunEvents(id)).map((event) => event.type),
+        chat: (await store.listChatMessages(runChatId(id))).map((message) => message.role),
+        steps: (await store.getRunMetrics(id))?.modelSteps,
+      })
+    }
+    const model = scriptedModel([
+      async () => {
+        await look('model call 0')
+        return callsTool([{ name: 'peek', input: { n: 0 } }])
+      },
+      async () => {
+        await look('model call 1')
+        return callsTool([
+          { name: 'peek', input: { n: 1 } },
+          { name: 'add', input: { a: 1, b: 1 } },
+        ])
+      },
+      async () => {
+        await look('model call 2')
+        return answers('2')
+      },
+    ])
+    const peek: FixtureTool = {
+      readOnly: true,
+      call: async (input) => {
+        await look(`peek ${(input as { n: number }).n}`)
+        return { type: 'success', content: 'seen', metadata: {} }
+      },
+    }
+    const add: FixtureTool = {
+      ...ADD_TOOL,
+      call: async (input, signal, context) => {
+        await look('add')
+        return ADD_TOOL.call(input, signal, context)
+      },
+    }
+    const { runtime, store } = await llmFixture(t, fixedCatalog(model), { peek, add })
+    holder.store = store
+    let commits = 0
+    const original = store.appendRunStep.bind(store)
+    store.appendRunStep = (...args) => {
+      commits++
+      return original(...args)
+    }
+    const handle = await runtime.hire(team(), 'adder', { task: 'What is 1 + 1?' })
+    assert.equal((await handle.result()).status, 'completed')
+    const start = ['trigger', 'started', 'model-call-intent']
+    const step0 = [...start, 'model-call-result', 'tool-call-intent', 'tool-call-result']
+    const step1 = [...step0, 'model-call-intent', 'model-call-result']
+    assert.deepEqual(seen, [
+      { effect: 'model call 0', journal: start, chat: ['system', 'user'], steps: undefined },
+      // The read-only call runs on the model call's intent: nothing was committed for it.
+      { effect: 'peek 0', journal: start, chat: ['system', 'user'], steps: undefined },
+      {
+        effect: 'model call 1',
+        journal: [...step0, 'model-call-intent'],
+        chat: ['system', 'user', 'assistant', 'tool'],
+        steps: 1,
+      },
+      {
+        effect: 'peek 1',
+        journal: [...step0, 'model-call-intent'],
+        chat: ['system', 'user', 'assistant', 'tool'],
+        steps: 1,
+      },
+      // The effectful call after it is committed first, with the read-only call before it.
+      {
+        effect: 'add',
+        journal: [...step1, 'tool-call-intent', 'tool-call-result', 'tool-call-intent'],
+        chat: ['system', 'user', 'assistant', 'tool', 'assistant'],
+        steps: 2,
+      },
+      {
+        effect: 'model call 2',
+        journal: [
+          ...step1,
+          'tool-call-intent',
+          'tool-call-result',
+          'tool-call-intent',
+          'tool-call-result',
+          'model-call-intent',
+        ],
+        chat: ['system', 'user', 'assistant', 'tool', 'assistant', 'tool'],
+        steps: 2,
+      },
+    ])
+    // Three model calls and one effectful tool call, then the last records: five commits (the
+    // two read-only calls would have made seven).
+    assert.equal(commits, 5)
+  })
+
   it('keeps the trace when the Run world is discarded, under distinct chat ids for parallel Runs', async (t) => {
     const model = scriptedModel([() => answers('done')])
     const { runtime, store } = await llmFixture(t, fixedCatalog(model))

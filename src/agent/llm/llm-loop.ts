@@ -9,7 +9,8 @@
  * (failed, `repeated-tool-call`). Every model call and tool call is journaled as an intent
  * before and a result after; every message is kept in the Run's chat; usage and cost are the
  * Run's metrics, updated after each model call. What happens between two effects is written
- * in one transaction that ends with the next effect's intent (see `step-journal.ts`).
+ * in one transaction that ends with the next effect's intent (see `step-journal.ts`); a call of
+ * a read-only tool is not an effect, so it runs with no commit of its own.
  */
 import {
   generateText,
@@ -107,10 +108,12 @@ export async function runLlmLoop(
   const steps: ModelStepMetrics[] = []
   // Summaries are model calls too: they count in the totals, not as steps.
   const summaries: ModelStepMetrics[] = []
+  // The same for every step of the Run: hashed once, not at each step's metrics.
+  const runInputsId = inputsId(system, offered, model.ref)
   const metrics = (): RunMetrics => ({
     provider: settings.provider,
     model: settings.modelName,
-    inputsId: inputsId(system, offered, model.ref),
+    inputsId: runInputsId,
     modelSteps: steps.length,
     inputTokens: sum(steps, 'inputTokens') + sum(summaries, 'inputTokens'),
     outputTokens: sum(steps, 'outputTokens') + sum(summaries, 'outputTokens'),
@@ -167,10 +170,7 @@ export async function runLlmLoop(
           }
         }
       }
-      const estimated =
-        estimateTokens(system) +
-        estimateTokens(toolsText) +
-        estimateTokens(JSON.stringify(messages))
+      const estimated = fixedTokens + messagesTokens(messages)
       const reservation = ledger.reserve(
         reservationDollars(price, estimated, settings.maxOutputTokens),
       )
@@ -240,7 +240,7 @@ export async function runLlmLoop(
       messages.push(...result.response.messages)
       if (settings.modelRun !== undefined) {
         // What the next call would send so far, for a tool that estimates it.
-        settings.modelRun.inputTokens = fixedTokens + estimateTokens(JSON.stringify(messages))
+        settings.modelRun.inputTokens = fixedTokens + messagesTokens(messages)
       }
       journal.chat(result.response.messages)
       journal.metrics(metrics())
@@ -262,8 +262,7 @@ export async function runLlmLoop(
           }
         }
         signal.throwIfAborted()
-        // Written with what the model call left, durable before the tool runs.
-        await journal.write({
+        const intent = {
           type: 'tool-call-intent',
           data: {
             step,
@@ -271,7 +270,15 @@ export async function runLlmLoop(
             name: call.toolName,
             input: (call.input as unknown) ?? null,
           },
-        })
+        }
+        if (context.tools.readOnly?.(call.toolName) === true) {
+          // A call that changes nothing has no effect to journal before it: its intent and
+          // result ride in the next write, which ends on the next effect's intent.
+          journal.event(intent)
+        } else {
+          // Written with what the model call left, durable before the tool runs.
+          await journal.write(intent)
+        }
         const answer = await context.tools.call(
           { name: call.toolName, input: call.input },
           { signal },

@@ -2,8 +2,9 @@
  * @module agent/llm/step-journal
  * What a model Run writes between two effects, gathered and written in one transaction.
  * Journal events, chat messages and metrics are held until the loop is about to start an
- * effect (a model call, a tool call); the intent of that effect is the last record of the
- * write, which is durable before the effect starts. So an owner that dies mid-effect leaves a
+ * effect (a model call, a call of a tool that is not read-only); the intent of that effect is
+ * the last record of the write, which is durable before the effect starts. A read-only tool's
+ * call changes nothing, so its intent and result are held like any record (decision 0016). So an owner that dies mid-effect leaves a
  * journal ending on the intent (the sweep then reports an unknown outcome), and a step costs
  * one commit per effect instead of one per record. Records keep the order they were given.
  */

@@ -29,6 +29,8 @@ import { llmProgramFactory } from './llm-program.ts'
 export interface FixtureTool {
   readonly description?: string
   readonly schema?: Record<string, unknown>
+  /** Declared read-only: the loop runs it without committing its intent first. */
+  readonly readOnly?: boolean
   call(input: unknown, signal: AbortSignal, context: ProgramContext): Promise<ToolResult>
 }
 
@@ -164,6 +166,7 @@ export function fixtureTools(
         input_schema: entry.schema ?? { type: 'object' },
         parameters: entry.schema ?? { type: 'object' },
       })),
+    readOnly: (name) => tools[name]?.readOnly === true,
     call: async (call: ToolCall, { signal }) => {
       const entry = tools[call.name]
       if (entry === undefined) return toolError('not_available', `No tool ${call.name}.`)

@@ -15,6 +15,8 @@ export const MAX_GLOB_RESULTS = 1000
 /** Lists files matching a glob pattern. */
 export const globTool = defineTool({
   name: 'glob',
+  // It only reads the workspace: a model loop runs it without a durable intent first.
+  readOnly: true,
   description: `Find files by glob pattern, such as "**/*.ts" or "src/*.json". The pattern is relative to path (default: the workspace root); results are workspace-relative paths, sorted, at most ${MAX_GLOB_RESULTS}. .git and what the .gitignore files ignore (in every folder, as git reads them) are skipped, unless path names an ignored folder (or one inside it).`,
   parameters: z.object({
     pattern: z

@@ -23,6 +23,8 @@ export const GREP_DEADLINE_MS = 10_000
 /** Searches file contents by regular expression. */
 export const grepTool = defineTool({
   name: 'grep',
+  // It only reads the workspace: a model loop runs it without a durable intent first.
+  readOnly: true,
   description: `Search file contents with a regular expression (RE2 syntax, like ripgrep: no backreferences or lookaround). Answers "path:line:text" lines, at most ${MAX_GREP_MATCHES}. Binary files, .git and what the .gitignore files ignore (in every folder, as git reads them) are skipped, unless path names an ignored folder (or one inside it).`,
   parameters: z.object({
     pattern: z.string().min(1).describe('Regular expression to search for.'),

@@ -16,6 +16,8 @@ export const MAX_READ_BYTES = 32 * 1024 * 1024
 /** Reads a text file of the workspace. */
 export const readFileTool = defineTool({
   name: 'read_file',
+  // It only reads the workspace: a model loop runs it without a durable intent first.
+  readOnly: true,
   description: `Read a text file of the workspace. Paths are relative to the workspace root. Returns the file's text exactly; for long files, at most ${DEFAULT_READ_LINES} lines at a time: use offset (a 1-based line number) and limit to read further.`,
   parameters: z.object({
     path: z.string().min(1).describe('File path, relative to the workspace root.'),
