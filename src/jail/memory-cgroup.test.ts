@@ -89,3 +89,32 @@ describe('MemoryCgroups', () => {
     assert.equal(cgroups.create(2 ** 30), undefined)
   })
 })
+
+describe('MemoryCgroups, probed once a process', () => {
+  it("shares a successful probe with the process's next jails: no probe cgroup of their own", async (t) => {
+    // A v1 memory hierarchy in a plain folder: making a cgroup and joining it (writing 0 to
+    // its cgroup.procs) succeed there, and a probe cgroup, never empty, stays behind to count.
+    const { folder, files: paths } = files(t, '4:memory:/\n', '')
+    const hierarchy = path.join(folder, 'memory')
+    fs.mkdirSync(hierarchy)
+    fs.writeFileSync(paths.mountInfo, `34 30 0:31 / ${hierarchy} rw - cgroup cgroup rw,memory\n`)
+    const probes = () => fs.readdirSync(hierarchy).filter((name) => name.includes('-probe-'))
+    const first = await new MemoryCgroups({ files: paths }).prepare()
+    assert.deepEqual(first, { bound: 'cgroup', version: 1, parent: hierarchy })
+    assert.equal(probes().length, 1)
+    const second = new MemoryCgroups({ files: paths })
+    assert.deepEqual(await second.prepare(), first)
+    assert.deepEqual(second.support(), first)
+    assert.equal(probes().length, 1, 'the second jail probed again')
+  })
+
+  it('probes again after a failure', (t) => {
+    const { folder, files: paths } = files(t, '4:memory:/\n', '')
+    const hierarchy = path.join(folder, 'memory')
+    fs.writeFileSync(paths.mountInfo, `34 30 0:31 / ${hierarchy} rw - cgroup cgroup rw,memory\n`)
+    // Not there yet: no cgroup can be made.
+    assert.equal(new MemoryCgroups({ files: paths }).support().bound, 'rlimit-data')
+    fs.mkdirSync(hierarchy)
+    assert.equal(new MemoryCgroups({ files: paths }).support().bound, 'cgroup')
+  })
+})

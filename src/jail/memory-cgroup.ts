@@ -100,6 +100,15 @@ export class MemoryCgroup {
   }
 }
 
+/**
+ * Own memory cgroups (`version` and folder) whose probe found this process may move programs
+ * into a child cgroup: every jail of the process shares that answer, as it shares the
+ * bubblewrap probe's, so a second jail (a fork's) starts no probe process of its own. Only a
+ * success is remembered; a failure is probed again. The own cgroup is read again each time
+ * (two small files): a process moved elsewhere is probed there.
+ */
+const JOINABLE = new Set<string>()
+
 /** Creates memory cgroups below this process's own, once it has found that it can. */
 export class MemoryCgroups {
   readonly #files: CgroupFiles
@@ -116,7 +125,10 @@ export class MemoryCgroups {
       }
   }
 
-  /** How memory is bounded here; probed once by creating, joining and removing a cgroup. */
+  /**
+   * How memory is bounded here; probed once by creating, joining and removing a cgroup (once a
+   * process: a success is shared by every jail, see {@link JOINABLE}).
+   */
   support(): MemorySupport {
     if (this.#support !== undefined) return this.#support
     const probe = this.#probeCgroup()
@@ -168,6 +180,8 @@ export class MemoryCgroups {
     | { readonly cgroup: MemoryCgroup; readonly outcome: (joined: boolean) => MemorySupport } {
     const found = findOwnMemoryCgroup(this.#files)
     if ('reason' in found) return { bound: 'rlimit-data', reason: found.reason }
+    const key = `${found.version}\0${found.parent}`
+    if (JOINABLE.has(key)) return { bound: 'cgroup', ...found }
     let cgroup: MemoryCgroup
     try {
       cgroup = makeCgroup(found, `eitri-${process.pid}-probe-${this.#next++}`, 64 * 1024 ** 2)
@@ -181,6 +195,7 @@ export class MemoryCgroups {
       cgroup,
       outcome: (joined) => {
         void cgroup.remove()
+        if (joined) JOINABLE.add(key)
         return joined
           ? { bound: 'cgroup', ...found }
           : {
