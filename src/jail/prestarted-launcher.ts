@@ -118,7 +118,7 @@ export class PrestartedLauncher {
     for (const stream of this.child.stdio) {
       ;(stream as NodeJS.EventEmitter | null)?.on('error', () => undefined)
     }
-    this.#hold(false)
+    this.hold(false)
   }
 
   /** True while it waits, unused: it started and has not ended. */
@@ -131,11 +131,16 @@ export class PrestartedLauncher {
    * events are not missed). False when it cannot be used: ended, used, or an argument no
    * program can receive (a NUL).
    */
-  run(program: string, args: readonly string[]): boolean {
+  run(
+    program: string,
+    args: readonly string[],
+    options: { readonly hold?: boolean } = {},
+  ): boolean {
     const words = [program, ...args]
     if (!this.ready || words.some((word) => word.includes('\0'))) return false
     this.#used = true
-    this.#hold(true)
+    // A jail started ahead (prestarted-jail.ts) is held only once its command is known.
+    this.hold(options.hold !== false)
     ;(this.child.stdio[3] as Writable).end(words.map((word) => `${word}\0`).join(''))
     return true
   }
@@ -152,8 +157,13 @@ export class PrestartedLauncher {
     if (options.keepCgroup !== true) void this.memoryCgroup?.remove()
   }
 
+  /** True once its process ended (or never started). */
+  get ended(): boolean {
+    return this.#ended
+  }
+
   /** Whether it keeps the event loop alive: only once it runs a program. */
-  #hold(held: boolean): void {
+  hold(held: boolean): void {
     if (held) this.child.ref()
     else this.child.unref()
     for (const stream of this.child.stdio) hold(stream, held)
