@@ -6,7 +6,8 @@
  * machine where starting a program costs milliseconds, each link cost about as much as a plain
  * spawn. A launcher does all of those steps in one program, and is started ahead of its
  * command: the next cold start of a jail takes it ready, writes bubblewrap's argv to it, and it
- * execs bubblewrap at once. What is left on the command's path is bubblewrap itself.
+ * execs bubblewrap at once. What is left on the command's path is bubblewrap itself; on overlays
+ * even that starts ahead (prestarted-jail.ts gives a launcher bubblewrap's argv at once).
  *
  * The launcher is a constant Perl script (Perl is part of every Debian system, and calls any
  * system call by number; see layer-host-script.ts): it joins its cgroup (as the caller, who may
