@@ -19,12 +19,18 @@ import { jailIdentity, type HostIdentity } from '../bubblewrap/jail-identity.ts'
 import type { JailAvailability } from '../bubblewrap/jail-probe.ts'
 import {
   DEFAULT_JAIL_LIMITS,
+  JAIL_WORKSPACE,
   type JailBind,
   type JailLimits,
   type JailSpec,
 } from '../bubblewrap/jail-spec.ts'
 import { JailedProcess } from './jailed-process.ts'
-import { PrestartedLaunchers, type LauncherShape } from './prestarted-launcher.ts'
+import {
+  PrestartedLauncher,
+  PrestartedLaunchers,
+  type LauncherShape,
+} from './prestarted-launcher.ts'
+import { JAIL_PERL, PrestartedJail, PrestartedJails, WAITER_SCRIPT } from './prestarted-jail.ts'
 import { MemoryCgroups, type MemorySupport } from './memory-cgroup.ts'
 import { memoryReport } from './memory-report.ts'
 import { planProtectedMounts, removeMountPoints, type Placeholders } from './protected-mounts.ts'
@@ -112,6 +118,8 @@ export class Jail implements AsyncDisposable {
   readonly #memory: MemoryCgroups
   /** The launcher of the next cold start, started ahead of it. */
   readonly #launchers: PrestartedLaunchers
+  /** The next cold start's whole jail, started ahead of it (on overlays). */
+  readonly #ahead: PrestartedJails
   #closed = false
 
   constructor(options: JailOptions) {
@@ -119,6 +127,9 @@ export class Jail implements AsyncDisposable {
     this.#bwrap = options.bwrap ?? 'bwrap'
     this.#memory = new MemoryCgroups({ enabled: options.memoryCgroups !== false })
     this.#launchers = new PrestartedLaunchers(this.#memory)
+    this.#ahead = new PrestartedJails((point) =>
+      this.#workspaces.openOverlay?.releaseSharedPoint(point),
+    )
     this.identity = jailIdentity()
     this.#workspaces = new JailWorkspaces(options, this.identity, () => this.#pendingMountPoints)
     const workspaces = this.#workspaces
@@ -224,6 +235,7 @@ export class Jail implements AsyncDisposable {
     this.#closed = true
     await this.#warm.close()
     this.#launchers.close()
+    this.#ahead.close()
     for (const job of this.#jobs) job.kill()
     await Promise.allSettled([...this.#jobs].map((job) => job.exited))
     await this.#workspaces.close()
@@ -243,9 +255,16 @@ export class Jail implements AsyncDisposable {
     prestart: boolean,
   ): Promise<{ job: JailJob; workspace: WorkspaceLayer }> {
     const writable = await this.#admit(request)
-    const workspace = await this.#workspaces.prepareCold(writable)
+    const key = aheadKey(writable, this.#limits(request), request.binds ?? [])
+    const ahead = this.#ahead.take(key)
+    const workspace =
+      ahead === undefined
+        ? await this.#workspaces.prepareCold(writable)
+        : await this.#mountAhead(ahead, writable)
     const start = await this.#processStarter(request.command, request, writable, workspace, {
       prestart,
+      key,
+      ...(ahead === undefined ? {} : { ahead }),
     })
     const process = start({
       maxOutputChars: request.maxOutputChars ?? DEFAULT_MAX_OUTPUT_CHARS,
@@ -279,6 +298,70 @@ export class Jail implements AsyncDisposable {
     return { job: { process, finished }, workspace }
   }
 
+  /** The fresh overlay of a start that takes a jail started ahead, on that jail's point. */
+  async #mountAhead(ahead: PrestartedJail, writable: boolean): Promise<WorkspaceLayer> {
+    const overlay = this.#workspaces.openOverlay
+    try {
+      if (overlay === undefined) throw new Error('the overlays are closed')
+      const layer = await this.#workspaces.mount(overlay, ahead.point, writable)
+      return {
+        type: 'overlay',
+        layer,
+        release: () => overlay.releaseSharedPoint(ahead.point),
+      }
+    } catch (error) {
+      ahead.discard()
+      overlay?.releaseSharedPoint(ahead.point)
+      throw error
+    }
+  }
+
+  /**
+   * Starts the next cold start's jail ahead (see prestarted-jail.ts): the spec a start with
+   * `request`'s access, limits and binds gets, on a shared point of its own, running the waiter.
+   */
+  async #startAhead(
+    key: string,
+    request: Pick<JailRequest, 'binds' | 'limits'>,
+    writable: boolean,
+    shape: LauncherShape,
+  ): Promise<PrestartedJail> {
+    const overlay = this.#workspaces.openOverlay
+    if (overlay === undefined) throw new Error('no overlays')
+    const point = await overlay.jobSharedPoint()
+    try {
+      const limits = this.#limits(request)
+      const memoryCgroup = this.#memory.create(limits.memoryBytes)
+      const runAs = overlay.runAs()
+      const spec: JailSpec = {
+        command: [JAIL_PERL, '-e', WAITER_SCRIPT],
+        workspace: point,
+        workspaceAccess: writable ? 'read-write' : 'read-only',
+        overlays: [],
+        hiddenFolders: [],
+        binds: [...(this.#options.mounts ?? []), ...(request.binds ?? [])],
+        environment: {},
+        limits,
+        ...(memoryCgroup === undefined ? {} : { memoryInCgroup: true }),
+        cwd: '/',
+        ...(runAs === undefined ? {} : { runAs }),
+      }
+      const reachable = this.#callerMounts.plan(spec)
+      await overlay.callerMounts(reachable.mounts)
+      if (this.#closed) throw new Error('the jail closed')
+      return new PrestartedJail(
+        new PrestartedLauncher(shape, memoryCgroup),
+        key,
+        point,
+        this.#bwrap,
+        buildBwrapArgs(reachable.spec),
+      )
+    } catch (error) {
+      overlay.releaseSharedPoint(point)
+      throw error
+    }
+  }
+
   /** Checks the jail can run; answers whether the workspace is writable for this request. */
   async #admit(request: Pick<JailRequest, 'access'>): Promise<boolean> {
     if (this.#closed) throw new EitriError('jail_unavailable', 'The jail is closed; nothing ran.')
@@ -302,7 +385,7 @@ export class Jail implements AsyncDisposable {
     request: Pick<JailRequest, 'binds' | 'environment' | 'limits' | 'cwd'>,
     writable: boolean,
     workspace: WorkspaceLayer,
-    cold?: { readonly prestart: boolean },
+    cold?: { readonly prestart: boolean; readonly key: string; readonly ahead?: PrestartedJail },
   ): Promise<ProcessStarter> {
     const mirrored = workspace.type === 'mirror'
     const root =
@@ -336,9 +419,15 @@ export class Jail implements AsyncDisposable {
               : {}),
             memoryBytes: limits.memoryBytes,
           }
-    const prestarted = shape === undefined ? undefined : this.#launchers.take(shape)
+    const ahead = cold?.ahead
+    const prestarted =
+      ahead !== undefined || shape === undefined ? undefined : this.#launchers.take(shape)
     const memoryCgroup =
-      prestarted === undefined ? this.#memory.create(limits.memoryBytes) : prestarted.memoryCgroup
+      ahead !== undefined
+        ? ahead.memoryCgroup
+        : prestarted === undefined
+          ? this.#memory.create(limits.memoryBytes)
+          : prestarted.memoryCgroup
     const runAs = overlay?.runAs()
     const spec: JailSpec = {
       command,
@@ -360,11 +449,19 @@ export class Jail implements AsyncDisposable {
       enter = overlay?.enter()
     } catch (error) {
       prestarted?.discard()
+      ahead?.discard()
       throw error
     }
     // Without a layer host, caller mounts need a mount step of their own: no launcher then.
     const launcher = enter === undefined && reachable.mounts.length > 0 ? undefined : shape
     if (launcher === undefined) prestarted?.discard({ keepCgroup: true })
+    // The jail started ahead runs the command itself (else the usual chain, in its cgroup).
+    const started =
+      ahead !== undefined &&
+      ahead.command(spec.cwd ?? JAIL_WORKSPACE, spec.environment, spec.command)
+        ? ahead
+        : undefined
+    if (ahead !== undefined && started === undefined) ahead.discard({ keepCgroup: true })
     return (processOptions) => {
       this.#activeRuns++
       const process = new JailedProcess({
@@ -374,12 +471,21 @@ export class Jail implements AsyncDisposable {
         identity: this.identity,
         ...(enter === undefined ? { callerMounts: reachable.mounts } : { enter }),
         memoryCgroup,
-        ...(launcher === undefined || prestarted === undefined ? {} : { prestarted }),
+        ...(started !== undefined
+          ? { prestarted: started }
+          : launcher === undefined || prestarted === undefined
+            ? {}
+            : { prestarted }),
       })
       if (launcher !== undefined && cold?.prestart === true) {
-        // Off this start's path: the launcher's own start overlaps the program's.
+        // Off this start's path: the next one's start overlaps the program's. On overlays the
+        // whole jail starts ahead; on a mirror (whose protected mounts depend on what it holds
+        // at the start) only the launcher.
+        const key = cold.key
         setImmediate(() => {
-          if (!this.#closed) this.#launchers.prepare(launcher)
+          if (this.#closed) return
+          if (overlay === undefined) return this.#launchers.prepare(launcher)
+          void this.#ahead.prepare(key, () => this.#startAhead(key, request, writable, launcher))
         })
       }
       void process.exited.then(() => {
@@ -423,4 +529,9 @@ export class Jail implements AsyncDisposable {
     this.#support = { root, placeholders: { emptyFile, emptyFolder } }
     return this.#support
   }
+}
+
+/** What a jail started ahead must match: everything of its bubblewrap argv but the command. */
+function aheadKey(writable: boolean, limits: JailLimits, binds: readonly JailBind[]): string {
+  return JSON.stringify([writable, limits, binds])
 }

@@ -10,7 +10,17 @@ import { BoundedChild } from '../util/bounded-spawn.ts'
 import { enteringLaunch, mountingLaunch, type CallerMount } from '../bubblewrap/caller-mounts.ts'
 import type { HostIdentity } from '../bubblewrap/jail-identity.ts'
 import type { MemoryCgroup } from './memory-cgroup.ts'
-import type { PrestartedLauncher } from './prestarted-launcher.ts'
+import type { ChildProcess } from 'node:child_process'
+
+/**
+ * A start made ahead (prestarted-launcher.ts, prestarted-jail.ts): `run` makes it go on with
+ * this start (true) or says it cannot (then the usual chain starts, in the same cgroup).
+ */
+export interface PrestartedStart {
+  readonly child: ChildProcess
+  run(program: string, args: readonly string[]): boolean
+  discard(options?: { keepCgroup?: boolean }): void
+}
 
 /** Drops root to the jail's user after the cgroup step, which must run as the caller. */
 const SETPRIV = 'setpriv'
@@ -61,11 +71,12 @@ export interface JailedProcessOptions {
   /** The memory cgroup it runs in, removed when it ended. */
   readonly memoryCgroup?: MemoryCgroup | undefined
   /**
-   * A launcher started ahead (prestarted-launcher.ts) that joined `memoryCgroup`, entered the
+   * A jail started ahead (prestarted-jail.ts), told its command already, or a launcher started
+   * ahead (prestarted-launcher.ts) that joined `memoryCgroup`, entered the
    * namespaces of `enter` and became the jail's user already: it execs bubblewrap itself, in
    * place of that chain. Not used when it cannot run (then the chain starts as usual).
    */
-  readonly prestarted?: PrestartedLauncher | undefined
+  readonly prestarted?: PrestartedStart | undefined
 }
 
 /** A running jailed process. */

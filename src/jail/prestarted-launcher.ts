@@ -6,7 +6,8 @@
  * machine where starting a program costs milliseconds, each link cost about as much as a plain
  * spawn. A launcher does all of those steps in one program, and is started ahead of its
  * command: the next cold start of a jail takes it ready, writes bubblewrap's argv to it, and it
- * execs bubblewrap at once. What is left on the command's path is bubblewrap itself.
+ * execs bubblewrap at once. What is left on the command's path is bubblewrap itself; on overlays
+ * even that starts ahead (prestarted-jail.ts gives a launcher bubblewrap's argv at once).
  *
  * The launcher is a constant Perl script (Perl is part of every Debian system, and calls any
  * system call by number; see layer-host-script.ts): it joins its cgroup (as the caller, who may
@@ -118,7 +119,7 @@ export class PrestartedLauncher {
     for (const stream of this.child.stdio) {
       ;(stream as NodeJS.EventEmitter | null)?.on('error', () => undefined)
     }
-    this.#hold(false)
+    this.hold(false)
   }
 
   /** True while it waits, unused: it started and has not ended. */
@@ -131,11 +132,16 @@ export class PrestartedLauncher {
    * events are not missed). False when it cannot be used: ended, used, or an argument no
    * program can receive (a NUL).
    */
-  run(program: string, args: readonly string[]): boolean {
+  run(
+    program: string,
+    args: readonly string[],
+    options: { readonly hold?: boolean } = {},
+  ): boolean {
     const words = [program, ...args]
     if (!this.ready || words.some((word) => word.includes('\0'))) return false
     this.#used = true
-    this.#hold(true)
+    // A jail started ahead (prestarted-jail.ts) is held only once its command is known.
+    this.hold(options.hold !== false)
     ;(this.child.stdio[3] as Writable).end(words.map((word) => `${word}\0`).join(''))
     return true
   }
@@ -152,8 +158,13 @@ export class PrestartedLauncher {
     if (options.keepCgroup !== true) void this.memoryCgroup?.remove()
   }
 
+  /** True once its process ended (or never started). */
+  get ended(): boolean {
+    return this.#ended
+  }
+
   /** Whether it keeps the event loop alive: only once it runs a program. */
-  #hold(held: boolean): void {
+  hold(held: boolean): void {
     if (held) this.child.ref()
     else this.child.unref()
     for (const stream of this.child.stdio) hold(stream, held)

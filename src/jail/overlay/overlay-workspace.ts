@@ -224,6 +224,32 @@ export class OverlayWorkspace {
     return made
   }
 
+  /**
+   * A shared mount point of its own for one jail started ahead of its command
+   * (prestarted-jail.ts): the command's overlay is mounted on it later and reaches that jail.
+   * Given back with {@link releaseSharedPoint}.
+   */
+  async jobSharedPoint(): Promise<string> {
+    await this.ready
+    const point = path.join(this.#root, 'points', `job-${++this.#counter}`)
+    fs.mkdirSync(point, { mode: 0o755 })
+    try {
+      await this.#host.share(point)
+    } catch (error) {
+      this.releasePoint(point)
+      throw error
+    }
+    return point
+  }
+
+  /** Unmounts a point from {@link jobSharedPoint} (after its overlay) and removes it. */
+  releaseSharedPoint(point: string): void {
+    void this.#host
+      .unmount(point)
+      .catch(() => undefined)
+      .then(() => this.releasePoint(point))
+  }
+
   /** A mount point of its own for one cold start (a background job). */
   async privatePoint(): Promise<string> {
     await this.ready

@@ -1,0 +1,189 @@
+import assert from 'node:assert/strict'
+import fs from 'node:fs'
+import path from 'node:path'
+import { describe, it, type TestContext } from 'node:test'
+import type { Jail, JailRequest } from './jail.ts'
+import { assertJailAvailable, jailFixture } from './test-jail.ts'
+
+const IS_ROOT = process.getuid?.() === 0
+
+/** Long enough for a jail started ahead to be ready on a loaded machine; the age bound below. */
+const PAUSE_MS = 1500
+
+const pause = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms))
+
+/** Prints how long ago (seconds) the command's own process started: its age, on stderr. */
+const AGE = `awk -v t="$(cut -d' ' -f22 /proc/$$/stat)" '{ printf "%.2f", $1 - t / 100 }' /proc/uptime >&2`
+
+async function overlayJail(t: TestContext, files: Record<string, string> = {}) {
+  // Cold starts are what these tests are about: no warm jail waited for.
+  const fixture = await jailFixture(t, files, { layers: 'overlay', waitForWarmJail: false })
+  await assertJailAvailable(fixture.jail)
+  return fixture
+}
+
+async function background(
+  jail: Jail,
+  request: Omit<JailRequest, 'timeoutMs'>,
+  options: { oneShot?: boolean } = {},
+) {
+  const job = await jail.start(request, options)
+  return job.finished
+}
+
+describe('a cold start in a jail started ahead', { skip: !IS_ROOT && 'overlays need root' }, () => {
+  it('runs the next background job in a jail already running; a one-shot start leaves none', async (t) => {
+    const { jail } = await overlayJail(t)
+    const first = await background(jail, { command: ['true'], access: 'workspace-write' })
+    assert.equal(first.exitCode, 0, first.stderr)
+    assert.equal(jail.layers.mode, 'overlay')
+    await pause(PAUSE_MS)
+    const next = await background(jail, {
+      command: ['sh', '-c', AGE],
+      access: 'workspace-write',
+    })
+    assert.equal(next.exitCode, 0, next.stderr)
+    // The command's process is the waiter's, started with the jail before the start was asked.
+    assert.ok(Number(next.stderr) >= 1, `the command's process is ${next.stderr} s old`)
+
+    // Positive control: after a one-shot start nothing waits, so the process is new.
+    const { jail: other } = await overlayJail(t)
+    const once = await background(
+      other,
+      { command: ['true'], access: 'workspace-write' },
+      { oneShot: true },
+    )
+    assert.equal(once.exitCode, 0, once.stderr)
+    await pause(PAUSE_MS)
+    const fresh = await background(other, { command: ['sh', '-c', AGE], access: 'workspace-write' })
+    assert.equal(fresh.exitCode, 0, fresh.stderr)
+    assert.ok(Number(fresh.stderr) < 1, `the command's process is ${fresh.stderr} s old`)
+  })
+
+  it('gives the command what a cold start gives it: user, folder, environment, input, limits, descriptors, capabilities', async (t) => {
+    const { jail } = await overlayJail(t, { 'sub/file.txt': 'x\n' })
+    const probe = [
+      'id',
+      'pwd',
+      'env | sort',
+      'cat',
+      'cat /proc/$$/limits',
+      'ls /proc/$$/fd',
+      "grep -E '^(Cap|NoNewPrivs|Seccomp)' /proc/$$/status",
+      'ls -a /tmp',
+      'echo mine > /tmp/left',
+    ].join('; ')
+    const request = {
+      command: ['sh', '-c', `${probe}; ${AGE}`],
+      access: 'workspace-write' as const,
+      cwd: '/workspace/sub',
+      environment: { EITRI_TEST: 'a b=c' },
+      stdin: 'line one\nline two with \u0000 a NUL and é\n',
+    }
+    // The jail's first start goes the old way; the second takes the jail started after it.
+    const old = await background(jail, request)
+    await pause(PAUSE_MS)
+    const ahead = await background(jail, request)
+    assert.equal(old.exitCode, 0, old.stderr)
+    assert.equal(ahead.exitCode, 0, ahead.stderr)
+    assert.ok(Number(old.stderr) < 1, `old way: ${old.stderr} s`)
+    assert.ok(Number(ahead.stderr) >= 1, `ahead: ${ahead.stderr} s`)
+    assert.match(ahead.stdout, /^uid=65534\(nobody\)/)
+    assert.match(ahead.stdout, /\/workspace\/sub\n/)
+    assert.match(ahead.stdout, /EITRI_TEST=a b=c\n/)
+    assert.ok(ahead.stdout.includes(request.stdin), 'the input reached the program whole')
+    // /tmp is the jail's own: the first job's file is not in the second's.
+    assert.doesNotMatch(ahead.stdout, /left/)
+    assert.equal(ahead.stdout, old.stdout)
+  })
+
+  it("shows the workspace as it is at the command's start and brings its writes back", async (t) => {
+    const { jail, workspace } = await overlayJail(t, { 'a.txt': 'one\n' })
+    await background(jail, { command: ['true'], access: 'workspace-write' })
+    await pause(PAUSE_MS)
+    // Written after the jail was started ahead, before the command: a fresh overlay shows it.
+    fs.writeFileSync(path.join(workspace, 'late.txt'), 'late\n')
+    const result = await background(jail, {
+      command: ['sh', '-c', `cat a.txt late.txt; echo made > made.txt; ${AGE}`],
+      access: 'workspace-write',
+    })
+    assert.equal(result.exitCode, 0, result.stderr)
+    assert.ok(Number(result.stderr) >= 1, `ahead: ${result.stderr} s`)
+    assert.equal(result.stdout, 'one\nlate\n')
+    assert.equal(fs.readFileSync(path.join(workspace, 'made.txt'), 'utf8'), 'made\n')
+    // Read-only: a jail started ahead for writing is not used, and nothing comes back.
+    const reading = await background(jail, {
+      command: ['sh', '-c', 'echo no > no.txt'],
+      access: 'read-only',
+    })
+    assert.notEqual(reading.exitCode, 0)
+    // The next read-only one takes the read-only jail started after it, and cannot write either.
+    await pause(PAUSE_MS)
+    const again = await background(jail, {
+      command: ['sh', '-c', `${AGE}; echo no > no.txt`],
+      access: 'read-only',
+    })
+    assert.notEqual(again.exitCode, 0)
+    assert.match(again.stderr, /^[0-9.]+sh: 1: cannot create no.txt: Read-only file system/)
+    assert.ok(Number(/^[0-9.]+/.exec(again.stderr)?.[0]) >= 1, `ahead: ${again.stderr}`)
+    assert.equal(fs.existsSync(path.join(workspace, 'no.txt')), false)
+  })
+
+  it('reports a command that is not there as a cold start does (127)', async (t) => {
+    const { jail } = await overlayJail(t)
+    const before = new Set(childrenOfSelf())
+    const old = await background(jail, { command: ['no-such-program'], access: 'workspace-write' })
+    await pause(PAUSE_MS)
+    const waiting = childrenOfSelf().filter((pid) => !before.has(pid))
+    // Already bubblewrap before the command was known (a launcher ahead would still be Perl).
+    assert.equal(waiting.length, 1)
+    assert.match(commandOf(waiting[0] as number), /bwrap/)
+    const job = await jail.start({ command: ['no-such-program'], access: 'workspace-write' })
+    // The start took the jail that was waiting (its bubblewrap is the job's process).
+    assert.deepEqual(waiting, [job.process.pid])
+    const ahead = await job.finished
+    assert.equal(old.exitCode, 127, old.stderr)
+    assert.equal(ahead.exitCode, 127, ahead.stderr)
+    assert.match(ahead.stderr, /failed to execute no-such-program: No such file or directory/)
+  })
+
+  it('is not used once it ended: the start goes the old way', async (t) => {
+    const { jail } = await overlayJail(t)
+    const before = new Set(childrenOfSelf())
+    await background(jail, { command: ['true'], access: 'workspace-write' })
+    await pause(PAUSE_MS)
+    // The jail started ahead is this process's only new child (its launcher became bubblewrap).
+    const started = childrenOfSelf().filter(
+      (pid) => !before.has(pid) && commandOf(pid).includes('bwrap'),
+    )
+    assert.equal(started.length, 1, `new bubblewrap children: ${started.join(', ')}`)
+    process.kill(-(started[0] as number), 'SIGKILL')
+    await pause(300)
+    const result = await background(jail, {
+      command: ['sh', '-c', `echo ran; ${AGE}`],
+      access: 'workspace-write',
+    })
+    assert.equal(result.exitCode, 0, result.stderr)
+    assert.equal(result.stdout, 'ran\n')
+    assert.ok(Number(result.stderr) < 1, `a new process: ${result.stderr} s`)
+  })
+})
+
+/** This process's children, from /proc. */
+function childrenOfSelf(): number[] {
+  return fs
+    .readdirSync(`/proc/${process.pid}/task`)
+    .flatMap((task) =>
+      fs.readFileSync(`/proc/${process.pid}/task/${task}/children`, 'utf8').split(' '),
+    )
+    .filter((word) => word.trim() !== '')
+    .map(Number)
+}
+
+function commandOf(pid: number): string {
+  try {
+    return fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8')
+  } catch {
+    return ''
+  }
+}

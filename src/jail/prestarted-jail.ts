@@ -1,0 +1,195 @@
+/**
+ * @module jail/prestarted-jail
+ * A cold start's whole jail, started ahead of its command. The launcher started ahead
+ * (prestarted-launcher.ts) took the cgroup, namespace and user steps off a cold start's path;
+ * what was left was bubblewrap's own start with the full hardening and `prlimit`, each a
+ * program exec'd, several milliseconds of CPU apiece on a small VM. So after a cold start the
+ * jail now starts the next one entirely: the launcher execs bubblewrap at once, with the same
+ * argv a cold start would get except for the command, which is `prlimit` (the same limits,
+ * inside the jail's user namespace) running a small waiter.
+ *
+ * The waiter is a constant Perl script (Perl is part of every Debian system; the jail's /usr has
+ * it). It reads one command on stdin: a ten-digit length, then NUL-terminated words (the working
+ * folder, the number of environment entries, the entries, the argv), read with `sysread` so not
+ * a byte of the program's own input is taken. It then enters the working folder, sets exactly
+ * that environment and execs the program, which keeps stdin (the rest of the pipe) and the
+ * waiter's process: the jail's tree is the one a cold start makes (bubblewrap, its init, the
+ * program). An end of stdin before the command ends it without running anything.
+ *
+ * The workspace: the jail binds a mount point of its own, made shared in the layer host (as a
+ * warm jail's is); the command's fresh overlay is mounted on it only when the command is known,
+ * and reaches the running jail. Nothing but the waiter runs in the jail before that, and its
+ * /tmp is its own. Whatever the jail would differ in (access, limits, binds) is its key; a start
+ * that does not match, or a jail that ended meanwhile, is not used, and the start goes the old way.
+ */
+import type { ChildProcess } from 'node:child_process'
+import { killProcessGroup } from '../util/bounded-spawn.ts'
+import type { MemoryCgroup } from './memory-cgroup.ts'
+import type { PrestartedLauncher } from './prestarted-launcher.ts'
+
+/** Perl inside the jail (the jail's /usr is the host's, read-only). */
+export const JAIL_PERL = '/usr/bin/perl'
+
+/** The waiter's program; the command reaches it only on stdin, never as code. */
+export const WAITER_SCRIPT = String.raw`
+use strict; use warnings;
+sub fail { print STDERR "eitri: $_[0]: $!\n"; exit($_[1] // 125) }
+sub take {
+  my ($count) = @_;
+  my $buffer = '';
+  while (length $buffer < $count) {
+    my $read = sysread(STDIN, $buffer, $count - length $buffer, length $buffer);
+    defined $read or fail('could not read the command');
+    exit 0 if $read == 0;
+  }
+  return $buffer;
+}
+my $size = take(10);
+$size =~ /\A[0-9]{10}\z/ or do { $! = 0; fail('the command was not readable') };
+my @words = split /\0/, take($size + 0), -1;
+pop @words;
+my ($cwd, $count) = splice @words, 0, 2;
+defined $count && $count =~ /\A[0-9]+\z/ && @words > $count or do { $! = 0; fail('the command was not readable') };
+my @environment = splice @words, 0, $count;
+chdir $cwd or fail("could not enter $cwd", 1);
+%ENV = ();
+for my $entry (@environment) { my ($name, $value) = split /=/, $entry, 2; $ENV{$name} = $value }
+{ no warnings 'exec'; exec { $words[0] } @words }
+fail("failed to execute $words[0]", ($! + 0) == 2 ? 127 : 126);
+`
+
+/** A jail waiting for its command; see the module comment. */
+export class PrestartedJail {
+  /** What a start must match to use it (access, limits, binds). */
+  readonly key: string
+  /** The shared mount point bound at the jail's workspace; the command's overlay goes on it. */
+  readonly point: string
+  readonly #launcher: PrestartedLauncher
+  #header: string | undefined
+  #used = false
+
+  /** Starts bubblewrap (`bwrap` with `args`, whose command is the waiter) through `launcher`. */
+  constructor(
+    launcher: PrestartedLauncher,
+    key: string,
+    point: string,
+    bwrap: string,
+    args: readonly string[],
+  ) {
+    this.#launcher = launcher
+    this.key = key
+    this.point = point
+    // Not held: an idle jail keeps no event loop alive.
+    if (!launcher.run(bwrap, args, { hold: false })) this.#used = true
+  }
+
+  get child(): ChildProcess {
+    return this.#launcher.child
+  }
+
+  get memoryCgroup(): MemoryCgroup | undefined {
+    return this.#launcher.memoryCgroup
+  }
+
+  /** True while it waits, unused: its processes have not ended. */
+  get ready(): boolean {
+    return !this.#used && !this.#launcher.ended && this.child.pid !== undefined
+  }
+
+  /**
+   * Sets the command it runs, in `cwd` with exactly `environment`. False when no program can
+   * receive it (a NUL in a word): the start then goes the old way.
+   */
+  command(
+    cwd: string,
+    environment: Readonly<Record<string, string>>,
+    argv: readonly string[],
+  ): boolean {
+    const entries = Object.entries(environment).map(([name, value]) => `${name}=${value}`)
+    const words = [cwd, String(entries.length), ...entries, ...argv]
+    if (argv.length === 0 || words.some((word) => word.includes('\0'))) return false
+    const body = Buffer.from(words.map((word) => `${word}\0`).join(''))
+    if (body.length > 9_999_999_999) return false
+    this.#header = `${String(body.length).padStart(10, '0')}${body.toString()}`
+    return true
+  }
+
+  /**
+   * Sends the command set by {@link command} (bubblewrap's argv is the fallback's, unused
+   * here); the caller adopts {@link child} in the same tick. False when it cannot be used.
+   */
+  run(_program?: string, _args?: readonly string[]): boolean {
+    if (!this.ready || this.#header === undefined) return false
+    this.#used = true
+    this.#launcher.hold(true)
+    const stdin = this.child.stdin
+    if (stdin === null) return false
+    stdin.write(this.#header)
+    return true
+  }
+
+  /** Ends it unused; its cgroup is removed too unless the caller starts in it (`keepCgroup`). */
+  discard(options: { keepCgroup?: boolean } = {}): void {
+    if (this.#used && options.keepCgroup === true) return
+    this.#used = true
+    this.child.stdin?.end()
+    if (this.child.pid !== undefined && !this.#launcher.ended) killProcessGroup(this.child.pid)
+    if (options.keepCgroup !== true) void this.memoryCgroup?.remove()
+  }
+}
+
+/** A jail's cold jail started ahead of its next cold start (at most one). */
+export class PrestartedJails {
+  /** Gives back a point no start took (unmounted and removed). */
+  readonly #release: (point: string) => void
+  #waiting: PrestartedJail | undefined
+  #preparing = false
+  #closed = false
+
+  constructor(release: (point: string) => void) {
+    this.#release = release
+  }
+
+  /** The waiting jail, if it is ready for `key`; another one waiting is ended. */
+  take(key: string): PrestartedJail | undefined {
+    const waiting = this.#waiting
+    this.#waiting = undefined
+    if (waiting === undefined) return undefined
+    if (waiting.ready && waiting.key === key) return waiting
+    this.#end(waiting)
+    return undefined
+  }
+
+  /**
+   * Starts a jail for `key` with `make`, unless one waits for it already or one is being made.
+   * A failure to make one is not reported: the next start goes the old way and reports it.
+   */
+  async prepare(key: string, make: () => Promise<PrestartedJail>): Promise<void> {
+    if (this.#closed || this.#preparing) return
+    if (this.#waiting?.ready === true && this.#waiting.key === key) return
+    if (this.#waiting !== undefined) this.#end(this.#waiting)
+    this.#waiting = undefined
+    this.#preparing = true
+    try {
+      const made = await make()
+      if (this.#closed) this.#end(made)
+      else this.#waiting = made
+    } catch {
+      // the old way reports it
+    } finally {
+      this.#preparing = false
+    }
+  }
+
+  /** Ends the waiting jail; none is started after. */
+  close(): void {
+    this.#closed = true
+    if (this.#waiting !== undefined) this.#end(this.#waiting)
+    this.#waiting = undefined
+  }
+
+  #end(jail: PrestartedJail): void {
+    jail.discard()
+    this.#release(jail.point)
+  }
+}
