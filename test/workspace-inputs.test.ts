@@ -2,7 +2,9 @@
  * Inputs to the workspace tools that once did something other than what they said, through a
  * real `eitri serve` and MCP client: a fork name shaped like another fork's id (the doors look
  * ids up first, so the name led to the other fork), and one room_write naming a file twice
- * (only the last content landed, silently). Each with its harmless variant.
+ * (only the last content landed, silently), and names with a newline or another control
+ * character, which let one file pass for others in a diff or a merge's question. Each with its
+ * harmless variant.
  */
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
@@ -97,6 +99,36 @@ describe('workspace tool inputs', () => {
       })
       assert.equal(distinct.isError, false, distinct.text)
       assert.equal((await call('room_read', { fork: 'w', path: 'a.txt' })).text, 'x\n')
+    } finally {
+      await client.close()
+    }
+  })
+
+  it('refuses names with control characters from the file tools and from programs', async () => {
+    await using scratch = await makeScratch({ 'a.txt': 'main\n' })
+    const { client, call } = await connect(scratch)
+    try {
+      await call('workspace_fork', { name: 'names' })
+      await call('workspace_use', { fork: 'names' })
+      // A name that would read as a second, harmless line in the review.
+      const spoof = 'evil.sh\nmodified a.txt'
+      const written = await call('write_file', { path: spoof, content: 'x' })
+      assert.equal(written.isError, true, written.text)
+      assert.equal(written.code, 'invalid_input')
+      assert.match(written.text, /has a control character \(a newline, a tab, …\) in its name/)
+      const ran = await call('shell', {
+        command: `touch "$(printf 'evil.sh\\nmodified a.txt')" "$(printf 'tab\\tname')" plain.txt`,
+      })
+      assert.equal(ran.isError, false, ran.text)
+      assert.match(
+        ran.text,
+        /not written back: evil\.sh\nmodified a\.txt: Refused: "evil\.sh\\nmodified a\.txt" has a control character/,
+      )
+      assert.match(ran.text, /"tab\\tname" has a control character/)
+      // The harmless variant: a plain name comes back; the review lists it alone.
+      const review = await call('workspace_diff', { fork: 'names' })
+      assert.match(review.text, /added\s+plain\.txt/)
+      assert.doesNotMatch(review.text, /evil|tab/)
     } finally {
       await client.close()
     }

@@ -6,6 +6,7 @@
  */
 import fs from 'node:fs'
 import path from 'node:path'
+import { EitriError } from '../../errors/eitri-error.ts'
 import { atPinned, listPinned, removePinned } from '../pinned-folder.ts'
 
 /**
@@ -74,10 +75,19 @@ export function keepLayer(
  * host which, then pass them to {@link keepLayer}). No link in either layer is followed.
  */
 export function mergedFolders(upper: string, kept: string, relative: string): string[] {
-  const isFolder = (root: string, at: string): boolean =>
-    atPinned(root, at, (pinned) =>
-      fs.lstatSync(pinned, { throwIfNoEntry: false }),
-    )?.isDirectory() === true
+  const isFolder = (root: string, at: string): boolean => {
+    try {
+      return (
+        atPinned(root, at, (pinned) =>
+          fs.lstatSync(pinned, { throwIfNoEntry: false }),
+        )?.isDirectory() === true
+      )
+    } catch (error) {
+      // A link on the way (kept where a folder is now wanted): nothing there merges.
+      if (EitriError.isInstance(error) && error.code === 'sandbox_violation') return false
+      throw error
+    }
+  }
   if (!isFolder(upper, relative) || !isFolder(kept, relative)) return []
   const found = [relative]
   for (const entry of listPinned(upper, relative))
