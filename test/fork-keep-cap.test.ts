@@ -42,6 +42,15 @@ describe('a fork’s kept layer is bounded', () => {
     assert.doesNotMatch(small.stderr + small.stdout, /not kept/)
     const seen = await exec('wc -c < dist/small')
     assert.equal(seen.stdout.trim(), String(MIB))
+    // The kept layer's size is recorded, so a new process need not walk it: within a few
+    // folders' blocks of what `du` finds.
+    const folder = await layerFolder(scratch, id)
+    const recorded = JSON.parse(
+      await fs.readFile(path.join(folder, 'kept-bytes.json'), 'utf8'),
+    ) as {
+      bytes: number
+    }
+    assert.ok(Math.abs(recorded.bytes - diskUse(path.join(folder, 'kept'))) <= 16 * 1024)
 
     // Past the bound (measured again by this new process): nothing of it is kept, and it says so.
     const big = await exec(write('big', 4))
@@ -53,9 +62,12 @@ describe('a fork’s kept layer is bounded', () => {
     assert.match(told, /over the 4 MiB it may keep \(jail\.maxKeptBytes in eitri's configuration\)/)
     const after = await exec('ls dist')
     assert.equal(after.stdout, 'small\n', 'the refused build is gone, the earlier one stays')
-    const kept = path.join(await layerFolder(scratch, id), 'kept')
+    const kept = path.join(folder, 'kept')
     assert.ok(diskUse(kept) < 4 * MIB, `the kept layer stays under the bound (${diskUse(kept)})`)
 
+    // A record that cannot be read is measured again: the bound still holds.
+    await fs.writeFile(path.join(folder, 'kept-bytes.json'), '{"bytes": "lots"}')
+    assert.match((await exec(write('big', 4))).stderr, /dist: not kept in the jail/)
     // Removing what is kept makes room: the same build now fits.
     const again = await exec(`rm -rf dist && ${write('big', 3)}`)
     assert.doesNotMatch(again.stderr + again.stdout, /not kept/)

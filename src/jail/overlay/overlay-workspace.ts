@@ -521,12 +521,14 @@ export class OverlayWorkspace {
       groups.set(told, [...(groups.get(told) ?? []), relative])
     }
     const room: string[] = []
+    const before = this.#keptBytes
     for (const [told, members] of groups) {
       let growth = 0
       for (const relative of members)
         growth += keptGrowth(upper, this.#keptFolder, relative, below, opaque)
-      // Measured once a process (and again after a yield removed some), then kept in step.
-      this.#keptBytes ??= allocatedBytes(this.#keptFolder, '')
+      // Recorded, else measured (once a process, and again after a yield removed some), then
+      // kept in step.
+      this.#keptBytes ??= this.#keep?.keptBytes() ?? allocatedBytes(this.#keptFolder, '')
       if (growth > 0 && this.#keptBytes + growth > max) {
         report.refused.push({
           path: told,
@@ -537,6 +539,7 @@ export class OverlayWorkspace {
       this.#keptBytes += growth
       room.push(...members)
     }
+    if (this.#keptBytes !== before) this.#keep?.saveKeptBytes(this.#keptBytes)
     return room
   }
 
@@ -560,6 +563,7 @@ export class OverlayWorkspace {
     }
     if (this.#kept.size !== before) {
       this.#keptBytes = undefined
+      this.#keep?.saveKeptBytes(undefined)
       this.#keep?.save(this.#kept)
     }
   }
