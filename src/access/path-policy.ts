@@ -47,6 +47,10 @@ export interface PathPolicyOptions {
 /** The fixed path at which programs see the workspace; accepted as an alias of the root. */
 export const WORKSPACE_MOUNT = '/workspace'
 
+/** C0 control characters and DEL. */
+// eslint-disable-next-line no-control-regex
+const CONTROL_CHARACTER = /[\u0001-\u001f\u007f]/
+
 /** Beyond this many links in one resolution, the path is refused (the kernel's ELOOP). */
 const MAX_SYMLINK_HOPS = 40
 
@@ -65,6 +69,13 @@ export async function decidePath(
   { followFinal = true }: { followFinal?: boolean } = {},
 ): Promise<PathDecision> {
   if (input.includes('\0')) return denied('invalid_input', 'the path contains a NUL byte')
+  // A newline or another control character in a name lets one file pass for others in every
+  // listing a person reads (a diff, a merge's question): no tool or program makes one.
+  if (intent === 'write' && CONTROL_CHARACTER.test(input))
+    return denied(
+      'invalid_input',
+      `${JSON.stringify(input)} has a control character (a newline, a tab, …) in its name, which would show as other text in listings and reviews; choose a name without one`,
+    )
   const start = relativeToRoot(input, options.hostRoots)
   if (start === undefined) {
     return denied(

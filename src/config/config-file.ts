@@ -135,6 +135,14 @@ const jailSchema = z
       .positive()
       .default(256 * MIB)
       .describe("All of one jailed command's files together."),
+    maxKeptBytes: z
+      .number()
+      .int()
+      .positive()
+      .default(4 * 1024 * MIB)
+      .describe(
+        "All a fork's jail keeps across commands and restarts (ignored outputs such as dist/ or node_modules, git's files), by disk use.",
+      ),
     memoryBytes: z
       .number()
       .int()
@@ -144,7 +152,12 @@ const jailSchema = z
         'Memory a jailed command may use: all its processes together where eitri can create a memory cgroup, else each process (RLIMIT_DATA).',
       ),
   })
-  .default({ maxFileBytes: 64 * MIB, maxCommandBytes: 256 * MIB, memoryBytes: 4 * 1024 * MIB })
+  .default({
+    maxFileBytes: 64 * MIB,
+    maxCommandBytes: 256 * MIB,
+    maxKeptBytes: 4 * 1024 * MIB,
+    memoryBytes: 4 * 1024 * MIB,
+  })
 
 const milliseconds = (fallback: number) =>
   z.number().int().min(100).max(3_600_000).default(fallback)

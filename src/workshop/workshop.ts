@@ -266,6 +266,7 @@ export async function openWorkshop(options: WorkshopOptions = {}): Promise<Works
   const writeBack = {
     maxFileBytes: config.jail.maxFileBytes,
     maxTotalBytes: config.jail.maxCommandBytes,
+    maxKeptBytes: config.jail.maxKeptBytes,
   }
   const limits = { memoryBytes: config.jail.memoryBytes }
   const jail = new Jail({

@@ -111,6 +111,12 @@ export function chooseForkName(
         `name must be letters, digits, ., _ and - (at most 64), and not "main" (got ${JSON.stringify(name)})`,
       )
     }
+    // Doors look a fork up by id before name: a name shaped like an id would reach that fork.
+    if (FORK_ID.test(name))
+      throw new EitriError(
+        'invalid_input',
+        `name ${JSON.stringify(name)} looks like a fork id (f- and 8 hex digits), which names forks by id; choose a name of another shape.`,
+      )
     if (mine.some((fork) => fork.name === name))
       throw new EitriError('invalid_input', `A fork is already named ${name}; choose another name.`)
     return name

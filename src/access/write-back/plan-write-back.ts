@@ -37,7 +37,15 @@ export interface WriteBackLimits {
   readonly maxFileBytes: number
   /** All files of one command together, by apparent size. */
   readonly maxTotalBytes: number
+  /**
+   * All a fork's kept layer holds (its commands' ignored outputs and git's files), by allocated
+   * size: it outlives the commands on the host's disk. Default {@link DEFAULT_MAX_KEPT_BYTES}.
+   */
+  readonly maxKeptBytes?: number
 }
+
+/** 4 GiB: a large `node_modules` and a build or two, not the host's disk. */
+export const DEFAULT_MAX_KEPT_BYTES = 4 * 1024 * 1024 * 1024
 
 /** 64 MiB per file, 256 MiB per command. */
 export const DEFAULT_WRITE_BACK_LIMITS: WriteBackLimits = Object.freeze({
@@ -288,7 +296,8 @@ function ordered(changes: readonly PlannedChange[]): PlannedChange[] {
   return [...removals, ...folders, ...entries]
 }
 
-function formatBytes(bytes: number): string {
+/** A size as people read it (`1.5 GiB`, `12 MiB`, `3 KiB`, `10 bytes`). */
+export function formatBytes(bytes: number): string {
   if (bytes >= 1024 ** 3) return `${(bytes / 1024 ** 3).toFixed(1)} GiB`
   if (bytes >= 1024 ** 2) return `${Math.round(bytes / 1024 ** 2)} MiB`
   if (bytes >= 1024) return `${Math.round(bytes / 1024)} KiB`

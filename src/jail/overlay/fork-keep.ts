@@ -57,6 +57,8 @@ const keptPath = z
 
 const KEPT_LIST = z.object({ paths: z.array(keptPath).max(MAX_KEPT_PATHS) })
 
+const KEPT_BYTES = z.object({ bytes: z.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER) })
+
 /** `layers-PID.START`: a process's command layers. */
 const LAYERS_NAME = /^layers-(\d{1,10})\.(\d{1,20})$/
 
@@ -137,6 +139,33 @@ export class ForkKeepFolder {
       if (!EitriError.isInstance(error)) throw error
     }
     return listPinned(this.kept, '').map((entry) => entry.name)
+  }
+
+  /**
+   * The kept layer's disk use as last recorded (kept-size.ts), so a new process need not walk
+   * a kept `node_modules` to know it; undefined when no record can be read (then measured).
+   */
+  keptBytes(): number | undefined {
+    try {
+      return readStateJson(path.join(this.folder, 'kept-bytes.json'), KEPT_BYTES, {
+        what: "a fork's kept-layer size",
+        fix: 'It is measured again.',
+        maxBytes: 1024,
+      })?.bytes
+    } catch (error) {
+      if (!EitriError.isInstance(error)) throw error
+      return undefined
+    }
+  }
+
+  /**
+   * Records the kept layer's disk use (undefined: forgets it, to be measured again). Written
+   * before the moves it counts, so a crash between leaves it too high, never too low.
+   */
+  saveKeptBytes(bytes: number | undefined): void {
+    const file = path.join(this.folder, 'kept-bytes.json')
+    if (bytes === undefined) fs.rmSync(file, { force: true })
+    else writeDurably(file, { bytes })
   }
 
   /** Lists the paths kept, durably: before what they name moves in, so it is never unlisted. */

@@ -6,6 +6,7 @@
  */
 import fs from 'node:fs'
 import path from 'node:path'
+import { EitriError } from '../../errors/eitri-error.ts'
 import { atPinned, listPinned, removePinned } from '../pinned-folder.ts'
 
 /**
@@ -44,6 +45,12 @@ export function keepLayer(
   relative: string,
   /** Whether something lies below the kept layer at a path: a deletion of it stays marked. */
   below: (relative: string) => boolean,
+  /**
+   * The upper layer's folders the overlay marked opaque (made anew over a deleted folder, as
+   * `rm -rf dist && mkdir dist` does): each replaces the kept folder there, whose old entries
+   * would otherwise come back. Found with {@link mergedFolders}.
+   */
+  opaque: ReadonlySet<string> = new Set(),
 ): void {
   const parts = relative.split('/')
   for (let index = 1; index < parts.length; index++) {
@@ -59,7 +66,33 @@ export function keepLayer(
       fs.lchownSync(pinned, mode.uid, mode.gid)
     })
   }
-  mergeInto(upper, kept, relative, below)
+  mergeInto(upper, kept, relative, below, opaque)
+}
+
+/**
+ * The upper layer's folders at or below `relative` that meet a kept folder at the same path:
+ * those a move would merge entry by entry, unless the overlay marked them opaque (ask the layer
+ * host which, then pass them to {@link keepLayer}). No link in either layer is followed.
+ */
+export function mergedFolders(upper: string, kept: string, relative: string): string[] {
+  const isFolder = (root: string, at: string): boolean => {
+    try {
+      return (
+        atPinned(root, at, (pinned) =>
+          fs.lstatSync(pinned, { throwIfNoEntry: false }),
+        )?.isDirectory() === true
+      )
+    } catch (error) {
+      // A link on the way (kept where a folder is now wanted): nothing there merges.
+      if (EitriError.isInstance(error) && error.code === 'sandbox_violation') return false
+      throw error
+    }
+  }
+  if (!isFolder(upper, relative) || !isFolder(kept, relative)) return []
+  const found = [relative]
+  for (const entry of listPinned(upper, relative))
+    if (entry.isDirectory()) found.push(...mergedFolders(upper, kept, `${relative}/${entry.name}`))
+  return found
 }
 
 function mergeInto(
@@ -67,6 +100,7 @@ function mergeInto(
   kept: string,
   relative: string,
   below: (relative: string) => boolean,
+  opaque: ReadonlySet<string>,
 ): void {
   const stat = atPinned(upper, relative, (pinned) =>
     fs.lstatSync(pinned, { throwIfNoEntry: false }),
@@ -79,9 +113,9 @@ function mergeInto(
     removePinned(kept, relative)
     return
   }
-  if (stat.isDirectory() && existing?.isDirectory() === true) {
+  if (stat.isDirectory() && existing?.isDirectory() === true && !opaque.has(relative)) {
     for (const entry of listPinned(upper, relative)) {
-      mergeInto(upper, kept, `${relative}/${entry.name}`, below)
+      mergeInto(upper, kept, `${relative}/${entry.name}`, below, opaque)
     }
     return
   }

@@ -19,7 +19,11 @@
 import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
-import type { WriteBackLimits } from '../../access/write-back/plan-write-back.ts'
+import {
+  DEFAULT_MAX_KEPT_BYTES,
+  formatBytes,
+  type WriteBackLimits,
+} from '../../access/write-back/plan-write-back.ts'
 import type { WorkspaceView } from '../../ports/workspace-view.ts'
 import type { WorkspaceTree } from '../../workspace/workspace-tree.ts'
 import type { CallerMount } from '../../bubblewrap/caller-mounts.ts'
@@ -29,7 +33,8 @@ import { writeBack, type SyncReport } from '../write-back.ts'
 import { ownedPrefix } from '../../util/owned-folders.ts'
 import { ignoredPathsOf } from '../../workspace/ignored-paths.ts'
 import { ForkKeepFolder } from './fork-keep.ts'
-import { keepLayer, onlyIndex, toldAs } from './kept-layer-merge.ts'
+import { keepLayer, mergedFolders, onlyIndex, toldAs } from './kept-layer-merge.ts'
+import { allocatedBytes, keptGrowth } from './kept-size.ts'
 import { ForkLayer, type ForkBelow } from './fork-layer.ts'
 import { LayerHost } from './layer-host.ts'
 import { readUpperLayer } from './upper-layer.ts'
@@ -83,6 +88,8 @@ export class OverlayWorkspace {
    * are kept so too, silently: that is where they belong.
    */
   readonly #kept = new Set<string>()
+  /** The kept layer's disk use, once measured (kept-size.ts). */
+  #keptBytes: number | undefined
   /** What a fork kept apart that the model was told of (each once). */
   readonly #told = new Set<string>()
   /**
@@ -465,17 +472,18 @@ export class OverlayWorkspace {
         ),
     })
     const report: SyncReport = { written: [], deleted: [], refused: [...read.refused], kept: [] }
-    this.#listKept(read.apart)
-    for (const relative of read.apart) {
+    const below = (relative: string): boolean => fs.existsSync(path.join(this.#workspace, relative))
+    const opaque = await this.#opaqueOverKept(upper, read.apart)
+    const apart = this.#roomToKeep(upper, read.apart, below, opaque, report)
+    this.#listKept(apart)
+    for (const relative of apart) {
       const told = toldAs(relative)
       // git refreshing its index (`git status`) is not worth a word; a commit or a branch is.
       if (!this.#told.has(told) && !onlyIndex(upper, relative)) {
         this.#told.add(told)
         report.kept.push({ path: told, reason: this.#apartReason(told) })
       }
-      keepLayer(upper, this.#keptFolder, relative, (below) =>
-        fs.existsSync(path.join(this.#workspace, below)),
-      )
+      keepLayer(upper, this.#keptFolder, relative, below, opaque)
     }
     if (read.changes.length === 0) return report
     const { plan, applied, failed } = await writeBack({
@@ -492,12 +500,73 @@ export class OverlayWorkspace {
     report.refused.push(...failed, ...plan.refused)
     // Repositories made in the jail, and derived files git rebuilds (a commit graph): not
     // written, not failures.
-    report.kept.push(...plan.kept, ...plan.dropped)
-    this.#listKept(plan.kept.map((entry) => entry.path))
-    for (const { path: relative } of plan.kept) {
-      keepLayer(upper, this.#keptFolder, relative, () => false)
+    const repositories = plan.kept.map((entry) => entry.path)
+    const madeOpaque = await this.#opaqueOverKept(upper, repositories)
+    const room = new Set(this.#roomToKeep(upper, repositories, () => false, madeOpaque, report))
+    const made = plan.kept.filter((entry) => room.has(entry.path))
+    report.kept.push(...made, ...plan.dropped)
+    this.#listKept(made.map((entry) => entry.path))
+    for (const { path: relative } of made) {
+      keepLayer(upper, this.#keptFolder, relative, () => false, madeOpaque)
     }
     return report
+  }
+
+  /**
+   * The upper layer's folders below `relatives` that the overlay made anew over a deleted one
+   * where the kept layer has a folder too: moved in, they replace it instead of merging.
+   */
+  async #opaqueOverKept(upper: string, relatives: readonly string[]): Promise<Set<string>> {
+    const merging = relatives.flatMap((relative) =>
+      mergedFolders(upper, this.#keptFolder, relative),
+    )
+    const flags = await this.#host.opaque(
+      this.#userNamespace ? OPAQUE_ATTRIBUTE.user : OPAQUE_ATTRIBUTE.trusted,
+      merging.map((relative) => path.join(upper, relative)),
+    )
+    return new Set(merging.filter((_, index) => flags[index] === true))
+  }
+
+  /**
+   * Of what the command left apart (`relatives`), what the kept layer has room for, counted as
+   * it will be kept (kept-size.ts). A repository's files go whole or not at all (a ref without
+   * its objects would break it), so they are counted together; what has no room is told in
+   * `report`, and the kept layer stays as it was there. Shrinking always has room.
+   */
+  #roomToKeep(
+    upper: string,
+    relatives: readonly string[],
+    below: (relative: string) => boolean,
+    opaque: ReadonlySet<string>,
+    report: SyncReport,
+  ): string[] {
+    const max = this.#limits?.maxKeptBytes ?? DEFAULT_MAX_KEPT_BYTES
+    const groups = new Map<string, string[]>()
+    for (const relative of relatives) {
+      const told = toldAs(relative)
+      groups.set(told, [...(groups.get(told) ?? []), relative])
+    }
+    const room: string[] = []
+    const before = this.#keptBytes
+    for (const [told, members] of groups) {
+      let growth = 0
+      for (const relative of members)
+        growth += keptGrowth(upper, this.#keptFolder, relative, below, opaque)
+      // Recorded, else measured (once a process, and again after a yield removed some), then
+      // kept in step.
+      this.#keptBytes ??= this.#keep?.keptBytes() ?? allocatedBytes(this.#keptFolder, '')
+      if (growth > 0 && this.#keptBytes + growth > max) {
+        report.refused.push({
+          path: told,
+          reason: `not kept in the jail: with it, what this ${this.#fork === undefined ? 'workspace' : 'fork'}'s jail keeps would take ${formatBytes(this.#keptBytes + growth)} of disk, over the ${formatBytes(max)} it may keep (jail.maxKeptBytes in eitri's configuration), so this command's change there is gone; remove what is no longer needed (rm -rf the build output), or discard the fork, and run it again`,
+        })
+        continue
+      }
+      this.#keptBytes += growth
+      room.push(...members)
+    }
+    if (this.#keptBytes !== before) this.#keep?.saveKeptBytes(this.#keptBytes)
+    return room
   }
 
   /**
@@ -518,7 +587,11 @@ export class OverlayWorkspace {
         if (isWithin(other, yielded)) this.#kept.delete(other)
       }
     }
-    if (this.#kept.size !== before) this.#keep?.save(this.#kept)
+    if (this.#kept.size !== before) {
+      this.#keptBytes = undefined
+      this.#keep?.saveKeptBytes(undefined)
+      this.#keep?.save(this.#kept)
+    }
   }
 
   /**

@@ -4,6 +4,7 @@
  * files in one commit, through the same gates as the file tools.
  */
 import { z } from 'zod'
+import { EitriError } from '../../errors/eitri-error.ts'
 import { defineTool } from '../../tool/define-tool.ts'
 import { toolSuccess } from '../../tool/tool-result.ts'
 import { MAX_READ_BYTES } from '../files/read-file.ts'
@@ -90,7 +91,18 @@ export const roomWriteTool = defineTool({
       },
     })
     // Every path is judged before any is written: a refused one leaves the line as it was.
-    for (const file of files) await workspace.resolve(file.path, 'write')
+    const seen = new Map<string, string>()
+    for (const file of files) {
+      const resolved = await workspace.resolve(file.path, 'write')
+      const earlier = seen.get(resolved)
+      // Two contents for one file in one commit: only the last would land, silently.
+      if (earlier !== undefined)
+        throw new EitriError(
+          'invalid_input',
+          `files names ${resolved} twice (${JSON.stringify(earlier)} and ${JSON.stringify(file.path)}): give each file once, with the content it should have.`,
+        )
+      seen.set(resolved, file.path)
+    }
     const written: string[] = []
     for (const file of files)
       written.push(
