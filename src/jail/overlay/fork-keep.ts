@@ -318,23 +318,30 @@ export async function sweepForkKeeps(
   await Promise.all(removals)
 }
 
-/** Removes a fork's layer folder: renamed out of the way first, then removed by `rm`. */
+/**
+ * Removes a fork's layer folder: renamed out of the way at once, then removed by an `rm` that is
+ * not waited for. A kept layer can hold a whole `node_modules` (seconds to remove), and neither
+ * a merge nor a server's exit should wait on that: the `rm` runs on its own, detached, after
+ * this process has gone.
+ */
 async function removeForkKeep(folder: string): Promise<void> {
-  await removeAside(folder)
+  await removeAside(folder, false)
 }
 
 /**
  * Renames `folder` to a name of its own beside it (at once, the name is free again) and removes
- * it with `rm`, which never follows a link, even one a program swaps in meanwhile.
+ * it with `rm`, which never follows a link, even one a program swaps in meanwhile; `wait` says
+ * whether to return only once `rm` has ended.
  */
-async function removeAside(folder: string): Promise<void> {
+async function removeAside(folder: string, wait = true): Promise<void> {
   const aside = `${folder}.removed-${randomBytes(4).toString('hex')}`
   try {
     fs.renameSync(folder, aside)
   } catch {
     return // gone already
   }
-  await removeFolders([aside])
+  const removed = removeFolders([aside])
+  if (wait) await removed
 }
 
 /** A path with its links resolved, where it exists. */
