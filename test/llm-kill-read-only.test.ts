@@ -18,16 +18,19 @@ import fs from 'node:fs/promises'
 import path from 'node:path'
 import { createInterface } from 'node:readline'
 import { describe, it } from 'node:test'
-import { setTimeout as delay } from 'node:timers/promises'
 import { openStore } from '../src/store/open-store.ts'
 import { UNKNOWN_OUTCOME_REASON } from '../src/store/run-record.ts'
-import { EITRI_BIN, finished, runEitri } from './helpers/eitri-process.ts'
+import {
+  SHORT_LEASES,
+  assertUnknownModelCall,
+  killLeftover,
+  runningJournal,
+  settledRun,
+  startRun,
+} from './helpers/killed-run.ts'
 import { startModelWireServer, type WireReply } from './helpers/model-wire-server.ts'
 import { makeScratch } from './helpers/scratch.ts'
 import { writeModelConfig } from './helpers/llm-cli-setup.ts'
-
-/** Short leases, so the killed process's Run lapses within the test. */
-const LEASE_MS = 1_500
 
 const READER = {
   id: 'reader',
@@ -63,23 +66,14 @@ describe('a model Run killed in the model call after a read-only tool call', () 
         const { flags, url } = await writeModelConfig(scratch, server.openaiURL, {
           extra: {
             agents: [READER],
-            runs: { leaseTtlMs: LEASE_MS, heartbeatMs: 300, sweepMs: 400 },
+            runs: SHORT_LEASES,
           },
         })
-        const child = spawn(
-          process.execPath,
-          [EITRI_BIN, 'run', '--agent', 'reader', '--task', 'read it', '--yes', ...flags],
-          { stdio: 'pipe' },
-        )
-        child.stdin.end()
-        const ended = finished(child)
+        const { child, ended } = startRun('reader', 'read it', flags)
         try {
           if (killed) {
             await server.received(2)
-            await using store = await openStore(url)
-            const [running] = await store.listRuns()
-            assert.equal(running?.status, 'running')
-            const journal = await store.listRunEvents(running.id)
+            const journal = await runningJournal(url)
             // The model's answer, the read-only call and the next intent, written together.
             assert.deepEqual(typesOf(journal.slice(-5)), [
               'model-call-intent',
@@ -98,24 +92,13 @@ describe('a model Run killed in the model call after a read-only tool call', () 
             assert.equal(run.stdout, 'It is a project.\n')
           }
         } finally {
-          if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL')
+          killLeftover(child)
         }
+        // Past the dead owner's lease, a new process on the same state sweeps.
+        const { row, journal } = await settledRun(url, flags, killed)
+        const types = typesOf(journal)
         if (killed) {
-          // Past the dead owner's lease, a new process on the same state sweeps.
-          await delay(LEASE_MS + 200)
-          const list = await runEitri(['runs', '--json', ...flags])
-          assert.equal(list.status, 0, list.stderr)
-        }
-        await using store = await openStore(url)
-        const [row] = await store.listRuns()
-        assert.ok(row !== undefined)
-        const types = typesOf(await store.listRunEvents(row.id))
-        if (killed) {
-          assert.deepEqual([row.status, row.reason], ['failed', UNKNOWN_OUTCOME_REASON])
-          assert.match(
-            (row.error as { message: string }).message,
-            /ends on a model-call-intent with no result.*not re-run/,
-          )
+          assertUnknownModelCall(row)
           assert.deepEqual(types.slice(-6), [
             'model-call-intent',
             'model-call-result',
@@ -153,20 +136,14 @@ describe('a model Run killed while its read-only tool call runs', () => {
             lines.push(line)
             if (line.startsWith('store ')) url = line.slice('store '.length)
             if (line === 'reading' && killed) {
-              await using store = await openStore(url as string)
-              const [running] = await store.listRuns()
-              assert.equal(running?.status, 'running')
               // The tool runs on the model call's intent: nothing was committed for it.
-              assert.equal(
-                (await store.listRunEvents(running.id)).at(-1)?.type,
-                'model-call-intent',
-              )
+              assert.equal((await runningJournal(url as string)).at(-1)?.type, 'model-call-intent')
               child.kill('SIGKILL')
             }
           }
           await exited
         } finally {
-          if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL')
+          killLeftover(child)
         }
         assert.ok(url !== undefined, stderr)
         // The child's fixture folder holds the store; the child never cleans it up.

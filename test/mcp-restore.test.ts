@@ -7,10 +7,9 @@ import fs from 'node:fs/promises'
 import path from 'node:path'
 import { describe, it } from 'node:test'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
-import { ElicitRequestSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js'
-import { EITRI_BIN } from './helpers/eitri-process.ts'
+import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js'
 import { makeScratch, type Scratch } from './helpers/scratch.ts'
+import { connectServe } from './helpers/serve-client.ts'
 
 async function connect(scratch: Scratch, elicitation: boolean) {
   const prompts: string[] = []
@@ -24,26 +23,7 @@ async function connect(scratch: Scratch, elicitation: boolean) {
       prompts.push(request.params.message)
       return { action: 'accept', content: { decision: answers.shift() ?? 'deny' } }
     })
-  await client.connect(
-    new StdioClientTransport({
-      command: process.execPath,
-      args: [EITRI_BIN, 'serve', ...scratch.flags],
-      stderr: 'pipe',
-    }),
-  )
-  const call = async (name: string, input: Record<string, unknown>) => {
-    const result = (await client.callTool({ name, arguments: input })) as CallToolResult
-    const structured = result.structuredContent as {
-      code?: string
-      metadata?: Record<string, unknown>
-    }
-    return {
-      isError: result.isError === true,
-      code: structured.code,
-      metadata: structured.metadata ?? {},
-      text: result.content[0]?.type === 'text' ? result.content[0].text : '',
-    }
-  }
+  const call = await connectServe(client, scratch)
   return { client, prompts, answers, call }
 }
 

@@ -9,34 +9,12 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
-import { EITRI_BIN } from './helpers/eitri-process.ts'
 import { makeScratch, type Scratch } from './helpers/scratch.ts'
+import { connectServe } from './helpers/serve-client.ts'
 
 async function connect(scratch: Scratch) {
   const client = new Client({ name: 'inputs-test', version: '1' })
-  await client.connect(
-    new StdioClientTransport({
-      command: process.execPath,
-      args: [EITRI_BIN, 'serve', ...scratch.flags],
-      stderr: 'pipe',
-    }),
-  )
-  const call = async (name: string, input: Record<string, unknown>) => {
-    const result = (await client.callTool({ name, arguments: input })) as CallToolResult
-    const structured = result.structuredContent as {
-      code?: string
-      metadata: Record<string, unknown>
-    }
-    return {
-      isError: result.isError === true,
-      text: result.content[0]?.type === 'text' ? result.content[0].text : '',
-      code: structured.code,
-      metadata: structured.metadata,
-    }
-  }
-  return { client, call }
+  return { client, call: await connectServe(client, scratch) }
 }
 
 describe('workspace tool inputs', () => {

@@ -23,6 +23,35 @@ function team(program: Record<string, unknown> = {}, extra: Partial<AgentDefInpu
   return llmTeam('adder', program, { prompt: 'You add numbers with the add tool.', ...extra })
 }
 
+/** What the store holds when an effect starts: the journal's types, chat roles, metrics. */
+interface SeenAtEffect {
+  effect: string
+  journal: string[]
+  chat: string[]
+  steps: number | undefined
+}
+
+/**
+ * Records what the store holds for its one Run each time `look` is called as an effect
+ * starts; the test sets `holder.store` once the fixture is built.
+ */
+function effectWatcher() {
+  const seen: SeenAtEffect[] = []
+  const holder: { store?: Store } = {}
+  const look = async (effect: string) => {
+    const store = holder.store as Store
+    const [run] = await store.listRuns()
+    const id = (run as { id: string }).id
+    seen.push({
+      effect,
+      journal: (await store.listRunEvents(id)).map((event) => event.type),
+      chat: (await store.listChatMessages(runChatId(id))).map((message) => message.role),
+      steps: (await store.getRunMetrics(id))?.modelSteps,
+    })
+  }
+  return { seen, holder, look }
+}
+
 /** The text of every message of a model call's prompt, by role. */
 function promptRoles(call: LanguageModelV4CallOptions): string[] {
   return call.prompt.map((message) => message.role)
@@ -116,21 +145,7 @@ describe('the llm loop', () => {
   })
 
   it('writes what happens between two effects in one commit, which ends on the next intent', async (t) => {
-    /** What the store holds when an effect starts: the journal's types, chat roles, metrics. */
-    const seen: { effect: string; journal: string[]; chat: string[]; steps: number | undefined }[] =
-      []
-    const holder: { store?: Store } = {}
-    const look = async (effect: string) => {
-      const store = holder.store as Store
-      const [run] = await store.listRuns()
-      const id = (run as { id: string }).id
-      seen.push({
-        effect,
-        journal: (await store.listRunEvents(id)).map((event) => event.type),
-        chat: (await store.listChatMessages(runChatId(id))).map((message) => message.role),
-        steps: (await store.getRunMetrics(id))?.modelSteps,
-      })
-    }
+    const { seen, holder, look } = effectWatcher()
     const model = scriptedModel([
       async () => {
         await look('model call 0')
@@ -205,20 +220,7 @@ describe('the llm loop', () => {
   })
 
   it("runs a read-only tool with no commit of its own: its intent and result ride in the next effect's commit", async (t) => {
-    const seen: { effect: string; journal: string[]; chat: string[]; steps: number | undefined }[] =
-      []
-    const holder: { store?: Store } = {}
-    const look = async (effect: string) => {
-      const store = holder.store as Store
-      const [run] = await store.listRuns()
-      const id = (run as { id: string }).id
-      seen.push({
-        effect,
-        journal: (await store.listRunEvents(id)).map((event) => event.type),
-        chat: (await store.listChatMessages(runChatId(id))).map((message) => message.role),
-        steps: (await store.getRunMetrics(id))?.modelSteps,
-      })
-    }
+    const { seen, holder, look } = effectWatcher()
     const model = scriptedModel([
       async () => {
         await look('model call 0')

@@ -72,6 +72,29 @@ function committedNotes(file: string): string[] {
   }
 }
 
+/**
+ * A store on a temporary file whose syncs the test finishes by hand, with the notes table
+ * made (its one sync already finished).
+ */
+async function heldNotesStore(t: TestContext) {
+  const file = await tempFile(t)
+  const syncs = heldSyncs()
+  const driver = openSqliteDriver(file, { datasync: syncs.datasync })
+  t.after(() => driver.close())
+  const setup = withNotes(driver)
+  await syncs.called(1)
+  syncs.calls[0]?.finish()
+  await setup
+  return { file, syncs, driver }
+}
+
+/** Waits, a bounded while, until `count` notes are committed; the caller asserts on them. */
+async function untilCommitted(file: string, count: number): Promise<void> {
+  for (let turn = 0; turn < 50 && committedNotes(file).length < count; turn++) {
+    await new Promise((resolve) => setTimeout(resolve, 2))
+  }
+}
+
 describe('SQLite commits made durable off the thread', () => {
   it('runs commits with synchronous=NORMAL in WAL mode, and FULL in memory', async (t) => {
     const driver = openSqliteDriver(await tempFile(t))
@@ -85,14 +108,7 @@ describe('SQLite commits made durable off the thread', () => {
   })
 
   it('lets a writer hear only after a sync that began after its commit', async (t) => {
-    const file = await tempFile(t)
-    const syncs = heldSyncs()
-    const driver = openSqliteDriver(file, { datasync: syncs.datasync })
-    t.after(() => driver.close())
-    const setup = withNotes(driver)
-    await syncs.called(1)
-    syncs.calls[0]?.finish()
-    await setup
+    const { file, syncs, driver } = await heldNotesStore(t)
 
     // Group 1: one that succeeds and one that fails; both wait for the sync.
     const a = insert(driver, 'a')
@@ -104,9 +120,7 @@ describe('SQLite commits made durable off the thread', () => {
 
     // Group 2 commits while group 1's sync is still running, and must not ride on it.
     const b = insert(driver, 'b')
-    for (let turn = 0; turn < 50 && committedNotes(file).length < 2; turn++) {
-      await new Promise((resolve) => setTimeout(resolve, 2))
-    }
+    await untilCommitted(file, 2)
     assert.deepEqual(committedNotes(file), ['a', 'b'], 'group 2 committed during the sync')
     assert.equal(syncs.calls.length, 2, 'a second sync started while one runs')
 
@@ -121,21 +135,12 @@ describe('SQLite commits made durable off the thread', () => {
   })
 
   it('refuses every writer of a failed sync, those committed during it, and all later work', async (t) => {
-    const file = await tempFile(t)
-    const syncs = heldSyncs()
-    const driver = openSqliteDriver(file, { datasync: syncs.datasync })
-    t.after(() => driver.close())
-    const setup = withNotes(driver)
-    await syncs.called(1)
-    syncs.calls[0]?.finish()
-    await setup
+    const { file, syncs, driver } = await heldNotesStore(t)
 
     const first = [insert(driver, 'a'), insert(driver, 'b')]
     await syncs.called(2)
     const during = insert(driver, 'c')
-    for (let turn = 0; turn < 50 && committedNotes(file).length < 3; turn++) {
-      await new Promise((resolve) => setTimeout(resolve, 2))
-    }
+    await untilCommitted(file, 3)
     syncs.calls[1]?.fail(Object.assign(new Error('EIO: i/o error, fdatasync'), { code: 'EIO' }))
 
     const outcomes = await Promise.allSettled([...first, during])
