@@ -42,6 +42,11 @@ describe('readEnvironment', () => {
     assert.equal(environment.configPath, '/xdg/config/eitri/config.json')
   })
 
+  it('reads EITRI_WASM_TIER_UP=1 only', () => {
+    assert.equal(readEnvironment({ HOME: '/h', EITRI_WASM_TIER_UP: '1' }).wasmTierUp, true)
+    assert.equal(readEnvironment({ HOME: '/h', EITRI_WASM_TIER_UP: 'yes' }).wasmTierUp, undefined)
+  })
+
   it('lets EITRI_STATE_DIR, EITRI_CONFIG and EITRI_TOKEN win, and ignores empty values', () => {
     const environment = readEnvironment({
       HOME: '/home/ada',

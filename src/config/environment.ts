@@ -22,6 +22,8 @@ export interface EitriEnvironment {
    * system), as git finds them: their relative hooks paths apply to every repository.
    */
   readonly gitConfigs?: readonly string[]
+  /** `EITRI_WASM_TIER_UP=1`: leave V8's WebAssembly tiering as it is (decision 0003). */
+  readonly wasmTierUp?: boolean
 }
 
 /** Reads the environment. Pass a record to read another one (tests). */
@@ -40,6 +42,7 @@ export function readEnvironment(
     ...(nonEmpty(env['EITRI_STORE']) === undefined ? {} : { store: nonEmpty(env['EITRI_STORE']) }),
     home,
     gitConfigs: gitConfigFiles(env, home, configHome),
+    ...(env['EITRI_WASM_TIER_UP'] === '1' && { wasmTierUp: true }),
   }
 }
 

@@ -6,6 +6,7 @@
 import fs from 'node:fs/promises'
 import v8 from 'node:v8'
 import { fileURLToPath } from 'node:url'
+import { readEnvironment } from '../../config/environment.ts'
 import type { Parser } from 'web-tree-sitter'
 
 /**
@@ -44,7 +45,7 @@ export async function loadBashParser(options: { signal?: AbortSignal } = {}): Pr
  * V8's default for a library user whose own WebAssembly needs the optimizing compiler.
  */
 function keepWasmOnBaseline(): void {
-  if (process.env['EITRI_WASM_TIER_UP'] === '1') return
+  if (readEnvironment().wasmTierUp === true) return
   // A budget no parse reaches: "bytes executed" before a function is tiered up.
   v8.setFlagsFromString('--wasm-tiering-budget=2000000000')
 }
