@@ -11,7 +11,7 @@ import { ObjectStore } from './git/object-store.ts'
 import { gitBytes, splitGitPaths, type GitPath } from './git/git-path.ts'
 import { runGit, type GitTarget } from './git/run-git.ts'
 import { gitlinksAdded } from './git/tree-gitlinks.ts'
-import { deleteLooseRefAsync, moveLooseRef, moveLooseRefAsync } from './git/loose-refs.ts'
+import { deleteLooseRefAsync, looseRefAbsent, moveLooseRef } from './git/loose-refs.ts'
 import { changedPaths, DEFAULT_MAX_FILE_BYTES, LeftOutPaths } from './left-out-paths.ts'
 import { snapshotScope } from './snapshot-scope.ts'
 
@@ -124,7 +124,8 @@ export class WorkspaceHistory {
       const loose = fs.readFileSync(path.join(this.gitDir, ref), 'utf8').trim()
       if (/^[0-9a-f]{40}$/.test(loose)) return loose
     } catch {
-      // not loose: ask git
+      // not loose: ask git, unless it is surely nowhere (a fork's before its first commit)
+      if (looseRefAbsent(this.gitDir, ref)) return undefined
     }
     const output = await runGit(
       { gitDir: this.gitDir },
@@ -142,13 +143,13 @@ export class WorkspaceHistory {
   }
 
   /**
-   * Creates `ref` at `commit` (refused if it exists), its sync on the thread pool: for a
-   * reference no other writer knows yet (a new fork's), so many made at once overlap their
-   * syncs and the thread goes on meanwhile.
+   * Moves a line's reference from `head` to `commit`, where a reference not made yet stands at
+   * `base` (a fork's is made at its first commit of its own: until then its head is the commit
+   * it was forked from). Refused, as a moved reference is, when it names neither.
    */
-  async createRef(ref: string, commit: string): Promise<void> {
-    if (await moveLooseRefAsync(this.gitDir, ref, commit, undefined)) return
-    await runGit({ gitDir: this.gitDir }, ['update-ref', ref, commit, ''])
+  async advanceRef(ref: string, commit: string, head: string, base: string): Promise<void> {
+    const unmade = head === base && (await this.readRef(ref)) === undefined
+    await this.updateRef(ref, commit, unmade ? undefined : head)
   }
 
   /** Deletes `ref`, its file operations on the thread pool (nothing to do if it is not there). */

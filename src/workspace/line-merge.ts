@@ -184,7 +184,7 @@ async function mergeIntoFork(
     [ours, theirs],
     `merge ${displayName(info)} into ${displayName(parent)}`,
   )
-  await context.history.updateRef(forkRef(parent.id), commit, ours)
+  await context.history.advanceRef(forkRef(parent.id), commit, ours, parent.forkPoint)
   ;(await context.forkTree(parent)).rebase(result.tree)
   await markMerged(context, info, parent.id)
   return { type: 'merged', into: parent.id, changes, commit }

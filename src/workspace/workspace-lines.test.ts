@@ -28,7 +28,12 @@ describe('WorkspaceLines', () => {
     assert.deepEqual(await lines.changes(inner.id), [])
     assert.deepEqual(await lines.diff(inner.id), [])
     assert.equal(gitCommandsStarted() - before, 0, 'fork and comparisons started no git')
-    assert.equal(await gitSays(`refs/eitri/forks/${inner.id}`), inner.forkPoint, 'git sees it')
+    assert.equal(await gitSays(`refs/eitri/forks/${inner.id}`), '', 'no reference until it commits')
+    assert.deepEqual(
+      (await lines.log(inner.id)).map((entry) => entry.commit),
+      (await lines.log(outer.id)).map((entry) => entry.commit),
+      "its log is its parent's up to where it was forked",
+    )
     const beforeDiscard = gitCommandsStarted()
     await lines.discard(inner.id)
     assert.equal(gitCommandsStarted() - beforeDiscard, 0, 'nor did the discard')

@@ -258,11 +258,10 @@ export class WorkspaceLines implements AsyncDisposable {
       return info
     })
     try {
-      // Outside the queue, so forks made at once sync together: the reference (a new id no
-      // other line touches), then the record, which makes the fork exist. The same order as
-      // in the queue: a crash between them leaves an unused reference, never a record without
-      // its reference.
-      await this.history.createRef(forkRef(info.id), info.forkPoint)
+      // Outside the queue, so forks made at once sync together: the record makes the fork
+      // exist. Its history line has no reference until its first commit of its own: until then
+      // its head is its fork point, which its parent's line keeps (main's and a fork's lines
+      // only move forward, and a fork with forks of its own is never discarded).
       await writeForkAsync(this.#stateDir, info)
     } finally {
       this.#forming.delete(info.id)
@@ -496,7 +495,12 @@ export class WorkspaceLines implements AsyncDisposable {
     line: string = MAIN_LINE,
     limit = 50,
   ): Promise<{ commit: string; message: string; time: string }[]> {
-    return this.history.commits(line === MAIN_LINE ? MAIN_REF : forkRef(this.#fork(line).id), limit)
+    if (line === MAIN_LINE) return this.history.commits(MAIN_REF, limit)
+    const info = this.#fork(line)
+    return this.history.commits(
+      (await this.history.readRef(forkRef(info.id))) ?? info.forkPoint,
+      limit,
+    )
   }
 
   async close(): Promise<void> {
@@ -551,7 +555,7 @@ export class WorkspaceLines implements AsyncDisposable {
       message === 'snapshot' ? `writes in ${displayName(info)}` : message,
       tree.newestWrite,
     )
-    await this.history.updateRef(ref, commit, head)
+    await this.history.advanceRef(ref, commit, head, info.forkPoint)
     tree.rebase(written)
     return commit
   }

@@ -5,12 +5,7 @@ import os from 'node:os'
 import path from 'node:path'
 import { describe, it, type TestContext } from 'node:test'
 import { WorkspaceHistory } from '../history.ts'
-import {
-  deleteLooseRef,
-  deleteLooseRefAsync,
-  moveLooseRef,
-  moveLooseRefAsync,
-} from './loose-refs.ts'
+import { deleteLooseRef, deleteLooseRefAsync, moveLooseRef } from './loose-refs.ts'
 import { gitCommandsStarted, runGit } from './run-git.ts'
 
 /** A history repository with two commits, and a reader of refs that asks git itself. */
@@ -47,35 +42,6 @@ describe('loose references without git', () => {
     assert.equal(await gitSays(REF), undefined)
     assert.equal(spawned, 0)
     assert.equal(fs.existsSync(path.join(gitDir, `${REF}.lock`)), false, 'no lock left behind')
-  })
-
-  it('creates a reference with its sync on the thread pool: synced before the rename, the thread free meanwhile', async (t) => {
-    const { history, gitDir, first, gitSays } = await repository(t)
-    const order: string[] = []
-    const fdatasync = fs.fdatasync
-    t.mock.method(fs, 'fdatasync', (descriptor: number, done: (error: Error | null) => void) => {
-      order.push('sync started')
-      fdatasync(descriptor, (error) => {
-        order.push('synced')
-        done(error)
-      })
-    })
-    const renameSync = fs.renameSync
-    t.mock.method(fs, 'renameSync', (from: fs.PathLike, to: fs.PathLike) => {
-      order.push('renamed')
-      renameSync(from, to)
-    })
-    const before = gitCommandsStarted()
-    const creating = history.createRef(REF, first)
-    order.push('thread free')
-    await creating
-    assert.deepEqual(order, ['sync started', 'thread free', 'synced', 'renamed'])
-    assert.equal(gitCommandsStarted() - before, 0)
-    assert.equal(await gitSays(REF), first)
-    assert.equal(fs.existsSync(path.join(gitDir, `${REF}.lock`)), false, 'no lock left behind')
-    assert.equal(await moveLooseRefAsync(gitDir, REF, first, undefined), false, 'it exists')
-    await assert.rejects(history.createRef(REF, first), /update-ref failed/)
-    assert.equal(fs.existsSync(path.join(gitDir, `${REF}.lock`)), false)
   })
 
   it('deletes a reference with its removals on the thread pool, the thread free meanwhile', async (t) => {

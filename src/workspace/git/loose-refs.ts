@@ -43,36 +43,6 @@ export function moveLooseRef(
   return moved
 }
 
-/**
- * What {@link moveLooseRef} does, in the same order, its sync on the thread pool: the one
- * thread goes on meanwhile, and references moved at once overlap their syncs. The lock is held
- * across the wait, so only for a reference no other writer is expected on (a new fork's):
- * another writer meanwhile finds the lock and fails, as with git.
- */
-export async function moveLooseRefAsync(
-  gitDir: string,
-  ref: string,
-  commit: string,
-  expected: string | undefined,
-): Promise<boolean> {
-  const move = startMove(gitDir, ref, commit, expected)
-  if (move === undefined) return false
-  let moved = false
-  try {
-    await fdatasync(move.lock)
-    moved = finishMove(move)
-  } finally {
-    if (!moved) abandonMove(move)
-  }
-  return moved
-}
-
-function fdatasync(descriptor: number): Promise<void> {
-  return new Promise((resolve, reject) => {
-    fs.fdatasync(descriptor, (error) => (error === null ? resolve() : reject(error)))
-  })
-}
-
 interface PendingMove {
   readonly lock: number
   readonly lockFile: string
@@ -187,6 +157,17 @@ function plainRepository(gitDir: string, ref: string): boolean {
   } catch {
     return false
   }
+}
+
+/**
+ * Whether git would surely find no `ref`: no loose file, no lock (a writer midway), no reftable
+ * and no `packed-refs` entry. False when unsure: the caller then asks git.
+ */
+export function looseRefAbsent(gitDir: string, ref: string): boolean {
+  if (!/^refs\/[A-Za-z0-9/_-]+$/.test(ref)) return false
+  const file = path.join(gitDir, ref)
+  if (fs.existsSync(file) || fs.existsSync(`${file}.lock`)) return false
+  return !fs.existsSync(path.join(gitDir, 'reftable')) && !packed(gitDir, ref)
 }
 
 /** Takes `lockFile` exclusively; undefined when another holds it (git then waits or fails). */
