@@ -7,15 +7,16 @@ import fs from 'node:fs/promises'
 import path from 'node:path'
 import { describe, it } from 'node:test'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
-import { ElicitRequestSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js'
-import { EITRI_BIN, runEitri } from './helpers/eitri-process.ts'
+import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js'
+import { runEitri } from './helpers/eitri-process.ts'
 import { makeScratch, type Scratch } from './helpers/scratch.ts'
+import { connectServe, type ServeToolCall } from './helpers/serve-client.ts'
 
 type Decision = 'approve' | 'approve-for-session' | 'deny'
 
 interface Connected {
   readonly client: Client
+  readonly call: ServeToolCall
   readonly prompts: string[]
   readonly answers: Decision[]
 }
@@ -33,54 +34,29 @@ async function connect(scratch: Scratch, args: string[], elicitation: boolean): 
       return { action: 'accept', content: { decision: answers.shift() ?? 'deny' } }
     })
   }
-  await client.connect(
-    new StdioClientTransport({
-      command: process.execPath,
-      args: [EITRI_BIN, 'serve', ...scratch.flags, ...args],
-      stderr: 'pipe',
-    }),
-  )
-  return { client, prompts, answers }
-}
-
-async function call(client: Client, name: string, input: Record<string, unknown>) {
-  const result = (await client.callTool({ name, arguments: input })) as CallToolResult
-  const structured = result.structuredContent as {
-    code?: string
-    metadata?: Record<string, unknown>
-  }
-  return {
-    isError: result.isError === true,
-    code: structured.code,
-    text: result.content[0]?.type === 'text' ? result.content[0].text : '',
-  }
+  const call = await connectServe(client, scratch, args)
+  return { client, call, prompts, answers }
 }
 
 describe('plan mode through eitri serve', () => {
   it('refuses writes, and leaves plan only when the person approves the plan', async () => {
     await using scratch = await makeScratch({ 'notes.md': 'v1\n' })
-    const { client, prompts, answers } = await connect(scratch, ['--mode', 'plan'], true)
+    const { client, call, prompts, answers } = await connect(scratch, ['--mode', 'plan'], true)
     try {
-      const refused = await call(client, 'write_file', { path: 'notes.md', content: 'v2\n' })
+      const refused = await call('write_file', { path: 'notes.md', content: 'v2\n' })
       assert.deepEqual([refused.isError, refused.code], [true, 'read_only_access'])
       answers.push('deny')
-      const kept = await call(client, 'exit_plan_mode', { plan: 'Rewrite notes.md to v2.' })
+      const kept = await call('exit_plan_mode', { plan: 'Rewrite notes.md to v2.' })
       assert.equal(kept.isError, true)
       assert.match(kept.text, /^Keep planning/)
       assert.match(prompts[0] ?? '', /Rewrite notes\.md to v2\./)
-      assert.equal(
-        (await call(client, 'mode_get', {})).text.split('\n')[0],
-        'Mode: plan (cap read-only)',
-      )
+      assert.equal((await call('mode_get', {})).text.split('\n')[0], 'Mode: plan (cap read-only)')
       answers.push('approve')
-      const approved = await call(client, 'exit_plan_mode', { plan: 'Rewrite notes.md to v2.' })
+      const approved = await call('exit_plan_mode', { plan: 'Rewrite notes.md to v2.' })
       assert.equal(approved.isError, false, approved.text)
-      assert.equal(
-        (await call(client, 'write_file', { path: 'notes.md', content: 'v2\n' })).isError,
-        false,
-      )
+      assert.equal((await call('write_file', { path: 'notes.md', content: 'v2\n' })).isError, false)
       assert.equal(await fs.readFile(path.join(scratch.workspace, 'notes.md'), 'utf8'), 'v2\n')
-      const narrowed = await call(client, 'mode_set', { mode: 'plan' })
+      const narrowed = await call('mode_set', { mode: 'plan' })
       assert.equal(narrowed.isError, false)
       assert.equal(prompts.length, 2, 'narrowing asks no one')
     } finally {
@@ -92,16 +68,16 @@ describe('plan mode through eitri serve', () => {
 describe('approval by elicitation', () => {
   it('asks for a command the policy leaves to a person: deny, approve for the session, then no question', async () => {
     await using scratch = await makeScratch({ 'a.o': 'x', 'keep.txt': 'k' })
-    const { client, prompts, answers } = await connect(scratch, [], true)
+    const { client, call, prompts, answers } = await connect(scratch, [], true)
     try {
       answers.push('deny')
-      const denied = await call(client, 'shell', { command: 'git clean -f' })
+      const denied = await call('shell', { command: 'git clean -f' })
       assert.deepEqual([denied.isError, denied.code], [true, 'permission_denied'])
       assert.match(prompts[0] ?? '', /git clean -f/)
       answers.push('approve-for-session')
-      const ran = await call(client, 'shell', { command: 'git clean -f' })
+      const ran = await call('shell', { command: 'git clean -f' })
       assert.equal(ran.isError, false, ran.text)
-      const again = await call(client, 'shell', { command: 'git clean -f' })
+      const again = await call('shell', { command: 'git clean -f' })
       assert.equal(again.isError, false)
       assert.equal(prompts.length, 2, 'the exact command is approved for the session')
     } finally {
@@ -120,15 +96,15 @@ describe('approval by elicitation', () => {
 
   it('a client without elicitation is refused with the rule that would allow it, and nothing runs', async () => {
     await using scratch = await makeScratch({ 'keep.txt': 'k' })
-    const { client } = await connect(scratch, [], false)
+    const { client, call } = await connect(scratch, [], false)
     try {
-      const refused = await call(client, 'shell', { command: 'rm -rf .' })
+      const refused = await call('shell', { command: 'rm -rf .' })
       assert.deepEqual([refused.isError, refused.code], [true, 'permission_denied'])
       assert.match(refused.text, /does not support MCP elicitation.*rule shell\(rm -rf \.\)/)
       assert.equal(await fs.readFile(path.join(scratch.workspace, 'keep.txt'), 'utf8'), 'k')
-      const plan = await call(client, 'mode_set', { mode: 'plan' })
+      const plan = await call('mode_set', { mode: 'plan' })
       assert.equal(plan.isError, false)
-      const stuck = await call(client, 'exit_plan_mode', { plan: 'x' })
+      const stuck = await call('exit_plan_mode', { plan: 'x' })
       assert.equal(stuck.isError, true)
       assert.match(stuck.text, /does not support MCP elicitation/)
     } finally {

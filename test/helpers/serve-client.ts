@@ -24,13 +24,18 @@ export type ServeToolCall = (
 
 /**
  * Connects `client` (built by the test, with whatever capabilities it needs) to `eitri serve`
- * on the scratch project, and answers a caller of its tools. The test closes the client.
+ * on the scratch project, with `args` after the scratch's flags, and answers a caller of its
+ * tools. The test closes the client.
  */
-export async function connectServe(client: Client, scratch: Scratch): Promise<ServeToolCall> {
+export async function connectServe(
+  client: Client,
+  scratch: Scratch,
+  args: readonly string[] = [],
+): Promise<ServeToolCall> {
   await client.connect(
     new StdioClientTransport({
       command: process.execPath,
-      args: [EITRI_BIN, 'serve', ...scratch.flags],
+      args: [EITRI_BIN, 'serve', ...scratch.flags, ...args],
       stderr: 'pipe',
     }),
   )
