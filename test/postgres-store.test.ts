@@ -4,8 +4,10 @@
  */
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
+import pg from 'pg'
 import { EitriError } from '../src/errors/eitri-error.ts'
 import { openStore } from '../src/store/open-store.ts'
+import { openPostgresDriver } from '../src/store/postgres/postgres-driver.ts'
 import { storeContract } from '../src/store/store-contract.ts'
 import { startPostgresCluster, type PostgresCluster } from './helpers/postgres-cluster.ts'
 
@@ -57,5 +59,32 @@ describe('opening a PostgreSQL store that cannot be opened', () => {
     const error = await openError('postgres://')
     assert.equal(error.code, 'config_invalid')
     assert.match(error.message, /postgres:\/\/USER:PASSWORD@HOST:PORT\/DATABASE/)
+  })
+})
+
+describe('a PostgreSQL write heard at its commit (deferSync)', () => {
+  it('is an asynchronous commit of that transaction alone', async () => {
+    // The tests' cluster commits asynchronously everywhere for speed: this database does not.
+    const url = await cluster.createDatabase()
+    const admin = new pg.Client({ connectionString: cluster.url('postgres') })
+    await admin.connect()
+    await admin.query(
+      `ALTER DATABASE ${new URL(url).pathname.slice(1)} SET synchronous_commit = on`,
+    )
+    await admin.end()
+    const driver = await openPostgresDriver(url)
+    try {
+      const setting = (deferSync: boolean) =>
+        driver.transaction(
+          'write',
+          async (tx) => (await tx.get('SHOW synchronous_commit'))?.['synchronous_commit'],
+          { deferSync },
+        )
+      assert.equal(await setting(false), 'on', 'an ordinary write waits for its flush')
+      assert.equal(await setting(true), 'off')
+      assert.equal(await setting(false), 'on', 'the next transaction on the connection waits again')
+    } finally {
+      await driver.close()
+    }
   })
 })

@@ -17,16 +17,22 @@ const roster = Roster.of([
 ])
 
 /**
- * For each journal event, by type: the Run's status when it was appended alone, or `with` the
- * status its row was written with in the same transaction (an admission, a finish).
+ * For each journal event, by type: the Run's status when it was appended alone (and whether its
+ * sync was deferred), or `with` the status its row was written with in the same transaction
+ * (an admission, a finish).
  */
 function watchingStore(store: Store, seen: [string, string | undefined][]): Store {
   return new Proxy(store, {
     get(target, key, receiver) {
       if (key === 'appendRunEvents') {
-        return async (runId: string, events: readonly { type: string }[], call?: object) => {
+        return async (
+          runId: string,
+          events: readonly { type: string }[],
+          call?: { deferSync?: boolean },
+        ) => {
           const row = await target.getRun(runId)
-          for (const event of events) seen.push([event.type, row?.status])
+          const deferred = call?.deferSync === true ? ', its sync deferred' : ''
+          for (const event of events) seen.push([event.type, `${row?.status}${deferred}`])
           return target.appendRunEvents(runId, events, call)
         }
       }
@@ -93,7 +99,8 @@ describe('AgentRuntime with leases: durability of Runs', () => {
     // contract says such events are written in the row's transaction).
     assert.deepEqual(seen, [
       ['trigger', 'with running'],
-      ['started', 'running'],
+      // Nothing outside rests on `started` before the terminal row's sync (decision 0017).
+      ['started', 'running, its sync deferred'],
       ['finished', 'with completed'],
     ])
   })

@@ -118,8 +118,14 @@ async function runProgram(work: RunWork, live: LiveRun, program: Program): Promi
   if (signal.aborted) return { status: 'cancelled', reason: 'cancelled before it started' }
   try {
     // Journaled before the program runs, so the journal never shows work it did not start.
+    // Committed, not waited for on disk: nothing outside rests on it before the program's
+    // first intent or the terminal row, whose syncs make it durable too (decision 0017).
     await durableWrite(
-      (call) => work.options.store.appendRunEvents(live.id, [{ type: 'started' }], call),
+      (call) =>
+        work.options.store.appendRunEvents(live.id, [{ type: 'started' }], {
+          ...call,
+          deferSync: true,
+        }),
       { signal, log: work.options.onStoreRetry },
     )
   } catch (error) {

@@ -31,6 +31,11 @@ export interface StoreCallOptions {
   readonly signal?: AbortSignal
 }
 
+/** A journal write's options: `deferSync` as `TransactionOptions` says (the kill-safe commit). */
+export interface StoreJournalOptions extends StoreCallOptions {
+  readonly deferSync?: boolean
+}
+
 /** Which backend a store runs on. */
 export type StoreBackend = 'sqlite' | 'postgres'
 
@@ -89,11 +94,15 @@ export interface Store extends AsyncDisposable {
   getRun(id: string, options?: StoreCallOptions): Promise<RunRecord | undefined>
   /** Runs, newest first. */
   listRuns(filter?: RunFilter, options?: StoreCallOptions): Promise<RunRecord[]>
-  /** Appends to a Run's journal in one transaction; returns the stored events. */
+  /**
+   * Appends to a Run's journal in one transaction; returns the stored events. With `deferSync`
+   * it resolves at the commit (which survives the process being killed) and is synced with the
+   * next synced write.
+   */
   appendRunEvents(
     runId: string,
     events: readonly { readonly type: string; readonly data?: unknown }[],
-    options?: StoreCallOptions,
+    options?: StoreJournalOptions,
   ): Promise<RunEvent[]>
   /** A Run's journal in order, optionally after a sequence number. */
   listRunEvents(

@@ -13,6 +13,7 @@ import type {
   SqlTransaction,
   SqlValue,
   TransactionMode,
+  TransactionOptions,
 } from '../sql/sql-driver.ts'
 
 /** Connections per store. */
@@ -121,12 +122,12 @@ export class PostgresDriver implements SqlDriver {
   async transaction<T>(
     mode: TransactionMode,
     work: (transaction: SqlTransaction) => Promise<T>,
-    options: { readonly signal?: AbortSignal | undefined } = {},
+    options: TransactionOptions = {},
   ): Promise<T> {
     if (this.#closed) {
       throw new EitriError('not_available', `The store at ${this.location} is closed.`)
     }
-    return retryOnContention(() => this.#attempt(mode, work), isContention, {
+    return retryOnContention(() => this.#attempt(mode, work, options.deferSync), isContention, {
       signal: options.signal,
       location: this.location,
     })
@@ -135,6 +136,7 @@ export class PostgresDriver implements SqlDriver {
   async #attempt<T>(
     mode: TransactionMode,
     work: (transaction: SqlTransaction) => Promise<T>,
+    deferSync: boolean | undefined,
   ): Promise<T> {
     let client: PoolClient
     try {
@@ -145,6 +147,8 @@ export class PostgresDriver implements SqlDriver {
     let broken = false
     try {
       await client.query(mode === 'write' ? 'BEGIN' : 'BEGIN READ ONLY')
+      // PostgreSQL's asynchronous commit: the WAL writer flushes it soon, a synced commit at once.
+      if (deferSync === true) await client.query('SET LOCAL synchronous_commit TO OFF')
       const result = await work(this.#transaction(client))
       await client.query('COMMIT')
       return result

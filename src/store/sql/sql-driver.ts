@@ -29,6 +29,18 @@ export interface SqlTransaction {
 /** How a transaction will use the database. */
 export type TransactionMode = 'read' | 'write'
 
+/** How a transaction is run and when its caller hears. */
+export interface TransactionOptions {
+  readonly signal?: AbortSignal | undefined
+  /**
+   * A write whose caller hears once it is committed, before it is synced: it survives the
+   * process being killed, not a power loss until the next synced commit (on SQLite's log and
+   * PostgreSQL's alike, a later commit made durable makes every earlier one durable). For a
+   * record nothing outside depends on before the next synced write (a Run's `started`).
+   */
+  readonly deferSync?: boolean | undefined
+}
+
 /** A connection (or pool) to one database. */
 export interface SqlDriver {
   readonly dialect: StoreBackend
@@ -42,7 +54,7 @@ export interface SqlDriver {
   transaction<T>(
     mode: TransactionMode,
     work: (transaction: SqlTransaction) => Promise<T>,
-    options?: { readonly signal?: AbortSignal | undefined },
+    options?: TransactionOptions,
   ): Promise<T>
   close(): Promise<void>
 }

@@ -251,7 +251,7 @@ export async function appendRunEvents(
   dependencies: StoreDependencies,
   runId: string,
   events: readonly { readonly type: string; readonly data?: unknown }[],
-  options: CallOptions = {},
+  options: CallOptions & { readonly deferSync?: boolean | undefined } = {},
 ): Promise<RunEvent[]> {
   checkEvents(events)
   return driver.transaction(

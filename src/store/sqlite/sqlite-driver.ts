@@ -18,6 +18,7 @@ import type {
   SqlTransaction,
   SqlValue,
   TransactionMode,
+  TransactionOptions,
 } from '../sql/sql-driver.ts'
 import { SerialQueue } from '../../util/serial-queue.ts'
 import { WalSync, type Datasync } from './wal-sync.ts'
@@ -111,6 +112,8 @@ const MAX_GROUP = 256
 interface GroupMember {
   readonly work: (transaction: SqlTransaction) => Promise<unknown>
   readonly signal: AbortSignal | undefined
+  /** Hears at the commit, not after the sync (see `TransactionOptions.deferSync`). */
+  readonly deferSync: boolean
   readonly resolve: (value: unknown) => void
   readonly reject: (error: unknown) => void
 }
@@ -131,6 +134,8 @@ export class SqliteDriver implements SqlDriver {
   readonly #pending: GroupMember[] = []
   /** Syncs the log after each commit; undefined when commits sync themselves (`FULL`). */
   readonly #walSync: WalSync | undefined
+  /** A commit whose sync nobody waited for happened since the last sync began. */
+  #unsynced = false
   #closed = false
 
   constructor(database: DatabaseSync, location: string, walSync?: WalSync) {
@@ -142,9 +147,9 @@ export class SqliteDriver implements SqlDriver {
   transaction<T>(
     mode: TransactionMode,
     work: (transaction: SqlTransaction) => Promise<T>,
-    options: { readonly signal?: AbortSignal | undefined } = {},
+    options: TransactionOptions = {},
   ): Promise<T> {
-    if (mode === 'write') return this.#groupWrite(work, options.signal)
+    if (mode === 'write') return this.#groupWrite(work, options.signal, options.deferSync === true)
     const run = async (): Promise<T> => {
       this.#assertOpen()
       return retryOnContention(() => this.#attempt(mode, work), isContention, {
@@ -165,11 +170,13 @@ export class SqliteDriver implements SqlDriver {
   #groupWrite<T>(
     work: (transaction: SqlTransaction) => Promise<T>,
     signal: AbortSignal | undefined,
+    deferSync: boolean,
   ): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       this.#pending.push({
         work,
         signal,
+        deferSync,
         resolve: resolve as (value: unknown) => void,
         reject,
       })
@@ -209,6 +216,13 @@ export class SqliteDriver implements SqlDriver {
       settle()
       return
     }
+    if (group.every((member) => member.deferSync)) {
+      // The next synced commit's sync covers it: the log is synced whole.
+      this.#unsynced = true
+      settle()
+      return
+    }
+    this.#unsynced = false
     // Not awaited: the queue moves on to the next group while this one's sync runs.
     this.#walSync.durable().then(settle, (error: unknown) => {
       for (const member of group) member.reject(error)
@@ -304,6 +318,8 @@ export class SqliteDriver implements SqlDriver {
     if (this.#closed) return
     this.#closed = true
     await this.#queue.settled()
+    // What was committed without a sync is synced before the store lets go of it.
+    if (this.#unsynced) await this.#walSync?.durable().catch(() => undefined)
     // Writers committed before the close still hear, after their sync.
     await this.#walSync?.close()
     this.#statements.clear()
