@@ -59,6 +59,27 @@ describe('attacks on a fork’s kept layer', () => {
     assert.ok(!existsSync(path.join(folder, 'owner')))
   })
 
+  it('a setuid or setgid binary a program keeps is no setuid binary on the host’s disk', async () => {
+    await using scratch = await project()
+    await using workshop = await openJailedWorkshop(scratch)
+    const forked = await workshop.call('workspace_fork', { name: 'f' })
+    const folder = await layerFolder(scratch, String(forked.metadata['fork']))
+    await workshop.call('workspace_use', { fork: 'f' })
+    const made = await workshop.call('shell', {
+      command:
+        'cp /usr/bin/id x.log && chmod 6755 x.log && mkdir logs && cp /usr/bin/id logs/y.log && chmod 4755 logs/y.log && stat -c %a x.log logs/y.log',
+    })
+    assert.equal(made.type, 'success', made.content)
+    // Positive control: the program did set the bits, and both files are kept, still runnable.
+    assert.match(made.content, /^6755\n4755\n/)
+    for (const kept of ['x.log', 'logs/y.log']) {
+      const stat = await fs.stat(path.join(folder, 'kept', kept))
+      assert.equal(stat.mode & 0o7777, 0o755, `${kept} keeps its permission bits only`)
+    }
+    const ran = await workshop.call('shell', { command: './x.log -u && logs/y.log -u' })
+    assert.equal(ran.type, 'success', ran.content)
+  })
+
   it('a kept folder never hides a file the fork has at its path now', async () => {
     await using scratch = await project()
     await using workshop = await openJailedWorkshop(scratch)

@@ -14,6 +14,8 @@ import type { ApprovalDecision, Approver } from '../src/access/approval.ts'
 import type { ToolResult } from '../src/tool/tool-result.ts'
 import type { Principal } from '../src/workspace/fork-owner.ts'
 import { openWorkshop, type Workshop, type WorkshopSession } from '../src/workshop/workshop.ts'
+import type { Program } from '../src/agent/program.ts'
+import { hireOne } from './helpers/hire-one.ts'
 import { makeScratch, type Scratch } from './helpers/scratch.ts'
 
 const approve: Approver = async (): Promise<ApprovalDecision> => ({
@@ -330,6 +332,73 @@ describe('snapshots of main are seen only by the sessions that made them', () =>
     assert.ok(ids.length > 0)
     const restored = await callB('workspace_restore', { snapshot: ids[0] })
     assert.equal(restored.type === 'error' && restored.code, 'not_found', restored.content)
+    await a.close()
+    await b.close()
+  })
+})
+
+/** Reads `secret.txt` in its world; with a task of tool calls, makes them and answers theirs. */
+const reader: Program = {
+  async run(context) {
+    const calls = (context.task as { calls?: { name: string; input: unknown }[] }).calls
+    const results: string[] = []
+    for (const call of calls ?? [{ name: 'read_file', input: { path: 'secret.txt' } }]) {
+      const result = await context.tools.call(call, { signal: context.signal })
+      results.push(`${result.type === 'error' ? result.code : 'success'}: ${result.content}`)
+    }
+    return { status: 'completed', value: results }
+  },
+}
+
+describe('Runs are seen only by the sessions that hired them', () => {
+  it('another connection’s Runs (and their Runs’ Runs) answer like Runs that do not exist', async () => {
+    await using scratch = await makeScratch({ 'a.txt': 'main\n' })
+    await using workshop = await openWorkshop({
+      workspace: scratch.workspace,
+      stateDir: scratch.stateDir,
+      configPath: scratch.configPath,
+      approver: approve,
+      programs: { scripted: () => reader },
+    })
+    const a = await workshop.openSession({ principal: alice, isolate: true })
+    const b = await workshop.openSession({ principal: bob, isolate: true })
+    const callA = caller(workshop, a)
+    const callB = caller(workshop, b)
+    await callA('write_file', { path: 'secret.txt', content: 'alice’s secret\n' })
+    const tools = ['read_file', 'run_list', 'run_observe']
+    const def = { id: 'reader', program: { kind: 'scripted' }, tools, access: 'read-only' }
+    const hired = await hireOne(a, def, {})
+    assert.match(JSON.stringify(hired.outcome.value), /alice’s secret/)
+    const doors: [string, Record<string, unknown>][] = [
+      ['run_observe', {}],
+      ['run_await', { wait_s: 0 }],
+      ['run_cancel', {}],
+      ['run_settle', { action: 'discard' }],
+    ]
+    for (const [name, input] of doors) {
+      const result = await callB(name, { ...input, id: hired.id })
+      const absent = await callB(name, { ...input, id: NOWHERE })
+      assert.equal(
+        refusal(result, hired.id),
+        refusal(absent, NOWHERE),
+        `${name} answers like a Run that does not exist: ${result.content}`,
+      )
+    }
+    assert.doesNotMatch((await callB('run_list', {})).content, new RegExp(hired.id))
+    // Nor through a Run of bob's, whose tools read Runs too.
+    const calls = [
+      { name: 'run_list', input: {} },
+      { name: 'run_observe', input: { id: hired.id } },
+    ]
+    const spy = await hireOne(b, def, { calls })
+    assert.doesNotMatch(JSON.stringify(spy.outcome.value), /secret|not_found: .*reader/)
+    assert.match(JSON.stringify(spy.outcome.value), /not_found/)
+    // Positive controls: alice, a Run of hers, and the person read her Run.
+    assert.match((await callA('run_observe', { id: hired.id })).content, /alice’s secret/)
+    assert.match((await callA('run_list', {})).content, new RegExp(hired.id))
+    const own = await hireOne(a, def, { calls })
+    assert.match(JSON.stringify(own.outcome.value), /alice’s secret/)
+    assert.match((await workshop.call('run_observe', { id: hired.id })).content, /alice’s secret/)
     await a.close()
     await b.close()
   })

@@ -4,7 +4,8 @@
  * at its first hire: its root Runs fork from the session's line, are owned by the session's
  * principal, and get no more than the session holds (its tools and its access, read at each
  * hire). A Run is the session's to wait on, compose, cancel and settle only from the line it
- * was hired on; any Run in the store may be waited for. The workshop shares one lease keeper
+ * was hired on; any Run in the store may be waited for, except by a session that does not
+ * see every fork, which reads only its own Runs and their children (run-fence.ts). The workshop shares one lease keeper
  * among its sessions, so a server killed outright leaves Runs that the next one ends.
  */
 import type { AgentRuntime } from '../agent/agent-runtime.ts'
@@ -22,6 +23,7 @@ import { SWEPT_REASONS, type RunRecord } from '../store/run-record.ts'
 import type { Store } from '../store/store.ts'
 import type { Principal, WorkspaceLines } from '../workspace/workspace-lines.ts'
 import { pause } from '../util/pause.ts'
+import { hiredWithin } from './run-fence.ts'
 import { displayName } from '../workspace/fork-registry.ts'
 import { MAIN_LINE } from '../ports/line-control.ts'
 
@@ -48,6 +50,8 @@ export interface SessionAgentParts {
   readonly programs?: Readonly<Record<string, ProgramFactory>> | undefined
   /** Makes each Run's tools (in its world, as the Run). */
   readonly runTools?: RunToolsFactory | undefined
+  /** Waits only for the Runs this session hired and their children (run-fence.ts); any Run if unset. */
+  readonly hiredBy?: string | undefined
 }
 
 /** A session's agents, with the way to stop its Runs when the session ends. */
@@ -126,7 +130,13 @@ export function sessionAgents(parts: SessionAgentParts): SessionAgents {
     if (hired.has(id)) handleOf(id)
     const own = runtime === undefined ? undefined : await runtime
     if (own?.hired(id) === true) return own
-    const row = await parts.store.getRun(id)
+    const found = await parts.store.getRun(id)
+    // Another session's Run, to a session fenced to its own, reads like one that does not exist.
+    const hidden =
+      found !== undefined &&
+      parts.hiredBy !== undefined &&
+      !(await hiredWithin(parts.store, found, parts.hiredBy))
+    const row = hidden ? undefined : found
     throw new EitriError(
       row === undefined ? 'not_found' : 'permission_denied',
       row === undefined
@@ -172,7 +182,7 @@ export function sessionAgents(parts: SessionAgentParts): SessionAgents {
       const handle = handleOf(id)
       return options.owned === true ? handle.ownedResult(options) : handle.result(options)
     },
-    wait: (id, options) => waitForRun(parts.store, id, options),
+    wait: (id, options) => waitForRun(parts.store, id, options, parts.hiredBy),
     join: (ids, options = {}) => join(ids.map(handleOf), options),
     race: (ids, options = {}) => race(ids.map(handleOf), options),
     async cancel(id) {
@@ -193,6 +203,7 @@ async function waitForRun(
   store: Store,
   id: string,
   options: RunWaitOptions,
+  hiredBy: string | undefined,
 ): Promise<RunWaitOutcome> {
   const started = Date.now()
   let told = 0
@@ -206,7 +217,12 @@ async function waitForRun(
       swept = Date.now()
       await store.sweepInterruptedRuns(options)
     }
-    const run = await store.getRun(id, options)
+    const found = await store.getRun(id, options)
+    // Another session's Run reads like one that does not exist.
+    const run =
+      found !== undefined && hiredBy !== undefined && !(await hiredWithin(store, found, hiredBy))
+        ? undefined
+        : found
     if (run === undefined) {
       throw new EitriError(
         'not_found',

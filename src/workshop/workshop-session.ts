@@ -112,6 +112,8 @@ export interface SessionParts {
 interface RunSession {
   readonly scope: RunToolScope
   readonly toolset: Toolset
+  /** The Runs it reads: its hiring session's (run-fence.ts), or every Run when unset. */
+  readonly hiredBy: string | undefined
 }
 
 /** Opens a session. */
@@ -183,6 +185,8 @@ export async function createSession(
   })
   if (run !== undefined) await switchTo(run.scope.line)
   else if (options.isolate === true) await isolate()
+  // A session that does not see every fork reads only its own Runs, and its Runs only its.
+  const hiredBy = run !== undefined ? run.hiredBy : principal.seesEveryFork ? undefined : id
   const agents =
     run !== undefined
       ? { ...runScopedAgents(run.scope, parts.roster), close: async () => undefined }
@@ -206,12 +210,18 @@ export async function createSession(
           actor: id,
           maxActive: parts.config.runs.maxActive,
           programs: parts.programs,
+          hiredBy,
           // A Run's tool calls act as the Run, in its world, asking this session's person.
           runTools: (scope) =>
-            openRunTools(parts, scope, {
-              ...(options.approval === undefined ? {} : { approval: options.approval }),
-              ...(options.approver === undefined ? {} : { approver: options.approver }),
-            }),
+            openRunTools(
+              parts,
+              scope,
+              {
+                ...(options.approval === undefined ? {} : { approval: options.approval }),
+                ...(options.approver === undefined ? {} : { approver: options.approver }),
+              },
+              hiredBy,
+            ),
         })
   const session: WorkshopSession = {
     id,
@@ -231,7 +241,7 @@ export async function createSession(
         evaluator,
         tasks: parts.store.tasks(surface.line),
         knowledge: parts.store.knowledge(surface.line),
-        runs: storeRunLog(parts.store),
+        runs: storeRunLog(parts.store, hiredBy),
         agents,
         ...(run?.scope.modelRun === undefined ? {} : { modelRun: run.scope.modelRun }),
         // A Run's calls never act on main, so there is nothing of main to snapshot.
@@ -258,6 +268,7 @@ async function openRunTools(
   parts: SessionParts,
   scope: RunToolScope,
   hiring: Pick<SessionOptions, 'approval' | 'approver'>,
+  hiredBy: string | undefined,
 ): Promise<RunTools> {
   const held = new Set(parts.toolset.names())
   // Fail closed: a Run bound to no list of tools gets none.
@@ -274,7 +285,7 @@ async function openRunTools(
       trusted: false,
     },
     () => undefined,
-    { scope, toolset },
+    { scope, toolset, hiredBy },
   )
   return {
     offered: () => toolset.offeredIn(session.context()),

@@ -10,7 +10,7 @@ import fs from 'node:fs'
 import path from 'node:path'
 import type { ProposedChange } from '../../access/write-back/plan-write-back.ts'
 import type { WorkspaceTree } from '../../workspace/workspace-tree.ts'
-import { walkPinned } from '../pinned-folder.ts'
+import { atPinned, walkPinned } from '../pinned-folder.ts'
 
 /** The changes of one command and what cannot come back as a change at all. */
 export interface UpperLayerChanges {
@@ -49,6 +49,17 @@ function isWhiteout(stat: fs.Stats): boolean {
   return stat.isCharacterDevice() && stat.rdev === 0
 }
 
+/**
+ * Clears a file's setuid and setgid bits in the upper layer itself: what is set apart moves
+ * into a kept layer on the host's disk as it is (a rename), and must no more be a setuid
+ * binary there than in the workspace. Rare, so a chmod only when set; the layer is unmounted,
+ * so nothing changes it meanwhile.
+ */
+function dropPrivilegeBits(upper: string, entry: { relative: string; stat: fs.Stats }): void {
+  if (!entry.stat.isFile() || (entry.stat.mode & 0o6000) === 0) return
+  atPinned(upper, entry.relative, (pinned) => fs.chmodSync(pinned, entry.stat.mode & 0o1777))
+}
+
 /** Whether a folder above `relative` is in `folders`. */
 function within(relative: string, folders: ReadonlySet<string>): boolean {
   for (let at = relative.lastIndexOf('/'); at > 0; at = relative.lastIndexOf('/', at - 1)) {
@@ -77,6 +88,7 @@ export async function readUpperLayer(context: UpperLayerContext): Promise<UpperL
   const kept: typeof entries = []
   for (const entry of entries) {
     if (context.isPrivate(entry.relative)) continue
+    dropPrivilegeBits(context.upper, entry)
     if (context.apart !== undefined) {
       if (within(entry.relative, apart)) continue
       if (await context.apart(entry.relative, entry.stat)) {
