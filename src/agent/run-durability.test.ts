@@ -99,7 +99,7 @@ describe('AgentRuntime with leases: durability of Runs', () => {
     // contract says such events are written in the row's transaction).
     assert.deepEqual(seen, [
       ['trigger', 'with running'],
-      // Nothing outside rests on `started` before the terminal row's sync (decision 0017).
+      // Nothing outside rests on `started` before the terminal row's sync (decision 0018).
       ['started', 'running, its sync deferred'],
       ['finished', 'with completed'],
     ])

@@ -119,7 +119,7 @@ async function runProgram(work: RunWork, live: LiveRun, program: Program): Promi
   try {
     // Journaled before the program runs, so the journal never shows work it did not start.
     // Committed, not waited for on disk: nothing outside rests on it before the program's
-    // first intent or the terminal row, whose syncs make it durable too (decision 0017).
+    // first intent or the terminal row, whose syncs make it durable too (decision 0018).
     await durableWrite(
       (call) =>
         work.options.store.appendRunEvents(live.id, [{ type: 'started' }], {
