@@ -1,7 +1,8 @@
 /**
- * Commits made with git in a fork stay in the fork's kept `.git`: a merge brings the fork's
- * files, never its git writes, into the user's repository. The merge's answer says so, names the
- * commits left behind and what to do, through `eitri merge` and the `workspace_merge` tool.
+ * git in a fork. Commits made with git in a fork stay in the fork's kept `.git`: a merge brings
+ * the fork's files, never its git writes, into the user's repository. The merge's answer says
+ * so, names the commits left behind and what to do, through `eitri merge` and the
+ * `workspace_merge` tool. And the file tools' refusal of a fork's `.git` says what the rule is.
  * Real bubblewrap, real git, real CLI processes.
  */
 import assert from 'node:assert/strict'
@@ -61,5 +62,34 @@ describe('a merge of a fork holding git commits', () => {
     const withoutGit = await workshop.call('workspace_merge', { fork: 'plain' })
     assert.equal(withoutGit.type, 'success', withoutGit.content)
     assert.doesNotMatch(withoutGit.content, /git commits/)
+  })
+
+  it('the file tools refuse .git/hooks in a fork saying why (a merge would carry it to the host), not "no repository"', async () => {
+    await using scratch = await committedProject({ 'src/a.js': 'main\n' })
+    await using workshop = await openJailedWorkshop(scratch)
+    await workshop.call('workspace_fork', { name: 'hooks' })
+    const hook = { path: '.git/hooks/pre-commit', content: '#!/bin/sh\necho hi\n' }
+    const answers = [
+      await workshop.call('room_write', { fork: 'hooks', files: [hook] }),
+      await (async () => {
+        await workshop.call('workspace_use', { fork: 'hooks' })
+        return workshop.call('write_file', hook)
+      })(),
+    ]
+    for (const answer of answers) {
+      assert.equal(answer.type, 'error', answer.content)
+      assert.equal(answer.code, 'protected_path')
+      assert.doesNotMatch(answer.content, /where there was none/)
+      assert.match(
+        answer.content,
+        /\.git\/hooks\/pre-commit is inside a repository folder \(\.git\), which a fork's files never hold: a merge would carry it into the user's folder, where git runs hooks and configuration on the host/,
+      )
+      assert.match(answer.content, /Run git in the fork's shell.*ask the user to add it/)
+    }
+    // On main the rule for the repository folder itself still speaks.
+    await workshop.call('workspace_use', { fork: 'main' })
+    const onMain = await workshop.call('write_file', hook)
+    assert.equal(onMain.type, 'error', onMain.content)
+    assert.match(onMain.content, /only objects, refs, reflogs/)
   })
 })
