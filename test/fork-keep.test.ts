@@ -137,6 +137,10 @@ describe('a fork’s kept layer', () => {
       `echo cli > src/a.js && ${COMMIT} && mkdir node_modules && echo i > node_modules/i`,
     )
     assert.equal(committed.status, 0, committed.stderr)
+    // The person at the terminal is told, in the words the shell tool uses, what stays in the fork.
+    assert.match(committed.stderr, /^eitri: kept in the jail: \.git: git's own files/m)
+    assert.match(committed.stderr, /^eitri: kept in the jail: node_modules: ignored/m)
+    assert.doesNotMatch(committed.stdout, /kept in the jail/)
     const folder = await layerFolder(scratch, id)
     // A process killed mid-command: its claim and its command layer stay behind.
     await fs.writeFile(path.join(folder, 'owner'), '999999999.1')

@@ -111,4 +111,46 @@ describe('workspace tool inputs', () => {
       await client.close()
     }
   })
+
+  it('refuses a file path ending in "/" from room_write and the file tools, naming the field', async () => {
+    await using scratch = await makeScratch({ 'a.txt': 'main\n' })
+    const { client, call } = await connect(scratch)
+    try {
+      await call('workspace_fork', { name: 'slash' })
+      const folderLike = await call('room_write', {
+        fork: 'slash',
+        files: [
+          { path: 'b.txt', content: 'b\n' },
+          { path: 'c/', content: 'c\n' },
+        ],
+      })
+      assert.equal(folderLike.isError, true, folderLike.text)
+      assert.equal(folderLike.code, 'invalid_input')
+      assert.match(folderLike.text, /files\[1\]\.path: "c\/" ends in "\/", which names a folder/)
+      assert.match(folderLike.text, /without the trailing "\/"/)
+      assert.equal((await call('room_read', { fork: 'slash', path: 'c' })).code, 'not_found')
+      assert.equal((await call('room_read', { fork: 'slash', path: 'b.txt' })).code, 'not_found')
+      await call('workspace_use', { fork: 'slash' })
+      for (const [tool, input] of [
+        ['write_file', { path: 'd/', content: 'd\n' }],
+        ['edit_file', { path: 'a.txt/', old_string: 'main', new_string: 'x' }],
+        ['read_file', { path: 'a.txt/' }],
+        ['room_read', { path: 'a.txt/' }],
+      ] as const) {
+        const answer = await call(tool, input)
+        assert.equal(answer.isError, true, `${tool}: ${answer.text}`)
+        assert.match(answer.text, /path: "[a-z.]+\/" ends in "\/", which names a folder/, tool)
+      }
+      // The harmless variant: the same paths without the slash are files.
+      const files = await call('room_write', {
+        fork: 'slash',
+        files: [{ path: 'c', content: 'c\n' }],
+      })
+      assert.equal(files.isError, false, files.text)
+      assert.equal((await call('write_file', { path: 'd', content: 'd\n' })).isError, false)
+      assert.equal((await call('read_file', { path: 'c' })).text, 'c\n')
+    } finally {
+      await client.close()
+    }
+  })
 })

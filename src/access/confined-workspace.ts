@@ -97,6 +97,7 @@ export function createWorkspaceView(options: WorkspaceViewOptions): ConfinedWork
     isProtected: protectedPathMatcher(options.protectedPaths),
     hidden,
     ...(options.programs === undefined ? {} : { programs: options.programs }),
+    fork: options.line !== undefined && options.line !== MAIN_LINE,
   }
   const historyHost = treeHistoryHost(tree)
   /** The write policy for a path a checkout of a moved ref would write (links: their targets too). */

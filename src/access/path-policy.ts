@@ -42,6 +42,11 @@ export interface PathPolicyOptions {
    * protected like hooks. Without it only the rules by name apply.
    */
   readonly programs?: ProgramPathSource
+  /**
+   * Whether the tree is a fork's: its files never hold a repository folder, and a write into
+   * one is refused as such (not as a repository made where there was none). @default false
+   */
+  readonly fork?: boolean
 }
 
 /** The fixed path at which programs see the workspace; accepted as an alias of the root. */
@@ -123,7 +128,9 @@ export async function decidePath(
           `${candidate} is protected (rule "${rule}"): a host runs code from it later, so tools may not write it. Ask the user to change it, or to allow it in eitri's configuration`,
         )
       }
-      const git = await judgeGitWrite(candidate, options.lookup, options.programs)
+      const git = await judgeGitWrite(candidate, options.lookup, options.programs, {
+        fork: options.fork === true,
+      })
       if (git !== undefined) return denied('protected_path', git)
     }
   }

@@ -4,6 +4,7 @@ import path from 'node:path'
 import { describe, it } from 'node:test'
 import { makeScratch } from '../../test/helpers/scratch.ts'
 import { packageInfo } from '../util/package-info.ts'
+import { COMMANDS } from './command-table.ts'
 import { main } from './main.ts'
 import { REGISTERED_TOOL_NAMES } from '../../test/helpers/tool-names.ts'
 
@@ -32,6 +33,19 @@ describe('eitri command line', () => {
     assert.equal(status, 0)
     for (const command of ['demo', 'serve', 'tools', 'call', '--state-dir', '--config'])
       assert.match(stdout, new RegExp(command))
+  })
+
+  it('the usage line and --help name every command the command table runs', async () => {
+    const names = Object.keys(COMMANDS)
+    assert.ok(names.includes('exec') && names.includes('merge'), 'the table is read')
+    const bare = await run([])
+    assert.equal(bare.status, 2)
+    const usage = bare.stderr.trimEnd().split('\n')[1] ?? ''
+    const listed = /^Usage: eitri <([^>]+)>/.exec(usage)?.[1]?.split('|')
+    assert.deepEqual(listed, names, usage)
+    const help = (await run(['--help'])).stdout
+    for (const name of names)
+      assert.match(help, new RegExp(`(eitri|\\|) ${name}\\b`), `--help shows ${name}`)
   })
 
   for (const [argv, reason] of [

@@ -2,10 +2,10 @@
  * @module cli/usage
  * The help text of `eitri`.
  */
+import { COMMANDS } from './command-table.ts'
 
-/** One line for errors. */
-export const USAGE_LINE =
-  'Usage: eitri <demo|serve|tools|call|eval|repl|exec|run|runs|bench|approvals|mcp-config> [options]   (eitri --help for more)'
+/** One line for errors: every command of the command table. */
+export const USAGE_LINE = `Usage: eitri <${Object.keys(COMMANDS).join('|')}> [options]   (eitri --help for more)`
 
 /** The full help. */
 export const HELP = `eitri: a workshop for LLM agents: confined tools on a workspace, over MCP or as a library.

@@ -51,7 +51,13 @@ export interface LineConflictInfo {
 
 /** What a merge did, as tools report it. */
 export type LineMergeInfo =
-  | { readonly type: 'merged'; readonly into: string; readonly paths: readonly string[] }
+  | {
+      readonly type: 'merged'
+      readonly into: string
+      readonly paths: readonly string[]
+      /** What the merge left behind that its reader should know (a fork's git commits). */
+      readonly notes?: readonly string[]
+    }
   | { readonly type: 'nothing'; readonly into: string }
   | {
       readonly type: 'conflict'

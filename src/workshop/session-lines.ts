@@ -207,6 +207,7 @@ export function sessionLineControl(options: SessionLineOptions): LineControl {
             type: 'merged',
             into: outcome.into,
             paths: outcome.changes.map((change) => change.path),
+            ...(outcome.notes === undefined ? {} : { notes: outcome.notes }),
           }
         case 'nothing':
         case 'conflict':

@@ -43,6 +43,7 @@ import {
   removeUnclaimedForkKeep,
   sweepForkKeeps,
 } from '../jail/overlay/fork-keep.ts'
+import { describeForkGitCommits, forkBranchCommits } from './fork-git-commits.ts'
 import { forkKeep, forkWantsLayer, LineSurfaces } from './line-surfaces.ts'
 import { createSession, type SessionOptions, type WorkshopSession } from './workshop-session.ts'
 import type { EvaluationOptions } from './eval-sandbox.ts'
@@ -238,9 +239,17 @@ export async function openWorkshop(options: WorkshopOptions = {}): Promise<Works
     forkHeld: (id) => forkLayerInUse(path.join(stateDir, 'forks', id, FORK_KEEP_FOLDER)),
     hooks: {
       forked: async (parent, child) => void (await store.forkLine(parent, child)),
-      merged: async (child) => {
+      merged: async (child, parent) => {
         await store.mergeLine(child)
-        await removeUnclaimedForkKeep(forkKeep(stateDir, child).folder)
+        const folder = forkKeep(stateDir, child).folder
+        // Read before the layer goes: git commits made in the fork are not merged, only files.
+        // (`kept` is the layer inside the fork's folder: ForkKeepFolder.kept.)
+        const note = describeForkGitCommits(
+          forkBranchCommits(path.join(folder, 'kept'), tree.root),
+          parent,
+        )
+        await removeUnclaimedForkKeep(folder)
+        return note === undefined ? [] : [note]
       },
       // A merged fork's rows already belong to its parent: nothing of it is left to discard.
       discarded: async (child) => {

@@ -96,8 +96,8 @@ export async function mergeFork(
     },
     options.onStep,
   )
-  await markMerged(context, info, MAIN_LINE)
-  return { type: 'merged', into: MAIN_LINE, changes, commit }
+  const notes = await markMerged(context, info, MAIN_LINE)
+  return { type: 'merged', into: MAIN_LINE, changes, commit, ...notes }
 }
 
 /** What undoing the last merge came to: undone, refused for files changed since, or nothing. */
@@ -186,16 +186,24 @@ async function mergeIntoFork(
   )
   await context.history.advanceRef(forkRef(parent.id), commit, ours, parent.forkPoint)
   ;(await context.forkTree(parent)).rebase(result.tree)
-  await markMerged(context, info, parent.id)
-  return { type: 'merged', into: parent.id, changes, commit }
+  const notes = await markMerged(context, info, parent.id)
+  return { type: 'merged', into: parent.id, changes, commit, ...notes }
 }
 
-/** A merged fork becomes read-only, and what follows the lines (the store's rows) merges too. */
-async function markMerged(context: MergeContext, info: ForkInfo, into: string): Promise<void> {
+/**
+ * A merged fork becomes read-only, and what follows the lines (the store's rows) merges too:
+ * answers the notes of the hook, for the merge's answer.
+ */
+async function markMerged(
+  context: MergeContext,
+  info: ForkInfo,
+  into: string,
+): Promise<{ notes?: readonly string[] }> {
   const merged = { ...info, merged: { into, at: new Date().toISOString() } }
   writeFork(context.stateDir, merged)
   ;(await context.forkTree(info)).freeze(
     `fork ${displayName(info)} was merged into ${into} and is read-only now; fork again to go on.`,
   )
-  await context.hooks.merged?.(info.id, into)
+  const notes = await context.hooks.merged?.(info.id, into)
+  return notes === undefined || notes.length === 0 ? {} : { notes }
 }

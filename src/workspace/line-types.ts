@@ -23,6 +23,8 @@ export type MergeOutcome =
       readonly into: string
       readonly changes: readonly TreeChange[]
       readonly commit: string
+      /** What the merge left behind that its reader should know (a fork's git commits). */
+      readonly notes?: readonly string[]
     }
   | Extract<LineMergeInfo, { type: 'nothing' | 'conflict' | 'changed-on-disk' }>
   | {
@@ -53,7 +55,8 @@ export type MainWriteGuard = (
 /** Hooks for what follows the lines (the store's rows). */
 export interface LineHooks {
   readonly forked?: (parent: string, child: string) => Promise<void>
-  readonly merged?: (child: string, parent: string) => Promise<void>
+  /** Answers notes for the merge's answer (what of the fork the merge left behind). */
+  readonly merged?: (child: string, parent: string) => Promise<readonly string[] | void>
   readonly discarded?: (child: string) => Promise<void>
 }
 

@@ -7,6 +7,7 @@
 import type { TreeEntryKind } from './git/git-objects.ts'
 import { kindOfMode } from './git/git-objects.ts'
 import { runGit } from './git/run-git.ts'
+import { diffHeaderPath } from './git/diff-header-path.ts'
 
 /** One side of a conflicted path: absent when that side deleted it. */
 export interface ConflictSide {
@@ -122,9 +123,19 @@ export async function unifiedDiffs(
     to,
   ])
   const texts = new Map<string, string>()
-  for (const section of output.stdout.toString('utf8').split(/^(?=diff --git )/m)) {
-    const match = /^diff --git a\/(.*?) b\//.exec(section)
-    if (match?.[1] !== undefined) texts.set(match[1], section.trimEnd())
+  for (const section of output.stdout.toString('latin1').split(/^(?=diff --git )/m)) {
+    const path = diffHeaderPath(section.split('\n', 1)[0] ?? '')
+    if (path === undefined) continue
+    const text = Buffer.from(section.trimEnd(), 'latin1').toString('utf8')
+    texts.set(path, `${text}${emptyFileNote(text)}`)
   }
   return texts
+}
+
+/** A new or deleted empty file has no lines to show: git prints its header alone. Say so. */
+function emptyFileNote(text: string): string {
+  if (/^@@ |^Binary files /m.test(text)) return ''
+  if (/^new file mode /m.test(text)) return '\n(new empty file)'
+  if (/^deleted file mode /m.test(text)) return '\n(empty file deleted)'
+  return ''
 }

@@ -53,6 +53,41 @@ describe('WorkspaceLines', () => {
     assert.deepEqual([discarded?.state, discarded?.changes], ['discarded', 1])
   })
 
+  it('shows every new file of a fork: names git quotes, empty files, binary files, new folders', async (t) => {
+    const { lines } = await linesFixture(t, { 'a.txt': 'one\n', 'gone.txt': '' })
+    const fork = await lines.fork({ name: 'new-files' })
+    const tree = await lines.tree(fork.id)
+    const written: Record<string, Buffer> = {
+      'é.txt': Buffer.from('accent\n'),
+      'q"uote.txt': Buffer.from('quote\n'),
+      'tab\\slash.txt': Buffer.from('backslash\n'),
+      'a b/c b/d.txt': Buffer.from('spaces\n'),
+      'empty.txt': Buffer.alloc(0),
+      'image.bin': Buffer.from([0, 1, 2, 0, 255]),
+      'new/deep/x.txt': Buffer.from('deep\n'),
+    }
+    for (const [name, content] of Object.entries(written)) await tree.writeFileAtomic(name, content)
+    await tree.remove('gone.txt')
+    const changes = new Map((await lines.diff(fork.id)).map((change) => [change.path, change]))
+    for (const [name, line] of [
+      ['é.txt', '+accent'],
+      ['q"uote.txt', '+quote'],
+      ['tab\\slash.txt', '+backslash'],
+      ['a b/c b/d.txt', '+spaces'],
+      ['new/deep/x.txt', '+deep'],
+    ]) {
+      const change = changes.get(name ?? '')
+      assert.equal(change?.status, 'added', name)
+      assert.ok(change?.diff?.split('\n').includes(line ?? ''), `${name}: ${change?.diff}`)
+    }
+    assert.match(
+      changes.get('empty.txt')?.diff ?? '',
+      /^new file mode 100644$[^]*^\(new empty file\)$/m,
+    )
+    assert.match(changes.get('gone.txt')?.diff ?? '', /^\(empty file deleted\)$/m)
+    assert.equal(changes.get('image.bin')?.binary, true)
+  })
+
   it('forks main exactly as it is, and writes in the fork never reach main until merged', async (t) => {
     const { lines, live, workspace } = await linesFixture(t, {
       'a.txt': 'one\n',

@@ -26,6 +26,7 @@ export async function judgeGitWrite(
   candidate: string,
   lookup: GitLookup,
   programs?: ProgramPathSource,
+  { fork = false }: { readonly fork?: boolean } = {},
 ): Promise<string | undefined> {
   const place = gitPlaceByName(candidate)
   if (place.type === 'entry') {
@@ -33,6 +34,7 @@ export async function judgeGitWrite(
   }
   if (place.type === 'inside') {
     const kind = await lookup.kind(place.gitDir)
+    if (kind === undefined && fork) return forkRefusal(candidate, place.gitDir)
     if (kind !== 'directory') {
       return kind === undefined
         ? `${candidate} would create a repository (${place.gitDir}) where there was none; git would run code from its configuration. Make repositories outside the workspace, or ask the user to`
@@ -69,6 +71,15 @@ export async function judgeGitWrite(
     }
   }
   return undefined
+}
+
+/**
+ * A fork's files never hold a repository folder: git's own files in a fork are what git run in
+ * the fork writes, kept in its jail, and a merge brings only files into the user's folder, where
+ * git would run a hook or a configuration written there on the host.
+ */
+function forkRefusal(candidate: string, gitDir: string): string {
+  return `${candidate} is inside a repository folder (${gitDir}), which a fork's files never hold: a merge would carry it into the user's folder, where git runs hooks and configuration on the host. In a fork, git's own files are only what git run in the fork's shell writes (commits, branches), kept in the fork's jail and never merged. Run git in the fork's shell to commit or branch there; for a hook or a git setting in the user's repository, ask the user to add it`
 }
 
 function insideRefusal(candidate: string, gitDir: string): string {

@@ -48,8 +48,12 @@ export async function execCommand(
           run,
         )
       : await run()
-  for (const refused of result.sync?.refused ?? []) {
+  // The notes the shell tool gives a model (format-run.ts), in the same words.
+  for (const refused of result.sync?.refused ?? [])
     io.stderr(`eitri: not written back: ${refused.path}: ${refused.reason}\n`)
-  }
+  for (const kept of result.sync?.kept ?? [])
+    io.stderr(`eitri: kept in the jail: ${kept.path}: ${kept.reason}\n`)
+  for (const hidden of result.sync?.hidden ?? [])
+    io.stderr(`eitri: not shown in the jail: ${hidden.path}: ${hidden.reason}\n`)
   return result.exitCode ?? EXIT_KILLED
 }

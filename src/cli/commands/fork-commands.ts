@@ -92,10 +92,12 @@ export async function forkCommand(line: CommandLine, io: CliIo): Promise<number>
       if (line.json) io.stdout(`${JSON.stringify(outcome, null, 2)}\n`)
       switch (outcome.type) {
         case 'merged':
-          if (!line.json)
+          if (!line.json) {
             io.stdout(
               `Merged into ${outcome.into}: ${outcome.changes.map((change) => `${change.path} (${change.status})`).join(', ')}\n`,
             )
+            for (const note of outcome.notes ?? []) io.stdout(`${note}\n`)
+          }
           return EXIT_OK
         case 'nothing':
           if (!line.json) io.stdout(`Nothing to merge into ${outcome.into}.\n`)

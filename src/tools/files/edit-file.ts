@@ -8,6 +8,7 @@ import { defineTool } from '../../tool/define-tool.ts'
 import { toolSuccess } from '../../tool/tool-result.ts'
 import { MAX_READ_BYTES } from './read-file.ts'
 import { decodeText } from './text.ts'
+import { filePath } from './file-path.ts'
 
 /** Replaces literal text in a file of the workspace. */
 export const editFileTool = defineTool({
@@ -16,7 +17,7 @@ export const editFileTool = defineTool({
   description:
     'Replace exact text in a file of the workspace. old_string must match the file literally (whitespace and indentation included) and exactly once, unless replace_all is true. Read the file first to copy the text exactly.',
   parameters: z.object({
-    path: z.string().min(1).describe('File path, relative to the workspace root.'),
+    path: filePath('File path, relative to the workspace root.'),
     old_string: z.string().min(1).describe('The exact text to replace.'),
     new_string: z.string().describe('The text to put in its place.'),
     replace_all: z

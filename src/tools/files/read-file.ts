@@ -7,6 +7,7 @@ import { EitriError } from '../../errors/eitri-error.ts'
 import { defineTool } from '../../tool/define-tool.ts'
 import { toolSuccess } from '../../tool/tool-result.ts'
 import { decodeText } from './text.ts'
+import { filePath } from './file-path.ts'
 
 /** Lines returned when no `limit` is given. */
 export const DEFAULT_READ_LINES = 2000
@@ -20,7 +21,7 @@ export const readFileTool = defineTool({
   readOnly: true,
   description: `Read a text file of the workspace. Paths are relative to the workspace root. Returns the file's text exactly; for long files, at most ${DEFAULT_READ_LINES} lines at a time: use offset (a 1-based line number) and limit to read further.`,
   parameters: z.object({
-    path: z.string().min(1).describe('File path, relative to the workspace root.'),
+    path: filePath('File path, relative to the workspace root.'),
     offset: z.number().int().min(1).optional().describe('First line to read, 1-based. Default 1.'),
     limit: z
       .number()

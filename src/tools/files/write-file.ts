@@ -5,6 +5,7 @@
 import { z } from 'zod'
 import { defineTool } from '../../tool/define-tool.ts'
 import { toolSuccess } from '../../tool/tool-result.ts'
+import { filePath } from './file-path.ts'
 
 /** Writes a whole file of the workspace. */
 export const writeFileTool = defineTool({
@@ -13,7 +14,7 @@ export const writeFileTool = defineTool({
   description:
     'Create or overwrite a file of the workspace with the given text. Creates missing folders. The write is atomic: readers see the old file or the new one, never a mix. Prefer edit_file to change part of an existing file.',
   parameters: z.object({
-    path: z.string().min(1).describe('File path, relative to the workspace root.'),
+    path: filePath('File path, relative to the workspace root.'),
     content: z.string().describe('The complete new content of the file.'),
   }),
   async execute({ path, content }, { workspace, signal }) {

@@ -10,6 +10,7 @@ import { toolSuccess } from '../../tool/tool-result.ts'
 import { MAX_READ_BYTES } from '../files/read-file.ts'
 import { decodeText } from '../files/text.ts'
 import { linesOf } from './lines-of.ts'
+import { filePath } from '../files/file-path.ts'
 
 const forkOption = z
   .string()
@@ -42,7 +43,7 @@ export const roomReadTool = defineTool({
   name: 'room_read',
   description: 'Read a text file of a workspace line.',
   parameters: z.object({
-    path: z.string().min(1).describe('Workspace-relative path.'),
+    path: filePath('Workspace-relative path.'),
     fork: forkOption,
   }),
   async execute({ path, fork }, ctx) {
@@ -66,7 +67,7 @@ export const roomWriteTool = defineTool({
     'Write several files of a workspace line and record them as one commit, through the same checks as write_file.',
   parameters: z.object({
     files: z
-      .array(z.object({ path: z.string().min(1), content: z.string() }))
+      .array(z.object({ path: filePath('Workspace-relative path.'), content: z.string() }))
       .min(1)
       .max(500)
       .describe('The files to write.'),

@@ -127,8 +127,11 @@ export const workspaceMergeTool = defineTool({
     switch (outcome.type) {
       case 'merged':
         return toolSuccess(
-          `Merged ${fork} into ${outcome.into}: ${outcome.paths.length} file(s): ${outcome.paths.join(', ')}`,
-          { into: outcome.into, paths: outcome.paths },
+          [
+            `Merged ${fork} into ${outcome.into}: ${outcome.paths.length} file(s): ${outcome.paths.join(', ')}`,
+            ...(outcome.notes ?? []),
+          ].join('\n\n'),
+          { into: outcome.into, paths: outcome.paths, notes: outcome.notes ?? [] },
         )
       case 'nothing':
         return toolSuccess(`Nothing to merge: ${fork} changes nothing in ${outcome.into}.`, {
