@@ -6,7 +6,9 @@
  * is part of every Debian system (`perl-base` is essential) and calls any system call by
  * number. A constant: paths reach it only as hex-encoded words on its input, never as code.
  *
- * Requests, one per line, words hex-encoded, answered `ok [words]` or `err message`:
+ * Requests, one per line, words hex-encoded, answered `ok [words]` or `err message`; several
+ * requests joined by ` ; ` on one line run in order and are answered once (the last one's
+ * answer, or `err after N: message` for the first error, N the requests done before it):
  * - `bind SOURCE TARGET ro|rw`: a recursive bind (read-only: also nosuid, nodev), its
  *   attributes set before it is attached, so the copies that propagate into jails have them.
  * - `idbind SOURCE TARGET UID GID TO_UID TO_GID`: a bind on which files of UID/GID appear as
@@ -142,11 +144,25 @@ my %requests = (
 print "ready\n";
 while (my $line = <STDIN>) {
   chomp $line;
-  my ($request, @words) = map { pack('H*', $_) } split / /, $line;
-  my $handler = $requests{$request // ''};
-  unless ($handler) { print "err unknown request\n"; next }
-  my $answer = eval { $handler->(@words) };
-  if ($@) { (my $message = $@) =~ s/\s+/ /g; print "err $message\n" }
+  # Requests joined by ' ; ' run in order, answered once: the last one's answer, or the first
+  # error (and the rest not run).
+  my @groups = split / ; /, $line;
+  my $done = 0;
+  my $answer = eval {
+    my $last = '';
+    for my $group (@groups) {
+      my ($request, @words) = map { pack('H*', $_) } split / /, $group;
+      my $handler = $requests{$request // ''} or die "unknown request\n";
+      $last = $handler->(@words);
+      $done++;
+    }
+    $last;
+  };
+  if ($@) {
+    (my $message = $@) =~ s/\s+/ /g;
+    $message =~ s/ $//;
+    print @groups > 1 ? "err after $done: $message\n" : "err $message\n";
+  }
   else { print length $answer ? "ok $answer\n" : "ok\n" }
 }
 `
