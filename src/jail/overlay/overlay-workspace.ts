@@ -296,10 +296,7 @@ export class OverlayWorkspace {
     await this.#fork?.update()
     const pending = this.#pendingLayer(mountPoint, writable)
     const covers = await this.#coverPlan(mountPoint)
-    const { done, error } = await this.#host.chain([
-      pending.request,
-      ...covers.map(coverRequest),
-    ])
+    const { done, error } = await this.#host.chain([pending.request, ...covers.map(coverRequest)])
     if (error !== undefined) {
       if (done > 0) await this.#host.unmount(mountPoint).catch(() => undefined)
       this.#drop(pending)
