@@ -17,7 +17,9 @@
  * - `share TARGET`: TARGET bound onto itself and made shared, so what is later mounted on it
  *   reaches the jails that bound it (they are its slaves).
  * - `overlay LOWER UPPER WORK TARGET OPTIONS`: an overlay (UPPER and WORK empty: read-only).
- * - `umount TARGET`: lazily, with everything mounted below it.
+ * - `umount TARGET`: lazily, with everything mounted below it. An overlay's file system ends
+ *   (and syncs its upper layer's) only after the answer: the host holds each overlay it
+ *   mounted open until then.
  * - `opaque XATTR DIR…`: `1` or `0` per folder, whether the overlay marked it opaque.
  * - `whiteout PATH…`: the overlay's mark of a deletion (a character device numbered 0, 0) at
  *   each path, for a layer the host builds (a fork's); since Linux 5.8 anyone may make one.
@@ -104,6 +106,8 @@ sub idmapped_bind {
   close $writer;
   waitpid($child, 0);
 }
+# Overlays mounted here, held open by target; and those unmounted, closed after the answer.
+my (%held, @closing);
 my %requests = (
   bind => sub { bind_mount(@_); '' },
   idbind => sub { idmapped_bind(@_); '' },
@@ -121,9 +125,17 @@ my %requests = (
     my ($source, $type) = ('overlay', 'overlay');
     syscall($nr->{mount}, $source, $target, $type, $MS_NOSUID | $MS_NODEV, $data) == 0
       or fail("overlay on $target");
+    # Held open, so its unmount detaches it at once and the end of its file system (which
+    # syncs the upper layer's file system: milliseconds) waits until after the answer.
+    if (opendir(my $handle, $target)) { $held{$target} = $handle }
     '';
   },
-  umount => sub { syscall($nr->{umount2}, $_[0], 2) == 0 or fail("umount $_[0]"); '' },
+  umount => sub {
+    syscall($nr->{umount2}, $_[0], 2) == 0 or fail("umount $_[0]");
+    my $handle = delete $held{$_[0]};
+    push @closing, $handle if $handle;
+    '';
+  },
   opaque => sub {
     my ($name, @folders) = @_;
     join(' ', map {
@@ -164,5 +176,6 @@ while (my $line = <STDIN>) {
     print @groups > 1 ? "err after $done: $message\n" : "err $message\n";
   }
   else { print length $answer ? "ok $answer\n" : "ok\n" }
+  closedir($_) for splice(@closing);
 }
 `
