@@ -35,14 +35,15 @@ import { ignoredPathsOf } from '../../workspace/ignored-paths.ts'
 import { keepLayer, mergedFolders, onlyIndex, toldAs } from './kept-layer-merge.ts'
 import { allocatedBytes, keptGrowth } from './kept-size.ts'
 import { ForkLayer, type ForkBelow } from './fork-layer.ts'
-import { LayerHost, overlayWords } from './layer-host.ts'
+import { LayerHost } from './layer-host.ts'
 import {
   coverKey,
   isEmptyLayer,
-  type Cover,
+  pendingLayer,
   type PendingLayer,
   type PreparedLayer,
 } from './prepared-layer.ts'
+import { coverPlan, coverRequest, type Cover } from './private-covers.ts'
 import { ForkKeepFolder } from './fork-keep.ts'
 import { changeClock, claimKeep, removeLayer } from './layer-folders.ts'
 import { readUpperLayer } from './upper-layer.ts'
@@ -345,7 +346,7 @@ export class OverlayWorkspace {
         ...(ahead === undefined ? [] : ahead.requests),
       ])
       // Not even the unmount: the command's layer is still mounted.
-      if (done === 0) {
+      if (error !== undefined && done === 0) {
         if (ahead !== undefined) this.#drop(ahead.pending)
         throw error
       }
@@ -430,36 +431,17 @@ export class OverlayWorkspace {
   /** A new layer's folders, its fork lease and the request that mounts it on `mountPoint`. */
   #pendingLayer(mountPoint: string, writable: boolean): PendingLayer {
     const name = String(++this.#counter)
-    const folder = path.join(this.#layersFolder, name)
-    const mounted = path.join(this.#layersMounted, name)
-    fs.mkdirSync(folder, { mode: 0o700 })
-    const fork = this.#fork?.lease()
-    const lowers = this.#lowers()
-    const lower = lowers.join(':')
-    const base = { mountPoint, folder, lowers: lower, writable }
-    const release = fork === undefined ? {} : { release: fork.release }
-    if (!writable) {
-      // An overlay needs an upper layer or two lower ones: alone, the workspace is bound.
-      const request =
-        lowers.length === 1
-          ? ['bind', lowers[0] as string, mountPoint, 'ro']
-          : overlayWords({ lower, target: mountPoint, options: this.#options() })
-      return { ...base, upper: undefined, request, ...release }
-    }
-    const upper = path.join(folder, 'upper')
-    // The upper layer's root is the overlay's root: the workspace's bits, the jail's owner.
-    fs.mkdirSync(upper, { mode: 0o700 })
-    fs.chmodSync(upper, fs.statSync(this.#workspace).mode & 0o777)
-    if (!this.#userNamespace) fs.chownSync(upper, this.#identity.uid, this.#identity.gid)
-    fs.mkdirSync(path.join(folder, 'work'), { mode: 0o700 })
-    const request = overlayWords({
-      lower,
-      upper: path.join(mounted, 'upper'),
-      work: path.join(mounted, 'work'),
-      target: mountPoint,
+    return pendingLayer({
+      mountPoint,
+      writable,
+      folder: path.join(this.#layersFolder, name),
+      mounted: path.join(this.#layersMounted, name),
+      lowers: () => this.#lowers(),
+      lease: () => this.#fork?.lease(),
+      rootMode: fs.statSync(this.#workspace).mode,
+      ...(this.#userNamespace ? {} : { owner: this.#identity }),
       options: this.#options(),
     })
-    return { ...base, upper, request, ...release }
   }
 
   /** Lets go of a layer that was never handed to a command (unmounted, or never mounted). */
@@ -541,41 +523,15 @@ export class OverlayWorkspace {
     await released
   }
 
-  /** The closed placeholders that cover the private paths on an overlay, outermost first. */
-  async #coverPlan(mountPoint: string): Promise<Cover[]> {
-    // Nothing below a covered path: it is gone from view already.
-    const covers: Cover[] = []
-    const covered: string[] = []
-    for (const relative of [...this.#privatePaths].sort((a, b) => a.length - b.length)) {
-      if (isWithinAny(relative, covered)) continue
-      covered.push(relative)
-      const stat = await this.#statBelow(relative)
-      if (stat === undefined) continue
-      const source = path.join(
-        this.#root,
-        stat.type === 'directory' ? 'closed-folder' : 'closed-file',
-      )
-      covers.push({ target: path.join(mountPoint, relative), source })
-    }
-    return covers
-  }
-
-  /** What the overlay shows at a path before a command: the tree's entry, or main's below a fork. */
-  async #statBelow(relative: string): Promise<{ type: string } | undefined> {
-    const stat = await this.#tree.stat(relative)
-    if (stat !== undefined || this.#fork === undefined) return stat
-    // A file or link of the fork's above it hides main's entry already (and a mount below a
-    // file could not be made).
-    for (
-      let folder = path.posix.dirname(relative);
-      folder !== '.';
-      folder = path.posix.dirname(folder)
-    ) {
-      const kind = await this.#tree.kind(folder)
-      if (kind !== undefined && kind !== 'directory') return undefined
-    }
-    const below = fs.lstatSync(path.join(this.#workspace, relative), { throwIfNoEntry: false })
-    return below === undefined ? undefined : { type: below.isDirectory() ? 'directory' : 'file' }
+  /** The closed placeholders that cover the private paths on an overlay (private-covers.ts). */
+  #coverPlan(mountPoint: string): Promise<Cover[]> {
+    return coverPlan({
+      mountPoint,
+      privatePaths: this.#privatePaths,
+      placeholders: this.#root,
+      tree: this.#tree,
+      below: this.#fork === undefined ? undefined : this.#workspace,
+    })
   }
 
   async #setApart(relative: string, stat: fs.Stats): Promise<boolean> {
@@ -768,9 +724,4 @@ export class OverlayWorkspace {
       return `${what}; kept with the fork, also when eitri restarts, until the fork is merged or discarded`
     return `${what}; gone when this eitri process ends (${this.#notKept ?? 'not kept with the fork'})`
   }
-}
-
-/** The layer host request that covers one private path on an overlay. */
-function coverRequest(cover: Cover): string[] {
-  return ['bind', cover.source, cover.target, 'ro']
 }

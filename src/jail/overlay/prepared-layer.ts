@@ -8,6 +8,9 @@
  * and a fresh one mounted in its place.
  */
 import fs from 'node:fs'
+import path from 'node:path'
+import { overlayWords } from './layer-host.ts'
+import type { Cover } from './private-covers.ts'
 
 /** A layer's mount made ready: its folders, the host request that mounts it, its lease. */
 export interface PendingLayer {
@@ -30,15 +33,57 @@ export interface PreparedLayer {
   readonly covers: string
 }
 
-/** A private path's cover: where on the overlay, and the closed placeholder bound there. */
-export interface Cover {
-  readonly target: string
-  readonly source: string
-}
-
 /** Covers in a form two plans compare by. */
 export function coverKey(covers: readonly Cover[]): string {
   return JSON.stringify(covers.map((cover) => [cover.target, cover.source]))
+}
+
+/**
+ * Makes a new layer's folders (a writable one's upper layer gets the workspace root's bits and
+ * the jail's owner: it is the overlay's root), takes its fork lease, and writes the request
+ * that mounts it on `mountPoint`.
+ */
+export function pendingLayer(options: {
+  readonly mountPoint: string
+  readonly writable: boolean
+  /** The layer's folder, as the host names it, and as the overlay's options name it. */
+  readonly folder: string
+  readonly mounted: string
+  /** The lower layers, top first, asked once the fork's lease is taken. */
+  readonly lowers: () => string[]
+  readonly lease: () => { readonly release: () => void } | undefined
+  readonly rootMode: number
+  readonly owner?: { readonly uid: number; readonly gid: number }
+  readonly options: string
+}): PendingLayer {
+  const { mountPoint, writable, folder, mounted } = options
+  fs.mkdirSync(folder, { mode: 0o700 })
+  const fork = options.lease()
+  const lowers = options.lowers()
+  const lower = lowers.join(':')
+  const base = { mountPoint, folder, lowers: lower, writable }
+  const release = fork === undefined ? {} : { release: fork.release }
+  if (!writable) {
+    // An overlay needs an upper layer or two lower ones: alone, the workspace is bound.
+    const request =
+      lowers.length === 1
+        ? ['bind', lowers[0] as string, mountPoint, 'ro']
+        : overlayWords({ lower, target: mountPoint, options: options.options })
+    return { ...base, upper: undefined, request, ...release }
+  }
+  const upper = path.join(folder, 'upper')
+  fs.mkdirSync(upper, { mode: 0o700 })
+  fs.chmodSync(upper, options.rootMode & 0o777)
+  if (options.owner !== undefined) fs.chownSync(upper, options.owner.uid, options.owner.gid)
+  fs.mkdirSync(path.join(folder, 'work'), { mode: 0o700 })
+  const request = overlayWords({
+    lower,
+    upper: path.join(mounted, 'upper'),
+    work: path.join(mounted, 'work'),
+    target: mountPoint,
+    options: options.options,
+  })
+  return { ...base, upper, request, ...release }
 }
 
 /**
