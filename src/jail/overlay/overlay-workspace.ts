@@ -376,8 +376,7 @@ export class OverlayWorkspace {
     mountPoint: string,
     writable: boolean,
   ): Promise<PreparedLayer & { requests: (readonly string[])[] }> {
-    // A fork layer changed since is rebuilt beside the one the ending overlay reads.
-    await this.#fork?.update()
+    // The fork layer as it is: if the fork changed meanwhile, the command's update sees it.
     const pending = this.#pendingLayer(mountPoint, writable)
     const covers = await this.#coverPlan(mountPoint)
     return {
