@@ -149,17 +149,41 @@ export class JailWorkspaces {
     }
   }
 
-  /** Brings back what one start changed, and ends its overlay. */
-  async finish(workspace: WorkspaceLayer, writable: boolean): Promise<SyncReport | undefined> {
+  /**
+   * Brings back what one start changed, and ends its overlay. `next`: a warm jail's command,
+   * whose point gets the next command's overlay ahead (overlay-workspace.ts, `finish`).
+   */
+  async finish(
+    workspace: WorkspaceLayer,
+    writable: boolean,
+    next?: { readonly writable: boolean },
+  ): Promise<SyncReport | undefined> {
     if (workspace.type === 'mirror') return this.syncOut(workspace.mirror, writable)
     if (workspace.type === 'point') return undefined
     const overlay = this.#overlay
     if (overlay === undefined || overlay === null) return undefined
     try {
-      return await this.#serialize(() => overlay.finish(workspace.layer))
+      return await this.#serialize(() => overlay.finish(workspace.layer, next))
     } finally {
       workspace.release?.()
     }
+  }
+
+  /**
+   * Mounts the next command's overlay on a warm jail's point ahead of it, in turn with every
+   * other sync and mount. Off the commands' path: a failure only means the next one mounts its
+   * own.
+   */
+  prepare(overlay: OverlayWorkspace, point: string, writable: boolean): Promise<void> {
+    if (this.#closed) return Promise.resolve()
+    return this.#serialize(() =>
+      this.#closed ? Promise.resolve() : overlay.prepare(point, writable),
+    ).catch(() => undefined)
+  }
+
+  /** Unmounts what was mounted ahead on a warm jail's point (that jail ended). */
+  discardPrepared(overlay: OverlayWorkspace, point: string): Promise<void> {
+    return this.#serialize(() => overlay.discardPrepared(point)).catch(() => undefined)
   }
 
   /** Brings what changed on the host into the mirror. */

@@ -167,6 +167,9 @@ export class WarmJailPool {
       await jail.ready
       warm.ready = true
       this.#idle(access, warm)
+      // The first command's overlay, mounted while none waits for it.
+      if (overlay !== undefined && shown.type === 'point')
+        void workspaces.prepare(overlay, shown.mountPoint, writable)
     })()
       .catch((error: unknown) => {
         // Without a warm jail every command still runs confined, one jail each.
@@ -183,9 +186,17 @@ export class WarmJailPool {
     if (warm.idle !== undefined) clearTimeout(warm.idle)
     warm.idle = setTimeout(() => {
       if (this.#warm.get(access) === warm) this.#warm.delete(access)
-      void warm.jail.close()
+      void warm.jail.close().then(() => this.#discardPrepared(access))
     }, WARM_IDLE_MS)
     warm.idle.unref()
+  }
+
+  /** Unmounts the overlay mounted ahead for an access level's warm jail, which ended. */
+  async #discardPrepared(access: JailRequest['access']): Promise<void> {
+    const workspaces = this.#host.workspaces
+    const overlay = workspaces.openOverlay
+    if (overlay === undefined || this.#host.closed || this.#warm.has(access)) return
+    await workspaces.discardPrepared(overlay, await overlay.sharedPoint(access))
   }
 
   /** Runs a plain foreground command in a ready warm jail. */
@@ -226,7 +237,11 @@ export class WarmJailPool {
     const sync =
       layer === undefined
         ? await workspaces.syncOut(mirror, writable)
-        : await workspaces.finish({ type: 'overlay', layer: layer.layer }, writable)
+        : await workspaces.finish({ type: 'overlay', layer: layer.layer }, writable, { writable })
+    // A command that changed something leaves the point empty: the next overlay is mounted
+    // once this one's changes are back, after this answer.
+    if (shared !== undefined && warm.jail.alive)
+      setImmediate(() => void workspaces.prepare(shared.overlay, shared.point, writable))
     // A command over the cgroup's limit may take the whole warm jail with it.
     const killsAfter = warmProcess.running
       ? warmProcess.oomKills()

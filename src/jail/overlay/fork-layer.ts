@@ -118,6 +118,11 @@ export class ForkLayer {
     }
   }
 
+  /** The folder the next {@link lease} gives: a layer mounted earlier reads it still if equal. */
+  get folder(): string {
+    return this.#current.folder
+  }
+
   /** Brings the layer in step with the fork and main: rewrites only what changed since. */
   async update(): Promise<void> {
     const wanted = await this.#wanted()

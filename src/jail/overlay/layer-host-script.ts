@@ -6,7 +6,9 @@
  * is part of every Debian system (`perl-base` is essential) and calls any system call by
  * number. A constant: paths reach it only as hex-encoded words on its input, never as code.
  *
- * Requests, one per line, words hex-encoded, answered `ok [words]` or `err message`:
+ * Requests, one per line, words hex-encoded, answered `ok [words]` or `err message`; several
+ * requests joined by ` ; ` on one line run in order and are answered once (the last one's
+ * answer, or `err after N: message` for the first error, N the requests done before it):
  * - `bind SOURCE TARGET ro|rw`: a recursive bind (read-only: also nosuid, nodev), its
  *   attributes set before it is attached, so the copies that propagate into jails have them.
  * - `idbind SOURCE TARGET UID GID TO_UID TO_GID`: a bind on which files of UID/GID appear as
@@ -15,7 +17,9 @@
  * - `share TARGET`: TARGET bound onto itself and made shared, so what is later mounted on it
  *   reaches the jails that bound it (they are its slaves).
  * - `overlay LOWER UPPER WORK TARGET OPTIONS`: an overlay (UPPER and WORK empty: read-only).
- * - `umount TARGET`: lazily, with everything mounted below it.
+ * - `umount TARGET`: lazily, with everything mounted below it. An overlay's file system ends
+ *   (and syncs its upper layer's) only after the answer: the host holds each overlay it
+ *   mounted open until then.
  * - `opaque XATTR DIR…`: `1` or `0` per folder, whether the overlay marked it opaque.
  * - `whiteout PATH…`: the overlay's mark of a deletion (a character device numbered 0, 0) at
  *   each path, for a layer the host builds (a fork's); since Linux 5.8 anyone may make one.
@@ -102,6 +106,8 @@ sub idmapped_bind {
   close $writer;
   waitpid($child, 0);
 }
+# Overlays mounted here, held open by target; and those unmounted, closed after the answer.
+my (%held, @closing);
 my %requests = (
   bind => sub { bind_mount(@_); '' },
   idbind => sub { idmapped_bind(@_); '' },
@@ -119,9 +125,17 @@ my %requests = (
     my ($source, $type) = ('overlay', 'overlay');
     syscall($nr->{mount}, $source, $target, $type, $MS_NOSUID | $MS_NODEV, $data) == 0
       or fail("overlay on $target");
+    # Held open, so its unmount detaches it at once and the end of its file system (which
+    # syncs the upper layer's file system: milliseconds) waits until after the answer.
+    if (opendir(my $handle, $target)) { $held{$target} = $handle }
     '';
   },
-  umount => sub { syscall($nr->{umount2}, $_[0], 2) == 0 or fail("umount $_[0]"); '' },
+  umount => sub {
+    syscall($nr->{umount2}, $_[0], 2) == 0 or fail("umount $_[0]");
+    my $handle = delete $held{$_[0]};
+    push @closing, $handle if $handle;
+    '';
+  },
   opaque => sub {
     my ($name, @folders) = @_;
     join(' ', map {
@@ -142,11 +156,26 @@ my %requests = (
 print "ready\n";
 while (my $line = <STDIN>) {
   chomp $line;
-  my ($request, @words) = map { pack('H*', $_) } split / /, $line;
-  my $handler = $requests{$request // ''};
-  unless ($handler) { print "err unknown request\n"; next }
-  my $answer = eval { $handler->(@words) };
-  if ($@) { (my $message = $@) =~ s/\s+/ /g; print "err $message\n" }
+  # Requests joined by ' ; ' run in order, answered once: the last one's answer, or the first
+  # error (and the rest not run).
+  my @groups = split / ; /, $line;
+  my $done = 0;
+  my $answer = eval {
+    my $last = '';
+    for my $group (@groups) {
+      my ($request, @words) = map { pack('H*', $_) } split / /, $group;
+      my $handler = $requests{$request // ''} or die "unknown request\n";
+      $last = $handler->(@words);
+      $done++;
+    }
+    $last;
+  };
+  if ($@) {
+    (my $message = $@) =~ s/\s+/ /g;
+    $message =~ s/ $//;
+    print @groups > 1 ? "err after $done: $message\n" : "err $message\n";
+  }
   else { print length $answer ? "ok $answer\n" : "ok\n" }
+  closedir($_) for splice(@closing);
 }
 `

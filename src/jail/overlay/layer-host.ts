@@ -144,21 +144,8 @@ export class LayerHost {
   }
 
   /** An overlay on `target`; without `upper` (and `work`) a read-only one. */
-  overlay(options: {
-    lower: string
-    upper?: string
-    work?: string
-    target: string
-    options?: string
-  }): Promise<void> {
-    return this.#request(
-      'overlay',
-      options.lower,
-      options.upper ?? '',
-      options.work ?? '',
-      options.target,
-      options.options ?? '',
-    ).then(() => undefined)
+  overlay(options: OverlayRequest): Promise<void> {
+    return this.#request(...overlayWords(options)).then(() => undefined)
   }
 
   unmount(target: string): Promise<void> {
@@ -183,20 +170,43 @@ export class LayerHost {
     if (this.#child.exitCode === null) this.#child.kill('SIGKILL')
   }
 
+  /**
+   * Several requests in one exchange, run in order until one fails (the rest are not run):
+   * one wake of the host instead of one each. Answers how many were done: all, or those before
+   * the first failure, with its error.
+   */
+  async chain(
+    requests: readonly (readonly string[])[],
+  ): Promise<{ readonly done: number; readonly error?: Error }> {
+    try {
+      await this.#exchange(requests)
+      return { done: requests.length }
+    } catch (error) {
+      const done = /\): after (\d+): /.exec((error as Error).message)?.[1]
+      return { done: done === undefined ? 0 : Number(done), error: error as Error }
+    }
+  }
+
   #request(...words: string[]): Promise<string> {
+    return this.#exchange([words])
+  }
+
+  #exchange(chain: readonly (readonly string[])[]): Promise<string> {
     return this.#queue.run(async () => {
       await this.ready
       if (this.#gone !== undefined) throw new EitriError('jail_unavailable', this.#gone)
       const answer = this.#answer()
       this.#child.stdin?.write(
-        `${words.map((word) => Buffer.from(word).toString('hex')).join(' ')}\n`,
+        `${chain
+          .map((words) => words.map((word) => Buffer.from(word).toString('hex')).join(' '))
+          .join(' ; ')}\n`,
       )
       const line = await answer
       if (line === 'ok') return ''
       if (line.startsWith('ok ')) return line.slice(3)
       throw new EitriError(
         'jail_unavailable',
-        `The jail could not prepare its mounts (${words[0]}): ${line.replace(/^err /, '')}`,
+        `The jail could not prepare its mounts (${chain.map((words) => words[0]).join(', ')}): ${line.replace(/^err /, '')}`,
       )
     })
   }
@@ -224,6 +234,27 @@ export class LayerHost {
       this.#holdWhileWaiting()
     }).finally(() => this.#holdWhileWaiting())
   }
+}
+
+/** An overlay's layers, target and options (see {@link LayerHost.overlay}). */
+export interface OverlayRequest {
+  readonly lower: string
+  readonly upper?: string
+  readonly work?: string
+  readonly target: string
+  readonly options?: string
+}
+
+/** The words of an `overlay` request, for {@link LayerHost.chain}. */
+export function overlayWords(options: OverlayRequest): string[] {
+  return [
+    'overlay',
+    options.lower,
+    options.upper ?? '',
+    options.work ?? '',
+    options.target,
+    options.options ?? '',
+  ]
 }
 
 function unavailableMessage(line: string): string {

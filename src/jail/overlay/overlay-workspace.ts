@@ -36,6 +36,14 @@ import { keepLayer, mergedFolders, onlyIndex, toldAs } from './kept-layer-merge.
 import { allocatedBytes, keptGrowth } from './kept-size.ts'
 import { ForkLayer, type ForkBelow } from './fork-layer.ts'
 import { LayerHost } from './layer-host.ts'
+import {
+  coverKey,
+  isEmptyLayer,
+  pendingLayer,
+  type PendingLayer,
+  type PreparedLayer,
+} from './prepared-layer.ts'
+import { coverPlan, coverRequest, type Cover } from './private-covers.ts'
 import { ForkKeepFolder } from './fork-keep.ts'
 import { changeClock, claimKeep, removeLayer } from './layer-folders.ts'
 import { readUpperLayer } from './upper-layer.ts'
@@ -82,6 +90,10 @@ export class OverlayWorkspace {
   readonly #userNamespace: boolean
   readonly #madeCallerMounts = new Set<string>()
   readonly #sharedPoints = new Map<string, Promise<string>>()
+  /** Overlays mounted ahead of their commands, by mount point (prepared-layer.ts). */
+  readonly #prepared = new Map<string, PreparedLayer>()
+  /** Points a command's overlay is mounted on now: nothing is mounted ahead over it. */
+  readonly #inUse = new Set<string>()
   /**
    * Repositories commands made where there was none: never written back, but kept in a layer
    * between the workspace and each command's upper layer, so the next command still has them
@@ -266,89 +278,184 @@ export class OverlayWorkspace {
     return point
   }
 
-  /** Mounts a fresh overlay on `mountPoint`: writable with a new upper layer, or read-only. */
+  /**
+   * Mounts a fresh overlay on `mountPoint`: writable with a new upper layer, or read-only. One
+   * mounted ahead on that point (see {@link finish} and {@link prepare}) is taken if what it
+   * was made from still holds.
+   */
   async mount(mountPoint: string, writable: boolean): Promise<Layer> {
     await this.ready
-    const name = String(++this.#counter)
-    const folder = path.join(this.#layersFolder, name)
-    const mounted = path.join(this.#layersMounted, name)
-    fs.mkdirSync(folder, { mode: 0o700 })
+    const prepared = await this.#takePrepared(mountPoint, writable)
+    const pending = prepared ?? (await this.#mountPending(mountPoint, writable)).pending
+    this.#inUse.add(mountPoint)
+    return this.#started(pending)
+  }
+
+  /** Mounts a new layer on `mountPoint`, with the private paths covered. */
+  async #mountPending(mountPoint: string, writable: boolean): Promise<PreparedLayer> {
     await this.#yieldKept()
     await this.#fork?.update()
-    const hidden = this.#fork?.takeLeftOut() ?? []
-    const fork = this.#fork?.lease()
-    const workspaceLayer = path.join(this.#root, 'lower')
-    const lowers = [
-      ...(this.#kept.size === 0 ? [] : [this.#keptMounted]),
-      ...(fork === undefined ? [] : [fork.folder]),
-      workspaceLayer,
-    ]
-    const lower = lowers.join(':')
-    const startedMs = changeClock(folder)
-    let upper: string | undefined
-    try {
-      if (writable) {
-        upper = path.join(folder, 'upper')
-        const work = path.join(folder, 'work')
-        // The upper layer's root is the overlay's root: the workspace's bits, the jail's owner.
-        fs.mkdirSync(upper, { mode: 0o700 })
-        fs.chmodSync(upper, fs.statSync(this.#workspace).mode & 0o777)
-        if (!this.#userNamespace) fs.chownSync(upper, this.#identity.uid, this.#identity.gid)
-        fs.mkdirSync(work, { mode: 0o700 })
-        await this.#host.overlay({
-          lower,
-          upper: path.join(mounted, 'upper'),
-          work: path.join(mounted, 'work'),
-          target: mountPoint,
-          options: this.#options(),
-        })
-      } else {
-        // An overlay needs an upper layer or two lower ones: alone, the workspace is bound.
-        if (lowers.length === 1) await this.#host.bind(workspaceLayer, mountPoint, 'ro')
-        else await this.#host.overlay({ lower, target: mountPoint, options: this.#options() })
-      }
-    } catch (error) {
-      fork?.release()
-      fs.rmSync(folder, { recursive: true, force: true })
+    const pending = this.#pendingLayer(mountPoint, writable)
+    const covers = await this.#coverPlan(mountPoint)
+    const { done, error } = await this.#host.chain([pending.request, ...covers.map(coverRequest)])
+    if (error !== undefined) {
+      if (done > 0) await this.#host.unmount(mountPoint).catch(() => undefined)
+      this.#drop(pending)
       throw error
     }
-    try {
-      await this.#coverPrivatePaths(mountPoint)
-    } catch (error) {
-      await this.#host.unmount(mountPoint).catch(() => undefined)
-      fork?.release()
-      fs.rmSync(folder, { recursive: true, force: true })
-      throw error
-    }
-    return {
-      mountPoint,
-      upper,
-      folder,
-      startedMs,
-      ...(fork === undefined ? {} : { release: fork.release }),
-      ...(hidden.length === 0 ? {} : { hidden }),
-    }
+    return { pending, covers: coverKey(covers) }
+  }
+
+  /**
+   * Mounts the next command's overlay on a warm jail's point ahead of it, unless one is there.
+   * Off the commands' path; a failure leaves the point empty and the next command mounts its own.
+   */
+  async prepare(mountPoint: string, writable: boolean): Promise<void> {
+    await this.ready
+    if (this.#prepared.has(mountPoint) || this.#inUse.has(mountPoint)) return
+    this.#prepared.set(mountPoint, await this.#mountPending(mountPoint, writable))
+  }
+
+  /** Unmounts and removes the overlay mounted ahead on `mountPoint`, if any. */
+  async discardPrepared(mountPoint: string): Promise<void> {
+    const prepared = this.#prepared.get(mountPoint)
+    if (prepared === undefined) return
+    this.#prepared.delete(mountPoint)
+    await this.#host.unmount(mountPoint).catch(() => undefined)
+    this.#drop(prepared.pending)
   }
 
   /**
    * Ends a command's overlay: unmounts it (nothing in the jail can reach the layer after), and
    * for a writable one brings back what the command changed. The layer is removed either way.
+   * `next`: a warm jail's command, whose point gets the next command's overlay in the same
+   * exchange as the unmount, kept only if this command changed nothing (then bringing it back
+   * changes no lower layer).
    */
-  async finish(layer: Layer): Promise<SyncReport | undefined> {
+  async finish(
+    layer: Layer,
+    next?: { readonly writable: boolean },
+  ): Promise<SyncReport | undefined> {
     try {
-      await this.#host.unmount(layer.mountPoint)
+      const ahead =
+        next !== undefined && isEmptyLayer(layer.upper) && (await this.#keptYields()).length === 0
+          ? await this.#aheadOf(layer.mountPoint, next.writable)
+          : undefined
+      const { done, error } = await this.#host.chain([
+        ['umount', layer.mountPoint],
+        ...(ahead === undefined ? [] : ahead.requests),
+      ])
+      // Not even the unmount: the command's layer is still mounted.
+      if (error !== undefined && done === 0) {
+        if (ahead !== undefined) this.#drop(ahead.pending)
+        throw error
+      }
+      this.#inUse.delete(layer.mountPoint)
+      if (ahead !== undefined) {
+        if (error === undefined) {
+          this.#prepared.set(layer.mountPoint, { pending: ahead.pending, covers: ahead.covers })
+        } else {
+          if (done > 1) await this.#host.unmount(layer.mountPoint).catch(() => undefined)
+          this.#drop(ahead.pending)
+        }
+      }
       layer.release?.()
       if (layer.upper === undefined) return undefined
+      // Written meanwhile after all (the check above came before the unmount): the next
+      // overlay must not be mounted while its lower layers change.
+      if (!isEmptyLayer(layer.upper)) await this.discardPrepared(layer.mountPoint)
       const report = await this.#writeBack(layer, layer.upper)
       return layer.hidden === undefined ? report : { ...report, hidden: [...layer.hidden] }
     } finally {
-      // Off the command's path: nothing mounts or reads this folder again.
-      const removal = new Promise<void>((resolve) => setImmediate(resolve))
-        .then(() => removeLayer(layer.folder))
-        .catch(() => undefined)
-      this.#removals.add(removal)
-      void removal.finally(() => this.#removals.delete(removal))
+      this.#removeLater(layer.folder)
     }
+  }
+
+  /** The next overlay of a point and the requests that mount and cover it. */
+  async #aheadOf(
+    mountPoint: string,
+    writable: boolean,
+  ): Promise<PreparedLayer & { requests: (readonly string[])[] }> {
+    // The fork layer as it is: if the fork changed meanwhile, the command's update sees it.
+    const pending = this.#pendingLayer(mountPoint, writable)
+    const covers = await this.#coverPlan(mountPoint)
+    return {
+      pending,
+      requests: [pending.request, ...covers.map(coverRequest)],
+      covers: coverKey(covers),
+    }
+  }
+
+  /** The overlay mounted ahead on `mountPoint`, if what it was made from still holds. */
+  async #takePrepared(mountPoint: string, writable: boolean): Promise<PendingLayer | undefined> {
+    const prepared = this.#prepared.get(mountPoint)
+    if (prepared === undefined) return undefined
+    let holds = prepared.pending.writable === writable && (await this.#keptYields()).length === 0
+    if (holds) {
+      await this.#fork?.update()
+      holds =
+        this.#lowers().join(':') === prepared.pending.lowers &&
+        coverKey(await this.#coverPlan(mountPoint)) === prepared.covers
+    }
+    if (!holds) {
+      await this.discardPrepared(mountPoint)
+      return undefined
+    }
+    this.#prepared.delete(mountPoint)
+    return prepared.pending
+  }
+
+  /** A mounted layer handed to its command: its clock starts now. */
+  #started(pending: PendingLayer): Layer {
+    const hidden = this.#fork?.takeLeftOut() ?? []
+    return {
+      mountPoint: pending.mountPoint,
+      upper: pending.upper,
+      folder: pending.folder,
+      startedMs: changeClock(pending.folder),
+      ...(pending.release === undefined ? {} : { release: pending.release }),
+      ...(hidden.length === 0 ? {} : { hidden }),
+    }
+  }
+
+  /** The lower layers a command's overlay has now, top first. */
+  #lowers(): string[] {
+    return [
+      ...(this.#kept.size === 0 ? [] : [this.#keptMounted]),
+      ...(this.#fork === undefined ? [] : [this.#fork.folder]),
+      path.join(this.#root, 'lower'),
+    ]
+  }
+
+  /** A new layer's folders, its fork lease and the request that mounts it on `mountPoint`. */
+  #pendingLayer(mountPoint: string, writable: boolean): PendingLayer {
+    const name = String(++this.#counter)
+    return pendingLayer({
+      mountPoint,
+      writable,
+      folder: path.join(this.#layersFolder, name),
+      mounted: path.join(this.#layersMounted, name),
+      lowers: () => this.#lowers(),
+      lease: () => this.#fork?.lease(),
+      rootMode: fs.statSync(this.#workspace).mode,
+      ...(this.#userNamespace ? {} : { owner: this.#identity }),
+      options: this.#options(),
+    })
+  }
+
+  /** Lets go of a layer that was never handed to a command (unmounted, or never mounted). */
+  #drop(pending: PendingLayer): void {
+    pending.release?.()
+    this.#removeLater(pending.folder)
+  }
+
+  /** Removes a layer's folder off the command's path: nothing mounts or reads it again. */
+  #removeLater(folder: string): void {
+    const removal = new Promise<void>((resolve) => setImmediate(resolve))
+      .then(() => removeLayer(folder))
+      .catch(() => undefined)
+    this.#removals.add(removal)
+    void removal.finally(() => this.#removals.delete(removal))
   }
 
   /**
@@ -378,6 +485,9 @@ export class OverlayWorkspace {
    */
   async close(): Promise<void> {
     this.#host.close()
+    // Their mounts go with the host's namespace, their folders with the layers' folder.
+    for (const prepared of this.#prepared.values()) prepared.pending.release?.()
+    this.#prepared.clear()
     const released = this.#keep?.release()
     if (this.#keep === undefined) {
       removeLayer(this.#layersFolder, 1)
@@ -412,38 +522,15 @@ export class OverlayWorkspace {
     await released
   }
 
-  async #coverPrivatePaths(mountPoint: string): Promise<void> {
-    // Outermost first, and nothing below a covered path: it is gone from view already.
-    const covered: string[] = []
-    for (const relative of [...this.#privatePaths].sort((a, b) => a.length - b.length)) {
-      if (isWithinAny(relative, covered)) continue
-      covered.push(relative)
-      const stat = await this.#statBelow(relative)
-      if (stat === undefined) continue
-      const cover = path.join(
-        this.#root,
-        stat.type === 'directory' ? 'closed-folder' : 'closed-file',
-      )
-      await this.#host.bind(cover, path.join(mountPoint, relative), 'ro')
-    }
-  }
-
-  /** What the overlay shows at a path before a command: the tree's entry, or main's below a fork. */
-  async #statBelow(relative: string): Promise<{ type: string } | undefined> {
-    const stat = await this.#tree.stat(relative)
-    if (stat !== undefined || this.#fork === undefined) return stat
-    // A file or link of the fork's above it hides main's entry already (and a mount below a
-    // file could not be made).
-    for (
-      let folder = path.posix.dirname(relative);
-      folder !== '.';
-      folder = path.posix.dirname(folder)
-    ) {
-      const kind = await this.#tree.kind(folder)
-      if (kind !== undefined && kind !== 'directory') return undefined
-    }
-    const below = fs.lstatSync(path.join(this.#workspace, relative), { throwIfNoEntry: false })
-    return below === undefined ? undefined : { type: below.isDirectory() ? 'directory' : 'file' }
+  /** The closed placeholders that cover the private paths on an overlay (private-covers.ts). */
+  #coverPlan(mountPoint: string): Promise<Cover[]> {
+    return coverPlan({
+      mountPoint,
+      privatePaths: this.#privatePaths,
+      placeholders: this.#root,
+      tree: this.#tree,
+      below: this.#fork === undefined ? undefined : this.#workspace,
+    })
   }
 
   async #setApart(relative: string, stat: fs.Stats): Promise<boolean> {
@@ -579,10 +666,7 @@ export class OverlayWorkspace {
    */
   async #yieldKept(): Promise<void> {
     const before = this.#kept.size
-    for (const relative of [...this.#kept]) {
-      if (!this.#kept.has(relative)) continue
-      const yielded = await this.#yieldedAt(relative)
-      if (yielded === undefined) continue
+    for (const yielded of await this.#keptYields()) {
       removePinned(this.#keptFolder, yielded)
       for (const other of [...this.#kept]) {
         if (isWithin(other, yielded)) this.#kept.delete(other)
@@ -593,6 +677,17 @@ export class OverlayWorkspace {
       this.#keep?.saveKeptBytes(undefined)
       this.#keep?.save(this.#kept)
     }
+  }
+
+  /** Where the kept layer must give way now (see {@link #yieldKept}); changes nothing. */
+  async #keptYields(): Promise<string[]> {
+    const yields: string[] = []
+    for (const relative of this.#kept) {
+      if (isWithinAny(relative, yields)) continue
+      const yielded = await this.#yieldedAt(relative)
+      if (yielded !== undefined) yields.push(yielded)
+    }
+    return yields
   }
 
   /**
