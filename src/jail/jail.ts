@@ -11,7 +11,7 @@ import { EitriError } from '../errors/eitri-error.ts'
 import type { WorkspaceView } from '../ports/workspace-view.ts'
 import type { WorkspaceTree } from '../workspace/workspace-tree.ts'
 import { DEFAULT_MAX_OUTPUT_CHARS } from '../util/bounded-output.ts'
-import { buildBwrapArgs } from '../bubblewrap/bwrap-args.ts'
+import { buildBwrapArgs, limitWords } from '../bubblewrap/bwrap-args.ts'
 import { CallerMounts } from '../bubblewrap/caller-mounts.ts'
 import { closeInheritedDescriptors } from './fd-hygiene.ts'
 import { jailEnvironment } from '../bubblewrap/jail-environment.ts'
@@ -333,8 +333,8 @@ export class Jail implements AsyncDisposable {
       const limits = this.#limits(request)
       const memoryCgroup = this.#memory.create(limits.memoryBytes)
       const runAs = overlay.runAs()
-      const spec: JailSpec = {
-        command: [JAIL_PERL, '-e', WAITER_SCRIPT],
+      const base: JailSpec = {
+        command: [],
         workspace: point,
         workspaceAccess: writable ? 'read-write' : 'read-only',
         overlays: [],
@@ -346,6 +346,8 @@ export class Jail implements AsyncDisposable {
         cwd: '/',
         ...(runAs === undefined ? {} : { runAs }),
       }
+      // The waiter sets the limits itself: no prlimit before it.
+      const spec = { ...base, command: [JAIL_PERL, '-e', WAITER_SCRIPT, '--', ...limitWords(base)] }
       const reachable = this.#callerMounts.plan(spec)
       await overlay.callerMounts(reachable.mounts)
       if (this.#closed) throw new Error('the jail closed')
@@ -354,7 +356,7 @@ export class Jail implements AsyncDisposable {
         key,
         point,
         this.#bwrap,
-        buildBwrapArgs(reachable.spec),
+        buildBwrapArgs(reachable.spec, { limitsBy: 'command' }),
       )
     } catch (error) {
       overlay.releaseSharedPoint(point)

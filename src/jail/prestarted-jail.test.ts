@@ -97,6 +97,38 @@ describe('a cold start in a jail started ahead', { skip: !IS_ROOT && 'overlays n
     assert.equal(ahead.stdout, old.stdout)
   })
 
+  it('sets the limits itself, as prlimit would: processes, file size, and data without a memory cgroup', async (t) => {
+    // No memory cgroup: memory is bounded by RLIMIT_DATA, which the waiter sets too.
+    const fixture = await jailFixture(
+      t,
+      {},
+      {
+        layers: 'overlay',
+        waitForWarmJail: false,
+        memoryCgroups: false,
+        limits: { processes: 77, fileSizeBytes: 4096 * 1000, memoryBytes: 512 * 1024 * 1024 },
+      },
+    )
+    await assertJailAvailable(fixture.jail)
+    const request = {
+      command: [
+        'sh',
+        '-c',
+        `grep -E '^Max (processes|file size|data size)' /proc/$$/limits; ${AGE}`,
+      ],
+      access: 'workspace-write' as const,
+    }
+    const old = await background(fixture.jail, request)
+    await pause(PAUSE_MS)
+    const ahead = await background(fixture.jail, request)
+    assert.ok(Number(old.stderr) < 1, `old way: ${old.stderr} s`)
+    assert.ok(Number(ahead.stderr) >= 1, `ahead: ${ahead.stderr} s`)
+    assert.match(ahead.stdout, /Max file size +4096000 +4096000 /)
+    assert.match(ahead.stdout, /Max data size +536870912 +536870912 /)
+    assert.match(ahead.stdout, /Max processes +77 +77 /)
+    assert.equal(ahead.stdout, old.stdout)
+  })
+
   it("shows the workspace as it is at the command's start and brings its writes back", async (t) => {
     const { jail, workspace } = await overlayJail(t, { 'a.txt': 'one\n' })
     await background(jail, { command: ['true'], access: 'workspace-write' })

@@ -5,8 +5,9 @@
  * what was left was bubblewrap's own start with the full hardening and `prlimit`, each a
  * program exec'd, several milliseconds of CPU apiece on a small VM. So after a cold start the
  * jail now starts the next one entirely: the launcher execs bubblewrap at once, with the same
- * argv a cold start would get except for the command, which is `prlimit` (the same limits,
- * inside the jail's user namespace) running a small waiter.
+ * argv a cold start would get except for the command, which is a small waiter that sets the
+ * same limits `prlimit` would (setrlimit, inside the jail's user namespace, before it reads
+ * anything) in place of a `prlimit` exec'd before it.
  *
  * The waiter is a constant Perl script (Perl is part of every Debian system; the jail's /usr has
  * it). It reads one command on stdin: a ten-digit length, then NUL-terminated words (the working
@@ -34,6 +35,20 @@ export const JAIL_PERL = '/usr/bin/perl'
 export const WAITER_SCRIPT = String.raw`
 use strict; use warnings;
 sub fail { print STDERR "eitri: $_[0]: $!\n"; exit($_[1] // 125) }
+# The jail's limits, set here rather than by a prlimit exec'd before Perl (one program less to
+# start); before the command is read, so a failure ends the jail unused (the start goes the old way).
+my %SETRLIMIT = (x86_64 => 160, aarch64 => 164);
+my %RESOURCE = (fsize => 1, data => 2, nproc => 6);
+my $machine = '';
+if (open(my $arch, '<', '/proc/sys/kernel/arch')) { $machine = <$arch> // ''; close $arch }
+chomp $machine;
+for my $word (@ARGV) {
+  my ($name, $value) = $word =~ /\A--([a-z]+)=([0-9]+)\z/ or do { $! = 0; fail("unknown limit $word") };
+  my $resource = $RESOURCE{$name} // do { $! = 0; fail("unknown limit $word") };
+  my $nr = $SETRLIMIT{$machine} or do { $! = 0; fail("this machine ($machine) is not one the waiter knows") };
+  my $limit = pack('QQ', $value, $value);
+  syscall($nr, $resource, $limit) == 0 or fail("could not set the limit $word");
+}
 sub take {
   my ($count) = @_;
   my $buffer = '';
