@@ -49,6 +49,9 @@ for my $word (@ARGV) {
   my $limit = pack('QQ', $value, $value);
   syscall($nr, $resource, $limit) == 0 or fail("could not set the limit $word");
 }
+# Ready: said on fd 4 (a pipe to eitri, where there is one), which is closed before anything
+# else; the command never has it.
+if (open(my $ready, '>&=', 4)) { syswrite($ready, 'R'); close $ready }
 sub take {
   my ($count) = @_;
   my $buffer = '';
@@ -79,9 +82,12 @@ export class PrestartedJail {
   readonly key: string
   /** The shared mount point bound at the jail's workspace; the command's overlay goes on it. */
   readonly point: string
+  /** Resolves once its waiter said it is ready, or it ended (then {@link ready} is false). */
+  readonly started: Promise<void>
   readonly #launcher: PrestartedLauncher
   #header: string | undefined
   #used = false
+  #signalled = false
 
   /** Starts bubblewrap (`bwrap` with `args`, whose command is the waiter) through `launcher`. */
   constructor(
@@ -94,8 +100,29 @@ export class PrestartedJail {
     this.#launcher = launcher
     this.key = key
     this.point = point
+    this.started = new Promise((resolve) => {
+      const readiness = launcher.child.stdio[4] as NodeJS.ReadableStream | null | undefined
+      readiness?.once('data', () => {
+        this.#signalled = true
+        resolve()
+      })
+      readiness?.once('end', resolve)
+      launcher.child.once('exit', () => resolve())
+      launcher.child.once('error', () => resolve())
+      if (launcher.ended || readiness === null || readiness === undefined) resolve()
+    })
     // Not held: an idle jail keeps no event loop alive.
     if (!launcher.run(bwrap, args, { hold: false })) this.#used = true
+  }
+
+  /** True once its processes ended (or never started). */
+  get ended(): boolean {
+    return this.#launcher.ended
+  }
+
+  /** True once its waiter said it waits for the command (it may have ended since: {@link ready}). */
+  get signalled(): boolean {
+    return this.#signalled
   }
 
   get child(): ChildProcess {
@@ -150,61 +177,5 @@ export class PrestartedJail {
     this.child.stdin?.end()
     if (this.child.pid !== undefined && !this.#launcher.ended) killProcessGroup(this.child.pid)
     if (options.keepCgroup !== true) void this.memoryCgroup?.remove()
-  }
-}
-
-/** A jail's cold jail started ahead of its next cold start (at most one). */
-export class PrestartedJails {
-  /** Gives back a point no start took (unmounted and removed). */
-  readonly #release: (point: string) => void
-  #waiting: PrestartedJail | undefined
-  #preparing = false
-  #closed = false
-
-  constructor(release: (point: string) => void) {
-    this.#release = release
-  }
-
-  /** The waiting jail, if it is ready for `key`; another one waiting is ended. */
-  take(key: string): PrestartedJail | undefined {
-    const waiting = this.#waiting
-    this.#waiting = undefined
-    if (waiting === undefined) return undefined
-    if (waiting.ready && waiting.key === key) return waiting
-    this.#end(waiting)
-    return undefined
-  }
-
-  /**
-   * Starts a jail for `key` with `make`, unless one waits for it already or one is being made.
-   * A failure to make one is not reported: the next start goes the old way and reports it.
-   */
-  async prepare(key: string, make: () => Promise<PrestartedJail>): Promise<void> {
-    if (this.#closed || this.#preparing) return
-    if (this.#waiting?.ready === true && this.#waiting.key === key) return
-    if (this.#waiting !== undefined) this.#end(this.#waiting)
-    this.#waiting = undefined
-    this.#preparing = true
-    try {
-      const made = await make()
-      if (this.#closed) this.#end(made)
-      else this.#waiting = made
-    } catch {
-      // the old way reports it
-    } finally {
-      this.#preparing = false
-    }
-  }
-
-  /** Ends the waiting jail; none is started after. */
-  close(): void {
-    this.#closed = true
-    if (this.#waiting !== undefined) this.#end(this.#waiting)
-    this.#waiting = undefined
-  }
-
-  #end(jail: PrestartedJail): void {
-    jail.discard()
-    this.#release(jail.point)
   }
 }
