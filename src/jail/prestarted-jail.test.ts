@@ -211,7 +211,10 @@ describe('a cold start in a jail started ahead', { skip: !IS_ROOT && 'overlays n
     for (const pid of waiting) assert.match(commandOf(pid), /bwrap/)
     const job = await jail.start({ command: ['no-such-program'], access: 'workspace-write' })
     // The start took a jail that was waiting (its bubblewrap is the job's process).
-    assert.ok(waiting.includes(job.process.pid as number), `${job.process.pid} in ${waiting}`)
+    assert.ok(
+      waiting.includes(job.process.pid as number),
+      `${job.process.pid} in ${waiting.join(', ')}`,
+    )
     const ahead = await job.finished
     assert.equal(old.exitCode, 127, old.stderr)
     assert.equal(ahead.exitCode, 127, ahead.stderr)
