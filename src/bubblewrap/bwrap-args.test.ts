@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
-import { buildBwrapArgs, ETC_ALLOWLIST, PRLIMIT } from './bwrap-args.ts'
+import { buildBwrapArgs, ETC_ALLOWLIST, limitWords, PRLIMIT } from './bwrap-args.ts'
 import { jailEnvironment } from './jail-environment.ts'
 import { DEFAULT_JAIL_LIMITS, type JailSpec } from './jail-spec.ts'
 
@@ -134,6 +134,20 @@ describe('buildBwrapArgs', () => {
       '/bin/bash',
       '-c',
       'echo hi',
+    ])
+  })
+
+  it('leaves the limits to a command that sets them itself (limitsBy: command)', () => {
+    assert.deepEqual(groups(buildBwrapArgs(spec, { limitsBy: 'command' })).at(-1), [
+      '--',
+      '/bin/bash',
+      '-c',
+      'echo hi',
+    ])
+    assert.deepEqual(limitWords(spec), [
+      `--nproc=${DEFAULT_JAIL_LIMITS.processes}`,
+      `--data=${DEFAULT_JAIL_LIMITS.memoryBytes}`,
+      `--fsize=${DEFAULT_JAIL_LIMITS.fileSizeBytes}`,
     ])
   })
 

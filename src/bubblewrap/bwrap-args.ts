@@ -50,10 +50,27 @@ export function readOnlySystemArgs(): string[] {
 export const PRLIMIT = '/usr/bin/prlimit'
 
 /**
- * Builds bubblewrap's arguments for `spec`. Pure: the same spec gives the same argv, which the
- * unit tests check entry by entry.
+ * The limits that bind inside the jail, as `prlimit` options (`--nproc=N`, `--data=N` where no
+ * memory cgroup bounds memory, `--fsize=N`).
  */
-export function buildBwrapArgs(spec: JailSpec): string[] {
+export function limitWords(spec: JailSpec): string[] {
+  return [
+    `--nproc=${spec.limits.processes}`,
+    ...(spec.memoryInCgroup === true ? [] : [`--data=${spec.limits.memoryBytes}`]),
+    `--fsize=${spec.limits.fileSizeBytes}`,
+  ]
+}
+
+/**
+ * Builds bubblewrap's arguments for `spec`. Pure: the same spec gives the same argv, which the
+ * unit tests check entry by entry. `limitsBy: 'command'`: the command sets the limits of
+ * {@link limitWords} itself before it runs anything else (a jail started ahead's waiter), so no
+ * `prlimit` runs.
+ */
+export function buildBwrapArgs(
+  spec: JailSpec,
+  options: { readonly limitsBy?: 'prlimit' | 'command' } = {},
+): string[] {
   const args: string[] = [
     // New user, PID, network, IPC, UTS and cgroup namespaces (§11–13, §16, §25): no host
     // sockets or loopback, no host processes, no host SysV IPC.
@@ -98,14 +115,7 @@ export function buildBwrapArgs(spec: JailSpec): string[] {
   // Limits that bind inside the jail: processes (fork bombs), memory, file size (§26). Memory
   // is the cgroup's when there is one; else private writable memory (RLIMIT_DATA), never
   // address space, which WebAssembly, the JVM and Go reserve by the gigabyte and never use.
-  args.push(
-    '--',
-    PRLIMIT,
-    `--nproc=${spec.limits.processes}`,
-    ...(spec.memoryInCgroup === true ? [] : [`--data=${spec.limits.memoryBytes}`]),
-    `--fsize=${spec.limits.fileSizeBytes}`,
-    '--',
-    ...spec.command,
-  )
+  if (options.limitsBy === 'command') args.push('--', ...spec.command)
+  else args.push('--', PRLIMIT, ...limitWords(spec), '--', ...spec.command)
   return args
 }

@@ -11,7 +11,7 @@ import { EitriError } from '../errors/eitri-error.ts'
 import type { WorkspaceView } from '../ports/workspace-view.ts'
 import type { WorkspaceTree } from '../workspace/workspace-tree.ts'
 import { DEFAULT_MAX_OUTPUT_CHARS } from '../util/bounded-output.ts'
-import { buildBwrapArgs } from '../bubblewrap/bwrap-args.ts'
+import { buildBwrapArgs, limitWords } from '../bubblewrap/bwrap-args.ts'
 import { CallerMounts } from '../bubblewrap/caller-mounts.ts'
 import { closeInheritedDescriptors } from './fd-hygiene.ts'
 import { jailEnvironment } from '../bubblewrap/jail-environment.ts'
@@ -30,7 +30,8 @@ import {
   PrestartedLaunchers,
   type LauncherShape,
 } from './prestarted-launcher.ts'
-import { JAIL_PERL, PrestartedJail, PrestartedJails, WAITER_SCRIPT } from './prestarted-jail.ts'
+import { JAIL_PERL, PrestartedJail, WAITER_SCRIPT } from './prestarted-jail.ts'
+import { PrestartedJails } from './prestarted-jails.ts'
 import { MemoryCgroups, type MemorySupport } from './memory-cgroup.ts'
 import { memoryReport } from './memory-report.ts'
 import { planProtectedMounts, removeMountPoints, type Placeholders } from './protected-mounts.ts'
@@ -98,6 +99,8 @@ export interface JailOptions {
    * start, not a warm jail's. For tests of the warm jail itself. @default false
    */
   readonly waitForWarmJail?: boolean
+  /** How long jails started ahead of cold starts wait unused (tests). @default AHEAD_IDLE_MS */
+  readonly aheadIdleMs?: number
 }
 
 /** Runs programs in bubblewrap for one workspace. */
@@ -118,7 +121,7 @@ export class Jail implements AsyncDisposable {
   readonly #memory: MemoryCgroups
   /** The launcher of the next cold start, started ahead of it. */
   readonly #launchers: PrestartedLaunchers
-  /** The next cold start's whole jail, started ahead of it (on overlays). */
+  /** The next cold starts' whole jails, started ahead of them (on overlays). */
   readonly #ahead: PrestartedJails
   #closed = false
 
@@ -127,8 +130,9 @@ export class Jail implements AsyncDisposable {
     this.#bwrap = options.bwrap ?? 'bwrap'
     this.#memory = new MemoryCgroups({ enabled: options.memoryCgroups !== false })
     this.#launchers = new PrestartedLaunchers(this.#memory)
-    this.#ahead = new PrestartedJails((point) =>
-      this.#workspaces.openOverlay?.releaseSharedPoint(point),
+    this.#ahead = new PrestartedJails(
+      (point) => this.#workspaces.openOverlay?.releaseSharedPoint(point),
+      options.aheadIdleMs === undefined ? {} : { idleMs: options.aheadIdleMs },
     )
     this.identity = jailIdentity()
     this.#workspaces = new JailWorkspaces(options, this.identity, () => this.#pendingMountPoints)
@@ -333,8 +337,8 @@ export class Jail implements AsyncDisposable {
       const limits = this.#limits(request)
       const memoryCgroup = this.#memory.create(limits.memoryBytes)
       const runAs = overlay.runAs()
-      const spec: JailSpec = {
-        command: [JAIL_PERL, '-e', WAITER_SCRIPT],
+      const base: JailSpec = {
+        command: [],
         workspace: point,
         workspaceAccess: writable ? 'read-write' : 'read-only',
         overlays: [],
@@ -346,15 +350,17 @@ export class Jail implements AsyncDisposable {
         cwd: '/',
         ...(runAs === undefined ? {} : { runAs }),
       }
+      // The waiter sets the limits itself: no prlimit before it.
+      const spec = { ...base, command: [JAIL_PERL, '-e', WAITER_SCRIPT, '--', ...limitWords(base)] }
       const reachable = this.#callerMounts.plan(spec)
       await overlay.callerMounts(reachable.mounts)
       if (this.#closed) throw new Error('the jail closed')
       return new PrestartedJail(
-        new PrestartedLauncher(shape, memoryCgroup),
+        new PrestartedLauncher(shape, memoryCgroup, { readiness: true }),
         key,
         point,
         this.#bwrap,
-        buildBwrapArgs(reachable.spec),
+        buildBwrapArgs(reachable.spec, { limitsBy: 'command' }),
       )
     } catch (error) {
       overlay.releaseSharedPoint(point)

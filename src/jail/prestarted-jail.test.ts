@@ -60,6 +60,45 @@ describe('a cold start in a jail started ahead', { skip: !IS_ROOT && 'overlays n
     assert.ok(Number(fresh.stderr) < 1, `the command's process is ${fresh.stderr} s old`)
   })
 
+  it('keeps two started ahead: back-to-back jobs each find one ready', async (t) => {
+    const { jail } = await overlayJail(t)
+    await background(jail, { command: ['true'], access: 'workspace-write' })
+    await pause(2 * PAUSE_MS)
+    const request = { command: ['sh', '-c', AGE], access: 'workspace-write' as const }
+    const first = await background(jail, request)
+    const second = await background(jail, request)
+    assert.ok(Number(first.stderr) >= 1, `first: ${first.stderr} s`)
+    assert.ok(Number(second.stderr) >= 1, `second: ${second.stderr} s`)
+  })
+
+  it('ends the jails started ahead after an idle time; the next start starts them again', async (t) => {
+    const fixture = await jailFixture(
+      t,
+      {},
+      {
+        layers: 'overlay',
+        waitForWarmJail: false,
+        aheadIdleMs: 2 * PAUSE_MS,
+      },
+    )
+    const { jail } = fixture
+    await assertJailAvailable(jail)
+    const before = new Set(childrenOfSelf())
+    const newChildren = () => childrenOfSelf().filter((pid) => !before.has(pid))
+    await background(jail, { command: ['true'], access: 'workspace-write' })
+    await pause(PAUSE_MS)
+    // Positive control: before the idle time they wait.
+    assert.equal(newChildren().length, 2, `waiting: ${newChildren().join(', ')}`)
+    await pause(2 * PAUSE_MS)
+    assert.deepEqual(newChildren(), [], 'none waits after the idle time')
+    const request = { command: ['sh', '-c', AGE], access: 'workspace-write' as const }
+    const fresh = await background(jail, request)
+    assert.ok(Number(fresh.stderr) < 1, `the old way: ${fresh.stderr} s`)
+    await pause(PAUSE_MS)
+    const ahead = await background(jail, request)
+    assert.ok(Number(ahead.stderr) >= 1, `started ahead again: ${ahead.stderr} s`)
+  })
+
   it('gives the command what a cold start gives it: user, folder, environment, input, limits, descriptors, capabilities', async (t) => {
     const { jail } = await overlayJail(t, { 'sub/file.txt': 'x\n' })
     const probe = [
@@ -94,6 +133,38 @@ describe('a cold start in a jail started ahead', { skip: !IS_ROOT && 'overlays n
     assert.ok(ahead.stdout.includes(request.stdin), 'the input reached the program whole')
     // /tmp is the jail's own: the first job's file is not in the second's.
     assert.doesNotMatch(ahead.stdout, /left/)
+    assert.equal(ahead.stdout, old.stdout)
+  })
+
+  it('sets the limits itself, as prlimit would: processes, file size, and data without a memory cgroup', async (t) => {
+    // No memory cgroup: memory is bounded by RLIMIT_DATA, which the waiter sets too.
+    const fixture = await jailFixture(
+      t,
+      {},
+      {
+        layers: 'overlay',
+        waitForWarmJail: false,
+        memoryCgroups: false,
+        limits: { processes: 77, fileSizeBytes: 4096 * 1000, memoryBytes: 512 * 1024 * 1024 },
+      },
+    )
+    await assertJailAvailable(fixture.jail)
+    const request = {
+      command: [
+        'sh',
+        '-c',
+        `grep -E '^Max (processes|file size|data size)' /proc/$$/limits; ${AGE}`,
+      ],
+      access: 'workspace-write' as const,
+    }
+    const old = await background(fixture.jail, request)
+    await pause(PAUSE_MS)
+    const ahead = await background(fixture.jail, request)
+    assert.ok(Number(old.stderr) < 1, `old way: ${old.stderr} s`)
+    assert.ok(Number(ahead.stderr) >= 1, `ahead: ${ahead.stderr} s`)
+    assert.match(ahead.stdout, /Max file size +4096000 +4096000 /)
+    assert.match(ahead.stdout, /Max data size +536870912 +536870912 /)
+    assert.match(ahead.stdout, /Max processes +77 +77 /)
     assert.equal(ahead.stdout, old.stdout)
   })
 
@@ -135,12 +206,15 @@ describe('a cold start in a jail started ahead', { skip: !IS_ROOT && 'overlays n
     const old = await background(jail, { command: ['no-such-program'], access: 'workspace-write' })
     await pause(PAUSE_MS)
     const waiting = childrenOfSelf().filter((pid) => !before.has(pid))
-    // Already bubblewrap before the command was known (a launcher ahead would still be Perl).
-    assert.equal(waiting.length, 1)
-    assert.match(commandOf(waiting[0] as number), /bwrap/)
+    // Two, already bubblewrap before the command was known (a launcher ahead would be Perl).
+    assert.equal(waiting.length, 2)
+    for (const pid of waiting) assert.match(commandOf(pid), /bwrap/)
     const job = await jail.start({ command: ['no-such-program'], access: 'workspace-write' })
-    // The start took the jail that was waiting (its bubblewrap is the job's process).
-    assert.deepEqual(waiting, [job.process.pid])
+    // The start took a jail that was waiting (its bubblewrap is the job's process).
+    assert.ok(
+      waiting.includes(job.process.pid as number),
+      `${job.process.pid} in ${waiting.join(', ')}`,
+    )
     const ahead = await job.finished
     assert.equal(old.exitCode, 127, old.stderr)
     assert.equal(ahead.exitCode, 127, ahead.stderr)
@@ -152,12 +226,12 @@ describe('a cold start in a jail started ahead', { skip: !IS_ROOT && 'overlays n
     const before = new Set(childrenOfSelf())
     await background(jail, { command: ['true'], access: 'workspace-write' })
     await pause(PAUSE_MS)
-    // The jail started ahead is this process's only new child (its launcher became bubblewrap).
+    // The jails started ahead are this process's only new children (launchers become bubblewrap).
     const started = childrenOfSelf().filter(
       (pid) => !before.has(pid) && commandOf(pid).includes('bwrap'),
     )
-    assert.equal(started.length, 1, `new bubblewrap children: ${started.join(', ')}`)
-    process.kill(-(started[0] as number), 'SIGKILL')
+    assert.equal(started.length, 2, `new bubblewrap children: ${started.join(', ')}`)
+    for (const pid of started) process.kill(-pid, 'SIGKILL')
     await pause(300)
     const result = await background(jail, {
       command: ['sh', '-c', `echo ran; ${AGE}`],

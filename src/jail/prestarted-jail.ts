@@ -5,8 +5,9 @@
  * what was left was bubblewrap's own start with the full hardening and `prlimit`, each a
  * program exec'd, several milliseconds of CPU apiece on a small VM. So after a cold start the
  * jail now starts the next one entirely: the launcher execs bubblewrap at once, with the same
- * argv a cold start would get except for the command, which is `prlimit` (the same limits,
- * inside the jail's user namespace) running a small waiter.
+ * argv a cold start would get except for the command, which is a small waiter that sets the
+ * same limits `prlimit` would (setrlimit, inside the jail's user namespace, before it reads
+ * anything) in place of a `prlimit` exec'd before it.
  *
  * The waiter is a constant Perl script (Perl is part of every Debian system; the jail's /usr has
  * it). It reads one command on stdin: a ten-digit length, then NUL-terminated words (the working
@@ -34,6 +35,23 @@ export const JAIL_PERL = '/usr/bin/perl'
 export const WAITER_SCRIPT = String.raw`
 use strict; use warnings;
 sub fail { print STDERR "eitri: $_[0]: $!\n"; exit($_[1] // 125) }
+# The jail's limits, set here rather than by a prlimit exec'd before Perl (one program less to
+# start); before the command is read, so a failure ends the jail unused (the start goes the old way).
+my %SETRLIMIT = (x86_64 => 160, aarch64 => 164);
+my %RESOURCE = (fsize => 1, data => 2, nproc => 6);
+my $machine = '';
+if (open(my $arch, '<', '/proc/sys/kernel/arch')) { $machine = <$arch> // ''; close $arch }
+chomp $machine;
+for my $word (@ARGV) {
+  my ($name, $value) = $word =~ /\A--([a-z]+)=([0-9]+)\z/ or do { $! = 0; fail("unknown limit $word") };
+  my $resource = $RESOURCE{$name} // do { $! = 0; fail("unknown limit $word") };
+  my $nr = $SETRLIMIT{$machine} or do { $! = 0; fail("this machine ($machine) is not one the waiter knows") };
+  my $limit = pack('QQ', $value, $value);
+  syscall($nr, $resource, $limit) == 0 or fail("could not set the limit $word");
+}
+# Ready: said on fd 4 (a pipe to eitri, where there is one), which is closed before anything
+# else; the command never has it.
+if (open(my $ready, '>&=', 4)) { syswrite($ready, 'R'); close $ready }
 sub take {
   my ($count) = @_;
   my $buffer = '';
@@ -64,9 +82,12 @@ export class PrestartedJail {
   readonly key: string
   /** The shared mount point bound at the jail's workspace; the command's overlay goes on it. */
   readonly point: string
+  /** Resolves once its waiter said it is ready, or it ended (then {@link ready} is false). */
+  readonly started: Promise<void>
   readonly #launcher: PrestartedLauncher
   #header: string | undefined
   #used = false
+  #signalled = false
 
   /** Starts bubblewrap (`bwrap` with `args`, whose command is the waiter) through `launcher`. */
   constructor(
@@ -79,8 +100,29 @@ export class PrestartedJail {
     this.#launcher = launcher
     this.key = key
     this.point = point
+    this.started = new Promise((resolve) => {
+      const readiness = launcher.child.stdio[4] as NodeJS.ReadableStream | null | undefined
+      readiness?.once('data', () => {
+        this.#signalled = true
+        resolve()
+      })
+      readiness?.once('end', resolve)
+      launcher.child.once('exit', () => resolve())
+      launcher.child.once('error', () => resolve())
+      if (launcher.ended || readiness === null || readiness === undefined) resolve()
+    })
     // Not held: an idle jail keeps no event loop alive.
     if (!launcher.run(bwrap, args, { hold: false })) this.#used = true
+  }
+
+  /** True once its processes ended (or never started). */
+  get ended(): boolean {
+    return this.#launcher.ended
+  }
+
+  /** True once its waiter said it waits for the command (it may have ended since: {@link ready}). */
+  get signalled(): boolean {
+    return this.#signalled
   }
 
   get child(): ChildProcess {
@@ -135,61 +177,5 @@ export class PrestartedJail {
     this.child.stdin?.end()
     if (this.child.pid !== undefined && !this.#launcher.ended) killProcessGroup(this.child.pid)
     if (options.keepCgroup !== true) void this.memoryCgroup?.remove()
-  }
-}
-
-/** A jail's cold jail started ahead of its next cold start (at most one). */
-export class PrestartedJails {
-  /** Gives back a point no start took (unmounted and removed). */
-  readonly #release: (point: string) => void
-  #waiting: PrestartedJail | undefined
-  #preparing = false
-  #closed = false
-
-  constructor(release: (point: string) => void) {
-    this.#release = release
-  }
-
-  /** The waiting jail, if it is ready for `key`; another one waiting is ended. */
-  take(key: string): PrestartedJail | undefined {
-    const waiting = this.#waiting
-    this.#waiting = undefined
-    if (waiting === undefined) return undefined
-    if (waiting.ready && waiting.key === key) return waiting
-    this.#end(waiting)
-    return undefined
-  }
-
-  /**
-   * Starts a jail for `key` with `make`, unless one waits for it already or one is being made.
-   * A failure to make one is not reported: the next start goes the old way and reports it.
-   */
-  async prepare(key: string, make: () => Promise<PrestartedJail>): Promise<void> {
-    if (this.#closed || this.#preparing) return
-    if (this.#waiting?.ready === true && this.#waiting.key === key) return
-    if (this.#waiting !== undefined) this.#end(this.#waiting)
-    this.#waiting = undefined
-    this.#preparing = true
-    try {
-      const made = await make()
-      if (this.#closed) this.#end(made)
-      else this.#waiting = made
-    } catch {
-      // the old way reports it
-    } finally {
-      this.#preparing = false
-    }
-  }
-
-  /** Ends the waiting jail; none is started after. */
-  close(): void {
-    this.#closed = true
-    if (this.#waiting !== undefined) this.#end(this.#waiting)
-    this.#waiting = undefined
-  }
-
-  #end(jail: PrestartedJail): void {
-    jail.discard()
-    this.#release(jail.point)
   }
 }

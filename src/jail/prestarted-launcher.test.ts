@@ -234,10 +234,15 @@ describe("a jail's cold starts", () => {
         // The next one's launcher has started meanwhile; give it the time to be ready.
         await new Promise((resolve) => setTimeout(resolve, 300))
       }
-      // Mirror: the first start had none ready; the later ones took one each. Overlay: each
-      // start starts the next one's whole jail ahead (prestarted-jail.ts), its launcher given
-      // bubblewrap's argv at once; the later starts took one each.
-      assert.deepEqual(used, layers === 'mirror' ? [true, true] : [true, true, true])
+      // Mirror: the first start had none ready; the later ones took one each. Overlay: after
+      // each start the next ones' whole jails start ahead, two waiting (prestarted-jails.ts),
+      // each launcher given bubblewrap's argv at once: two after the first start, then one
+      // after each later start (the last may still be on its way).
+      if (layers === 'mirror') assert.deepEqual(used, [true, true])
+      else {
+        assert.ok(used.length >= 3 && used.length <= 4, `launchers used: ${used.length}`)
+        assert.ok(used.every(Boolean), `launchers used: ${used.join(', ')}`)
+      }
       // The same identity, capabilities, workspace and way back, with or without a launcher.
       const expected = `${IS_ROOT ? '65534\n65534\n' : `${process.getuid?.()}\n`}`
       for (const output of outputs) {

@@ -14,7 +14,7 @@
  * move itself there), enters the namespaces it was given (`setns`, as nsenter does), drops to
  * the jail's user (no supplementary groups, real, effective and saved ids), then waits on fd 3
  * for bubblewrap's argv (NUL-terminated words). It closes fd 3 before the exec, so bubblewrap
- * gets fds 0-2 only, as before. Any step that fails ends it with status 125 and a message; a
+ * gets fds 0-2 only, as before (a jail started ahead also gets fd 4, which its waiter closes). Any step that fails ends it with status 125 and a message; a
  * launcher that ended is never used, and the start goes the old way (which reports the failure).
  * An end of fd 3 with no words ends it without running anything (the jail closed, or eitri died).
  *
@@ -96,7 +96,16 @@ export class PrestartedLauncher {
   #ended = false
   #used = false
 
-  constructor(shape: LauncherShape, memoryCgroup: MemoryCgroup | undefined) {
+  /**
+   * `readiness`: fd 4 is a pipe back to eitri, passed through to the program it runs (a jail
+   * started ahead's waiter, which signals on it and closes it before it runs the command). Never
+   * for a launcher that execs bubblewrap on the command itself: the command would inherit it.
+   */
+  constructor(
+    shape: LauncherShape,
+    memoryCgroup: MemoryCgroup | undefined,
+    options: { readonly readiness?: boolean } = {},
+  ) {
     this.key = keyOf(shape)
     this.memoryCgroup = memoryCgroup
     const steps = [
@@ -106,8 +115,11 @@ export class PrestartedLauncher {
     ]
     this.child = spawn('perl', ['-e', LAUNCHER_SCRIPT, '--', ...steps], {
       // As a jailed process's own start: its own process group, fds 0-2 for the program, fd 3
-      // for the argv, nothing of the caller's environment.
-      stdio: ['pipe', 'pipe', 'pipe', 'pipe'],
+      // for the argv, nothing of the caller's environment (and fd 4 for a waiter's readiness).
+      stdio:
+        options.readiness === true
+          ? ['pipe', 'pipe', 'pipe', 'pipe', 'pipe']
+          : ['pipe', 'pipe', 'pipe', 'pipe'],
       detached: true,
       env: { PATH: '/usr/local/bin:/usr/bin:/bin' },
     })

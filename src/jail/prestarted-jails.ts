@@ -1,0 +1,138 @@
+/**
+ * @module jail/prestarted-jails
+ * The jails a Jail keeps started ahead of its next cold starts (prestarted-jail.ts). Two, so
+ * that back-to-back background jobs each find one whose waiter is ready: with one, a job that
+ * followed another closely took a jail still starting (Perl, bubblewrap's mounts, the waiter)
+ * and waited for the rest of its start. They are started one after the other, the next once
+ * the previous one said it is ready, so two starts never compete for the CPU with each other
+ * (only with the job beside them).
+ *
+ * A start takes the oldest one that said it is ready, else the oldest still starting (a start
+ * under way is nearer its end than a new one). Jails for another key (access, limits, binds)
+ * are ended when a start or a preparation asks for a different one.
+ *
+ * Idle: started-ahead jails (each a bubblewrap, its init, Perl and a memory cgroup) that no
+ * start took for {@link AHEAD_IDLE_MS} are ended; the next cold start goes the old way and
+ * starts them ahead again.
+ */
+import type { PrestartedJail } from './prestarted-jail.ts'
+
+/** How many jails wait ahead at most. */
+export const AHEAD_JAILS = 2
+
+/** How long unused jails started ahead wait before they are ended. */
+export const AHEAD_IDLE_MS = 60_000
+
+interface Wanted {
+  readonly key: string
+  readonly make: () => Promise<PrestartedJail>
+}
+
+/** A jail's cold jails started ahead of its next cold starts; see the module comment. */
+export class PrestartedJails {
+  /** Gives back a point no start took (unmounted and removed). */
+  readonly #release: (point: string) => void
+  readonly #idleMs: number
+  readonly #capacity: number
+  #waiting: PrestartedJail[] = []
+  /** What the jails started next are for; none after an idle end, until the next start. */
+  #wanted: Wanted | undefined
+  #preparing = false
+  #closed = false
+  #idle: NodeJS.Timeout | undefined
+
+  constructor(
+    release: (point: string) => void,
+    options: { readonly idleMs?: number; readonly capacity?: number } = {},
+  ) {
+    this.#release = release
+    this.#idleMs = options.idleMs ?? AHEAD_IDLE_MS
+    this.#capacity = options.capacity ?? AHEAD_JAILS
+  }
+
+  /** How many wait now (started or starting); for tests. */
+  get waiting(): number {
+    return this.#waiting.length
+  }
+
+  /** A waiting jail for `key` (the oldest ready one, else the oldest); others' keys are ended. */
+  take(key: string): PrestartedJail | undefined {
+    this.#touch()
+    this.#keep(key)
+    const chosen = this.#waiting.find((jail) => jail.signalled) ?? this.#waiting[0]
+    this.#waiting = this.#waiting.filter((jail) => jail !== chosen)
+    return chosen
+  }
+
+  /**
+   * Keeps jails for `key` started ahead with `make`, one after the other, until
+   * {@link AHEAD_JAILS} wait. A failure to make one is not reported: the next start goes the
+   * old way and reports it.
+   */
+  async prepare(key: string, make: () => Promise<PrestartedJail>): Promise<void> {
+    if (this.#closed) return
+    this.#touch()
+    this.#wanted = { key, make }
+    if (this.#preparing) return
+    this.#preparing = true
+    try {
+      for (;;) {
+        const wanted = this.#wanted
+        if (this.#closed || wanted === undefined) return
+        this.#keep(wanted.key)
+        if (this.#waiting.length >= this.#capacity) return
+        const made = await wanted.make()
+        if (this.#closed || this.#wanted === undefined) return this.#end(made)
+        this.#waiting.push(made)
+        // The next one starts once this one is ready, not beside it.
+        await made.started
+        // It ended before it was ready: something is wrong; the old way will say what.
+        if (made.ended && !made.signalled) return
+      }
+    } catch {
+      // the old way reports it
+    } finally {
+      this.#preparing = false
+    }
+  }
+
+  /** Ends the waiting jails; none is started after. */
+  close(): void {
+    this.#closed = true
+    this.#endAll()
+  }
+
+  /** Ends the waiting jails that are not for `key`, or that ended. */
+  #keep(key: string): void {
+    const kept: PrestartedJail[] = []
+    for (const jail of this.#waiting) {
+      if (jail.ready && jail.key === key) kept.push(jail)
+      else this.#end(jail)
+    }
+    this.#waiting = kept
+  }
+
+  /** Restarts the idle clock: used now. */
+  #touch(): void {
+    if (this.#idle !== undefined) clearTimeout(this.#idle)
+    this.#idle = setTimeout(() => {
+      this.#idle = undefined
+      // Until the next start asks again.
+      this.#wanted = undefined
+      this.#endAll()
+    }, this.#idleMs)
+    this.#idle.unref()
+  }
+
+  #endAll(): void {
+    if (this.#idle !== undefined) clearTimeout(this.#idle)
+    this.#idle = undefined
+    for (const jail of this.#waiting) this.#end(jail)
+    this.#waiting = []
+  }
+
+  #end(jail: PrestartedJail): void {
+    jail.discard()
+    this.#release(jail.point)
+  }
+}
