@@ -33,7 +33,8 @@ export const DEFAULT_PROTECTED_PATHS: readonly string[] = Object.freeze([
  * configuration names them, since installing the manager (`npm install`) sets it.
  */
 function hookManagerPaths(): string[] {
-  const lefthook = ['lefthook', '.lefthook', '.config/lefthook'].flatMap((base) =>
+  // At any depth, `lefthook.yml` covers `.config/lefthook.yml` too.
+  const lefthook = ['lefthook', '.lefthook'].flatMap((base) =>
     ['', '-local'].flatMap((local) =>
       ['yml', 'yaml', 'json', 'jsonc', 'toml'].map((format) => `${base}${local}.${format}`),
     ),
