@@ -14,8 +14,8 @@ import { JAIL_WORKSPACE, type JailBind } from '../bubblewrap/jail-spec.ts'
 
 /**
  * The protected entries at the workspace root and what kind of placeholder stands in for each:
- * the built-in list's plain names (files) and `name/**` patterns (folders). Deeper ones
- * (`.config/lefthook.yml`) are left to the way back, which judges every path.
+ * the built-in list's plain names (files) and `name/**` patterns (folders). The same names
+ * deeper down are left to the way back, which judges every path.
  */
 const ROOT_ENTRIES: readonly (readonly [string, 'file' | 'directory'])[] =
   DEFAULT_PROTECTED_PATHS.flatMap((pattern): (readonly [string, 'file' | 'directory'])[] => {
