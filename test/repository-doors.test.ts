@@ -22,12 +22,12 @@ const GIT_ENV = {
 async function project(): Promise<Scratch> {
   const scratch = await makeScratch({
     'src/a.ts': 'export const a = 1\n',
-    '.husky/pre-commit': 'exit 0\n',
+    '.hooks/pre-commit': 'exit 0\n',
   })
   const git = (...args: string[]) =>
     execFileSync('git', args, { cwd: scratch.workspace, env: GIT_ENV })
   git('init', '-q', '-b', 'main')
-  git('config', 'core.hooksPath', '.husky')
+  git('config', 'core.hooksPath', '.hooks')
   git('-c', 'user.name=p', '-c', 'user.email=p@e', 'commit', '-q', '--allow-empty', '-m', 'first')
   return scratch
 }
@@ -41,7 +41,7 @@ describe('repository metadata at every door of a workshop', () => {
     ['.git/commondir', '../evil\n'],
     ['.git/config', '[core]\n\tfsmonitor = touch /tmp/x\n'],
     ['nested/.git/HEAD', 'ref: refs/heads/main\n'],
-    ['.husky/pre-commit', 'touch /tmp/x\n'],
+    ['.hooks/pre-commit', 'touch /tmp/x\n'],
   ]
 
   it('write_file, js_eval fs and room_write refuse the same paths, and write what git work needs', async () => {
@@ -65,14 +65,14 @@ describe('repository metadata at every door of a workshop', () => {
       })
       assert.equal(room.type, 'error', `room_write ${target}: ${room.content}`)
     }
-    assert.equal(await live(scratch, '.husky/pre-commit'), 'exit 0\n')
+    assert.equal(await live(scratch, '.hooks/pre-commit'), 'exit 0\n')
     assert.equal(await live(scratch, '.git/commondir'), undefined)
     // room_write judges every path first: one refused path leaves the others unwritten too.
     const several = await workshop.call('room_write', {
       fork: 'main',
       files: [
         { path: 'first.md', content: 'x\n' },
-        { path: '.husky/pre-commit', content: 'touch /tmp/x\n' },
+        { path: '.hooks/pre-commit', content: 'touch /tmp/x\n' },
       ],
     })
     assert.equal(several.type, 'error', several.content)
@@ -113,7 +113,7 @@ describe('repository metadata at every door of a workshop', () => {
     await call('workspace_use', { fork: 'hooks' })
     // The fork holds no .git, so its own view cannot know main's hooks path; the merge must.
     const planted = await call('write_file', {
-      path: '.husky/pre-commit',
+      path: '.hooks/pre-commit',
       content: 'touch /tmp/pwned\n',
     })
     assert.equal(planted.type, 'error', 'the fork refuses it too: it reads main’s configuration')
@@ -121,15 +121,15 @@ describe('repository metadata at every door of a workshop', () => {
     const info = workshop.lines.find('hooks')
     assert.notEqual(info, 'main')
     const tree = await workshop.lines.tree('hooks')
-    await tree.writeFileAtomic('.husky/pre-commit', Buffer.from('touch /tmp/pwned\n'))
+    await tree.writeFileAtomic('.hooks/pre-commit', Buffer.from('touch /tmp/pwned\n'))
     await tree.writeFileAtomic('src/b.ts', Buffer.from('export const b = 2\n'))
     const merged = await call('workspace_merge', { fork: 'hooks' })
     assert.equal(merged.type, 'error', merged.content)
-    assert.match(merged.content, /\.husky\/pre-commit: .*core\.hookspath/)
-    assert.equal(await live(scratch, '.husky/pre-commit'), 'exit 0\n')
+    assert.match(merged.content, /\.hooks\/pre-commit: .*core\.hookspath/)
+    assert.equal(await live(scratch, '.hooks/pre-commit'), 'exit 0\n')
     assert.equal(await live(scratch, 'src/b.ts'), undefined, 'nothing was merged')
     // Positive control: without the hook, the same merge goes through.
-    await tree.writeFileAtomic('.husky/pre-commit', Buffer.from('exit 0\n'))
+    await tree.writeFileAtomic('.hooks/pre-commit', Buffer.from('exit 0\n'))
     const clean = await call('workspace_merge', { fork: 'hooks' })
     assert.equal(clean.type, 'success', clean.content)
     assert.equal(await live(scratch, 'src/b.ts'), 'export const b = 2\n')

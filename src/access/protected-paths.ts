@@ -20,7 +20,35 @@ export const DEFAULT_PROTECTED_PATHS: readonly string[] = Object.freeze([
   '.claude/**',
   '.codex/**',
   '.cursor/**',
+  ...hookManagerPaths(),
 ])
+
+/**
+ * What git-hook managers run from the working tree at a person's next `git commit`, `push` or
+ * `checkout`: husky's scripts (`core.hooksPath = .husky/_`, whose stubs run `.husky/<hook>`),
+ * a `.githooks` folder (the usual `core.hooksPath`), pre-commit's configuration (a `repo: local`
+ * hook's `entry` is any command) and lefthook's configuration files and script folders, in
+ * every name and format lefthook reads. A hooks path named in git's configuration is protected
+ * too, whatever its name (git-metadata/program-paths.ts); these are protected before any
+ * configuration names them, since installing the manager (`npm install`) sets it.
+ */
+function hookManagerPaths(): string[] {
+  // At any depth, `lefthook.yml` covers `.config/lefthook.yml` too.
+  const lefthook = ['lefthook', '.lefthook'].flatMap((base) =>
+    ['', '-local'].flatMap((local) =>
+      ['yml', 'yaml', 'json', 'jsonc', 'toml'].map((format) => `${base}${local}.${format}`),
+    ),
+  )
+  return [
+    '.husky/**',
+    '.githooks/**',
+    '.pre-commit-config.yaml',
+    '.pre-commit-config.yml',
+    ...lefthook,
+    '.lefthook/**',
+    '.lefthook-local/**',
+  ]
+}
 
 /**
  * Files in a user's home that run code at login, in every shell, in git or on a schedule, or

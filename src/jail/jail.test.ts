@@ -131,7 +131,7 @@ describe('Jail', () => {
     )
     const result = await jail.run({
       command: bash(
-        'for p in .git/hooks/pre-commit .git/config .git/info/attributes .gitmodules .envrc .mcp.json .vscode/tasks.json .vscode/settings.json .idea/x .claude/settings.json .codex/config.toml .cursor/mcp.json; do (echo pwned > $p) 2>/dev/null && echo "WROTE $p"; done; mv .git .git-moved 2>/dev/null && echo MOVED; mv .vscode .v2 2>/dev/null && echo MOVED2; echo end',
+        'for p in .git/hooks/pre-commit .git/config .git/info/attributes .gitmodules .envrc .mcp.json .vscode/tasks.json .vscode/settings.json .idea/x .claude/settings.json .codex/config.toml .cursor/mcp.json .husky/pre-commit .githooks/pre-commit .pre-commit-config.yaml lefthook.yml .lefthook-local.yaml .lefthook/pre-commit/x.sh; do (echo pwned > $p) 2>/dev/null && echo "WROTE $p"; done; mv .git .git-moved 2>/dev/null && echo MOVED; mv .vscode .v2 2>/dev/null && echo MOVED2; echo end',
       ),
       access: 'workspace-write',
     })
@@ -168,6 +168,12 @@ describe('Jail', () => {
       '.vscode/tasks.json',
       '.vscode/settings.json',
       '.claude/settings.json',
+      '.husky/pre-commit',
+      '.githooks/pre-commit',
+      '.pre-commit-config.yaml',
+      'lefthook.yml',
+      '.lefthook/pre-commit/x.sh',
+      '.config/lefthook.yml',
     ]
     const result = await jail.run({
       command: bash(
@@ -183,12 +189,14 @@ describe('Jail', () => {
     )
     const refused = new Set(result.sync?.refused.map((refusal) => refusal.path))
     for (const protectedPath of protectedPaths) assert.ok(refused.has(protectedPath), protectedPath)
-    assert.deepEqual((await fs.readdir(workspace)).sort(), ['.git', '.vscode'])
+    // `.config` itself is an ordinary folder: it comes back, empty.
+    assert.deepEqual((await fs.readdir(workspace)).sort(), ['.config', '.git', '.vscode'])
+    assert.deepEqual(await fs.readdir(path.join(workspace, '.config')), [])
     assert.deepEqual(await fs.readdir(path.join(workspace, '.git')), ['HEAD'])
     assert.equal(await fs.readFile(path.join(workspace, '.vscode/settings.json'), 'utf8'), '{}')
     // No placeholder shows in the jail: git sees only what the workspace holds.
     const listing = await jail.run({ command: bash('ls -A'), access: 'workspace-write' })
-    assert.equal(listing.stdout, '.git\n.vscode\n')
+    assert.equal(listing.stdout, '.config\n.git\n.vscode\n')
   })
 
   it('hides private paths inside the workspace', async (t) => {

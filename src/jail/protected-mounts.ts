@@ -9,19 +9,20 @@ import fs from 'node:fs'
 import path from 'node:path'
 import picomatch from 'picomatch'
 import { EitriError } from '../errors/eitri-error.ts'
+import { DEFAULT_PROTECTED_PATHS } from '../access/protected-paths.ts'
 import { JAIL_WORKSPACE, type JailBind } from '../bubblewrap/jail-spec.ts'
 
-/** A protected entry at the workspace root and what kind of placeholder stands in for it. */
-const ROOT_ENTRIES: readonly (readonly [string, 'file' | 'directory'])[] = [
-  ['.gitmodules', 'file'],
-  ['.envrc', 'file'],
-  ['.mcp.json', 'file'],
-  ['.vscode', 'directory'],
-  ['.idea', 'directory'],
-  ['.claude', 'directory'],
-  ['.codex', 'directory'],
-  ['.cursor', 'directory'],
-]
+/**
+ * The protected entries at the workspace root and what kind of placeholder stands in for each:
+ * the built-in list's plain names (files) and `name/**` patterns (folders). The same names
+ * deeper down are left to the way back, which judges every path.
+ */
+const ROOT_ENTRIES: readonly (readonly [string, 'file' | 'directory'])[] =
+  DEFAULT_PROTECTED_PATHS.flatMap((pattern): (readonly [string, 'file' | 'directory'])[] => {
+    const folder = pattern.endsWith('/**') ? pattern.slice(0, -3) : pattern
+    if (folder.includes('/') || picomatch.scan(folder).isGlob) return []
+    return [[folder, folder === pattern ? 'file' : 'directory']]
+  })
 
 const GIT_ENTRIES: readonly (readonly [string, 'file' | 'directory'])[] = [
   ['.git/hooks', 'directory'],

@@ -30,7 +30,7 @@ async function workspace(): Promise<{ root: string; view: ConfinedWorkspace }> {
   const root = path.join(base, 'work')
   fs.mkdirSync(root)
   git(root, 'init', '-q')
-  git(root, 'config', 'core.hooksPath', '.husky')
+  git(root, 'config', 'core.hooksPath', '.hooks')
   git(root, 'config', 'core.fsmonitor', 'tools/fsmonitor.sh')
   git(root, 'config', 'core.pager', 'less -R')
   git(root, 'config', 'alias.x', '!scripts/x.sh --flag')
@@ -49,7 +49,7 @@ async function workspace(): Promise<{ root: string; view: ConfinedWorkspace }> {
   put(root, 'headrefs/HEAD', 'ref: refs/heads/main\n')
   fs.mkdirSync(path.join(root, 'headrefs/refs'))
   const global = path.join(base, 'global.gitconfig')
-  fs.writeFileSync(global, '[core]\n\thooksPath = .githooks\n')
+  fs.writeFileSync(global, '[core]\n\thooksPath = git-hooks\n')
   const repositories = new RepositoryPrograms({ root, globalConfigs: [global] })
   const view = createWorkspaceView({
     tree: new DirectoryTree(root),
@@ -92,8 +92,8 @@ describe('the git rule of the path policy', () => {
     ['half/HEAD', /would make half a repository/],
     ['common/commondir', /would make common a repository/],
     ['headrefs/objects/pack/p.pack', /would make headrefs a repository/],
-    ['.husky/pre-commit', /core\.hookspath/],
-    ['.husky', /core\.hookspath/],
+    ['.hooks/pre-commit', /core\.hookspath/],
+    ['.hooks', /core\.hookspath/],
     ['tools/fsmonitor.sh', /core\.fsmonitor/],
     ['scripts/x.sh', /alias\.x/],
     ['tools/clean filter', /filter\.lfs\.clean/],
@@ -101,8 +101,8 @@ describe('the git rule of the path policy', () => {
     ['config/more.gitconfig', /include\.path/],
     ['bin/img2txt', /diff\.img\.textconv/],
     ['vendor/lib/hooks/post-checkout', /core\.hookspath/],
-    ['.githooks/pre-push', /core\.hookspath/],
-    ['vendor/lib/.githooks/pre-push', /core\.hookspath/],
+    ['git-hooks/pre-push', /core\.hookspath/],
+    ['vendor/lib/git-hooks/pre-push', /core\.hookspath/],
   ]
   for (const [target, reason] of refused) {
     it(`refuses ${target}`, async () => {
@@ -133,7 +133,7 @@ describe('the git rule of the path policy', () => {
     'half/objects/x',
     'common/notes.txt',
     'common/objects/x',
-    '.husky-notes.md',
+    '.hooks-notes.md',
     'tools/other.sh',
     'scripts/y.sh',
     'less',
@@ -145,16 +145,16 @@ describe('the git rule of the path policy', () => {
   }
 
   it('follows a change of the configuration: a new hooks path is protected, the old one freed', async () => {
-    assert.match(await decision(fixture.view, '.husky/pre-commit'), /^protected_path/)
+    assert.match(await decision(fixture.view, '.hooks/pre-commit'), /^protected_path/)
     git(fixture.root, 'config', 'core.hooksPath', '.hooks2')
-    assert.equal(await decision(fixture.view, '.husky/pre-commit'), 'allowed .husky/pre-commit')
+    assert.equal(await decision(fixture.view, '.hooks/pre-commit'), 'allowed .hooks/pre-commit')
     assert.match(await decision(fixture.view, '.hooks2/pre-commit'), /core\.hookspath/)
-    git(fixture.root, 'config', 'core.hooksPath', '.husky')
+    git(fixture.root, 'config', 'core.hooksPath', '.hooks')
   })
 
   it('refuses the same paths for removal and for links', async () => {
     await assert.rejects(fixture.view.remove('.git/config'), /protected/)
-    await assert.rejects(fixture.view.createSymlink('.husky/pre-commit', 'x'), /core\.hookspath/)
+    await assert.rejects(fixture.view.createSymlink('.hooks/pre-commit', 'x'), /core\.hookspath/)
     await assert.rejects(fixture.view.makeFolder('sub/.git'), /repository's own folder/)
   })
 })
@@ -185,11 +185,11 @@ describe('the git rule reaches every repository that names code in the workspace
       '-m',
       'x',
     )
-    git(root, 'config', 'core.hooksPath', '.husky')
+    git(root, 'config', 'core.hooksPath', '.hooks')
     git(root, 'worktree', 'add', '-q', 'wt', '-b', 'feature')
     const view = await viewOf(root)
-    assert.match(await decision(view, 'wt/.husky/pre-commit'), /core\.hookspath/)
-    assert.match(await decision(view, '.husky/pre-commit'), /core\.hookspath/)
+    assert.match(await decision(view, 'wt/.hooks/pre-commit'), /core\.hookspath/)
+    assert.match(await decision(view, '.hooks/pre-commit'), /core\.hookspath/)
     assert.equal(await decision(view, 'wt/src.ts'), 'allowed wt/src.ts')
   })
 
@@ -197,10 +197,35 @@ describe('the git rule reaches every repository that names code in the workspace
     const mono = path.join(base(), 'mono')
     fs.mkdirSync(path.join(mono, 'frontend'), { recursive: true })
     git(mono, 'init', '-q')
-    git(mono, 'config', 'core.hooksPath', 'frontend/.husky/_')
+    git(mono, 'config', 'core.hooksPath', 'frontend/.hooks/_')
     const view = await viewOf(path.join(mono, 'frontend'))
-    assert.match(await decision(view, '.husky/_/pre-commit'), /core\.hookspath/)
-    assert.equal(await decision(view, '.husky/readme.md'), 'allowed .husky/readme.md')
+    assert.match(await decision(view, '.hooks/_/pre-commit'), /core\.hookspath/)
+    assert.equal(await decision(view, 'src/readme.md'), 'allowed src/readme.md')
+  })
+
+  it('husky 9 in a folder of its own (`tools/hooks/_`): the scripts beside the stubs', async () => {
+    const root = path.join(base(), 'w')
+    fs.mkdirSync(root)
+    git(root, 'init', '-q')
+    git(root, 'config', 'core.hooksPath', 'tools/hooks/_')
+    const view = await viewOf(root)
+    assert.match(await decision(view, 'tools/hooks/pre-commit'), /core\.hookspath/)
+    assert.match(await decision(view, 'tools/hooks/_/h'), /core\.hookspath/)
+    assert.equal(await decision(view, 'tools/build.sh'), 'allowed tools/build.sh')
+  })
+
+  it('a global configuration inside the workspace, missing or not, names hooks too', async () => {
+    const root = path.join(base(), 'w')
+    fs.mkdirSync(root)
+    git(root, 'init', '-q')
+    const xdg = path.join(root, 'xdg/git/config')
+    const repositories = new RepositoryPrograms({ root, globalConfigs: [xdg] })
+    const view = createWorkspaceView({
+      tree: new DirectoryTree(root),
+      programs: (workTrees) => repositories.programPaths(workTrees),
+    })
+    assert.match(await decision(view, 'xdg/git/config'), /a git configuration file/)
+    assert.equal(await decision(view, 'xdg/git/ignore'), 'allowed xdg/git/ignore')
   })
 
   it('a nested repository whose hooks path lies outside its own folder', async () => {

@@ -70,6 +70,10 @@ describe('programPathsOf: every word that names a path, keys matched by their en
     ['sendemail.sendmailcmd', 'bin/send -t', ['/w/bin/send']],
     ['init.templatedir', '~/.git-templates', ['/home/me/.git-templates/']],
     ['user.signingkey', 'keys/a.pub', []],
+    // husky 9: the stubs in `_` run the scripts in the folder above.
+    ['core.hookspath', '.husky/_', ['/w/.husky/_/', '/w/.husky/']],
+    ['core.hookspath', 'tools/hooks/_', ['/w/tools/hooks/_/', '/w/tools/hooks/']],
+    ['core.hookspath', 'tools/_hooks', ['/w/tools/_hooks/']],
   ]
   for (const [key, value, expected] of cases) {
     it(`${key} = ${value}`, () => {

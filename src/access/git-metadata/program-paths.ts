@@ -94,7 +94,12 @@ export function programPathsOf(
     }
     if (PATH_NAMES.has(name)) {
       const hostPath = resolve(value, place.workTree, place.home)
-      if (hostPath !== undefined) programs.push({ hostPath, folder: FOLDER_NAMES.has(name), key })
+      if (hostPath === undefined) continue
+      programs.push({ hostPath, folder: FOLDER_NAMES.has(name), key })
+      // husky 9 (`core.hooksPath = .husky/_`, or `<dir>/_` for another folder): the stubs in
+      // `_` run the scripts beside it, `<dir>/pre-commit`, so the folder above is code too.
+      if (name === 'hookspath' && path.basename(hostPath) === '_')
+        programs.push({ hostPath: path.dirname(hostPath), folder: true, key })
       continue
     }
     const command =

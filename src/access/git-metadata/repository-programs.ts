@@ -142,6 +142,9 @@ export class RepositoryPrograms {
       if (seen.has(file)) continue
       seen.add(file)
       read.push(file)
+      // The file itself, missing or not: writing it (a global configuration in the workspace,
+      // `$XDG_CONFIG_HOME/git/config`) could name a hooks path of the writer's choosing.
+      programs.push({ hostPath: file, folder: false, key: 'a git configuration file' })
       const entries = await this.#entries(file)
       const named = programPathsOf(entries, { file, workTree, home: this.#options.home })
       programs.push(...named.programs)
