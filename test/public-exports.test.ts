@@ -232,6 +232,7 @@ const PUBLIC_API: Record<string, { values: string[]; types: string[] }> = {
       'Store',
       'StoreBackend',
       'StoreCallOptions',
+      'StoreJournalOptions',
       'StoreDependencies',
       'StoredApproval',
     ],

@@ -3,7 +3,7 @@
  * The durable store (SQLite or PostgreSQL): tasks, knowledge, lines, approvals, receipts, Runs.
  */
 export { openStore, type OpenStoreOptions } from '../store/open-store.ts'
-export type { Store, StoreBackend, StoreCallOptions } from '../store/store.ts'
+export type { Store, StoreBackend, StoreCallOptions, StoreJournalOptions } from '../store/store.ts'
 export type { StoreDependencies } from '../store/store-dependencies.ts'
 export type { LineRecord, MergeConflict, MergeOptions, MergeReport } from '../store/line-record.ts'
 export {
