@@ -21,19 +21,16 @@ import os from 'node:os'
 import path from 'node:path'
 import {
   DEFAULT_MAX_KEPT_BYTES,
-  formatBytes,
   type WriteBackLimits,
 } from '../../access/write-back/plan-write-back.ts'
 import type { WorkspaceView } from '../../ports/workspace-view.ts'
 import type { WorkspaceTree } from '../../workspace/workspace-tree.ts'
 import type { CallerMount } from '../../bubblewrap/caller-mounts.ts'
 import type { HostIdentity } from '../../bubblewrap/jail-identity.ts'
-import { removePinned } from '../pinned-folder.ts'
 import { writeBack, type SyncReport } from '../write-back.ts'
 import { ownedPrefix } from '../../util/owned-folders.ts'
 import { ignoredPathsOf } from '../../workspace/ignored-paths.ts'
-import { keepLayer, mergedFolders, onlyIndex, toldAs } from './kept-layer-merge.ts'
-import { allocatedBytes, keptGrowth } from './kept-size.ts'
+import { KeptLayer } from './kept-layer.ts'
 import { ForkLayer, type ForkBelow } from './fork-layer.ts'
 import { LayerHost } from './layer-host.ts'
 import {
@@ -47,7 +44,7 @@ import { coverPlan, coverRequest, type Cover } from './private-covers.ts'
 import { ForkKeepFolder } from './fork-keep.ts'
 import { changeClock, claimKeep, removeLayer } from './layer-folders.ts'
 import { readUpperLayer } from './upper-layer.ts'
-import { isWithin, isWithinAny } from '../../util/relative-paths.ts'
+import { isWithinAny } from '../../util/relative-paths.ts'
 
 /**
  * Overlay options: no folder redirects, no metadata-only copies, no index, so the upper layer
@@ -94,25 +91,11 @@ export class OverlayWorkspace {
   readonly #prepared = new Map<string, PreparedLayer>()
   /** Points a command's overlay is mounted on now: nothing is mounted ahead over it. */
   readonly #inUse = new Set<string>()
-  /**
-   * Repositories commands made where there was none: never written back, but kept in a layer
-   * between the workspace and each command's upper layer, so the next command still has them
-   * (the command that made one says so, once). In a fork, git's own files and ignored files
-   * are kept so too, silently: that is where they belong.
-   */
-  readonly #kept = new Set<string>()
-  /** The kept layer's disk use, once measured (kept-size.ts). */
-  #keptBytes: number | undefined
-  /** What a fork kept apart that the model was told of (each once). */
-  readonly #told = new Set<string>()
-  /**
-   * A fork's folder under eitri's state that keeps its kept layer across restarts
-   * (fork-keep.ts); undefined for main, or with why in {@link #notKept} when it cannot serve.
-   */
+  /** What commands wrote that is not written back, below their upper layers (kept-layer.ts). */
+  readonly #kept: KeptLayer
+  /** A fork's folder under eitri's state that keeps its kept layer across restarts. */
   readonly #keep: ForkKeepFolder | undefined
-  readonly #notKept: string | undefined
-  /** The kept layer and the command layers' folder, as the host names them. */
-  readonly #keptFolder: string
+  /** The command layers' folder, as the host names it. */
   readonly #layersFolder: string
   /** The same, as the overlay's options name them (neutral: the jail can read its mounts). */
   readonly #keptMounted: string
@@ -149,10 +132,10 @@ export class OverlayWorkspace {
     for (const folder of ['lower', 'points']) fs.mkdirSync(path.join(this.#root, folder))
     fs.chmodSync(path.join(this.#root, 'points'), 0o711)
     const keep = claimKeep(options.fork, options.root)
+    let keptFolder: string
     if (keep instanceof ForkKeepFolder) {
       this.#keep = keep
-      for (const relative of keep.paths()) this.#kept.add(relative)
-      this.#keptFolder = keep.kept
+      keptFolder = keep.kept
       this.#layersFolder = keep.layers
       // The fork's folder is bound at a neutral path (below), so the overlay's options, which
       // the jail can read in its mount table, never name eitri's state folder.
@@ -160,10 +143,9 @@ export class OverlayWorkspace {
       this.#keptMounted = path.join(this.#root, 'keep', path.basename(keep.kept))
       this.#layersMounted = path.join(this.#root, 'keep', path.basename(keep.layers))
     } else {
-      this.#notKept = keep?.reason
-      this.#keptFolder = this.#keptMounted = path.join(this.#root, 'kept')
+      keptFolder = this.#keptMounted = path.join(this.#root, 'kept')
       this.#layersFolder = this.#layersMounted = path.join(this.#root, 'layers')
-      fs.mkdirSync(this.#keptFolder)
+      fs.mkdirSync(keptFolder)
       fs.mkdirSync(this.#layersFolder, { mode: 0o700 })
     }
     // What private paths are covered with: nothing to list or read, not even for their owner.
@@ -189,6 +171,15 @@ export class OverlayWorkspace {
             whiteout: (paths) => host.whiteout(paths),
             rootMode: workspace.mode,
           })
+    this.#kept = new KeptLayer({
+      folder: keptFolder,
+      tree: options.tree,
+      maxBytes: options.limits?.maxKeptBytes ?? DEFAULT_MAX_KEPT_BYTES,
+      forked: options.fork !== undefined,
+      opaque: (folders) => host.opaque(this.#opaqueAttribute(), folders),
+      keep: this.#keep,
+      notKept: keep instanceof ForkKeepFolder ? undefined : keep?.reason,
+    })
     const keptAt = this.#keep?.folder
     this.ready = this.#host.ready.then(async () => {
       if (keptAt !== undefined) await host.bind(keptAt, path.join(this.#root, 'keep'), 'rw')
@@ -293,7 +284,7 @@ export class OverlayWorkspace {
 
   /** Mounts a new layer on `mountPoint`, with the private paths covered. */
   async #mountPending(mountPoint: string, writable: boolean): Promise<PreparedLayer> {
-    await this.#yieldKept()
+    await this.#kept.yieldKept()
     await this.#fork?.update()
     const pending = this.#pendingLayer(mountPoint, writable)
     const covers = await this.#coverPlan(mountPoint)
@@ -338,7 +329,9 @@ export class OverlayWorkspace {
   ): Promise<SyncReport | undefined> {
     try {
       const ahead =
-        next !== undefined && isEmptyLayer(layer.upper) && (await this.#keptYields()).length === 0
+        next !== undefined &&
+        isEmptyLayer(layer.upper) &&
+        (await this.#kept.keptYields()).length === 0
           ? await this.#aheadOf(layer.mountPoint, next.writable)
           : undefined
       const { done, error } = await this.#host.chain([
@@ -390,7 +383,8 @@ export class OverlayWorkspace {
   async #takePrepared(mountPoint: string, writable: boolean): Promise<PendingLayer | undefined> {
     const prepared = this.#prepared.get(mountPoint)
     if (prepared === undefined) return undefined
-    let holds = prepared.pending.writable === writable && (await this.#keptYields()).length === 0
+    let holds =
+      prepared.pending.writable === writable && (await this.#kept.keptYields()).length === 0
     if (holds) {
       await this.#fork?.update()
       holds =
@@ -421,7 +415,7 @@ export class OverlayWorkspace {
   /** The lower layers a command's overlay has now, top first. */
   #lowers(): string[] {
     return [
-      ...(this.#kept.size === 0 ? [] : [this.#keptMounted]),
+      ...(this.#kept.isEmpty() ? [] : [this.#keptMounted]),
       ...(this.#fork === undefined ? [] : [this.#fork.folder]),
       path.join(this.#root, 'lower'),
     ]
@@ -491,7 +485,7 @@ export class OverlayWorkspace {
     const released = this.#keep?.release()
     if (this.#keep === undefined) {
       removeLayer(this.#layersFolder, 1)
-      removeLayer(this.#keptFolder)
+      removeLayer(this.#kept.folder)
     }
     this.#fork?.close()
     for (const placeholder of ['closed-folder', 'closed-file']) {
@@ -555,24 +549,13 @@ export class OverlayWorkspace {
         : { apart: (relative: string, stat: fs.Stats) => this.#setApart(relative, stat) }),
       opaque: (relatives) =>
         this.#host.opaque(
-          this.#userNamespace ? OPAQUE_ATTRIBUTE.user : OPAQUE_ATTRIBUTE.trusted,
+          this.#opaqueAttribute(),
           relatives.map((relative) => path.join(upper, relative)),
         ),
     })
     const report: SyncReport = { written: [], deleted: [], refused: [...read.refused], kept: [] }
     const below = (relative: string): boolean => fs.existsSync(path.join(this.#workspace, relative))
-    const opaque = await this.#opaqueOverKept(upper, read.apart)
-    const apart = this.#roomToKeep(upper, read.apart, below, opaque, report)
-    this.#listKept(apart)
-    for (const relative of apart) {
-      const told = toldAs(relative)
-      // git refreshing its index (`git status`) is not worth a word; a commit or a branch is.
-      if (!this.#told.has(told) && !onlyIndex(upper, relative)) {
-        this.#told.add(told)
-        report.kept.push({ path: told, reason: this.#apartReason(told) })
-      }
-      keepLayer(upper, this.#keptFolder, relative, below, opaque)
-    }
+    await this.#kept.keepApart(upper, read.apart, below, report)
     if (read.changes.length === 0) return report
     const { plan, applied, failed } = await writeBack({
       source: upper,
@@ -588,139 +571,13 @@ export class OverlayWorkspace {
     report.refused.push(...failed, ...plan.refused)
     // Repositories made in the jail, and derived files git rebuilds (a commit graph): not
     // written, not failures.
-    const repositories = plan.kept.map((entry) => entry.path)
-    const madeOpaque = await this.#opaqueOverKept(upper, repositories)
-    const room = new Set(this.#roomToKeep(upper, repositories, () => false, madeOpaque, report))
-    const made = plan.kept.filter((entry) => room.has(entry.path))
+    const made = await this.#kept.keepMade(upper, plan.kept, report)
     report.kept.push(...made, ...plan.dropped)
-    this.#listKept(made.map((entry) => entry.path))
-    for (const { path: relative } of made) {
-      keepLayer(upper, this.#keptFolder, relative, () => false, madeOpaque)
-    }
     return report
   }
 
-  /**
-   * The upper layer's folders below `relatives` that the overlay made anew over a deleted one
-   * where the kept layer has a folder too: moved in, they replace it instead of merging.
-   */
-  async #opaqueOverKept(upper: string, relatives: readonly string[]): Promise<Set<string>> {
-    const merging = relatives.flatMap((relative) =>
-      mergedFolders(upper, this.#keptFolder, relative),
-    )
-    const flags = await this.#host.opaque(
-      this.#userNamespace ? OPAQUE_ATTRIBUTE.user : OPAQUE_ATTRIBUTE.trusted,
-      merging.map((relative) => path.join(upper, relative)),
-    )
-    return new Set(merging.filter((_, index) => flags[index] === true))
-  }
-
-  /**
-   * Of what the command left apart (`relatives`), what the kept layer has room for, counted as
-   * it will be kept (kept-size.ts). A repository's files go whole or not at all (a ref without
-   * its objects would break it), so they are counted together; what has no room is told in
-   * `report`, and the kept layer stays as it was there. Shrinking always has room.
-   */
-  #roomToKeep(
-    upper: string,
-    relatives: readonly string[],
-    below: (relative: string) => boolean,
-    opaque: ReadonlySet<string>,
-    report: SyncReport,
-  ): string[] {
-    const max = this.#limits?.maxKeptBytes ?? DEFAULT_MAX_KEPT_BYTES
-    const groups = new Map<string, string[]>()
-    for (const relative of relatives) {
-      const told = toldAs(relative)
-      groups.set(told, [...(groups.get(told) ?? []), relative])
-    }
-    const room: string[] = []
-    const before = this.#keptBytes
-    for (const [told, members] of groups) {
-      let growth = 0
-      for (const relative of members)
-        growth += keptGrowth(upper, this.#keptFolder, relative, below, opaque)
-      // Recorded, else measured (once a process, and again after a yield removed some), then
-      // kept in step.
-      this.#keptBytes ??= this.#keep?.keptBytes() ?? allocatedBytes(this.#keptFolder, '')
-      if (growth > 0 && this.#keptBytes + growth > max) {
-        report.refused.push({
-          path: told,
-          reason: `not kept in the jail: with it, what this ${this.#fork === undefined ? 'workspace' : 'fork'}'s jail keeps would take ${formatBytes(this.#keptBytes + growth)} of disk, over the ${formatBytes(max)} it may keep (jail.maxKeptBytes in eitri's configuration), so this command's change there is gone; remove what is no longer needed (rm -rf the build output), or discard the fork, and run it again`,
-        })
-        continue
-      }
-      this.#keptBytes += growth
-      room.push(...members)
-    }
-    if (this.#keptBytes !== before) this.#keep?.saveKeptBytes(this.#keptBytes)
-    return room
-  }
-
-  /**
-   * Removes what the kept layer holds where the workspace now has an entry of its own: a kept
-   * repository the workspace now has a folder for (a person's `git init`), an ignored file the
-   * fork now tracks, or a kept folder where the fork now has a file or link (a folder in a
-   * higher layer hides a file below it, so the command would see the kept folder, not the
-   * fork's file). The workspace wins; the kept entry goes, with all it holds.
-   */
-  async #yieldKept(): Promise<void> {
-    const before = this.#kept.size
-    for (const yielded of await this.#keptYields()) {
-      removePinned(this.#keptFolder, yielded)
-      for (const other of [...this.#kept]) {
-        if (isWithin(other, yielded)) this.#kept.delete(other)
-      }
-    }
-    if (this.#kept.size !== before) {
-      this.#keptBytes = undefined
-      this.#keep?.saveKeptBytes(undefined)
-      this.#keep?.save(this.#kept)
-    }
-  }
-
-  /** Where the kept layer must give way now (see {@link #yieldKept}); changes nothing. */
-  async #keptYields(): Promise<string[]> {
-    const yields: string[] = []
-    for (const relative of this.#kept) {
-      if (isWithinAny(relative, yields)) continue
-      const yielded = await this.#yieldedAt(relative)
-      if (yielded !== undefined) yields.push(yielded)
-    }
-    return yields
-  }
-
-  /**
-   * Where the kept layer must give way for the kept path `relative`: its outermost folder the
-   * workspace has a file or link at, or `relative` itself when the workspace has it; undefined
-   * when the workspace has nothing there.
-   */
-  async #yieldedAt(relative: string): Promise<string | undefined> {
-    const parts = relative.split('/')
-    for (let index = 1; index < parts.length; index++) {
-      const folder = parts.slice(0, index).join('/')
-      const kind = await this.#tree.kind(folder)
-      if (kind === undefined) return undefined
-      if (kind !== 'directory') return folder
-    }
-    return (await this.#tree.stat(relative)) === undefined ? undefined : relative
-  }
-
-  /** Adds paths to the kept ones, listed durably before they move in (fork-keep.ts). */
-  #listKept(relatives: readonly string[]): void {
-    const before = this.#kept.size
-    for (const relative of relatives) this.#kept.add(relative)
-    if (this.#kept.size !== before) this.#keep?.save(this.#kept)
-  }
-
-  /** Why a fork's write stayed in its jail, as the model reads it. */
-  #apartReason(told: string): string {
-    const what =
-      told.split('/').at(-1) === '.git'
-        ? "git's own files: what git does in a fork (a commit, a branch) stays in this fork's jail, never in the user's repository"
-        : "ignored by a .gitignore: it stays in this fork's jail for later commands, is not a change of the fork and is never merged"
-    if (this.#keep !== undefined)
-      return `${what}; kept with the fork, also when eitri restarts, until the fork is merged or discarded`
-    return `${what}; gone when this eitri process ends (${this.#notKept ?? 'not kept with the fork'})`
+  /** The attribute the overlay marks an opaque folder with, for this workspace's overlays. */
+  #opaqueAttribute(): string {
+    return this.#userNamespace ? OPAQUE_ATTRIBUTE.user : OPAQUE_ATTRIBUTE.trusted
   }
 }
