@@ -42,6 +42,7 @@ import {
 } from './prepared-layer.ts'
 import { coverPlan, coverRequest, type Cover } from './private-covers.ts'
 import { ForkKeepFolder } from './fork-keep.ts'
+import { MountedAhead } from './mounted-ahead.ts'
 import { changeClock, claimKeep, removeLayer } from './layer-folders.ts'
 import { readUpperLayer } from './upper-layer.ts'
 import { isWithinAny } from '../../util/relative-paths.ts'
@@ -87,10 +88,11 @@ export class OverlayWorkspace {
   readonly #userNamespace: boolean
   readonly #madeCallerMounts = new Set<string>()
   readonly #sharedPoints = new Map<string, Promise<string>>()
-  /** Overlays mounted ahead of their commands, by mount point (prepared-layer.ts). */
-  readonly #prepared = new Map<string, PreparedLayer>()
-  /** Points a command's overlay is mounted on now: nothing is mounted ahead over it. */
-  readonly #inUse = new Set<string>()
+  /** Overlays mounted ahead of their commands, and the points in use (mounted-ahead.ts). */
+  readonly #ahead = new MountedAhead({
+    unmount: (mountPoint) => this.#host.unmount(mountPoint).catch(() => undefined),
+    drop: (pending) => this.#drop(pending),
+  })
   /** What commands wrote that is not written back, below their upper layers (kept-layer.ts). */
   readonly #kept: KeptLayer
   /** A fork's folder under eitri's state that keeps its kept layer across restarts. */
@@ -278,7 +280,7 @@ export class OverlayWorkspace {
     await this.ready
     const prepared = await this.#takePrepared(mountPoint, writable)
     const pending = prepared ?? (await this.#mountPending(mountPoint, writable)).pending
-    this.#inUse.add(mountPoint)
+    this.#ahead.setInUse(mountPoint, true)
     return this.#started(pending)
   }
 
@@ -303,17 +305,13 @@ export class OverlayWorkspace {
    */
   async prepare(mountPoint: string, writable: boolean): Promise<void> {
     await this.ready
-    if (this.#prepared.has(mountPoint) || this.#inUse.has(mountPoint)) return
-    this.#prepared.set(mountPoint, await this.#mountPending(mountPoint, writable))
+    if (!this.#ahead.isFree(mountPoint)) return
+    this.#ahead.hold(mountPoint, await this.#mountPending(mountPoint, writable))
   }
 
   /** Unmounts and removes the overlay mounted ahead on `mountPoint`, if any. */
-  async discardPrepared(mountPoint: string): Promise<void> {
-    const prepared = this.#prepared.get(mountPoint)
-    if (prepared === undefined) return
-    this.#prepared.delete(mountPoint)
-    await this.#host.unmount(mountPoint).catch(() => undefined)
-    this.#drop(prepared.pending)
+  discardPrepared(mountPoint: string): Promise<void> {
+    return this.#ahead.discard(mountPoint)
   }
 
   /**
@@ -343,10 +341,10 @@ export class OverlayWorkspace {
         if (ahead !== undefined) this.#drop(ahead.pending)
         throw error
       }
-      this.#inUse.delete(layer.mountPoint)
+      this.#ahead.setInUse(layer.mountPoint, false)
       if (ahead !== undefined) {
         if (error === undefined) {
-          this.#prepared.set(layer.mountPoint, { pending: ahead.pending, covers: ahead.covers })
+          this.#ahead.hold(layer.mountPoint, { pending: ahead.pending, covers: ahead.covers })
         } else {
           if (done > 1) await this.#host.unmount(layer.mountPoint).catch(() => undefined)
           this.#drop(ahead.pending)
@@ -380,23 +378,16 @@ export class OverlayWorkspace {
   }
 
   /** The overlay mounted ahead on `mountPoint`, if what it was made from still holds. */
-  async #takePrepared(mountPoint: string, writable: boolean): Promise<PendingLayer | undefined> {
-    const prepared = this.#prepared.get(mountPoint)
-    if (prepared === undefined) return undefined
-    let holds =
-      prepared.pending.writable === writable && (await this.#kept.keptYields()).length === 0
-    if (holds) {
+  #takePrepared(mountPoint: string, writable: boolean): Promise<PendingLayer | undefined> {
+    return this.#ahead.take(mountPoint, async (prepared) => {
+      if (prepared.pending.writable !== writable) return false
+      if ((await this.#kept.keptYields()).length > 0) return false
       await this.#fork?.update()
-      holds =
+      return (
         this.#lowers().join(':') === prepared.pending.lowers &&
         coverKey(await this.#coverPlan(mountPoint)) === prepared.covers
-    }
-    if (!holds) {
-      await this.discardPrepared(mountPoint)
-      return undefined
-    }
-    this.#prepared.delete(mountPoint)
-    return prepared.pending
+      )
+    })
   }
 
   /** A mounted layer handed to its command: its clock starts now. */
@@ -480,8 +471,7 @@ export class OverlayWorkspace {
   async close(): Promise<void> {
     this.#host.close()
     // Their mounts go with the host's namespace, their folders with the layers' folder.
-    for (const prepared of this.#prepared.values()) prepared.pending.release?.()
-    this.#prepared.clear()
+    this.#ahead.close()
     const released = this.#keep?.release()
     if (this.#keep === undefined) {
       removeLayer(this.#layersFolder, 1)
