@@ -27,9 +27,8 @@ import type { WorkspaceView } from '../../ports/workspace-view.ts'
 import type { WorkspaceTree } from '../../workspace/workspace-tree.ts'
 import type { CallerMount } from '../../bubblewrap/caller-mounts.ts'
 import type { HostIdentity } from '../../bubblewrap/jail-identity.ts'
-import { writeBack, type SyncReport } from '../write-back.ts'
+import type { SyncReport } from '../write-back.ts'
 import { ownedPrefix } from '../../util/owned-folders.ts'
-import { ignoredPathsOf } from '../../workspace/ignored-paths.ts'
 import { KeptLayer } from './kept-layer.ts'
 import { ForkLayer, type ForkBelow } from './fork-layer.ts'
 import { LayerHost } from './layer-host.ts'
@@ -44,8 +43,7 @@ import { coverPlan, coverRequest, type Cover } from './private-covers.ts'
 import { ForkKeepFolder } from './fork-keep.ts'
 import { MountedAhead } from './mounted-ahead.ts'
 import { changeClock, claimKeep, removeLayer } from './layer-folders.ts'
-import { readUpperLayer } from './upper-layer.ts'
-import { isWithinAny } from '../../util/relative-paths.ts'
+import { writeBackLayer } from './layer-write-back.ts'
 
 /**
  * Overlay options: no folder redirects, no metadata-only copies, no index, so the upper layer
@@ -178,7 +176,7 @@ export class OverlayWorkspace {
       tree: options.tree,
       maxBytes: options.limits?.maxKeptBytes ?? DEFAULT_MAX_KEPT_BYTES,
       forked: options.fork !== undefined,
-      opaque: (folders) => host.opaque(this.#opaqueAttribute(), folders),
+      opaque: (folders) => this.#opaque(folders),
       keep: this.#keep,
       notKept: keep instanceof ForkKeepFolder ? undefined : keep?.reason,
     })
@@ -355,7 +353,18 @@ export class OverlayWorkspace {
       // Written meanwhile after all (the check above came before the unmount): the next
       // overlay must not be mounted while its lower layers change.
       if (!isEmptyLayer(layer.upper)) await this.discardPrepared(layer.mountPoint)
-      const report = await this.#writeBack(layer, layer.upper)
+      const report = await writeBackLayer({
+        upper: layer.upper,
+        startedMs: layer.startedMs,
+        tree: this.#tree,
+        view: this.#view,
+        limits: this.#limits,
+        privatePaths: this.#privatePaths,
+        workspace: this.#workspace,
+        forked: this.#fork !== undefined,
+        kept: this.#kept,
+        opaque: (folders) => this.#opaque(folders),
+      })
       return layer.hidden === undefined ? report : { ...report, hidden: [...layer.hidden] }
     } finally {
       this.#removeLater(layer.folder)
@@ -517,57 +526,9 @@ export class OverlayWorkspace {
     })
   }
 
-  async #setApart(relative: string, stat: fs.Stats): Promise<boolean> {
-    if (relative.split('/').includes('.git')) return true
-    // A file the fork tracks is the fork's, whatever the patterns say (as git judges it).
-    if ((await this.#tree.stat(relative)) !== undefined) return false
-    return ignoredPathsOf(this.#tree).isIgnored(relative, stat.isDirectory() ? 'directory' : 'file')
-  }
-
-  async #writeBack(layer: Layer, upper: string): Promise<SyncReport> {
-    const isPrivate = (relative: string): boolean => isWithinAny(relative, this.#privatePaths)
-    const read = await readUpperLayer({
-      upper,
-      tree: this.#tree,
-      isPrivate,
-      startedMs: layer.startedMs,
-      // In a fork, git's files (main's repository, below) and what the fork's .gitignore files
-      // ignore (build outputs, installed packages) stay in the fork's jail, as they stay out of
-      // main's history: never a change of the fork's files, never merged.
-      ...(this.#fork === undefined
-        ? {}
-        : { apart: (relative: string, stat: fs.Stats) => this.#setApart(relative, stat) }),
-      opaque: (relatives) =>
-        this.#host.opaque(
-          this.#opaqueAttribute(),
-          relatives.map((relative) => path.join(upper, relative)),
-        ),
-    })
-    const report: SyncReport = { written: [], deleted: [], refused: [...read.refused], kept: [] }
-    const below = (relative: string): boolean => fs.existsSync(path.join(this.#workspace, relative))
-    await this.#kept.keepApart(upper, read.apart, below, report)
-    if (read.changes.length === 0) return report
-    const { plan, applied, failed } = await writeBack({
-      source: upper,
-      changes: read.changes,
-      tree: this.#tree,
-      view: this.#view,
-      ...(this.#limits === undefined ? {} : { limits: this.#limits }),
-    })
-    for (const change of applied) {
-      if (change.type === 'delete') report.deleted.push(change.path)
-      else report.written.push(change.path)
-    }
-    report.refused.push(...failed, ...plan.refused)
-    // Repositories made in the jail, and derived files git rebuilds (a commit graph): not
-    // written, not failures.
-    const made = await this.#kept.keepMade(upper, plan.kept, report)
-    report.kept.push(...made, ...plan.dropped)
-    return report
-  }
-
-  /** The attribute the overlay marks an opaque folder with, for this workspace's overlays. */
-  #opaqueAttribute(): string {
-    return this.#userNamespace ? OPAQUE_ATTRIBUTE.user : OPAQUE_ATTRIBUTE.trusted
+  /** Which of an upper layer's folders (absolute paths) the overlay marked opaque. */
+  #opaque(folders: readonly string[]): Promise<boolean[]> {
+    const attribute = this.#userNamespace ? OPAQUE_ATTRIBUTE.user : OPAQUE_ATTRIBUTE.trusted
+    return this.#host.opaque(attribute, folders)
   }
 }
