@@ -28,7 +28,6 @@ import type { WorkspaceTree } from '../../workspace/workspace-tree.ts'
 import type { CallerMount } from '../../bubblewrap/caller-mounts.ts'
 import type { HostIdentity } from '../../bubblewrap/jail-identity.ts'
 import type { SyncReport } from '../write-back.ts'
-import { ownedPrefix } from '../../util/owned-folders.ts'
 import { KeptLayer } from './kept-layer.ts'
 import { ForkLayer, type ForkBelow } from './fork-layer.ts'
 import { LayerHost } from './layer-host.ts'
@@ -42,7 +41,13 @@ import {
 import { coverPlan, coverRequest, type Cover } from './private-covers.ts'
 import { ForkKeepFolder } from './fork-keep.ts'
 import { MountedAhead } from './mounted-ahead.ts'
-import { changeClock, claimKeep, removeLayer } from './layer-folders.ts'
+import {
+  changeClock,
+  makeLayerRoot,
+  removeLayer,
+  removeLayerRoot,
+  removeMountPoint,
+} from './layer-folders.ts'
 import { writeBackLayer } from './layer-write-back.ts'
 
 /**
@@ -97,7 +102,10 @@ export class OverlayWorkspace {
   readonly #keep: ForkKeepFolder | undefined
   /** The command layers' folder, as the host names it. */
   readonly #layersFolder: string
-  /** The same, as the overlay's options name them (neutral: the jail can read its mounts). */
+  /**
+   * The kept layer and the command layers' folder as the overlay's options name them
+   * (neutral: the jail can read its mounts).
+   */
   readonly #keptMounted: string
   readonly #layersMounted: string
   /** A fork's layer between main's folder and the rest; undefined for main. */
@@ -126,33 +134,17 @@ export class OverlayWorkspace {
     this.#identity = options.identity
     this.#privatePaths = options.privatePaths
     this.#limits = options.limits
-    this.#root = fs.mkdtempSync(ownedPrefix('layers', options.temporaryRoot ?? os.tmpdir()))
-    // Passable, not listable: the jail's user reaches its mount points by name only.
-    fs.chmodSync(this.#root, 0o711)
-    for (const folder of ['lower', 'points']) fs.mkdirSync(path.join(this.#root, folder))
-    fs.chmodSync(path.join(this.#root, 'points'), 0o711)
-    const keep = claimKeep(options.fork, options.root)
-    let keptFolder: string
-    if (keep instanceof ForkKeepFolder) {
-      this.#keep = keep
-      keptFolder = keep.kept
-      this.#layersFolder = keep.layers
-      // The fork's folder is bound at a neutral path (below), so the overlay's options, which
-      // the jail can read in its mount table, never name eitri's state folder.
-      fs.mkdirSync(path.join(this.#root, 'keep'))
-      this.#keptMounted = path.join(this.#root, 'keep', path.basename(keep.kept))
-      this.#layersMounted = path.join(this.#root, 'keep', path.basename(keep.layers))
-    } else {
-      keptFolder = this.#keptMounted = path.join(this.#root, 'kept')
-      this.#layersFolder = this.#layersMounted = path.join(this.#root, 'layers')
-      fs.mkdirSync(keptFolder)
-      fs.mkdirSync(this.#layersFolder, { mode: 0o700 })
-    }
-    // What private paths are covered with: nothing to list or read, not even for their owner.
-    fs.mkdirSync(path.join(this.#root, 'closed-folder'), { mode: 0o000 })
-    fs.chmodSync(path.join(this.#root, 'closed-folder'), 0o000)
-    fs.writeFileSync(path.join(this.#root, 'closed-file'), '', { mode: 0o000 })
-    fs.chmodSync(path.join(this.#root, 'closed-file'), 0o000)
+    const layerRoot = makeLayerRoot({
+      temporaryRoot: options.temporaryRoot ?? os.tmpdir(),
+      fork: options.fork,
+      mainRoot: options.root,
+    })
+    const { keep, keptFolder } = layerRoot
+    this.#root = layerRoot.root
+    this.#keep = keep instanceof ForkKeepFolder ? keep : undefined
+    this.#layersFolder = layerRoot.layersFolder
+    this.#keptMounted = layerRoot.keptMounted
+    this.#layersMounted = layerRoot.layersMounted
     // A root caller's jail runs as another user: the workspace's owner is mapped to it. A
     // caller that is not root runs its jail as itself, from a user namespace of its own.
     this.#userNamespace = !options.identity.dropped
@@ -466,11 +458,7 @@ export class OverlayWorkspace {
 
   /** Removes an unused private mount point. */
   releasePoint(mountPoint: string): void {
-    try {
-      fs.rmdirSync(mountPoint)
-    } catch {
-      // still a mount point in some namespace, or gone: left rather than removed recursively
-    }
+    removeMountPoint(mountPoint)
   }
 
   /**
@@ -487,31 +475,7 @@ export class OverlayWorkspace {
       removeLayer(this.#kept.folder)
     }
     this.#fork?.close()
-    for (const placeholder of ['closed-folder', 'closed-file']) {
-      // Opened up first: a caller that is not root cannot list a folder of mode 0 to empty it.
-      try {
-        fs.chmodSync(path.join(this.#root, placeholder), 0o700)
-        fs.rmSync(path.join(this.#root, placeholder), { recursive: true, force: true })
-      } catch {
-        // gone already
-      }
-    }
-    for (const folder of ['points', 'lower', 'keep']) {
-      const at = path.join(this.#root, folder)
-      for (const name of fs.existsSync(at) && folder === 'points' ? fs.readdirSync(at) : []) {
-        this.releasePoint(path.join(at, name))
-      }
-      try {
-        fs.rmdirSync(at)
-      } catch {
-        // left rather than removed recursively
-      }
-    }
-    try {
-      fs.rmdirSync(this.#root)
-    } catch {
-      // left rather than removed recursively
-    }
+    removeLayerRoot(this.#root)
     await released
   }
 
