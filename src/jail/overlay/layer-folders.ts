@@ -1,10 +1,12 @@
 /**
  * @module jail/overlay/layer-folders
- * The folders an overlay workspace owns on the host: a fork's folder under eitri's state
+ * The folders an overlay workspace owns on the host: its temporary folder (mount points, the
+ * workspace's neutral path, the closed placeholders), a fork's folder under eitri's state
  * claimed for its kept layer, a new layer's clock, and a layer's removal.
  */
 import fs from 'node:fs'
 import path from 'node:path'
+import { ownedPrefix } from '../../util/owned-folders.ts'
 import { ForkKeepFolder } from './fork-keep.ts'
 import type { ForkBelow } from './fork-layer.ts'
 
@@ -62,5 +64,102 @@ export function claimKeep(
     return ForkKeepFolder.claim(fork.keep, mainRoot)
   } catch (error) {
     return { reason: `its folder in eitri's state cannot be used: ${(error as Error).message}` }
+  }
+}
+
+/** Where an overlay workspace's layers live, as the host names them and as the overlay's options do. */
+export interface LayerRoot {
+  /** The workspace's own temporary folder: mount points, the workspace's neutral path, covers. */
+  readonly root: string
+  /** A fork's folder claimed under eitri's state, why it could not be, or undefined for main. */
+  readonly keep: ForkKeepFolder | { readonly reason: string } | undefined
+  /** The kept layer and the command layers' folder, as the host names them. */
+  readonly keptFolder: string
+  readonly layersFolder: string
+  /** The same, as the overlay's options name them (neutral: the jail can read its mounts). */
+  readonly keptMounted: string
+  readonly layersMounted: string
+}
+
+/**
+ * Makes an overlay workspace's temporary folder below `temporaryRoot` and claims a fork's
+ * folder for its kept layer (see {@link claimKeep}); the kept layer and the command layers
+ * live in the fork's folder when it is claimed, else in the temporary folder.
+ */
+export function makeLayerRoot(options: {
+  readonly temporaryRoot: string
+  readonly fork: ForkBelow | undefined
+  readonly mainRoot: string
+}): LayerRoot {
+  const root = fs.mkdtempSync(ownedPrefix('layers', options.temporaryRoot))
+  // Passable, not listable: the jail's user reaches its mount points by name only.
+  fs.chmodSync(root, 0o711)
+  for (const folder of ['lower', 'points']) fs.mkdirSync(path.join(root, folder))
+  fs.chmodSync(path.join(root, 'points'), 0o711)
+  const keep = claimKeep(options.fork, options.mainRoot)
+  let folders: Omit<LayerRoot, 'root' | 'keep'>
+  if (keep instanceof ForkKeepFolder) {
+    // The fork's folder is bound at a neutral path (below), so the overlay's options, which
+    // the jail can read in its mount table, never name eitri's state folder.
+    fs.mkdirSync(path.join(root, 'keep'))
+    folders = {
+      keptFolder: keep.kept,
+      layersFolder: keep.layers,
+      keptMounted: path.join(root, 'keep', path.basename(keep.kept)),
+      layersMounted: path.join(root, 'keep', path.basename(keep.layers)),
+    }
+  } else {
+    const kept = path.join(root, 'kept')
+    const layers = path.join(root, 'layers')
+    folders = { keptFolder: kept, layersFolder: layers, keptMounted: kept, layersMounted: layers }
+    fs.mkdirSync(kept)
+    fs.mkdirSync(layers, { mode: 0o700 })
+  }
+  // What private paths are covered with: nothing to list or read, not even for their owner.
+  fs.mkdirSync(path.join(root, 'closed-folder'), { mode: 0o000 })
+  fs.chmodSync(path.join(root, 'closed-folder'), 0o000)
+  fs.writeFileSync(path.join(root, 'closed-file'), '', { mode: 0o000 })
+  fs.chmodSync(path.join(root, 'closed-file'), 0o000)
+  return { root, keep, ...folders }
+}
+
+/**
+ * Removes what {@link makeLayerRoot} made in the temporary folder, once the layer host is
+ * gone: the placeholders, the unused mount points, then the folders if empty.
+ */
+export function removeLayerRoot(root: string): void {
+  for (const placeholder of ['closed-folder', 'closed-file']) {
+    // Opened up first: a caller that is not root cannot list a folder of mode 0 to empty it.
+    try {
+      fs.chmodSync(path.join(root, placeholder), 0o700)
+      fs.rmSync(path.join(root, placeholder), { recursive: true, force: true })
+    } catch {
+      // gone already
+    }
+  }
+  for (const folder of ['points', 'lower', 'keep']) {
+    const at = path.join(root, folder)
+    for (const name of fs.existsSync(at) && folder === 'points' ? fs.readdirSync(at) : []) {
+      removeMountPoint(path.join(at, name))
+    }
+    try {
+      fs.rmdirSync(at)
+    } catch {
+      // left rather than removed recursively
+    }
+  }
+  try {
+    fs.rmdirSync(root)
+  } catch {
+    // left rather than removed recursively
+  }
+}
+
+/** Removes an unused private mount point. */
+export function removeMountPoint(mountPoint: string): void {
+  try {
+    fs.rmdirSync(mountPoint)
+  } catch {
+    // still a mount point in some namespace, or gone: left rather than removed recursively
   }
 }
