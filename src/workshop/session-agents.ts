@@ -182,7 +182,15 @@ export function sessionAgents(parts: SessionAgentParts): SessionAgents {
       const handle = handleOf(id)
       return options.owned === true ? handle.ownedResult(options) : handle.result(options)
     },
-    wait: (id, options) => waitForRun(parts.store, id, options, parts.hiredBy),
+    async wait(id, options) {
+      const outcome = await waitForRun(parts.store, id, options, parts.hiredBy)
+      // The store shows a settled row once it is committed, a moment before the runtime hears
+      // of its sync and lets the Run go: a hire right after the wait must not count it still.
+      const own = hired.get(id)
+      if (outcome.settled && own !== undefined)
+        await own.handle.result({ signal: options.signal }).catch(() => undefined)
+      return outcome
+    },
     join: (ids, options = {}) => join(ids.map(handleOf), options),
     race: (ids, options = {}) => race(ids.map(handleOf), options),
     async cancel(id) {
