@@ -1,15 +1,12 @@
 /**
  * @module workspace/durable-file
- * A small file replaced whole and durably without holding the one thread for its syncs: written
- * beside its place, synced, renamed over it, its folder synced, each sync on the thread pool.
- * Writes of different files overlap, and the file system's journal commits syncs that wait
- * together at once: many records cost about one sync, where one by one each cost its own. The
- * steps between the syncs (make the folder, open, write, close, rename) take microseconds and
- * run on the thread: each trip through the thread pool costs a tenth of a millisecond or more
- * of waiting, and a fork's record is on the path of every hire.
+ * A small file replaced whole and durably without holding the one thread: written beside its
+ * place, synced, renamed over it, its folder synced, each sync on the thread pool. Writes of
+ * different files overlap, and the file system's journal commits syncs that wait together at
+ * once: many records cost about one sync, where one by one each cost its own.
  */
 import { randomBytes } from 'node:crypto'
-import fs from 'node:fs'
+import fs from 'node:fs/promises'
 import path from 'node:path'
 
 /**
@@ -18,32 +15,25 @@ import path from 'node:path'
  * nothing or a part.
  */
 export async function writeDurablyAsync(file: string, value: unknown): Promise<void> {
-  const folder = path.dirname(file)
-  fs.mkdirSync(folder, { recursive: true })
+  await fs.mkdir(path.dirname(file), { recursive: true })
   const temporary = `${file}.${randomBytes(6).toString('hex')}.tmp`
-  const descriptor = fs.openSync(temporary, 'wx', 0o600)
+  const handle = await fs.open(temporary, 'wx', 0o600)
   try {
-    fs.writeFileSync(descriptor, JSON.stringify(value))
+    await handle.writeFile(JSON.stringify(value))
     // Its content on disk before its name: a rename that outlives a crash names a whole file.
-    await fsyncOnPool(descriptor)
+    await handle.sync()
   } catch (error) {
-    fs.closeSync(descriptor)
-    fs.rmSync(temporary, { force: true })
+    await handle.close()
+    await fs.rm(temporary, { force: true })
     throw error
   }
-  fs.closeSync(descriptor)
-  fs.renameSync(temporary, file)
-  const directory = fs.openSync(folder, 'r')
+  await handle.close()
+  await fs.rename(temporary, file)
+  const folder = await fs.open(path.dirname(file), 'r')
   try {
     // The rename on disk before the caller goes on (a discard then removes the reference).
-    await fsyncOnPool(directory)
+    await folder.sync()
   } finally {
-    fs.closeSync(directory)
+    await folder.close()
   }
-}
-
-function fsyncOnPool(descriptor: number): Promise<void> {
-  return new Promise((resolve, reject) => {
-    fs.fsync(descriptor, (error) => (error === null ? resolve() : reject(error)))
-  })
 }
