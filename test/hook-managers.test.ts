@@ -10,8 +10,8 @@ import fs from 'node:fs/promises'
 import path from 'node:path'
 import { describe, it } from 'node:test'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
-import type { ApprovalDecision } from '../src/access/approval.ts'
 import { openWorkshop } from '../src/workshop/workshop.ts'
+import { sessionInFork } from './helpers/fork-session.ts'
 import { makeScratch, type Scratch } from './helpers/scratch.ts'
 import { connectServe } from './helpers/serve-client.ts'
 
@@ -61,8 +61,6 @@ function commit(scratch: Scratch, message: string): void {
 
 const live = (scratch: Scratch, name: string) =>
   fs.readFile(path.join(scratch.workspace, name), 'utf8').catch(() => undefined)
-
-const approve = async (): Promise<ApprovalDecision> => ({ type: 'approved', by: 'tester' })
 
 /** What hook managers run, at any depth of the workspace. */
 const HOOK_FILES = [
@@ -173,18 +171,8 @@ describe('git-hook managers at every door', () => {
 
   it('a fork keeps none of them, and its merge never carries one into main', async () => {
     await using scratch = await project()
-    await using workshop = await openWorkshop({
-      workspace: scratch.workspace,
-      stateDir: scratch.stateDir,
-      configPath: scratch.configPath,
-      approver: approve,
-    })
-    const fork = await workshop.call('workspace_fork', { name: 'hooks' })
-    assert.equal(fork.type, 'success', fork.content)
-    const session = await workshop.openSession({ approver: approve })
-    const call = (name: string, input: unknown) =>
-      workshop.toolset.run({ name, input }, session.context())
-    await call('workspace_use', { fork: 'hooks' })
+    await using opened = await sessionInFork(scratch, 'hooks')
+    const { workshop, call } = opened
     const ran = await call('shell', {
       command: "mkdir -p .husky && echo 'touch /tmp/x' > .husky/pre-commit && echo b > b.txt",
     })
@@ -203,7 +191,6 @@ describe('git-hook managers at every door', () => {
     const clean = await call('workspace_merge', { fork: 'hooks' })
     assert.equal(clean.type, 'success', clean.content)
     assert.equal(await live(scratch, 'b.txt'), 'b\n')
-    await session.close()
   })
 
   it('a restore never writes them back', async () => {

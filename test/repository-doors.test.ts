@@ -10,6 +10,7 @@ import path from 'node:path'
 import { describe, it } from 'node:test'
 import type { ApprovalDecision } from '../src/access/approval.ts'
 import { openWorkshop } from '../src/workshop/workshop.ts'
+import { sessionInFork } from './helpers/fork-session.ts'
 import { makeScratch, type Scratch } from './helpers/scratch.ts'
 
 const GIT_ENV = {
@@ -99,18 +100,8 @@ describe('repository metadata at every door of a workshop', () => {
 
   it('a merge from a fork is judged by main’s repositories: the hooks path named in main’s .git/config', async () => {
     await using scratch = await project()
-    await using workshop = await openWorkshop({
-      workspace: scratch.workspace,
-      stateDir: scratch.stateDir,
-      configPath: scratch.configPath,
-      approver: approve,
-    })
-    const fork = await workshop.call('workspace_fork', { name: 'hooks' })
-    assert.equal(fork.type, 'success', fork.content)
-    const session = await workshop.openSession({ approver: approve })
-    const call = (name: string, input: unknown) =>
-      workshop.toolset.run({ name, input }, session.context())
-    await call('workspace_use', { fork: 'hooks' })
+    await using opened = await sessionInFork(scratch, 'hooks')
+    const { workshop, call } = opened
     // The fork holds no .git, so its own view cannot know main's hooks path; the merge must.
     const planted = await call('write_file', {
       path: '.hooks/pre-commit',
@@ -133,7 +124,6 @@ describe('repository metadata at every door of a workshop', () => {
     const clean = await call('workspace_merge', { fork: 'hooks' })
     assert.equal(clean.type, 'success', clean.content)
     assert.equal(await live(scratch, 'src/b.ts'), 'export const b = 2\n')
-    await session.close()
   })
 
   it('merges between forks are judged too: a repository assembled from parts written in two forks', async () => {
