@@ -4,15 +4,25 @@
  * git's own protocol for loose references: take `REF.lock` exclusively, check the reference
  * still names what the caller expects, then rename the lock over the reference (or delete the
  * reference and then the lock). A git command working on the same reference meanwhile finds the
- * lock and waits or fails, exactly as with another git. Whatever this cannot do alone (the
+ * lock and waits or fails, exactly as with another git. The lock names its owner, so a lock
+ * left by a writer that was killed is taken over, never one a live writer holds
+ * (workspace/git/ref-lock). Whatever this cannot do alone (the
  * reference is packed, the repository keeps references in a reftable, keeps reference logs, or
  * the lock is taken, the reference names something else) it leaves to git, answering false:
  * never a half-done move. The caller vouches that the commit exists (eitri just read or wrote
  * it), which git would check.
  */
 import fs from 'node:fs'
-import fsPromises, { type FileHandle } from 'node:fs/promises'
+import fsPromises from 'node:fs/promises'
 import path from 'node:path'
+import {
+  commitRefLock,
+  dropRefLock,
+  dropRefLockAsync,
+  takeRefLock,
+  takeRefLockAsync,
+  type RefLock,
+} from './ref-lock.ts'
 
 const OBJECT_ID = /^[0-9a-f]{40}$/
 /** What {@link looseValue} answers for a file that is not a plain object id: never an id. */
@@ -35,17 +45,16 @@ export function moveLooseRef(
   try {
     // On disk before the rename, as git does by default (core.fsync covers references): a
     // crash must leave the old value or the new one, never an empty reference.
-    fs.fdatasyncSync(move.lock)
+    fs.fdatasyncSync(move.lock.fd)
     moved = finishMove(move)
   } finally {
-    if (!moved) abandonMove(move)
+    if (!moved) dropRefLock(move.lock)
   }
   return moved
 }
 
 interface PendingMove {
-  readonly lock: number
-  readonly lockFile: string
+  readonly lock: RefLock
   readonly file: string
 }
 
@@ -59,10 +68,9 @@ function startMove(
   if (!OBJECT_ID.test(commit) || !plainRepository(gitDir, ref)) return undefined
   const file = path.join(gitDir, ref)
   fs.mkdirSync(path.dirname(file), { recursive: true })
-  const lockFile = `${file}.lock`
-  const lock = takeLock(lockFile)
+  const lock = takeRefLock(gitDir, ref)
   if (lock === undefined) return undefined
-  const move = { lock, lockFile, file }
+  const move = { lock, file }
   let written = false
   try {
     const found = looseValue(file)
@@ -71,47 +79,36 @@ function startMove(
       found === expected &&
       !(found === undefined && packed(gitDir, ref))
     ) {
-      fs.writeSync(lock, `${commit}\n`)
+      // A lock taken over from an ended writer may hold its value: ours replaces it.
+      fs.ftruncateSync(lock.fd)
+      fs.writeSync(lock.fd, `${commit}\n`, 0)
       written = true
     }
   } finally {
-    if (!written) abandonMove(move)
+    if (!written) dropRefLock(lock)
   }
   return written ? move : undefined
 }
 
-/** Closes the synced lock and renames it over the reference. */
+/** Renames the synced lock over the reference. */
 function finishMove(move: PendingMove): boolean {
-  fs.closeSync(move.lock)
-  fs.renameSync(move.lockFile, move.file)
+  commitRefLock(move.lock, move.file)
   return true
-}
-
-function abandonMove(move: PendingMove): void {
-  try {
-    fs.closeSync(move.lock)
-  } catch {
-    // closed before a rename that failed
-  }
-  // Ours until renamed: removing it then could remove another writer's lock.
-  fs.rmSync(move.lockFile, { force: true })
 }
 
 /** Deletes `ref` (nothing to do if it does not exist); false when git must do it. */
 export function deleteLooseRef(gitDir: string, ref: string): boolean {
   if (!plainRepository(gitDir, ref) || packed(gitDir, ref)) return false
   const file = path.join(gitDir, ref)
-  const lockFile = `${file}.lock`
-  if (!fs.existsSync(file)) return !fs.existsSync(lockFile)
-  const lock = takeLock(lockFile)
+  if (!fs.existsSync(file)) return !fs.existsSync(`${file}.lock`)
+  const lock = takeRefLock(gitDir, ref)
   if (lock === undefined) return false
   try {
     if (looseValue(file) === UNREADABLE) return false
     fs.rmSync(file, { force: true })
     return true
   } finally {
-    fs.closeSync(lock)
-    fs.rmSync(lockFile, { force: true })
+    dropRefLock(lock)
   }
 }
 
@@ -123,22 +120,15 @@ export function deleteLooseRef(gitDir: string, ref: string): boolean {
 export async function deleteLooseRefAsync(gitDir: string, ref: string): Promise<boolean> {
   if (!plainRepository(gitDir, ref) || packed(gitDir, ref)) return false
   const file = path.join(gitDir, ref)
-  const lockFile = `${file}.lock`
-  if (!fs.existsSync(file)) return !fs.existsSync(lockFile)
-  let lock: FileHandle
-  try {
-    lock = await fsPromises.open(lockFile, 'wx', 0o644)
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'EEXIST') return false
-    throw error
-  }
+  if (!fs.existsSync(file)) return !fs.existsSync(`${file}.lock`)
+  const lock = await takeRefLockAsync(gitDir, ref)
+  if (lock === undefined) return false
   try {
     if (looseValue(file) === UNREADABLE) return false
     await fsPromises.rm(file, { force: true })
     return true
   } finally {
-    await lock.close()
-    await fsPromises.rm(lockFile, { force: true })
+    await dropRefLockAsync(lock)
   }
 }
 
@@ -168,16 +158,6 @@ export function looseRefAbsent(gitDir: string, ref: string): boolean {
   const file = path.join(gitDir, ref)
   if (fs.existsSync(file) || fs.existsSync(`${file}.lock`)) return false
   return !fs.existsSync(path.join(gitDir, 'reftable')) && !packed(gitDir, ref)
-}
-
-/** Takes `lockFile` exclusively; undefined when another holds it (git then waits or fails). */
-function takeLock(lockFile: string): number | undefined {
-  try {
-    return fs.openSync(lockFile, 'wx', 0o644)
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'EEXIST') return undefined
-    throw error
-  }
 }
 
 /** The loose reference's object id, undefined when there is no file, `unreadable` otherwise. */
