@@ -46,8 +46,15 @@ function owner(): string | undefined {
   return ownName
 }
 
+let ownPlace: string | null | undefined
+
 /** This machine's boot and this process namespace; undefined when /proc does not say. */
 function hostPlace(): string | undefined {
+  ownPlace ??= readPlace() ?? null
+  return ownPlace ?? undefined
+}
+
+function readPlace(): string | undefined {
   try {
     const boot = fs.readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim()
     const namespace = /\[(\d+)\]/.exec(fs.readlinkSync('/proc/self/ns/pid'))?.[1]
