@@ -227,4 +227,12 @@ export const MIGRATIONS: readonly Migration[] = [
     sqlite: RUN_ADMISSION_ORDER('INTEGER'),
     postgres: RUN_ADMISSION_ORDER('BIGINT'),
   },
+  {
+    // Nothing reads chat messages by Run (a Run's chat is found by its id), and a Run's row is
+    // never deleted, so the index served no query and no key check: it was one page more in
+    // every step's commit (decision 0025).
+    name: 'chat-messages-no-run-index',
+    sqlite: [`DROP INDEX chat_messages_run`],
+    postgres: [`DROP INDEX chat_messages_run`],
+  },
 ]

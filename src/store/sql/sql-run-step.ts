@@ -8,7 +8,7 @@ import type { RunEvent } from '../run-record.ts'
 import type { ChatMessageRecord, RunStepRecords } from '../run-trace.ts'
 import type { StoreDependencies } from '../store-dependencies.ts'
 import type { SqlDriver } from './sql-driver.ts'
-import { checkEvents, insertRunEvents, requireRun } from './sql-runs.ts'
+import { checkEvents, insertRunEvents, lockRun } from './sql-runs.ts'
 import {
   checkChatMessages,
   checkMetrics,
@@ -43,7 +43,7 @@ export async function appendRunStep(
   return driver.transaction(
     'write',
     async (transaction) => {
-      await requireRun(transaction, runId, { lock: true })
+      await lockRun(transaction, runId)
       const now = dependencies.now().toISOString()
       const stored = await insertRunEvents(transaction, runId, events, now)
       const messages =

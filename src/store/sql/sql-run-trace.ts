@@ -122,18 +122,16 @@ export async function insertChatMessages(
   messages: readonly ChatMessage[],
   time: string,
 ): Promise<ChatMessageRecord[]> {
-  const owner = await transaction.get<{ run_id: string }>(
-    'SELECT run_id FROM chat_messages WHERE chat_id = ? LIMIT 1',
+  // The chat's last message gives both its owner (every message of a chat is its Run's) and
+  // where the sequence goes on: one lookup on the key, not two.
+  const last = await transaction.get<{ run_id: string; sequence: number }>(
+    'SELECT run_id, sequence FROM chat_messages WHERE chat_id = ? ORDER BY sequence DESC LIMIT 1',
     [chatId],
   )
-  if (owner !== undefined && owner.run_id !== runId) {
+  if (last !== undefined && last.run_id !== runId) {
     throw new EitriError('conflict', `Chat ${chatId} belongs to another Run.`)
   }
-  const last = await transaction.get<{ last: number | null }>(
-    'SELECT MAX(sequence) AS last FROM chat_messages WHERE chat_id = ?',
-    [chatId],
-  )
-  let sequence = Number(last?.last ?? 0)
+  let sequence = Number(last?.sequence ?? 0)
   const stored: ChatMessageRecord[] = []
   for (const message of messages) {
     sequence += 1

@@ -257,7 +257,7 @@ export async function appendRunEvents(
   return driver.transaction(
     'write',
     async (transaction) => {
-      await requireRun(transaction, runId, { lock: true })
+      await lockRun(transaction, runId)
       return insertRunEvents(transaction, runId, events, dependencies.now().toISOString())
     },
     options,
@@ -355,6 +355,17 @@ export async function runRow(
 ): Promise<Record<string, SqlValue> | undefined> {
   const lock = options.lock === true && transaction.dialect === 'postgres' ? ' FOR UPDATE' : ''
   return transaction.get(`SELECT * FROM runs WHERE id = ?${lock}`, [id])
+}
+
+/**
+ * Locks a Run for appending to its journal (on PostgreSQL; SQLite's write transaction already
+ * holds the only write lock) without reading its record: the id alone, so a step's write does
+ * not fetch and decode the whole row. @throws EitriError `not_found`.
+ */
+export async function lockRun(transaction: SqlTransaction, id: string): Promise<void> {
+  const lock = transaction.dialect === 'postgres' ? ' FOR UPDATE' : ''
+  const row = await transaction.get(`SELECT id FROM runs WHERE id = ?${lock}`, [id])
+  if (row === undefined) throw new EitriError('not_found', `No Run with id ${id}.`)
 }
 
 /** The record of a Run. @throws EitriError `not_found`. */

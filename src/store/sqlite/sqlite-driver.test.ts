@@ -153,4 +153,35 @@ describe('the SQLite store', () => {
       ['a', 'c'],
     )
   })
+
+  it('writes a lone write without a savepoint, and undoes it whole when it throws', async (t) => {
+    const driver = openSqliteDriver(path.join(await tempFolder(t), 'store.sqlite'))
+    t.after(() => driver.close())
+    await driver.transaction('write', (tx) => tx.run('CREATE TABLE notes (text TEXT)'))
+    const exec = t.mock.method(DatabaseSync.prototype, 'exec')
+    const insert = (text: string, fail: boolean) =>
+      driver.transaction('write', async (tx) => {
+        await tx.run('INSERT INTO notes (text) VALUES (?)', [text])
+        if (fail) throw new Error(`refused ${text}`)
+        return text
+      })
+    assert.equal(await insert('a', false), 'a')
+    await assert.rejects(insert('b', true), /refused b/)
+    assert.equal(await insert('c', false), 'c')
+    const statements = exec.mock.calls.map((call) => call.arguments[0])
+    assert.deepEqual(statements, [
+      'BEGIN IMMEDIATE',
+      'COMMIT',
+      'BEGIN IMMEDIATE',
+      'ROLLBACK',
+      'BEGIN IMMEDIATE',
+      'COMMIT',
+    ])
+    t.mock.restoreAll()
+    const rows = await driver.transaction('read', (tx) => tx.all('SELECT text FROM notes'))
+    assert.deepEqual(
+      rows.map((row) => row['text']),
+      ['a', 'c'],
+    )
+  })
 })

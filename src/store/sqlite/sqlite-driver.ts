@@ -229,11 +229,17 @@ export class SqliteDriver implements SqlDriver {
     })
   }
 
-  /** One try of a group: every member in its savepoint, then one commit. */
+  /**
+   * One try of a group: every member in its savepoint, then one commit. A member alone needs
+   * no savepoint (two statements fewer on a lone Run's every step): if it fails, the whole
+   * transaction is rolled back, which undoes exactly what it wrote.
+   */
   async #attemptGroup(group: readonly GroupMember[]): Promise<GroupOutcome[]> {
     const outcomes: GroupOutcome[] = []
     this.#database.exec('BEGIN IMMEDIATE')
     try {
+      const alone = group.length === 1 ? group[0] : undefined
+      if (alone !== undefined) return [await this.#attemptAlone(alone)]
       for (const member of group) {
         try {
           throwIfCancelled(member.signal)
@@ -261,6 +267,22 @@ export class SqliteDriver implements SqlDriver {
       if (this.#database.isTransaction) this.#database.exec('ROLLBACK')
       throw error
     }
+  }
+
+  /** The one member of a group, in the transaction `#attemptGroup` began; commits or rolls back. */
+  async #attemptAlone(member: GroupMember): Promise<GroupOutcome> {
+    let outcome: GroupOutcome
+    try {
+      throwIfCancelled(member.signal)
+      outcome = { ok: true, value: await member.work(this.#transaction()) }
+    } catch (error) {
+      // As in a group: contention, or an error that ended the transaction, is the group's.
+      if (isContention(error) || !this.#database.isTransaction) throw error
+      this.#database.exec('ROLLBACK')
+      return { ok: false, error }
+    }
+    this.#database.exec('COMMIT')
+    return outcome
   }
 
   async #attempt<T>(
