@@ -210,7 +210,13 @@ export async function llmFixture(
     await lines.close()
     await fs.rm(base, { recursive: true, force: true })
   })
-  return { runtime, store, lines, workspace: path.join(base, 'workspace') }
+  return {
+    runtime,
+    store,
+    lines,
+    workspace: path.join(base, 'workspace'),
+    storePath: path.join(base, 'store.sqlite'),
+  }
 }
 
 /** `llm` with every tool result a Run gets handed to `onResult` first (for a test to read). */
