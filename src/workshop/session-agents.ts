@@ -46,6 +46,8 @@ export interface SessionAgentParts {
   readonly actor: string
   /** The most Runs (children included) the session may have running at once. */
   readonly maxActive: number
+  /** How deep Runs may hire Runs (a root Run is at depth 1). @default the runtime's (4) */
+  readonly maxDepth?: number | undefined
   /** The program of each kind. @default the runtime's (echo and scripted) */
   readonly programs?: Readonly<Record<string, ProgramFactory>> | undefined
   /** Makes each Run's tools (in its world, as the Run). */
@@ -95,6 +97,7 @@ export function sessionAgents(parts: SessionAgentParts): SessionAgents {
           ceiling: parts.ceiling,
           // Children count too: a Run's own hires cannot fan out past the session's limit.
           maxActive: parts.maxActive,
+          maxDepth: parts.maxDepth,
           approveMerge: parts.approveMerge,
           actor: parts.actor,
           leases,

@@ -209,6 +209,7 @@ export async function createSession(
           roster: parts.roster,
           actor: id,
           maxActive: parts.config.runs.maxActive,
+          maxDepth: parts.config.runs.maxDepth,
           programs: parts.programs,
           hiredBy,
           // A Run's tool calls act as the Run, in its world, asking this session's person.
