@@ -192,6 +192,44 @@ describe('agent_hire, run_await, run_cancel and run_settle', () => {
     ok(await workshop.call('run_cancel', { id: onFork.metadata['id'] as string }))
   })
 
+  it('cancels a fork’s Runs before discarding it, and a session’s Runs when it closes', async () => {
+    await using scratch = await scratchWithAgents()
+    await using workshop = await open(scratch)
+    ok(await workshop.call('workspace_fork', { name: 'elsewhere' }))
+    ok(await workshop.call('workspace_use', { fork: 'elsewhere' }))
+    const onFork = ok(await workshop.call('agent_hire', { agent: 'slow', task: 'x' })).metadata[
+      'id'
+    ] as string
+    // Positive control: a Run hired from main goes on when another line is discarded.
+    ok(await workshop.call('workspace_use', { fork: 'main' }))
+    const onMain = ok(await workshop.call('agent_hire', { agent: 'slow', task: 'y' })).metadata[
+      'id'
+    ] as string
+    ok(await workshop.call('workspace_discard', { fork: 'elsewhere' }))
+    const gone = ok(await workshop.call('run_observe', { id: onFork })).metadata
+    assert.deepEqual(
+      [gone['status'], gone['settlementStatus'], gone['settlementReason']],
+      ['cancelled', 'discarded', 'cancelled'],
+    )
+    const events = ok(await workshop.call('run_observe', { id: onFork })).content
+    assert.match(events, /cancel-requested[\s\S]*finished \{"status":"cancelled"\}/)
+    assert.equal(
+      ok(await workshop.call('run_observe', { id: onMain })).metadata['status'],
+      'running',
+    )
+
+    const other = await workshop.openSession()
+    const hired = await workshop.toolset.run(
+      { name: 'agent_hire', input: { agent: 'slow', task: 'z' } },
+      other.context(),
+    )
+    const ofOther = ok(hired).metadata['id'] as string
+    await other.close()
+    const closed = ok(await workshop.call('run_observe', { id: ofOther })).metadata
+    assert.deepEqual([closed['status'], closed['settlementStatus']], ['cancelled', 'discarded'])
+    assert.equal(ok(await workshop.call('run_cancel', { id: onMain })).metadata['cancelled'], true)
+  })
+
   it('keeps a Run’s world out of the line tools: read it, settle it through the Run', async () => {
     await using scratch = await scratchWithAgents()
     await using workshop = await open(scratch)

@@ -58,6 +58,8 @@ export interface SessionAgentParts {
 
 /** A session's agents, with the way to stop its Runs when the session ends. */
 export interface SessionAgents extends AgentRuns {
+  /** Cancels the Runs the session hired from `line` (children first) and waits for them to settle. */
+  cancelRunsOf(line: string): Promise<void>
   /** Cancels the session's Runs and waits for them to settle. Idempotent. */
   close(): Promise<void>
 }
@@ -201,6 +203,12 @@ export function sessionAgents(parts: SessionAgentParts): SessionAgents {
     },
     async settle(id, action, options = {}) {
       return (await ownerOf(id, 'settle')).settle(id, action, options)
+    },
+    async cancelRunsOf(line) {
+      if (runtime === undefined) return
+      const held = await runtime
+      const ids = [...hired].filter(([, entry]) => entry.line === line).map(([id]) => id)
+      await Promise.all(ids.map((id) => held.cancel(id)))
     },
     async close() {
       closed = true
