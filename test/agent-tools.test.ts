@@ -329,6 +329,11 @@ describe('agent_hire, run_await, run_cancel and run_settle', () => {
       ).length > 0,
       true,
     )
+    // One wait stays well inside a client's request timeout: at most 45 s.
+    assert.match(
+      failure(await workshop.call('run_await', { id: 'any', wait_s: 46 }), 'invalid_input'),
+      /wait_s/,
+    )
     assert.equal(ok(await workshop.call('run_list', {})).content, 'No Runs.')
   })
 
