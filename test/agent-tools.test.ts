@@ -217,6 +217,21 @@ describe('agent_hire, run_await, run_cancel and run_settle', () => {
       ok(await workshop.call('run_observe', { id: onMain })).metadata['status'],
       'running',
     )
+    // A Run kept for review is not cancelled: the refusal says how to settle it.
+    ok(await workshop.call('workspace_fork', { name: 'kept' }))
+    ok(await workshop.call('workspace_use', { fork: 'kept' }))
+    const review = ok(
+      await workshop.call('agent_hire', { agent: 'echo', task: 'r', settlement: 'review' }),
+    ).metadata['id'] as string
+    assert.equal(
+      ok(await workshop.call('run_await', { id: review, wait_s: 20 })).metadata['settlementStatus'],
+      'review',
+    )
+    ok(await workshop.call('workspace_use', { fork: 'main' }))
+    assert.match(
+      failure(await workshop.call('workspace_discard', { fork: 'kept' }), 'invalid_input'),
+      new RegExp(`Runs work or wait for review in one \\(${review}\\).*run_settle`),
+    )
 
     const other = await workshop.openSession()
     const hired = await workshop.toolset.run(
