@@ -192,6 +192,59 @@ describe('agent_hire, run_await, run_cancel and run_settle', () => {
     ok(await workshop.call('run_cancel', { id: onFork.metadata['id'] as string }))
   })
 
+  it('cancels a fork’s Runs before discarding it, and a session’s Runs when it closes', async () => {
+    await using scratch = await scratchWithAgents()
+    await using workshop = await open(scratch)
+    ok(await workshop.call('workspace_fork', { name: 'elsewhere' }))
+    ok(await workshop.call('workspace_use', { fork: 'elsewhere' }))
+    const onFork = ok(await workshop.call('agent_hire', { agent: 'slow', task: 'x' })).metadata[
+      'id'
+    ] as string
+    // Positive control: a Run hired from main goes on when another line is discarded.
+    ok(await workshop.call('workspace_use', { fork: 'main' }))
+    const onMain = ok(await workshop.call('agent_hire', { agent: 'slow', task: 'y' })).metadata[
+      'id'
+    ] as string
+    ok(await workshop.call('workspace_discard', { fork: 'elsewhere' }))
+    const gone = ok(await workshop.call('run_observe', { id: onFork })).metadata
+    assert.deepEqual(
+      [gone['status'], gone['settlementStatus'], gone['settlementReason']],
+      ['cancelled', 'discarded', 'cancelled'],
+    )
+    const events = ok(await workshop.call('run_observe', { id: onFork })).content
+    assert.match(events, /cancel-requested[\s\S]*finished \{"status":"cancelled"\}/)
+    assert.equal(
+      ok(await workshop.call('run_observe', { id: onMain })).metadata['status'],
+      'running',
+    )
+    // A Run kept for review is not cancelled: the refusal says how to settle it.
+    ok(await workshop.call('workspace_fork', { name: 'kept' }))
+    ok(await workshop.call('workspace_use', { fork: 'kept' }))
+    const review = ok(
+      await workshop.call('agent_hire', { agent: 'echo', task: 'r', settlement: 'review' }),
+    ).metadata['id'] as string
+    assert.equal(
+      ok(await workshop.call('run_await', { id: review, wait_s: 20 })).metadata['settlementStatus'],
+      'review',
+    )
+    ok(await workshop.call('workspace_use', { fork: 'main' }))
+    assert.match(
+      failure(await workshop.call('workspace_discard', { fork: 'kept' }), 'invalid_input'),
+      new RegExp(`Runs work or wait for review in one \\(${review}\\).*run_settle`),
+    )
+
+    const other = await workshop.openSession()
+    const hired = await workshop.toolset.run(
+      { name: 'agent_hire', input: { agent: 'slow', task: 'z' } },
+      other.context(),
+    )
+    const ofOther = ok(hired).metadata['id'] as string
+    await other.close()
+    const closed = ok(await workshop.call('run_observe', { id: ofOther })).metadata
+    assert.deepEqual([closed['status'], closed['settlementStatus']], ['cancelled', 'discarded'])
+    assert.equal(ok(await workshop.call('run_cancel', { id: onMain })).metadata['cancelled'], true)
+  })
+
   it('keeps a Run’s world out of the line tools: read it, settle it through the Run', async () => {
     await using scratch = await scratchWithAgents()
     await using workshop = await open(scratch)
@@ -290,6 +343,11 @@ describe('agent_hire, run_await, run_cancel and run_settle', () => {
         'not_found',
       ).length > 0,
       true,
+    )
+    // One wait stays well inside a client's request timeout: at most 45 s.
+    assert.match(
+      failure(await workshop.call('run_await', { id: 'any', wait_s: 46 }), 'invalid_input'),
+      /wait_s/,
     )
     assert.equal(ok(await workshop.call('run_list', {})).content, 'No Runs.')
   })

@@ -102,6 +102,9 @@ describe('Runs of servers sharing one PostgreSQL store', () => {
       } finally {
         await restarted.client.close()
       }
+      // The restarted server closed cleanly: it cancels its own Runs, never another server's.
+      const after = await b.call('run_observe', { id: runB })
+      assert.equal(after['status'], 'running', 'closing one server leaves the other’s Run alone')
       const cancelled = await b.call('run_cancel', { id: runB })
       assert.equal(cancelled['status'], 'cancelled')
     } finally {

@@ -57,7 +57,7 @@ export function childAuthority(input: {
     return {
       type: 'refused',
       field: 'depth',
-      reason: `hiring agent "${def.id}" would make a Run at depth ${depth}, past the limit of ${maxDepth}; do the work in this Run or hire from higher up`,
+      reason: `hiring agent "${def.id}" would make a Run at depth ${depth}, past the limit of ${maxDepth} (runs.maxDepth in the configuration); do the work in this Run or hire from higher up`,
     }
   }
   const kind = def.program.kind

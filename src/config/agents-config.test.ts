@@ -18,14 +18,21 @@ async function withConfig<T>(json: unknown, use: (file: string, folder: string) 
 }
 
 describe('the agents and runs configuration', () => {
-  it('holds leases for 15 s renewed every 5 s unless told otherwise', async () => {
+  it('holds leases for 15 s renewed every 5 s, and Runs 4 deep, unless told otherwise', async () => {
     await withConfig({}, async (file) => {
       assert.deepEqual((await loadConfig(file)).runs, {
         leaseTtlMs: 15_000,
         heartbeatMs: 5_000,
         sweepMs: 30_000,
         maxActive: 32,
+        maxDepth: 4,
       })
+    })
+  })
+
+  it('refuses a depth bound below 1, naming the field', async () => {
+    await withConfig({ runs: { maxDepth: 0 } }, async (file) => {
+      await assert.rejects(loadConfig(file), /maxDepth/)
     })
   })
 

@@ -178,12 +178,21 @@ const runsSchema = z
       .max(10_000)
       .default(32)
       .describe('The most Runs (children included) one session may have running at once.'),
+    maxDepth: z
+      .number()
+      .int()
+      .min(1)
+      .max(64)
+      .default(4)
+      .describe(
+        'How deep Runs may hire Runs: a Run hired by the session is at depth 1, its children at 2.',
+      ),
   })
   .refine((runs) => runs.heartbeatMs < runs.leaseTtlMs, {
     error:
       'heartbeatMs must be shorter than leaseTtlMs (about a third), or leases lapse between heartbeats',
   })
-  .default({ leaseTtlMs: 15_000, heartbeatMs: 5_000, sweepMs: 30_000, maxActive: 32 })
+  .default({ leaseTtlMs: 15_000, heartbeatMs: 5_000, sweepMs: 30_000, maxActive: 32, maxDepth: 4 })
 
 /** The configuration file's sections. Later capabilities add theirs here. */
 const configObject = z.strictObject({

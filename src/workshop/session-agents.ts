@@ -46,6 +46,8 @@ export interface SessionAgentParts {
   readonly actor: string
   /** The most Runs (children included) the session may have running at once. */
   readonly maxActive: number
+  /** How deep Runs may hire Runs (a root Run is at depth 1). @default the runtime's (4) */
+  readonly maxDepth?: number | undefined
   /** The program of each kind. @default the runtime's (echo and scripted) */
   readonly programs?: Readonly<Record<string, ProgramFactory>> | undefined
   /** Makes each Run's tools (in its world, as the Run). */
@@ -56,6 +58,8 @@ export interface SessionAgentParts {
 
 /** A session's agents, with the way to stop its Runs when the session ends. */
 export interface SessionAgents extends AgentRuns {
+  /** Cancels the Runs the session hired from `line` (children first) and waits for them to settle. */
+  cancelRunsOf(line: string): Promise<void>
   /** Cancels the session's Runs and waits for them to settle. Idempotent. */
   close(): Promise<void>
 }
@@ -95,6 +99,7 @@ export function sessionAgents(parts: SessionAgentParts): SessionAgents {
           ceiling: parts.ceiling,
           // Children count too: a Run's own hires cannot fan out past the session's limit.
           maxActive: parts.maxActive,
+          maxDepth: parts.maxDepth,
           approveMerge: parts.approveMerge,
           actor: parts.actor,
           leases,
@@ -198,6 +203,12 @@ export function sessionAgents(parts: SessionAgentParts): SessionAgents {
     },
     async settle(id, action, options = {}) {
       return (await ownerOf(id, 'settle')).settle(id, action, options)
+    },
+    async cancelRunsOf(line) {
+      if (runtime === undefined) return
+      const held = await runtime
+      const ids = [...hired].filter(([, entry]) => entry.line === line).map(([id]) => id)
+      await Promise.all(ids.map((id) => held.cancel(id)))
     },
     async close() {
       closed = true

@@ -51,6 +51,8 @@ export interface SessionLineOptions {
    * changes no other line, nor settles its own (its settlement does, once the Run ends).
    */
   readonly runWorld?: string | undefined
+  /** Cancels the Runs the session hired from a line, and waits for them to settle, before it is discarded. */
+  readonly cancelRunsOf?: ((line: string) => Promise<void>) | undefined
 }
 
 /** What a Run does to its own world through its tools; merging or discarding it is not one. */
@@ -227,6 +229,8 @@ export function sessionLineControl(options: SessionLineOptions): LineControl {
     },
     async discard(fork) {
       const id = changeable(fork, 'discarded')
+      // Its Runs first: each works in a fork of this line, which could not go while they run.
+      await options.cancelRunsOf?.(id)
       if (id === options.current()) {
         // An isolated session never falls back onto main: it moves to a fresh fork of its own.
         if (options.guardMain) await options.isolate()

@@ -182,6 +182,7 @@ export async function createSession(
     session: id,
     changesRunWorlds: options.trusted === true,
     runWorld: run?.scope.line,
+    cancelRunsOf: (line) => agents.cancelRunsOf(line),
   })
   if (run !== undefined) await switchTo(run.scope.line)
   else if (options.isolate === true) await isolate()
@@ -189,7 +190,11 @@ export async function createSession(
   const hiredBy = run !== undefined ? run.hiredBy : principal.seesEveryFork ? undefined : id
   const agents =
     run !== undefined
-      ? { ...runScopedAgents(run.scope, parts.roster), close: async () => undefined }
+      ? {
+          ...runScopedAgents(run.scope, parts.roster),
+          cancelRunsOf: async () => undefined,
+          close: async () => undefined,
+        }
       : sessionAgents({
           store: parts.store,
           lines: parts.lines,
@@ -209,6 +214,7 @@ export async function createSession(
           roster: parts.roster,
           actor: id,
           maxActive: parts.config.runs.maxActive,
+          maxDepth: parts.config.runs.maxDepth,
           programs: parts.programs,
           hiredBy,
           // A Run's tool calls act as the Run, in its world, asking this session's person.
