@@ -12,7 +12,7 @@ import { EitriError } from '../errors/eitri-error.ts'
 import { MAIN_LINE } from '../ports/line-control.ts'
 import { describeIssues } from '../tool/validate-input.ts'
 import { announceFork, ForkIndex } from './fork-index.ts'
-import { PERSON } from './fork-owner.ts'
+import { PERSON, runOfWorld } from './fork-owner.ts'
 import { writeDurablyAsync } from './durable-file.ts'
 import { writeDurably } from './merge-journal.ts'
 
@@ -73,6 +73,22 @@ export function displayName(fork: {
   readonly name?: string | undefined
 }): string {
   return fork.name ?? fork.id
+}
+
+/**
+ * The refusal to discard `fork` while it has forks of its own; a Run's world among them goes
+ * with its Run (cancelled while running, settled when kept for review), so the fix names it.
+ */
+export function forksBelowRefusal(fork: ForkInfo, children: readonly ForkInfo[]): EitriError {
+  const runs = children.flatMap((child) => runOfWorld(child) ?? [])
+  const held =
+    runs.length === 0
+      ? ''
+      : ` Runs work or wait for review in ${runs.length === 1 ? 'one' : 'some'} (${runs.join(', ')}): cancel them (run_cancel) or settle them (run_settle, or \`eitri runs cancel|discard RUN\`) first.`
+  return new EitriError(
+    'invalid_input',
+    `Fork ${displayName(fork)} has forks of its own (${children.map(displayName).join(', ')}); discard them first.${held}`,
+  )
 }
 
 /** A display name from any text (a client's name): `Claude Code` → `claude-code`. */

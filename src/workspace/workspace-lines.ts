@@ -10,18 +10,13 @@ import path from 'node:path'
 import { EitriError } from '../errors/eitri-error.ts'
 import type { RestoreOutcome } from '../ports/line-control.ts'
 import type { DirectoryTree } from './directory-tree.ts'
-import {
-  PERSON_PRINCIPAL,
-  runOfWorld,
-  visibleFork,
-  visibleForks,
-  type Principal,
-} from './fork-owner.ts'
+import { PERSON_PRINCIPAL, visibleFork, visibleForks, type Principal } from './fork-owner.ts'
 import {
   chooseForkName,
   displayName,
   findLine,
   forkRef,
+  forksBelowRefusal,
   newForkId,
   readChildForks,
   readForkById,
@@ -399,14 +394,7 @@ export class WorkspaceLines implements AsyncDisposable {
         ...readChildForks(this.#stateDir, info.id),
         ...[...this.#forming.values()].filter((candidate) => candidate.parent === info.id),
       ]
-      if (children.length > 0) {
-        // A Run's world goes with its Run: cancelled (running) or settled (kept for review).
-        const runs = children.flatMap((child) => runOfWorld(child) ?? [])
-        throw new EitriError(
-          'invalid_input',
-          `Fork ${displayName(info)} has forks of its own (${children.map(displayName).join(', ')}); discard them first.${runs.length === 0 ? '' : ` Runs work or wait for review in ${runs.length === 1 ? 'one' : 'some'} (${runs.join(', ')}): cancel them (run_cancel) or settle them (run_settle, or \`eitri runs cancel|discard RUN\`) first.`}`,
-        )
-      }
+      if (children.length > 0) throw forksBelowRefusal(info, children)
       const changes = await changeCount(this.#parts, info)
       // Nothing in this process reaches it from now: not a write, not a fork from it.
       this.#discarding.add(info.id)
