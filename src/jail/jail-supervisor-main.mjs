@@ -119,6 +119,10 @@ function runNext() {
     runNext()
   }
   child.once('error', (/** @type {Error} */ error) => finish(127, null, error.message))
+  // A stop before the forker said the command started (no pid yet) is made again once it has.
+  child.once('spawn', () => {
+    if (ended !== undefined) stop(ended)
+  })
   // When the command exits, whatever it left running (and holding its pipes) dies with it.
   child.once('exit', () => killStragglers())
   child.once('close', (/** @type {number | null} */ code, /** @type {string | null} */ signal) =>

@@ -4,8 +4,9 @@
  * How the warm jail's supervisor starts a command: through the Perl forker that started it
  * (jail-forker.ts, decision 0024) when it was given `--forker`, else with Node's spawn. Either
  * way the caller gets what it used of a ChildProcess: `pid`, `stdout` and `stderr` streams, and
- * the events `error`, `exit` (code, signal) and `close` (code, signal: after the exit and the
- * end of both streams, i.e. once nothing holds the command's pipes any more).
+ * the events `spawn` (its pid is known), `error`, `exit` (code, signal) and `close` (code,
+ * signal: after the exit and the end of both streams, i.e. once nothing holds the command's
+ * pipes any more).
  * Mounted beside the supervisor; it imports nothing but Node's own modules.
  */
 import { spawn } from 'node:child_process'
@@ -125,6 +126,7 @@ class ForkedCommand extends EventEmitter {
       // The forker waits for this byte before it closes its ends of the pipes.
       channel.write('A')
     }
+    this.emit('spawn')
   }
 
   /**
