@@ -92,8 +92,6 @@ export function buildBwrapArgs(
     // Nothing of the host's environment; only what the spec lists (§21).
     '--clearenv',
   ]
-  // The command reaps orphans itself, and a kill(-1) inside spares it (jail-forker.ts).
-  if (spec.commandIsInit === true) args.push('--as-pid-1')
   for (const [name, value] of Object.entries(spec.environment)) args.push('--setenv', name, value)
   // A minimal read-only system: /usr and a short list from /etc, not the host's root (§10, §11).
   args.push(...readOnlySystemArgs())

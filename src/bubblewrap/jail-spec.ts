@@ -63,11 +63,6 @@ export interface JailSpec {
   readonly limits: JailLimits
   /** True when a memory cgroup bounds `limits.memoryBytes`: then no RLIMIT_DATA is set. */
   readonly memoryInCgroup?: boolean
-  /**
-   * True runs the command as PID 1 of the jail's PID namespace (bubblewrap's `--as-pid-1`), in
-   * place of bubblewrap's own init: it must reap orphans itself (the warm jail's forker).
-   */
-  readonly commandIsInit?: boolean
   /** Working directory inside the jail. @default '/workspace' */
   readonly cwd?: string
   /**

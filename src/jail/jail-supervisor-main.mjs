@@ -5,16 +5,14 @@
  * only stdin, stdout and stderr, bounds its output, and answers one JSON line on stdout. After
  * every command (finished, timed out or cancelled) it kills every other process in the jail's
  * PID namespace, so nothing a command started outlives it, as with a fresh jail per command.
- * It imports nothing but Node's own modules, supervisor-spawn.mjs and util/output-window.mjs:
- * only Node and these files are mounted for it (at the same places relative to each other as in
- * the sources). Given `--forker`, it was started by the Perl forker of jail-forker.ts, PID 1 of
- * the jail, which starts each command for it (decision 0024). Plain JavaScript, typed through JSDoc and checked by TypeScript:
+ * It imports nothing but Node's own modules and util/output-window.mjs: only Node and these two
+ * files are mounted for it (at the same places relative to each other as in the sources). Plain JavaScript, typed through JSDoc and checked by TypeScript:
  * Node starts it without stripping types, which would cost every warm jail started from the
  * sources about 200 ms more here.
  */
+import { spawn } from 'node:child_process'
 import { createInterface } from 'node:readline'
 import { OutputWindow } from '../util/output-window.mjs'
-import { commandStarter } from './supervisor-spawn.mjs'
 
 /**
  * One command of the host.
@@ -40,9 +38,6 @@ import { commandStarter } from './supervisor-spawn.mjs'
  */
 const INTERRUPT_GRACE_MS = 1000
 
-/** Starts one command: through the forker when there is one. */
-const startCommand = commandStarter(process.argv.includes('--forker'), process.env)
-
 /** @type {Request[]} */
 const queue = []
 /** @type {{ id: number, stop: (reason: 'timeout' | 'cancelled') => void } | undefined} */
@@ -53,10 +48,7 @@ function reply(message) {
   process.stdout.write(`${JSON.stringify(message)}\n`)
 }
 
-/**
- * Kills every process this one may signal in the namespace: all but PID 1 (bubblewrap's init,
- * or the forker) and itself.
- */
+/** Kills every process this one may signal in the namespace: all but PID 1 and itself. */
 function killStragglers() {
   try {
     process.kill(-1, 'SIGKILL')
@@ -74,7 +66,12 @@ function runNext() {
   const stderr = new OutputWindow(request.maxOutputChars)
   /** @type {'timeout' | 'cancelled' | undefined} */
   let ended
-  const child = startCommand(request.argv, request.cwd, request.environment)
+  const child = spawn(request.argv[0] ?? '/bin/true', request.argv.slice(1), {
+    cwd: request.cwd,
+    env: { ...process.env, ...request.environment },
+    stdio: ['ignore', 'pipe', 'pipe'],
+    detached: true,
+  })
   /** @type {NodeJS.Timeout | undefined} */
   let grace
   /** @param {'timeout' | 'cancelled'} reason */
@@ -118,16 +115,10 @@ function runNext() {
     })
     runNext()
   }
-  child.once('error', (/** @type {Error} */ error) => finish(127, null, error.message))
-  // A stop before the forker said the command started (no pid yet) is made again once it has.
-  child.once('spawn', () => {
-    if (ended !== undefined) stop(ended)
-  })
+  child.once('error', (error) => finish(127, null, error.message))
   // When the command exits, whatever it left running (and holding its pipes) dies with it.
   child.once('exit', () => killStragglers())
-  child.once('close', (/** @type {number | null} */ code, /** @type {string | null} */ signal) =>
-    finish(code, signal),
-  )
+  child.once('close', (code, signal) => finish(code, signal))
 }
 
 /**

@@ -388,10 +388,7 @@ export class Jail implements AsyncDisposable {
    */
   async #processStarter(
     command: readonly string[],
-    request: Pick<JailRequest, 'binds' | 'environment' | 'limits' | 'cwd'> & {
-      /** The command is the jail's PID 1 (the warm jail's forker). */
-      readonly commandIsInit?: boolean
-    },
+    request: Pick<JailRequest, 'binds' | 'environment' | 'limits' | 'cwd'>,
     writable: boolean,
     workspace: WorkspaceLayer,
     cold?: { readonly prestart: boolean; readonly key: string; readonly ahead?: PrestartedJail },
@@ -450,7 +447,6 @@ export class Jail implements AsyncDisposable {
       ...(memoryCgroup === undefined ? {} : { memoryInCgroup: true }),
       ...(request.cwd === undefined ? {} : { cwd: request.cwd }),
       ...(runAs === undefined ? {} : { runAs }),
-      ...(request.commandIsInit === true ? { commandIsInit: true } : {}),
     }
     const reachable = this.#callerMounts.plan(spec)
     let enter: string[] | undefined

@@ -5,7 +5,6 @@
  * {@link WARM_IDLE_MS} of rest, and replaced by the next command once closed or dead. When one
  * cannot start, every command runs cold, one bubblewrap each, still confined.
  */
-import fs from 'node:fs'
 import type { JailBind, JailLimits } from '../bubblewrap/jail-spec.ts'
 import { JAIL_WORKSPACE } from '../bubblewrap/jail-spec.ts'
 import { DEFAULT_MAX_OUTPUT_CHARS } from '../util/bounded-output.ts'
@@ -19,20 +18,8 @@ import {
   OUTPUT_WINDOW_MOUNT,
   SUPERVISOR_FILE,
   SUPERVISOR_MOUNT,
-  SUPERVISOR_SPAWN_FILE,
-  SUPERVISOR_SPAWN_MOUNT,
   WarmJail,
 } from './warm-jail.ts'
-import { FORKER_SCRIPT } from './jail-forker.ts'
-import { JAIL_PERL } from './prestarted-jail.ts'
-
-/** The supervisor's command line. */
-const SUPERVISOR = [NODE_MOUNT, SUPERVISOR_MOUNT]
-/**
- * True when the jail's Perl (the host's /usr) can start the supervisor and its commands: a
- * Node process's spawn costs milliseconds more (jail-forker.ts, decision 0024).
- */
-const FORKER = fs.existsSync(JAIL_PERL)
 
 /** A warm jail that ran nothing for this long is closed (and its placeholders removed). */
 export const WARM_IDLE_MS = 15_000
@@ -56,7 +43,7 @@ export interface WarmJailHost {
   /** What starts bubblewrap on `command` over `workspace` (see the jail). */
   processStarter(
     command: readonly string[],
-    request: Pick<JailRequest, 'binds'> & { readonly commandIsInit?: boolean },
+    request: Pick<JailRequest, 'binds'>,
     writable: boolean,
     workspace: WorkspaceLayer,
   ): Promise<ProcessStarter>
@@ -161,8 +148,8 @@ export class WarmJailPool {
           : (mirror ?? { type: 'mirror', mirror: await workspaces.syncIn() })
       if (this.#host.closed) return
       const start = await this.#host.processStarter(
-        FORKER ? [JAIL_PERL, '-e', FORKER_SCRIPT, '--', ...SUPERVISOR] : SUPERVISOR,
-        { binds: runtimeBinds(), commandIsInit: FORKER },
+        [NODE_MOUNT, SUPERVISOR_MOUNT],
+        { binds: runtimeBinds() },
         writable,
         shown,
       )
@@ -287,7 +274,6 @@ function runtimeBinds(): JailBind[] {
     { source: process.execPath, target: NODE_MOUNT, writable: false },
     { source: SUPERVISOR_FILE, target: SUPERVISOR_MOUNT, writable: false },
     { source: OUTPUT_WINDOW_FILE, target: OUTPUT_WINDOW_MOUNT, writable: false },
-    { source: SUPERVISOR_SPAWN_FILE, target: SUPERVISOR_SPAWN_MOUNT, writable: false },
   ]
 }
 

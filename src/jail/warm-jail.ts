@@ -17,23 +17,19 @@ import { countDescendants } from './process-tree.ts'
 import { SerialQueue } from '../util/serial-queue.ts'
 
 /**
- * The supervisor's file and the modules it imports: plain JavaScript in the sources and the
+ * The supervisor's file and the one module it imports: plain JavaScript in the sources and the
  * build alike, so Node starts it without stripping types.
  */
 export const SUPERVISOR_FILE = fileURLToPath(new URL('./jail-supervisor-main.mjs', import.meta.url))
 export const OUTPUT_WINDOW_FILE = fileURLToPath(
   new URL('../util/output-window.mjs', import.meta.url),
 )
-export const SUPERVISOR_SPAWN_FILE = fileURLToPath(
-  new URL('./supervisor-spawn.mjs', import.meta.url),
-)
 
 /** Where Node and the supervisor are mounted inside the jail. */
 export const NODE_MOUNT = '/opt/eitri/node'
 export const SUPERVISOR_MOUNT = '/opt/eitri/jail/jail-supervisor.mjs'
-/** Mounted where the supervisor's imports find them: they keep their folders' relative places. */
+/** Mounted where the supervisor's import finds it: the two keep their folders' relative places. */
 export const OUTPUT_WINDOW_MOUNT = '/opt/eitri/util/output-window.mjs'
-export const SUPERVISOR_SPAWN_MOUNT = '/opt/eitri/jail/supervisor-spawn.mjs'
 
 /**
  * Extra time the host gives the supervisor past a command's deadline before killing the jail:
