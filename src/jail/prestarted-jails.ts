@@ -61,6 +61,7 @@ export class PrestartedJails {
     this.#keep(key)
     const chosen = this.#waiting.find((jail) => jail.signalled) ?? this.#waiting[0]
     this.#waiting = this.#waiting.filter((jail) => jail !== chosen)
+    chosen?.take()
     return chosen
   }
 
