@@ -330,7 +330,7 @@ export class Jail implements AsyncDisposable {
     }
   }
 
-  /** Gives back the point of a jail started ahead that no command used (with its overlay, if mounted ahead). */
+  /** Gives back a jail started ahead's point that no command used, and its overlay mounted ahead. */
   #releaseAheadPoint(point: string): void {
     const overlay = this.#workspaces.openOverlay
     if (overlay === undefined) return
