@@ -162,22 +162,30 @@ export class JailWorkspaces {
     if (workspace.type === 'point') return undefined
     const overlay = this.#overlay
     if (overlay === undefined || overlay === null) return undefined
-    try {
-      return await this.#serialize(() => overlay.finish(workspace.layer, next))
-    } finally {
-      workspace.release?.()
+    // The point is let go of once the overlay is unmounted, which may follow the answer. Without
+    // `next`, a cold start's: its whole jail ended.
+    const options = {
+      ...(workspace.release === undefined ? {} : { release: workspace.release }),
+      jailEnded: next === undefined,
     }
+    return this.#serialize(() => overlay.finish(workspace.layer, next, options))
   }
 
   /**
    * Mounts the next command's overlay on a warm jail's point ahead of it, in turn with every
    * other sync and mount. Off the commands' path: a failure only means the next one mounts its
-   * own.
+   * own. `wanted`: asked again when its turn comes (a jail started ahead may be taken or ended
+   * meanwhile); nothing is mounted unless it says yes.
    */
-  prepare(overlay: OverlayWorkspace, point: string, writable: boolean): Promise<void> {
+  prepare(
+    overlay: OverlayWorkspace,
+    point: string,
+    writable: boolean,
+    wanted: () => boolean = () => true,
+  ): Promise<void> {
     if (this.#closed) return Promise.resolve()
     return this.#serialize(() =>
-      this.#closed ? Promise.resolve() : overlay.prepare(point, writable),
+      this.#closed || !wanted() ? Promise.resolve() : overlay.prepare(point, writable),
     ).catch(() => undefined)
   }
 

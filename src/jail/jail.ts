@@ -43,6 +43,7 @@ import {
 } from './jail-request.ts'
 import { WarmJailPool, type ProcessStarter } from './warm-jail-pool.ts'
 import type { ForkBelow } from './overlay/fork-layer.ts'
+import type { OverlayWorkspace } from './overlay/overlay-workspace.ts'
 import { probeJail } from './availability-probe.ts'
 import { JailWorkspaces, type WorkspaceLayer } from './jail-workspaces.ts'
 import type { WriteBackLimits } from '../access/write-back/plan-write-back.ts'
@@ -131,7 +132,7 @@ export class Jail implements AsyncDisposable {
     this.#memory = new MemoryCgroups({ enabled: options.memoryCgroups !== false })
     this.#launchers = new PrestartedLaunchers(this.#memory)
     this.#ahead = new PrestartedJails(
-      (point) => this.#workspaces.openOverlay?.releaseSharedPoint(point),
+      (point) => this.#releaseAheadPoint(point),
       options.aheadIdleMs === undefined ? {} : { idleMs: options.aheadIdleMs },
     )
     this.identity = jailIdentity()
@@ -265,10 +266,15 @@ export class Jail implements AsyncDisposable {
       ahead === undefined
         ? await this.#workspaces.prepareCold(writable)
         : await this.#mountAhead(ahead, writable)
+    // Another jail still waits: the refill starts once this job has answered, not beside it
+    // (its fork from this thread, Perl and bubblewrap's mounts would compete with the job).
+    const answered =
+      ahead !== undefined && this.#ahead.waiting > 0 ? Promise.withResolvers<void>() : undefined
     const start = await this.#processStarter(request.command, request, writable, workspace, {
       prestart,
       key,
       ...(ahead === undefined ? {} : { ahead }),
+      ...(answered === undefined ? {} : { refillAfter: answered.promise }),
     })
     const process = start({
       maxOutputChars: request.maxOutputChars ?? DEFAULT_MAX_OUTPUT_CHARS,
@@ -299,6 +305,10 @@ export class Jail implements AsyncDisposable {
         }),
       }
     })
+    if (answered !== undefined) {
+      const resolve = (): void => answered.resolve()
+      void finished.then(resolve, resolve)
+    }
     return { job: { process, finished }, workspace }
   }
 
@@ -315,9 +325,32 @@ export class Jail implements AsyncDisposable {
       }
     } catch (error) {
       ahead.discard()
-      overlay?.releaseSharedPoint(ahead.point)
+      this.#releaseAheadPoint(ahead.point)
       throw error
     }
+  }
+
+  /** Gives back a jail started ahead's point that no command used, and its overlay mounted ahead. */
+  #releaseAheadPoint(point: string): void {
+    const overlay = this.#workspaces.openOverlay
+    if (overlay === undefined) return
+    void this.#workspaces
+      .discardPrepared(overlay, point)
+      .then(() => overlay.releaseSharedPoint(point))
+  }
+
+  /**
+   * Mounts the command's fresh overlay on a jail started ahead once its waiter is ready, as
+   * for a warm jail's next command (decision 0019): the start that takes the jail takes the
+   * overlay if what it was made from still holds, else mounts its own. Nothing runs in that
+   * jail but the waiter, which never looks at the workspace.
+   */
+  #mountBeforeTaken(made: PrestartedJail, overlay: OverlayWorkspace, writable: boolean): void {
+    const unused = (): boolean => made.ready && !made.taken && !this.#closed
+    void made.started.then(() => {
+      if (made.signalled && unused())
+        void this.#workspaces.prepare(overlay, made.point, writable, unused)
+    })
   }
 
   /**
@@ -355,13 +388,15 @@ export class Jail implements AsyncDisposable {
       const reachable = this.#callerMounts.plan(spec)
       await overlay.callerMounts(reachable.mounts)
       if (this.#closed) throw new Error('the jail closed')
-      return new PrestartedJail(
+      const made = new PrestartedJail(
         new PrestartedLauncher(shape, memoryCgroup, { readiness: true }),
         key,
         point,
         this.#bwrap,
         buildBwrapArgs(reachable.spec, { limitsBy: 'command' }),
       )
+      this.#mountBeforeTaken(made, overlay, writable)
+      return made
     } catch (error) {
       overlay.releaseSharedPoint(point)
       throw error
@@ -391,7 +426,13 @@ export class Jail implements AsyncDisposable {
     request: Pick<JailRequest, 'binds' | 'environment' | 'limits' | 'cwd'>,
     writable: boolean,
     workspace: WorkspaceLayer,
-    cold?: { readonly prestart: boolean; readonly key: string; readonly ahead?: PrestartedJail },
+    cold?: {
+      readonly prestart: boolean
+      readonly key: string
+      readonly ahead?: PrestartedJail
+      /** When the next start's jail may start ahead; at once without it. */
+      readonly refillAfter?: Promise<void>
+    },
   ): Promise<ProcessStarter> {
     const mirrored = workspace.type === 'mirror'
     const root =
@@ -488,11 +529,13 @@ export class Jail implements AsyncDisposable {
         // whole jail starts ahead; on a mirror (whose protected mounts depend on what it holds
         // at the start) only the launcher.
         const key = cold.key
-        setImmediate(() => {
+        const refill = (): void => {
           if (this.#closed) return
           if (overlay === undefined) return this.#launchers.prepare(launcher)
           void this.#ahead.prepare(key, () => this.#startAhead(key, request, writable, launcher))
-        })
+        }
+        if (cold.refillAfter === undefined) setImmediate(refill)
+        else void cold.refillAfter.then(() => setImmediate(refill))
       }
       void process.exited.then(() => {
         if (--this.#activeRuns > 0) return

@@ -200,6 +200,49 @@ describe('a cold start in a jail started ahead', { skip: !IS_ROOT && 'overlays n
     assert.equal(fs.existsSync(path.join(workspace, 'no.txt')), false)
   })
 
+  it("mounts the command's overlay ahead on a jail started ahead, checked again when taken", async (t) => {
+    const { jail, workspace } = await jailFixture(
+      t,
+      { 'a.txt': 'one\n' },
+      { layers: 'overlay', waitForWarmJail: false, privateInside: ['state'] },
+    )
+    await assertJailAvailable(jail)
+    const before = new Set(childrenOfSelf())
+    await background(jail, { command: ['true'], access: 'workspace-write' })
+    await pause(PAUSE_MS)
+    const waiting = childrenOfSelf().filter(
+      (pid) => !before.has(pid) && commandOf(pid).includes('bwrap'),
+    )
+    assert.equal(waiting.length, 2)
+    // Each waiting bubblewrap is in the layer host's mount namespace, and binds its point: the
+    // point already holds an overlay (before, it was mounted when a start took the jail).
+    const hostTable = (pid: number): string => fs.readFileSync(`/proc/${pid}/mountinfo`, 'utf8')
+    for (const pid of waiting) {
+      assert.ok(overlayOn(hostTable(pid), pointOf(pid)), `${pointOf(pid)}:\n${hostTable(pid)}`)
+    }
+    // A private path that appears after the overlay was mounted ahead is still covered: the
+    // start checks what the overlay was made from, and mounts a fresh one.
+    fs.mkdirSync(path.join(workspace, 'state'))
+    fs.writeFileSync(path.join(workspace, 'state/secret.json'), 'SECRET')
+    fs.writeFileSync(path.join(workspace, 'late.txt'), 'late\n')
+    const job = await jail.start({
+      command: ['sh', '-c', `cat a.txt late.txt; cat state/secret.json; ${AGE}`],
+      access: 'workspace-write',
+    })
+    const taken = job.process.pid as number
+    assert.ok(waiting.includes(taken), `${taken} in ${waiting.join(', ')}`)
+    const point = pointOf(taken)
+    const result = await job.finished
+    assert.ok(Number(/[0-9.]+$/.exec(result.stderr)?.[0]) >= 1, `ahead: ${result.stderr}`)
+    assert.equal(result.stdout, 'one\nlate\n')
+    assert.match(result.stderr, /state\/secret.json: Permission denied/)
+    // It changed nothing: its overlay is unmounted after the answer, then its point let go of.
+    const other = waiting.find((pid) => pid !== taken) as number
+    await pause(PAUSE_MS)
+    assert.ok(!hostTable(other).includes(` ${point} `), hostTable(other))
+    assert.equal(fs.existsSync(point), false)
+  })
+
   it('reports a command that is not there as a cold start does (127)', async (t) => {
     const { jail } = await overlayJail(t)
     const before = new Set(childrenOfSelf())
@@ -252,6 +295,18 @@ function childrenOfSelf(): number[] {
     )
     .filter((word) => word.trim() !== '')
     .map(Number)
+}
+
+/** The layer host's point a waiting bubblewrap binds at the jail's workspace. */
+function pointOf(pid: number): string {
+  const words = commandOf(pid).split('\0')
+  const at = words.indexOf('/workspace')
+  return words[at - 1] ?? ''
+}
+
+/** Whether a mount table shows an overlay mounted on `point`. */
+function overlayOn(table: string, point: string): boolean {
+  return table.split('\n').some((line) => line.includes(` ${point} `) && / - overlay /.test(line))
 }
 
 function commandOf(pid: number): string {

@@ -3,9 +3,11 @@
  * The jails a Jail keeps started ahead of its next cold starts (prestarted-jail.ts). Two, so
  * that back-to-back background jobs each find one whose waiter is ready: with one, a job that
  * followed another closely took a jail still starting (Perl, bubblewrap's mounts, the waiter)
- * and waited for the rest of its start. They are started one after the other, the next once
- * the previous one said it is ready, so two starts never compete for the CPU with each other
- * (only with the job beside them).
+ * and waited for the rest of its start. Once one jail of this Jail said it is ready, they start
+ * side by side (decision 0023): a start is a chain of programs that uses one CPU at most, and
+ * back to back the jobs waited for one start after the other. Until then (the first, or after
+ * one ended before it was ready) the next starts only once the previous one said it is ready,
+ * so a start that fails stops the refill.
  *
  * A start takes the oldest one that said it is ready, else the oldest still starting (a start
  * under way is nearer its end than a new one). Jails for another key (access, limits, binds)
@@ -38,6 +40,8 @@ export class PrestartedJails {
   /** What the jails started next are for; none after an idle end, until the next start. */
   #wanted: Wanted | undefined
   #preparing = false
+  /** True while the last jail that settled said it is ready: the next may start beside it. */
+  #proven = false
   #closed = false
   #idle: NodeJS.Timeout | undefined
 
@@ -61,12 +65,13 @@ export class PrestartedJails {
     this.#keep(key)
     const chosen = this.#waiting.find((jail) => jail.signalled) ?? this.#waiting[0]
     this.#waiting = this.#waiting.filter((jail) => jail !== chosen)
+    chosen?.take()
     return chosen
   }
 
   /**
-   * Keeps jails for `key` started ahead with `make`, one after the other, until
-   * {@link AHEAD_JAILS} wait. A failure to make one is not reported: the next start goes the
+   * Keeps jails for `key` started ahead with `make` until {@link AHEAD_JAILS} wait (side by
+   * side once one said it is ready; see the module comment). A failure to make one is not reported: the next start goes the
    * old way and reports it.
    */
   async prepare(key: string, make: () => Promise<PrestartedJail>): Promise<void> {
@@ -84,7 +89,11 @@ export class PrestartedJails {
         const made = await wanted.make()
         if (this.#closed || this.#wanted === undefined) return this.#end(made)
         this.#waiting.push(made)
-        // The next one starts once this one is ready, not beside it.
+        void made.started.then(() => {
+          this.#proven = made.signalled
+        })
+        if (this.#proven) continue
+        // Not known to start: the next one starts once this one is ready, not beside it.
         await made.started
         // It ended before it was ready: something is wrong; the old way will say what.
         if (made.ended && !made.signalled) return

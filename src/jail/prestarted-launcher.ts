@@ -28,7 +28,8 @@ import type { MemoryCgroup, MemoryCgroups } from './memory-cgroup.ts'
 
 /** The launcher's program; words reach it only as arguments and on fd 3, never as code. */
 export const LAUNCHER_SCRIPT = String.raw`
-use strict; use warnings;
+# No 'use warnings' (as in the waiter, prestarted-jail.ts): it doubled Perl's start.
+use strict;
 my %NUMBERS = (
   x86_64 => { setns => 308, setgroups => 116, setresgid => 119, setresuid => 117 },
   aarch64 => { setns => 268, setgroups => 159, setresgid => 149, setresuid => 147 },

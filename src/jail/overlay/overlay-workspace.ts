@@ -309,12 +309,18 @@ export class OverlayWorkspace {
    * for a writable one brings back what the command changed. The layer is removed either way.
    * `next`: a warm jail's command, whose point gets the next command's overlay in the same
    * exchange as the unmount, kept only if this command changed nothing (then bringing it back
-   * changes no lower layer).
+   * changes no lower layer). `release`: lets go of the layer's mount point, once the layer is
+   * unmounted. `jailEnded`: a cold start's, whose whole jail has ended; if it changed nothing,
+   * the unmount follows the answer.
    */
   async finish(
     layer: Layer,
     next?: { readonly writable: boolean },
+    options: { readonly release?: () => void; readonly jailEnded?: boolean } = {},
   ): Promise<SyncReport | undefined> {
+    const release = options.release
+    if (next === undefined && options.jailEnded === true && isEmptyLayer(layer.upper))
+      return this.#endUnchanged(layer, release)
     try {
       const ahead =
         next !== undefined &&
@@ -360,7 +366,31 @@ export class OverlayWorkspace {
       return layer.hidden === undefined ? report : { ...report, hidden: [...layer.hidden] }
     } finally {
       this.#removeLater(layer.folder)
+      release?.()
     }
+  }
+
+  /**
+   * Ends a cold start's overlay that its command left unchanged (an empty upper layer, or a
+   * read-only overlay): there is nothing to bring back, so the answer does not wait for the
+   * unmount, which the layer host runs next, before any later request. Nothing of the jail runs
+   * any more (its bubblewrap ended, and with its PID 1 every process in it); a write that came
+   * after the check would be lost as one after the unmount is, never brought back unjudged.
+   */
+  #endUnchanged(layer: Layer, release: (() => void) | undefined): SyncReport | undefined {
+    void this.#host.unmount(layer.mountPoint).then(
+      () => {
+        this.#ahead.setInUse(layer.mountPoint, false)
+        layer.release?.()
+        this.#removeLater(layer.folder)
+        release?.()
+      },
+      // Still mounted: its folders stay until the jail closes (the host's namespace goes).
+      () => release?.(),
+    )
+    if (layer.upper === undefined) return undefined
+    const report: SyncReport = { written: [], deleted: [], refused: [], kept: [] }
+    return layer.hidden === undefined ? report : { ...report, hidden: [...layer.hidden] }
   }
 
   /** The next overlay of a point and the requests that mount and cover it. */

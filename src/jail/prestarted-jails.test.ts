@@ -1,0 +1,88 @@
+import assert from 'node:assert/strict'
+import { describe, it } from 'node:test'
+import type { PrestartedJail } from './prestarted-jail.ts'
+import { PrestartedJails } from './prestarted-jails.ts'
+
+/** A stand-in for a jail started ahead: it says it is ready (or ends) when told. */
+function fakeJail(key: string, point: string) {
+  let settle: () => void = () => undefined
+  const state = { signalled: false, ended: false, taken: false }
+  const jail = {
+    key,
+    point,
+    started: new Promise<void>((resolve) => (settle = resolve)),
+    get signalled() {
+      return state.signalled
+    },
+    get ready() {
+      return !state.ended
+    },
+    get ended() {
+      return state.ended
+    },
+    take: () => (state.taken = true),
+    discard: () => (state.ended = true),
+  }
+  return {
+    jail: jail as unknown as PrestartedJail,
+    ready: () => ((state.signalled = true), settle()),
+    fail: () => ((state.ended = true), settle()),
+  }
+}
+
+const turn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve))
+
+describe('jails started ahead (the refill)', () => {
+  it('starts one at a time until one said it is ready, then side by side', async () => {
+    const made: ReturnType<typeof fakeJail>[] = []
+    const jails = new PrestartedJails(() => undefined, { idleMs: 60_000 })
+    const make = async () => {
+      const fake = fakeJail('k', `p${made.length}`)
+      made.push(fake)
+      return fake.jail
+    }
+    void jails.prepare('k', make)
+    await turn()
+    // Not known to start yet: the second waits for the first.
+    assert.equal(made.length, 1)
+    made[0]?.ready()
+    await turn()
+    assert.equal(made.length, 2)
+    made[1]?.ready()
+    await turn()
+    // Both taken: the refill starts two side by side, neither waiting for the other.
+    jails.take('k')
+    jails.take('k')
+    void jails.prepare('k', make)
+    await turn()
+    await turn()
+    assert.equal(made.length, 4)
+    jails.close()
+  })
+
+  it('stops the refill when a jail ends before it said it is ready', async () => {
+    const made: ReturnType<typeof fakeJail>[] = []
+    const jails = new PrestartedJails(() => undefined, { idleMs: 60_000 })
+    const make = async () => {
+      const fake = fakeJail('k', `p${made.length}`)
+      made.push(fake)
+      return fake.jail
+    }
+    void jails.prepare('k', make)
+    await turn()
+    made[0]?.ready()
+    await turn()
+    made[1]?.fail()
+    await turn()
+    // The failure is known: the next start refills one at a time again, and stops at a failure.
+    jails.take('k')
+    void jails.prepare('k', make)
+    await turn()
+    assert.equal(made.length, 3)
+    made[2]?.fail()
+    await turn()
+    await turn()
+    assert.equal(made.length, 3)
+    jails.close()
+  })
+})
