@@ -30,17 +30,23 @@ function fakeJail(key: string, point: string) {
   }
 }
 
+/** A refill of fake jails under key `k`: `made` lists them in the order `make` started them. */
+function refill() {
+  const made: ReturnType<typeof fakeJail>[] = []
+  const jails = new PrestartedJails(() => undefined, { idleMs: 60_000 })
+  const make = async () => {
+    const fake = fakeJail('k', `p${made.length}`)
+    made.push(fake)
+    return fake.jail
+  }
+  return { made, jails, make }
+}
+
 const turn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve))
 
 describe('jails started ahead (the refill)', () => {
   it('starts one at a time until one said it is ready, then side by side', async () => {
-    const made: ReturnType<typeof fakeJail>[] = []
-    const jails = new PrestartedJails(() => undefined, { idleMs: 60_000 })
-    const make = async () => {
-      const fake = fakeJail('k', `p${made.length}`)
-      made.push(fake)
-      return fake.jail
-    }
+    const { made, jails, make } = refill()
     void jails.prepare('k', make)
     await turn()
     // Not known to start yet: the second waits for the first.
@@ -61,13 +67,7 @@ describe('jails started ahead (the refill)', () => {
   })
 
   it('stops the refill when a jail ends before it said it is ready', async () => {
-    const made: ReturnType<typeof fakeJail>[] = []
-    const jails = new PrestartedJails(() => undefined, { idleMs: 60_000 })
-    const make = async () => {
-      const fake = fakeJail('k', `p${made.length}`)
-      made.push(fake)
-      return fake.jail
-    }
+    const { made, jails, make } = refill()
     void jails.prepare('k', make)
     await turn()
     made[0]?.ready()
