@@ -177,12 +177,13 @@ export function readBaseConfig(root: string, relative: string): Buffer | undefin
 /**
  * Whether what is at `relative` (`inner` inside its repository folder) holds only what
  * `git init` copies from its templates, which git never runs: `description`, `info/exclude`,
- * `hooks/*.sample`.
+ * `hooks/*.sample`, and folders of nothing else (an empty `branches`).
  */
 function isTemplateOnly(upper: string, relative: string, inner: string): boolean {
   if (inner === 'description' || inner === 'info/exclude') return true
   if (/^hooks\/[^/]+\.sample$/.test(inner)) return true
-  if (inner !== 'hooks' && inner !== 'info') return false
+  if (!['hooks', 'info', 'branches'].includes(inner)) return false
+  if (entryType(upper, relative) !== 'directory') return false
   return listPinned(upper, relative).every(
     (entry) =>
       entry.isFile() &&
