@@ -134,4 +134,28 @@ describe('a fork keeps no git configuration that names a program, nor hooks', ()
     assert.equal(markers.type, 'error', markers.content)
     assert.match(planted.content, /\[not written back: \.git\/config: .*core\.fsmonitor/)
   })
+
+  it('nor does a repository a command made in an ignored folder of the fork', async () => {
+    await using scratch = await committedProject({ '.gitignore': 'vendor/\n', 'src/a.js': 'a\n' })
+    await using workshop = await openJailedWorkshop(scratch)
+    await workshop.call('workspace_fork', { name: 'f' })
+    await workshop.call('workspace_use', { fork: 'f' })
+    const shell = (command: string) => workshop.call('shell', { command })
+    await workshop.call('write_file', {
+      path: 'setup.sh',
+      content:
+        'mkdir -p vendor/x && cd vendor/x && git init -q && git config core.fsmonitor "echo ran >> /workspace/ran-nested.txt; false"\n',
+    })
+    const planted = await shell('sh setup.sh')
+    assert.equal(planted.type, 'success', planted.content)
+    const status = await shell('cd vendor/x && git status --short')
+    assert.equal(status.type, 'success', status.content)
+    assert.equal(await ranMarkers(shell), '(no output)\n\n[exit 0]')
+    assert.match(planted.content, /\[not written back: vendor\/x\/\.git\/config: .*core\.fsmonitor/)
+    // git init's template files go without a word.
+    assert.doesNotMatch(
+      planted.content,
+      /not written back: vendor\/x\/\.git\/(hooks|description|branches|info)/,
+    )
+  })
 })
