@@ -17,7 +17,7 @@
 import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
-import { gitEntryKind, gitPlaceByName } from '../../access/git-metadata/git-place.ts'
+import { GIT_FOLDER, gitEntryKind, gitPlaceByName } from '../../access/git-metadata/git-place.ts'
 import { namesProgram } from '../../access/git-metadata/program-paths.ts'
 import { parseGitConfigFile, type GitConfigEntry } from '../../workspace/git/git-config-file.ts'
 import { atPinned, listPinned, removePinned } from '../pinned-folder.ts'
@@ -62,8 +62,15 @@ export async function pruneKeptGit(
     if (!silent) notKept.push({ path: relative, reason: refusal })
   }
   const descend = async (folder: string): Promise<void> => {
+    // Outside a repository folder only folders and `.git` entries matter: an installed
+    // `node_modules` costs one listing per folder, not a look at each file.
+    const outside = gitPlaceByName(folder).type === 'none'
     for (const entry of listPinned(upper, folder)) {
       const child = `${folder}/${entry.name}`
+      if (outside && entry.name.toLowerCase() !== GIT_FOLDER) {
+        if (entry.isDirectory()) await visit(child, 'directory')
+        continue
+      }
       const type = entryType(upper, child)
       if (type !== undefined) await visit(child, type)
     }
