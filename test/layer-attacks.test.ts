@@ -33,8 +33,11 @@ const exists = (file: string) =>
 async function plantThroughKeptLink(
   workshop: Workshop,
   linkTarget: string | undefined,
-  /** What the second command makes below `link`: a hook in a `.git` folder by default. */
-  make = 'mkdir -p link/.git/hooks && printf "#!/bin/sh\\ntouch /tmp/pwned\\n" > link/.git/hooks/pre-commit && chmod +x link/.git/hooks/pre-commit',
+  /**
+   * What the second command makes below `link`: a branch in a `.git` folder by default (what a
+   * fork's `.git` keeps; a hook is not kept at all, decision 0026).
+   */
+  make = 'mkdir -p link/.git/refs/heads && echo planted > link/.git/refs/heads/planted',
 ): Promise<string> {
   assert.equal((await workshop.call('workspace_fork', { name: 'f' })).type, 'success')
   await workshop.call('workspace_use', { fork: 'f' })
@@ -61,10 +64,10 @@ describe('a fork’s layers under attack', () => {
     // The same steps without the kept link.
     const made = await plantThroughKeptLink(workshop, undefined)
     assert.match(made, /^success/)
-    const seen = await workshop.call('shell', { command: 'cat link/.git/hooks/pre-commit' })
+    const seen = await workshop.call('shell', { command: 'cat link/.git/refs/heads/planted' })
     assert.equal(seen.type, 'success', seen.content)
-    assert.match(seen.content, /touch \/tmp\/pwned/)
-    assert.equal(await exists(path.join(scratch.workspace, '.git/hooks/pre-commit')), false)
+    assert.match(seen.content, /planted/)
+    assert.equal(await exists(path.join(scratch.workspace, '.git/refs/heads/planted')), false)
   })
 
   it('never follows a link the jail kept when it merges a later command’s .git into the kept layer', async () => {
@@ -73,9 +76,9 @@ describe('a fork’s layers under attack', () => {
     // The link points at main's real folder, as the host sees it.
     await plantThroughKeptLink(workshop, scratch.workspace)
     assert.equal(
-      await exists(path.join(scratch.workspace, '.git/hooks/pre-commit')),
+      await exists(path.join(scratch.workspace, '.git/refs/heads/planted')),
       false,
-      'a hook reached main’s repository from a fork',
+      'a branch reached main’s repository from a fork',
     )
   })
 
@@ -134,15 +137,15 @@ describe('a fork’s layers under attack', () => {
     // The link replaced by a folder holding another new repository: kept below r/l.
     const second = await workshop.call('shell', {
       command:
-        'rm r/l && mkdir -p r/l/.git/hooks r/l/.git/objects r/l/.git/refs && echo "ref: refs/heads/main" > r/l/.git/HEAD && echo hook > r/l/.git/hooks/pre-commit',
+        'rm r/l && mkdir -p r/l/.git/hooks r/l/.git/objects r/l/.git/refs && echo "ref: refs/heads/main" > r/l/.git/HEAD && echo x > r/l/.git/refs/planted',
     })
     assert.equal(second.type, 'success', second.content)
     // The control: the jail keeps it, as a repository made there.
     assert.match(second.content, /kept in the jail: r\/l\/\.git:/)
     assert.equal(
-      await exists(path.join(scratch.workspace, '.git/hooks/pre-commit')),
+      await exists(path.join(scratch.workspace, '.git/refs/planted')),
       false,
-      'a hook reached main’s repository from a command on main',
+      'a ref reached main’s repository from a command on main',
     )
   })
 

@@ -59,6 +59,19 @@ export function listPinned(root: string, relative: string): fs.Dirent[] {
   }
 }
 
+/** Whether an entry is at `relative` below `root` (a link counts; none is followed). */
+export function existsPinned(root: string, relative: string): boolean {
+  try {
+    return (
+      atPinned(root, relative, (pinned) => fs.lstatSync(pinned, { throwIfNoEntry: false })) !==
+      undefined
+    )
+  } catch (error) {
+    if (EitriError.isInstance(error)) return false
+    throw error
+  }
+}
+
 /** Removes `relative` below `root` and all a folder holds; links are removed, never followed. */
 export function removePinned(root: string, relative: string): void {
   try {

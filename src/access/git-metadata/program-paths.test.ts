@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
-import { programPathsOf } from './program-paths.ts'
+import { namesProgram, programPathsOf } from './program-paths.ts'
 
 const place = { file: '/w/.git/config', workTree: '/w', home: '/home/me' }
 
@@ -83,5 +83,28 @@ describe('programPathsOf: every word that names a path, keys matched by their en
         expected,
       )
     })
+  }
+})
+
+describe('namesProgram: whether a key names a program, whatever its value names', () => {
+  const cases: [key: string, value: string | undefined, expected: boolean][] = [
+    ['user.email', 'a@example.org', false],
+    ['user.name', 'agent', false],
+    ['core.fsmonitor', 'sh -c x', true],
+    ['core.fsMonitor', 'x', true],
+    ['core.fsmonitor', 'false', false],
+    ['alias.st', '!echo x', true],
+    ['alias.st', 'status --short', false],
+    ['diff.x.textconv', 'cat', true],
+    ['filter.x.smudge', 'cat', true],
+    ['core.hooksPath', '/dev/null', true],
+    ['include.path', '../x.cfg', true],
+    ['includeIf.gitdir:/x/.path', 'x.cfg', true],
+    ['core.pager', 'less', true],
+    ['branch.main.remote', 'origin', false],
+    ['core.bare', undefined, false],
+  ]
+  for (const [key, value, expected] of cases) {
+    it(`${key} = ${value ?? '(no value)'}`, () => assert.equal(namesProgram(key, value), expected))
   }
 })

@@ -81,45 +81,74 @@ export function programPathsOf(
   const programs: ProgramPath[] = []
   const includes: string[] = []
   for (const { key, value } of entries) {
-    if (value === undefined) continue
-    const section = key.slice(0, key.indexOf('.'))
-    const name = key.slice(key.lastIndexOf('.') + 1)
-    if ((section === 'include' || section === 'includeif') && name === 'path') {
-      const file = resolve(value, path.dirname(place.file), place.home)
+    const named = programOf(key, value)
+    if (named === undefined) continue
+    if (named.type === 'include') {
+      const file = resolve(named.text, path.dirname(place.file), place.home)
       if (file !== undefined) {
         includes.push(file)
         programs.push({ hostPath: file, folder: false, key })
       }
       continue
     }
-    if (PATH_NAMES.has(name)) {
-      const hostPath = resolve(value, place.workTree, place.home)
+    if (named.type === 'path') {
+      const hostPath = resolve(named.text, place.workTree, place.home)
       if (hostPath === undefined) continue
-      programs.push({ hostPath, folder: FOLDER_NAMES.has(name), key })
+      programs.push({ hostPath, folder: named.folder, key })
       // husky 9 (`core.hooksPath = .husky/_`, or `<dir>/_` for another folder): the stubs in
       // `_` run the scripts beside it, `<dir>/pre-commit`, so the folder above is code too.
-      if (name === 'hookspath' && path.basename(hostPath) === '_')
+      if (named.folder && key.endsWith('hookspath') && path.basename(hostPath) === '_')
         programs.push({ hostPath: path.dirname(hostPath), folder: true, key })
       continue
     }
-    const command =
-      section === 'alias' || (section === 'submodule' && name === 'update')
-        ? value.trimStart().startsWith('!')
-          ? value.trimStart().slice(1)
-          : undefined
-        : PROGRAM_ENDINGS.some((ending) => name.endsWith(ending)) || section === 'pager'
-          ? value
-          : undefined
-    if (command === undefined) continue
-    if (name === 'fsmonitor' && BOOLEAN_WORDS.has(command.trim().toLowerCase())) continue
     // Every word that names a path, not only the first: `sh scripts/x.sh`, `VAR=1 ./x`,
     // `python3 tools/x.py`, `!f(){ ./x; }; f`. A bare name is looked up in PATH, not here.
-    for (const word of pathWords(command)) {
+    for (const word of pathWords(named.text)) {
       const hostPath = resolve(word, place.workTree, place.home)
       if (hostPath !== undefined) programs.push({ hostPath, folder: false, key })
     }
   }
   return { programs, includes }
+}
+
+/** What one configuration entry names that git runs or reads as configuration. */
+type NamedProgram =
+  | { readonly type: 'include'; readonly text: string }
+  | { readonly type: 'path'; readonly text: string; readonly folder: boolean }
+  | { readonly type: 'command'; readonly text: string }
+
+/**
+ * Whether the entry `key = value` names a program git runs (a command line, a program's path,
+ * a hooks folder) or another configuration file to read: by the key's rules above, whatever
+ * the value's words. `user.email`, `alias.st = status`, `core.fsmonitor = false` name none.
+ *
+ * @example
+ * namesProgram('core.fsmonitor', 'sh -c x') // true
+ * namesProgram('user.email', 'a@example.org') // false
+ */
+export function namesProgram(key: string, value: string | undefined): boolean {
+  return programOf(key.toLowerCase(), value) !== undefined
+}
+
+/** What the entry names (`key` as git lists it: section and name in lower case). */
+function programOf(key: string, value: string | undefined): NamedProgram | undefined {
+  if (value === undefined) return undefined
+  const section = key.slice(0, key.indexOf('.'))
+  const name = key.slice(key.lastIndexOf('.') + 1)
+  if ((section === 'include' || section === 'includeif') && name === 'path')
+    return { type: 'include', text: value }
+  if (PATH_NAMES.has(name)) return { type: 'path', text: value, folder: FOLDER_NAMES.has(name) }
+  const command =
+    section === 'alias' || (section === 'submodule' && name === 'update')
+      ? value.trimStart().startsWith('!')
+        ? value.trimStart().slice(1)
+        : undefined
+      : PROGRAM_ENDINGS.some((ending) => name.endsWith(ending)) || section === 'pager'
+        ? value
+        : undefined
+  if (command === undefined) return undefined
+  if (name === 'fsmonitor' && BOOLEAN_WORDS.has(command.trim().toLowerCase())) return undefined
+  return { type: 'command', text: command }
 }
 
 /**

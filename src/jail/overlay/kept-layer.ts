@@ -14,11 +14,12 @@
 import path from 'node:path'
 import { formatBytes } from '../../access/write-back/plan-write-back.ts'
 import type { WorkspaceTree } from '../../workspace/workspace-tree.ts'
-import { removePinned } from '../pinned-folder.ts'
+import { existsPinned, removePinned } from '../pinned-folder.ts'
 import type { SyncReport } from '../write-back.ts'
 import { isWithin, isWithinAny } from '../../util/relative-paths.ts'
 import type { ForkKeepFolder } from './fork-keep.ts'
 import { keepLayer, mergedFolders, onlyIndex, toldAs } from './kept-layer-merge.ts'
+import { pruneKeptGit, readBaseConfig } from './kept-git.ts'
 import { allocatedBytes, keptGrowth } from './kept-size.ts'
 
 /** One workspace's kept layer; see the module comment. */
@@ -82,9 +83,12 @@ export class KeptLayer {
     relatives: readonly string[],
     below: (relative: string) => boolean,
     report: SyncReport,
+    /** The workspace folder below the kept layer (a repository's configuration there counts). */
+    workspace?: string,
   ): Promise<void> {
+    const pruned = await this.#pruneGit(upper, relatives, workspace, report)
     const opaque = await this.#opaqueOverKept(upper, relatives)
-    const apart = this.#roomToKeep(upper, relatives, below, opaque, report)
+    const apart = this.#roomToKeep(upper, pruned, below, opaque, report)
     this.#listKept(apart)
     for (const relative of apart) {
       const told = toldAs(relative)
@@ -106,7 +110,15 @@ export class KeptLayer {
     made: readonly Entry[],
     report: SyncReport,
   ): Promise<Entry[]> {
-    const repositories = made.map((entry) => entry.path)
+    const present = new Set(
+      await this.#pruneGit(
+        upper,
+        made.map((entry) => entry.path),
+        undefined,
+        report,
+      ),
+    )
+    const repositories = made.map((entry) => entry.path).filter((relative) => present.has(relative))
     const madeOpaque = await this.#opaqueOverKept(upper, repositories)
     const room = new Set(this.#roomToKeep(upper, repositories, () => false, madeOpaque, report))
     const kept = made.filter((entry) => room.has(entry.path))
@@ -115,6 +127,24 @@ export class KeptLayer {
       keepLayer(upper, this.folder, relative, () => false, madeOpaque)
     }
     return kept
+  }
+
+  /**
+   * Takes out of the upper layer what the keep door refuses inside repository folders
+   * (kept-git.ts), telling `report`; answers those of `relatives` still there. A config's
+   * programs are compared with the one the command saw: the kept layer's, else the workspace's.
+   */
+  async #pruneGit(
+    upper: string,
+    relatives: readonly string[],
+    workspace: string | undefined,
+    report: SyncReport,
+  ): Promise<string[]> {
+    const base = (relative: string): Buffer | undefined =>
+      readBaseConfig(this.folder, relative) ??
+      (workspace === undefined ? undefined : readBaseConfig(workspace, relative))
+    report.refused.push(...(await pruneKeptGit(upper, relatives, base)))
+    return relatives.filter((relative) => existsPinned(upper, relative))
   }
 
   /**

@@ -54,7 +54,7 @@ export async function writeBackLayer(options: {
   })
   const report: SyncReport = { written: [], deleted: [], refused: [...read.refused], kept: [] }
   const below = (relative: string): boolean => fs.existsSync(path.join(workspace, relative))
-  await kept.keepApart(upper, read.apart, below, report)
+  await kept.keepApart(upper, read.apart, below, report, workspace)
   if (read.changes.length === 0) return report
   const { plan, applied, failed } = await writeBack({
     source: upper,

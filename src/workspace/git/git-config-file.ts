@@ -22,6 +22,14 @@ const READ_TIMEOUT_MS = 10_000
  * or git cannot parse it (git would then refuse to run in that repository anyway).
  */
 export async function readGitConfigFile(hostPath: string): Promise<GitConfigEntry[]> {
+  return (await parseGitConfigFile(hostPath)) ?? []
+}
+
+/**
+ * The entries of the configuration file at `hostPath`, in file order; undefined when it is
+ * missing, larger than git's own files are, or git cannot parse it.
+ */
+export async function parseGitConfigFile(hostPath: string): Promise<GitConfigEntry[] | undefined> {
   const listing = new ByteCapture(MAX_CONFIG_BYTES)
   const exit = await startBounded(
     'git',
@@ -41,7 +49,7 @@ export async function readGitConfigFile(hostPath: string): Promise<GitConfigEntr
       timeoutMs: READ_TIMEOUT_MS,
     },
   ).exited
-  if (exit.exitCode !== 0 || exit.overflowed) return []
+  if (exit.exitCode !== 0 || exit.overflowed) return undefined
   return parseListing(listing.bytes().toString('utf8'))
 }
 
