@@ -19,7 +19,9 @@ function scripted(...answers: ApprovalDecision['type'][]) {
     approver: async (request: ApprovalRequest): Promise<ApprovalDecision> => {
       asked.push(request)
       const type = answers.shift() ?? 'denied'
-      return type === 'denied' ? { type, by: 'tester', reason: 'no' } : { type, by: 'tester' }
+      return type === 'denied' || type === 'unavailable'
+        ? { type, by: 'tester', reason: 'no' }
+        : { type, by: 'tester' }
     },
   }
 }
