@@ -290,6 +290,18 @@ describe('commands and approval', () => {
     assert.equal(asked[0]?.access, 'full-access')
   })
 
+  it('approve tells a person’s no apart from nobody to ask (no terminal, no elicitation, never)', async () => {
+    const request = { tool: 'run_settle', input: {}, reason: 'r', summary: 's', signal }
+    const answer = async (options: CreateAccessOptions) =>
+      (await make(options).snapshot().approve?.(request))?.type
+    assert.equal(await answer({ approver: scripted('approved').approver }), 'approved')
+    assert.equal(await answer({ approver: scripted('denied').approver }), 'refused')
+    assert.equal(await answer({ approver: scripted('unavailable').approver }), 'unavailable')
+    assert.equal(await answer({}), 'unavailable', 'no approver: nobody to ask')
+    const never = { approver: scripted('approved').approver, approval: 'never' as const }
+    assert.equal(await answer(never), 'unavailable')
+  })
+
   it('records every decision: time, tool, input digest, decision, by whom', async () => {
     const folder = await fs.mkdtemp(path.join(os.tmpdir(), 'eitri-approvals-'))
     try {
