@@ -56,6 +56,7 @@ export {
   ACCESS_LEVELS,
   type AccessContext,
   type AccessLevel,
+  type ApprovalAnswer,
   type CommandAuthorization,
   type CommandFinding,
   type CommandJudgement,

@@ -118,7 +118,7 @@ describe('eitri run with an llm agent', () => {
     assert.equal(row?.settlementStatus, 'review')
     assert.match(
       run.stderr,
-      /kept for review \(approval-refused: a person did not approve it \(no terminal to ask on: stdin is not a terminal\)\): its changes are in fork/,
+      /kept for review \(approval-unavailable: no person could be asked \(no terminal to ask on: stdin is not a terminal\)\): its changes are in fork/,
     )
     assert.match(
       run.stderr,

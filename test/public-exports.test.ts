@@ -74,6 +74,7 @@ const PUBLIC_API: Record<string, { values: string[]; types: string[] }> = {
       'AccessOptions',
       'AgentChoice',
       'AgentRuns',
+      'ApprovalAnswer',
       'ApprovalDecision',
       'ApprovalPolicy',
       'ApprovalRecord',

@@ -182,7 +182,7 @@ describe('eitri run', () => {
     assert.match(
       refused.stderr,
       new RegExp(
-        `Run ${second.id} was not merged: approval-refused: .*no terminal to ask on.*It stays in review`,
+        `Run ${second.id} was not merged: approval-unavailable: .*no terminal to ask on.*It stays in review`,
       ),
     )
     assert.equal(

@@ -5,6 +5,7 @@
  * decision is recorded.
  */
 import { digestInput, type ApprovalRecorder } from './approval-log.ts'
+import type { ApprovalAnswer } from '../ports/access-context.ts'
 import type { ApprovalPolicy, ApprovalRequest, Approver } from './approval.ts'
 
 /** The asking of one session. */
@@ -29,15 +30,28 @@ export class ApprovalGate {
 
   /** Asks a person unless the policy forbids it; undefined when approved, else why not. */
   async ask(request: ApprovalRequest, signal: AbortSignal): Promise<string | undefined> {
+    const answer = await this.decide(request, signal)
+    return answer.type === 'approved' ? undefined : answer.reason
+  }
+
+  /**
+   * Asks a person unless the policy forbids it: approved, refused (by the person or the
+   * policy), or unavailable when no person could be asked (the policy is never, no terminal, a
+   * client that cannot show prompts).
+   */
+  async decide(request: ApprovalRequest, signal: AbortSignal): Promise<ApprovalAnswer> {
     const key = `${request.tool}\u0000${JSON.stringify(request.input)}`
-    if (this.#approvedForSession.has(key)) return undefined
+    if (this.#approvedForSession.has(key)) return { type: 'approved' }
     if (this.#policy === 'never') {
       const hint =
         request.rule === undefined
           ? ''
           : `, or allow it with the rule ${request.rule} in eitri's configuration`
       await this.#record(request, 'denied', 'policy', 'the approval policy is never')
-      return `it needs a person's approval and the approval policy is never: nobody is asked. Start the session with --approval on-request${hint}`
+      return {
+        type: 'unavailable',
+        reason: `it needs a person's approval and the approval policy is never: nobody is asked. Start the session with --approval on-request${hint}`,
+      }
     }
     const decision = await this.#approver(request, { signal }).catch((error: unknown) => ({
       type: 'denied' as const,
@@ -45,22 +59,30 @@ export class ApprovalGate {
       by: 'eitri',
     }))
     const by = decision.by ?? 'approver'
+    // The log knows approved and denied: nobody asked is recorded as denied, with why.
     await this.#record(
       request,
-      decision.type,
+      decision.type === 'unavailable' ? 'denied' : decision.type,
       by,
-      decision.type === 'denied' ? decision.reason : undefined,
+      decision.type === 'denied' || decision.type === 'unavailable' ? decision.reason : undefined,
     )
-    if (decision.type === 'denied') {
-      const hint =
-        request.rule === undefined
-          ? ''
-          : ` To allow it without asking, add the rule ${request.rule} to rules.allow in eitri's configuration.`
-      return `a person did not approve it (${decision.reason ?? 'denied'}).${hint}`
-    }
+    const hint =
+      request.rule === undefined
+        ? ''
+        : ` To allow it without asking, add the rule ${request.rule} to rules.allow in eitri's configuration.`
+    if (decision.type === 'unavailable')
+      return {
+        type: 'unavailable',
+        reason: `no person could be asked (${decision.reason}).${hint}`,
+      }
+    if (decision.type === 'denied')
+      return {
+        type: 'refused',
+        reason: `a person did not approve it (${decision.reason ?? 'denied'}).${hint}`,
+      }
     if (decision.type === 'approved-for-session') this.#approvedForSession.add(key)
     this.lastApprover = by
-    return undefined
+    return { type: 'approved' }
   }
 
   async #record(

@@ -26,11 +26,16 @@ export interface ApprovalRequest {
   readonly rule?: string
 }
 
-/** A person's answer. `approved-for-session` also covers the exact same action later. */
+/**
+ * A person's answer. `approved-for-session` also covers the exact same action later;
+ * `unavailable` says no person could be asked at all (no terminal, a client that cannot show
+ * prompts): nobody refused, and the action waits for someone who can be asked.
+ */
 export type ApprovalDecision =
   | { readonly type: 'approved'; readonly by?: string }
   | { readonly type: 'approved-for-session'; readonly by?: string }
   | { readonly type: 'denied'; readonly reason?: string; readonly by?: string }
+  | { readonly type: 'unavailable'; readonly reason: string; readonly by?: string }
 
 /** Decides approval requests. */
 export type Approver = (
@@ -40,7 +45,7 @@ export type Approver = (
 
 /** An approver that asks no one: used where no person can be reached. */
 export const nobodyToAsk: Approver = async () => ({
-  type: 'denied',
+  type: 'unavailable',
   reason: 'no person can be asked in this session',
   by: 'eitri',
 })

@@ -19,7 +19,9 @@ function scripted(...answers: ApprovalDecision['type'][]) {
     approver: async (request: ApprovalRequest): Promise<ApprovalDecision> => {
       asked.push(request)
       const type = answers.shift() ?? 'denied'
-      return type === 'denied' ? { type, by: 'tester', reason: 'no' } : { type, by: 'tester' }
+      return type === 'denied' || type === 'unavailable'
+        ? { type, by: 'tester', reason: 'no' }
+        : { type, by: 'tester' }
     },
   }
 }
@@ -286,6 +288,18 @@ describe('commands and approval', () => {
     assert.deepEqual(decision, { type: 'run', confined: false, approvedBy: 'tester' })
     assert.equal(asked[0]?.dangerous, true)
     assert.equal(asked[0]?.access, 'full-access')
+  })
+
+  it('approve tells a person’s no apart from nobody to ask (no terminal, no elicitation, never)', async () => {
+    const request = { tool: 'run_settle', input: {}, reason: 'r', summary: 's', signal }
+    const answer = async (options: CreateAccessOptions) =>
+      (await make(options).snapshot().approve?.(request))?.type
+    assert.equal(await answer({ approver: scripted('approved').approver }), 'approved')
+    assert.equal(await answer({ approver: scripted('denied').approver }), 'refused')
+    assert.equal(await answer({ approver: scripted('unavailable').approver }), 'unavailable')
+    assert.equal(await answer({}), 'unavailable', 'no approver: nobody to ask')
+    const never = { approver: scripted('approved').approver, approval: 'never' as const }
+    assert.equal(await answer(never), 'unavailable')
   })
 
   it('records every decision: time, tool, input digest, decision, by whom', async () => {

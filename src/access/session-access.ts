@@ -147,7 +147,7 @@ export class SessionAccess {
       authorizePath: (action) => this.#authorizePath(action, level),
       modes: this.#modeControl(),
       approve: (request) =>
-        this.#ask(
+        this.#gate.decide(
           {
             tool: request.tool,
             input: request.input,

@@ -3,6 +3,7 @@ import path from 'node:path'
 import assert from 'node:assert/strict'
 import { describe, it, type TestContext } from 'node:test'
 import { EitriError } from '../errors/eitri-error.ts'
+import type { ApprovalAnswer } from '../ports/access-context.ts'
 import { PERSON_PRINCIPAL } from '../workspace/fork-owner.ts'
 import { gitCommandsStarted } from '../workspace/git/run-git.ts'
 import { agentDefHash } from './agent-def.ts'
@@ -21,7 +22,7 @@ const roster = Roster.of([
 ])
 
 /** An approver that must not be asked. */
-const noQuestions = async (): Promise<string | undefined> => {
+const noQuestions = async (): Promise<ApprovalAnswer> => {
   throw new Error('nobody should have been asked')
 }
 
@@ -105,7 +106,9 @@ describe('AgentRuntime: hire and settlement', () => {
         programs: FILE_WRITING_PROGRAMS,
         approveMerge: async (request) => {
           asked.push(request.summary)
-          return person.answer
+          return person.answer === undefined
+            ? { type: 'approved' }
+            : { type: 'refused', reason: person.answer }
         },
       },
     )
@@ -180,7 +183,7 @@ describe('AgentRuntime: hire and settlement', () => {
     const { runtime, lines, live } = await runtimeFixture(
       t,
       {},
-      { programs: FILE_WRITING_PROGRAMS, approveMerge: async () => undefined },
+      { programs: FILE_WRITING_PROGRAMS, approveMerge: async () => ({ type: 'approved' }) },
     )
     const handle = await runtime.hire(roster, 'writer', { task: 'w', settlement: 'review' })
     const result = await handle.result()
@@ -424,7 +427,7 @@ describe('AgentRuntime: children', () => {
     const { runtime, store, live } = await runtimeFixture(
       t,
       {},
-      { programs: bossPrograms(log), approveMerge: async () => undefined },
+      { programs: bossPrograms(log), approveMerge: async () => ({ type: 'approved' }) },
     )
     const parent = await runtime.hire(roster, 'echoer', { task: 'writer' })
     const result = await parent.result()
@@ -545,7 +548,7 @@ describe('AgentRuntime: children', () => {
       t,
       {},
       {
-        approveMerge: async () => undefined,
+        approveMerge: async () => ({ type: 'approved' }),
         programs: {
           ...FILE_WRITING_PROGRAMS,
           echo: () => ({

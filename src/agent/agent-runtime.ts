@@ -24,6 +24,8 @@ import { cancelRun, followLeases } from './run-cancel.ts'
 import { makeRunHandle, type RunHandle, type RunObservation } from './run-handle.ts'
 import { settleReviewedRun, type ReviewOutcome } from './run-review.ts'
 import type { RunWork } from './run-work.ts'
+import { RunWatchers } from './run-watchers.ts'
+import type { RunLifecycleListener } from '../ports/run-lifecycle.ts'
 
 /** The Runs of one caller. */
 export class AgentRuntime implements AsyncDisposable {
@@ -48,6 +50,7 @@ export class AgentRuntime implements AsyncDisposable {
       hired: new Set(),
       closed: () => this.#closed,
       closeSignal: this.#closeController.signal,
+      watchers: new RunWatchers(),
       hire: (roster, ref, hireOptions, ambient) => this.#hire(roster, ref, hireOptions, ambient),
     }
     this.#unlisten = followLeases(this.#work)
@@ -69,6 +72,18 @@ export class AgentRuntime implements AsyncDisposable {
    */
   hire(roster: Roster, ref: string | AgentRef, options: HireOptions): Promise<RunHandle> {
     return this.#hire(roster, ref, options, undefined)
+  }
+
+  /**
+   * Watches this runtime's Runs: `listener` is told at once a `runs/snapshot` of the active
+   * Runs, then `run/started`, `run/cancel-requested` and `run/finished` (only once the terminal
+   * row is durable) as they happen, until the returned function is called.
+   *
+   * @example
+   * const unwatch = runtime.watchRuns((event) => log.push(event.type))
+   */
+  watchRuns(listener: RunLifecycleListener): () => void {
+    return this.#work.watchers.watch(listener)
   }
 
   /** Whether this runtime admitted the Run `runId` (running or not): one it may cancel or settle. */

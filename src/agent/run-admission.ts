@@ -77,6 +77,7 @@ export async function admitRun(
   }
   work.live.set(live.id, live)
   work.hired.add(live.id)
+  work.watchers.started({ runId: live.id, agentId: def.id, parentId: live.parent?.id })
   work.options.onAdmitted?.(live.id)
   const step = 'world-fork-failed'
   try {
@@ -114,6 +115,7 @@ export async function admitRun(
     // Admitted before the close began, so it has a row and ends durably: but nothing starts
     // once the runtime is closing.
     live.cancelling = true
+    work.watchers.cancelRequested(live.id)
     live.controller.abort(new EitriError('cancelled', 'The agent runtime closed.'))
   }
   live.follow(endRun(work, live, () => executeRun(work, live, program)))

@@ -21,6 +21,7 @@ export async function cancelRun(
         .appendRunEvents(live.id, [{ type: 'cancel-requested' }])
         .catch(() => undefined)
     }
+    work.watchers.cancelRequested(live.id)
     await Promise.all([...live.children].map((child) => cancelRun(work, child)))
     live.controller.abort(new EitriError('cancelled', `Run ${live.id} was cancelled.`))
   }

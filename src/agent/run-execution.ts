@@ -99,14 +99,19 @@ export async function finishRun(
     const events = [
       { type: 'finished', data: { status: finish.status, ...(reason && { reason }) } },
     ]
+    let row: RunRecord
     try {
-      return await durable(work, (call) => store.finishRun(live.id, { ...finish, events }, call))
+      row = await durable(work, (call) => store.finishRun(live.id, { ...finish, events }, call))
     } catch (error) {
       if (!EitriError.isInstance(error) || error.code !== 'conflict') throw error
-      const row = await durable(work, (call) => store.getRun(live.id, call))
-      if (row === undefined || row.status === 'running' || row.status === 'waiting') throw error
-      return row
+      const swept = await durable(work, (call) => store.getRun(live.id, call))
+      if (swept === undefined || swept.status === 'running' || swept.status === 'waiting')
+        throw error
+      row = swept
     }
+    // Only now: a watcher told `finished` finds the terminal row in the store.
+    work.watchers.finished(live.id, row.status, row.reason ?? undefined)
+    return row
   } finally {
     leases?.release(live.id)
   }

@@ -5,18 +5,17 @@
  * then removes the world when the decision says so.
  */
 import { MAIN_LINE } from '../ports/line-control.ts'
-import type { AccessContext } from '../ports/access-context.ts'
+import type { AccessContext, ApprovalAnswer } from '../ports/access-context.ts'
 import type { RunFinishStatus } from '../store/run-record.ts'
 import type { WorkspaceLines } from '../workspace/workspace-lines.ts'
 import {
-  APPROVAL_UNAVAILABLE,
   decideSettlement,
   type MergeFact,
   type SettlementFacts,
   type SettlementPolicy,
 } from './settlement-decision.ts'
 
-/** Asks a person to approve a merge into main: undefined when approved, else why not. */
+/** Asks a person to approve a merge into main: approved, refused, or nobody could be asked. */
 export type MergeApprover = NonNullable<AccessContext['approve']>
 
 /** A settlement as the store records it. */
@@ -52,8 +51,7 @@ export async function settleWorld(input: {
         break
       }
       case 'need-approval': {
-        const refusal = await ask(input, paths)
-        facts = { ...facts, approval: { refusal } }
+        facts = { ...facts, approval: await ask(input, paths) }
         break
       }
       case 'merge':
@@ -69,8 +67,9 @@ export async function settleWorld(input: {
 async function ask(
   input: Parameters<typeof settleWorld>[0],
   paths: readonly string[],
-): Promise<string | undefined> {
-  if (input.approve === undefined) return APPROVAL_UNAVAILABLE
+): Promise<ApprovalAnswer> {
+  if (input.approve === undefined)
+    return { type: 'unavailable', reason: 'nobody was named to approve a merge into main' }
   try {
     return await input.approve({
       tool: 'run_settle',
@@ -81,7 +80,7 @@ async function ask(
     })
   } catch (error) {
     // An approver that fails has not approved.
-    return `the approval could not be asked: ${messageOf(error)}`
+    return { type: 'refused', reason: `the approval could not be asked: ${messageOf(error)}` }
   }
 }
 

@@ -10,6 +10,7 @@ import type { HireOptions } from './hire-request.ts'
 import type { LiveRun } from './live-run.ts'
 import type { AgentRef, Roster } from './roster.ts'
 import type { RunHandle } from './run-handle.ts'
+import type { RunWatchers } from './run-watchers.ts'
 
 /** One runtime's state, as the parts of a Run's life see it. */
 export interface RunWork {
@@ -22,6 +23,8 @@ export interface RunWork {
   readonly closed: () => boolean
   /** Aborts at close: a settlement waiting for a person stops waiting. */
   readonly closeSignal: AbortSignal
+  /** Who watches the Runs' lifecycle: told each start, cancel request and finish. */
+  readonly watchers: RunWatchers
   /** Hires a child of `ambient` (a program's `hire`). */
   readonly hire: (
     roster: Roster,

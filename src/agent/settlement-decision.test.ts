@@ -44,16 +44,16 @@ describe('decideSettlement', () => {
     ],
     ['changes into a fork merge without asking', changed, 'merge'],
     ['changes into main ask a person first', toMain, 'need-approval'],
-    ['approved: merge', { ...toMain, approval: { refusal: undefined } }, 'merge'],
+    ['approved: merge', { ...toMain, approval: { type: 'approved' } }, 'merge'],
     [
       'refused by the person: review',
-      { ...toMain, approval: { refusal: 'not now' } },
+      { ...toMain, approval: { type: 'refused', reason: 'not now' } },
       'review/approval-refused: not now/keep',
     ],
     [
       'nobody to ask: review',
-      { ...toMain, approval: { refusal: 'approval-unavailable' } },
-      'review/approval-unavailable/keep',
+      { ...toMain, approval: { type: 'unavailable', reason: 'no terminal' } },
+      'review/approval-unavailable: no terminal/keep',
     ],
     ['merged', { ...changed, merge: { type: 'merged' } }, 'merged/automatic/keep'],
     [
@@ -68,14 +68,14 @@ describe('decideSettlement', () => {
     ],
     [
       "main's policy refused: review",
-      { ...toMain, approval: { refusal: undefined }, merge: { type: 'refused', reason: 'x: no' } },
+      { ...toMain, approval: { type: 'approved' }, merge: { type: 'refused', reason: 'x: no' } },
       'review/merge-refused: x: no/keep',
     ],
     [
       'main changed on disk: review',
       {
         ...toMain,
-        approval: { refusal: undefined },
+        approval: { type: 'approved' },
         merge: { type: 'changed-on-disk', paths: ['a'] },
       },
       'review/changed-on-disk: a/keep',

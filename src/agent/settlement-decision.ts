@@ -6,6 +6,7 @@
  * person's approval, the merge's outcome), so the effectful caller is a loop and every case
  * reads as a row of a table (settlement-decision.test.ts).
  */
+import type { ApprovalAnswer } from '../ports/access-context.ts'
 import type { RunFinishStatus } from '../store/run-record.ts'
 
 /** Every settlement policy a hire may ask for. */
@@ -31,8 +32,8 @@ export interface SettlementFacts {
   readonly changes?: number | undefined
   /** Whether the world's parent line is main (the user's live folder), once looked at. */
   readonly intoMain?: boolean | undefined
-  /** A person's answer about a merge into main: undefined approved, else why not. */
-  readonly approval?: { readonly refusal: string | undefined } | undefined
+  /** The answer about a merge into main: approved, refused, or nobody could be asked. */
+  readonly approval?: ApprovalAnswer | undefined
   readonly merge?: MergeFact | undefined
 }
 
@@ -48,9 +49,6 @@ export type SettlementStep =
       /** `discard`: remove the fork; `keep`: leave it (kept for review, or merged and read-only). */
       readonly world: 'discard' | 'keep'
     }
-
-/** The reason of a review when no person could be asked to approve a merge into main. */
-export const APPROVAL_UNAVAILABLE = 'approval-unavailable'
 
 /**
  * The next step of settling a Run, from the facts known so far.
@@ -70,10 +68,11 @@ export function decideSettlement(facts: SettlementFacts): SettlementStep {
   // Nothing to bring back: nobody needs asking, and the empty fork is of no use to anyone.
   if (facts.changes === 0) return settle('merged', 'no-changes', 'discard')
   if (facts.intoMain && facts.approval === undefined) return { type: 'need-approval' }
-  if (facts.approval?.refusal !== undefined) {
-    const why = facts.approval.refusal
-    return settle('review', why === APPROVAL_UNAVAILABLE ? why : `approval-refused: ${why}`, 'keep')
-  }
+  // A person who says no and nobody to ask both keep the fork; the reason says which it was.
+  if (facts.approval?.type === 'refused')
+    return settle('review', `approval-refused: ${facts.approval.reason}`, 'keep')
+  if (facts.approval?.type === 'unavailable')
+    return settle('review', `approval-unavailable: ${facts.approval.reason}`, 'keep')
   const merge = facts.merge
   if (merge === undefined) return { type: 'merge' }
   switch (merge.type) {

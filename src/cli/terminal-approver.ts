@@ -1,19 +1,19 @@
 /**
  * @module cli/terminal-approver
  * Approval at the terminal: the person running `eitri` answers a prompt on stderr. Without a
- * terminal, nothing can be asked, and the action is refused.
+ * terminal, nobody can be asked: the answer is `unavailable`, and the action does not go ahead.
  */
 import { createInterface } from 'node:readline/promises'
 import os from 'node:os'
 import type { ApprovalDecision, Approver } from '../access/approval.ts'
 
-/** An approver prompting on the terminal, or refusing when there is none. */
+/** An approver prompting on the terminal, or answering `unavailable` when there is none. */
 export function terminalApprover(): Approver {
   return async (request, { signal }): Promise<ApprovalDecision> => {
     const by = `${os.userInfo().username} at the terminal`
     if (process.stdin.isTTY !== true) {
       return {
-        type: 'denied',
+        type: 'unavailable',
         by: 'eitri',
         reason: 'no terminal to ask on: stdin is not a terminal',
       }

@@ -1,8 +1,8 @@
 /**
  * @module mcp/elicitation-approver
  * Approval through the MCP client: an elicitation shows the person what is asked and takes
- * their answer. A client that cannot elicit gets a refusal naming the rule or flag that would
- * allow the action.
+ * their answer. A client that cannot elicit answers `unavailable` (nobody could be asked), naming
+ * the rule or flag that would allow the action.
  */
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js'
 import type { ApprovalDecision, ApprovalRequest, Approver } from '../access/approval.ts'
@@ -17,7 +17,7 @@ export function elicitationApprover(server: () => Server | undefined): Approver 
     const client = connected?.getClientVersion()?.name ?? 'the MCP client'
     if (connected === undefined || connected.getClientCapabilities()?.elicitation === undefined) {
       return {
-        type: 'denied',
+        type: 'unavailable',
         by: 'eitri',
         reason: `${client} cannot show approval prompts (it does not support MCP elicitation)${howToAllow(request)}`,
       }

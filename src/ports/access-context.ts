@@ -50,6 +50,16 @@ export type CommandAuthorization =
       readonly needsApproval: boolean
     }
 
+/**
+ * The answer to a request for a person's approval: approved; refused (by the person, or by
+ * policy); or `unavailable` when no person could be asked (no terminal, a client that cannot
+ * show prompts). Each `reason` is a sentence for the model or the record.
+ */
+export type ApprovalAnswer =
+  | { readonly type: 'approved' }
+  | { readonly type: 'refused'; readonly reason: string }
+  | { readonly type: 'unavailable'; readonly reason: string }
+
 /** What a write does to its path, for the person asked and the record. */
 export type PathChange = 'write-file' | 'make-folder' | 'remove' | 'create-symlink'
 
@@ -133,7 +143,7 @@ export interface AccessContext {
   readonly modes?: ModeControl
   /**
    * Asks a person (as the approval policy allows) to approve an action only a person may take,
-   * such as merging into the user's folder. Answers undefined when approved, else why not.
+   * such as merging into the user's folder.
    */
   readonly approve?: (request: {
     readonly tool: string
@@ -141,5 +151,5 @@ export interface AccessContext {
     readonly reason: string
     readonly summary: string
     readonly signal: AbortSignal
-  }) => Promise<string | undefined>
+  }) => Promise<ApprovalAnswer>
 }

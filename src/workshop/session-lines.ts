@@ -126,7 +126,9 @@ export function sessionLineControl(options: SessionLineOptions): LineControl {
     signal: AbortSignal
   }): Promise<string | undefined> => {
     const approve = options.access().approve
-    return approve === undefined ? 'no person can be asked in this session' : approve(request)
+    if (approve === undefined) return 'no person can be asked in this session'
+    const answer = await approve(request)
+    return answer.type === 'approved' ? undefined : answer.reason
   }
   return {
     get current() {
@@ -273,9 +275,9 @@ export function sessionLineControl(options: SessionLineOptions): LineControl {
       }
       const what =
         paths === undefined || paths.length === 0 ? 'every file' : paths.slice(0, 20).join(', ')
-      const refusal =
+      const answer =
         access.approve === undefined
-          ? 'no person can be asked in this session'
+          ? { type: 'unavailable' as const, reason: 'no person can be asked in this session' }
           : await access.approve({
               tool: 'workspace_restore',
               input: { snapshot: record.id, ...(paths === undefined ? {} : { paths }), force },
@@ -283,7 +285,7 @@ export function sessionLineControl(options: SessionLineOptions): LineControl {
               summary: `restore snapshot #${record.id} (${record.time}, ${recordTitle(record)}) into main (your live folder): ${what}${force === true ? ', overwriting your own changes since' : ''}`,
               signal,
             })
-      if (refusal !== undefined) return { type: 'refused', reason: refusal }
+      if (answer.type !== 'approved') return { type: 'refused', reason: answer.reason }
       return lines.restore(record.id, {
         ...(paths === undefined ? {} : { paths }),
         ...(force === undefined ? {} : { force }),

@@ -210,7 +210,10 @@ export async function createSession(
           // Asked at merge time, so the approval policy in force then decides.
           approveMerge: (request) =>
             access.snapshot().approve?.(request) ??
-            Promise.resolve('nobody is here to approve a merge into main'),
+            Promise.resolve({
+              type: 'unavailable' as const,
+              reason: 'nobody is here to approve a merge into main',
+            }),
           roster: parts.roster,
           actor: id,
           maxActive: parts.config.runs.maxActive,

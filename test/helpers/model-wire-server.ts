@@ -72,9 +72,12 @@ const DEFAULT_USAGE: WireUsage = { input: 11, output: 7 }
 /**
  * Starts a fake model API on 127.0.0.1 (a free port). Replies are taken in order; a request past
  * the last one gets a 500 naming the mistake, so a test that calls more than it scripted fails.
+ * A function may answer a promise: the reply goes out when it resolves.
  */
 export async function startModelWireServer(
-  replies: readonly WireReply[] | ((request: WireRequest, index: number) => WireReply),
+  replies:
+    | readonly WireReply[]
+    | ((request: WireRequest, index: number) => WireReply | Promise<WireReply>),
 ): Promise<ModelWireServer> {
   const requests: WireRequest[] = []
   const waiters = new Set<() => void>()
@@ -119,7 +122,8 @@ export async function startModelWireServer(
               status: 500,
               message: `the test scripted ${replies.length} replies and this is request ${index + 1}`,
             })
-      answer(format, body, reply, response)
+      // A promised reply is sent when it resolves: a model answering when the test says so.
+      void Promise.resolve(reply).then((ready) => answer(format, body, ready, response))
     })
   })
   server.on('connection', (socket) => {

@@ -169,8 +169,8 @@ function report(outcome: RunOutcome, json: boolean, io: CliIo): void {
   if (outcome.status === 'cancelled') io.stderr(`eitri: Run ${id} was cancelled.\n`)
   if (outcome.settlementStatus === 'review' && world !== undefined) {
     const reason = (outcome.settlementReason ?? 'review').replace(/\.$/, '')
-    // Refused because nobody could be asked (no terminal: a script, CI): say how not to ask.
-    const unasked = reason.startsWith('approval-refused')
+    // Nobody could be asked (no terminal: a script, CI): say how not to ask.
+    const unasked = reason.startsWith('approval-unavailable')
       ? ' Next time, `eitri run ... --yes` merges the changes into main without asking.'
       : ''
     io.stderr(
