@@ -101,6 +101,7 @@ describe('approval by elicitation', () => {
       const refused = await call('shell', { command: 'rm -rf .' })
       assert.deepEqual([refused.isError, refused.code], [true, 'permission_denied'])
       assert.match(refused.text, /does not support MCP elicitation.*rule shell\(rm -rf \.\)/)
+      assert.equal(refused.text.split('rules.allow').length, 2, `the rule once: ${refused.text}`)
       assert.equal(await fs.readFile(path.join(scratch.workspace, 'keep.txt'), 'utf8'), 'k')
       const plan = await call('mode_set', { mode: 'plan' })
       assert.equal(plan.isError, false)

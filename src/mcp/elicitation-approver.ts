@@ -58,8 +58,8 @@ function prompt(request: ApprovalRequest): string {
   return `${danger}eitri asks your approval (${request.access} access) for ${request.tool}:\n${request.summary}\n\nWhy: ${request.reason}`
 }
 
+/** What to do instead; the approval gate adds the allow rule that would cover it, when one would. */
 function howToAllow(request: ApprovalRequest): string {
-  if (request.rule !== undefined)
-    return `; to allow it without asking, add the rule ${request.rule} to rules.allow in eitri's configuration`
+  if (request.rule !== undefined) return ''
   return '; connect with a client that supports elicitation, or run the step yourself'
 }
