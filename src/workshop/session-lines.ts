@@ -202,7 +202,11 @@ export function sessionLineControl(options: SessionLineOptions): LineControl {
           summary,
           signal,
         })
-        if (refusal !== undefined) return { type: 'refused', into: MAIN_LINE, reason: refusal }
+        if (refusal !== undefined) {
+          // What the person runs to merge it themselves (the approval's own hint is generic).
+          const reason = `${refusal} A person merges it from a terminal with \`eitri merge ${found.id}\` (the same --workspace and --state-dir as this server).`
+          return { type: 'refused', into: MAIN_LINE, reason }
+        }
       }
       const outcome = await lines.merge(found.id)
       switch (outcome.type) {
