@@ -245,6 +245,28 @@ describe('agent_hire, run_await, run_cancel and run_settle', () => {
     assert.equal(ok(await workshop.call('run_cancel', { id: onMain })).metadata['cancelled'], true)
   })
 
+  it('cancels no Run when the discard is refused for another fork below the line', async () => {
+    await using scratch = await scratchWithAgents()
+    await using workshop = await open(scratch)
+    ok(await workshop.call('workspace_fork', { name: 'line' }))
+    ok(await workshop.call('workspace_use', { fork: 'line' }))
+    const run = ok(await workshop.call('agent_hire', { agent: 'slow', task: 'x' })).metadata[
+      'id'
+    ] as string
+    ok(await workshop.call('workspace_fork', { name: 'below', from: 'line' }))
+    assert.match(
+      failure(await workshop.call('workspace_discard', { fork: 'line' }), 'invalid_input'),
+      /below/,
+    )
+    const kept = ok(await workshop.call('run_observe', { id: run })).metadata
+    assert.deepEqual([kept['status'], kept['settlementStatus']], ['running', 'open'])
+    // Positive control: with the other fork gone, the discard cancels the Run and goes.
+    ok(await workshop.call('workspace_discard', { fork: 'below' }))
+    ok(await workshop.call('workspace_discard', { fork: 'line' }))
+    const gone = ok(await workshop.call('run_observe', { id: run })).metadata
+    assert.deepEqual([gone['status'], gone['settlementStatus']], ['cancelled', 'discarded'])
+  })
+
   it('keeps a Run’s world out of the line tools: read it, settle it through the Run', async () => {
     await using scratch = await scratchWithAgents()
     await using workshop = await open(scratch)

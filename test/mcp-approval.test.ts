@@ -112,4 +112,26 @@ describe('approval by elicitation', () => {
       await client.close()
     }
   })
+
+  it('a merge into main refused for want of a person names the command a person runs', async () => {
+    await using scratch = await makeScratch({ 'keep.txt': 'k' })
+    const { client, call } = await connect(scratch, [], false)
+    let command: string
+    try {
+      assert.equal((await call('workspace_fork', { name: 'change' })).isError, false)
+      assert.equal((await call('workspace_use', { fork: 'change' })).isError, false)
+      const wrote = await call('write_file', { path: 'new.txt', content: 'n' })
+      assert.equal(wrote.isError, false)
+      const refused = await call('workspace_merge', { fork: 'change' })
+      assert.deepEqual([refused.isError, refused.code], [true, 'permission_denied'])
+      command = /`eitri merge (f-[0-9a-f]{8})`/.exec(refused.text)?.[1] ?? ''
+      assert.notEqual(command, '', refused.text)
+    } finally {
+      await client.close()
+    }
+    // The command named does it.
+    const merged = await runEitri(['merge', command, ...scratch.flags])
+    assert.equal(merged.status, 0, merged.stderr)
+    assert.equal(await fs.readFile(path.join(scratch.workspace, 'new.txt'), 'utf8'), 'n')
+  })
 })

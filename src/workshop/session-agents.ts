@@ -58,6 +58,8 @@ export interface SessionAgentParts {
 
 /** A session's agents, with the way to stop its Runs when the session ends. */
 export interface SessionAgents extends AgentRuns {
+  /** The ids of the Runs the session hired from `line`. */
+  runsHiredFrom(line: string): readonly string[]
   /** Cancels the Runs the session hired from `line` (children first) and waits for them to settle. */
   cancelRunsOf(line: string): Promise<void>
   /** Cancels the session's Runs and waits for them to settle. Idempotent. */
@@ -204,6 +206,8 @@ export function sessionAgents(parts: SessionAgentParts): SessionAgents {
     async settle(id, action, options = {}) {
       return (await ownerOf(id, 'settle')).settle(id, action, options)
     },
+    runsHiredFrom: (line) =>
+      [...hired].filter(([, entry]) => entry.line === line).map(([id]) => id),
     async cancelRunsOf(line) {
       if (runtime === undefined) return
       const held = await runtime

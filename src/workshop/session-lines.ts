@@ -20,7 +20,7 @@ import {
   type RestoreInfo,
 } from '../ports/line-control.ts'
 import type { ForkInfo, Principal, WorkspaceLines } from '../workspace/workspace-lines.ts'
-import { displayName } from '../workspace/fork-registry.ts'
+import { displayName, forksBelowRefusal } from '../workspace/fork-registry.ts'
 import { runOfWorld } from '../workspace/fork-owner.ts'
 import { recordTitle } from '../workspace/snapshot-record.ts'
 import type { LineSurfaces } from './line-surfaces.ts'
@@ -51,6 +51,8 @@ export interface SessionLineOptions {
    * changes no other line, nor settles its own (its settlement does, once the Run ends).
    */
   readonly runWorld?: string | undefined
+  /** The ids of the Runs the session hired from a line. */
+  readonly runsHiredFrom?: ((line: string) => readonly string[]) | undefined
   /** Cancels the Runs the session hired from a line, and waits for them to settle, before it is discarded. */
   readonly cancelRunsOf?: ((line: string) => Promise<void>) | undefined
 }
@@ -202,7 +204,11 @@ export function sessionLineControl(options: SessionLineOptions): LineControl {
           summary,
           signal,
         })
-        if (refusal !== undefined) return { type: 'refused', into: MAIN_LINE, reason: refusal }
+        if (refusal !== undefined) {
+          // What the person runs to merge it themselves (the approval's own hint is generic).
+          const reason = `${refusal} A person merges it from a terminal with \`eitri merge ${found.id}\` (the same --workspace and --state-dir as this server).`
+          return { type: 'refused', into: MAIN_LINE, reason }
+        }
       }
       const outcome = await lines.merge(found.id)
       switch (outcome.type) {
@@ -232,7 +238,15 @@ export function sessionLineControl(options: SessionLineOptions): LineControl {
     async discard(fork) {
       const id = changeable(fork, 'discarded')
       // Its Runs first: each works in a fork of this line, which could not go while they run.
-      await options.cancelRunsOf?.(id)
+      // Not when another fork below keeps the line: a refused discard cancels nothing.
+      const runs = new Set(options.runsHiredFrom?.(id) ?? [])
+      if (runs.size > 0) {
+        const below = lines.forks().filter((candidate) => candidate.parent === id)
+        const found = reach(id)
+        if (found !== MAIN_LINE && below.some((child) => !runs.has(runOfWorld(child) ?? '')))
+          throw forksBelowRefusal(found, below)
+        await options.cancelRunsOf?.(id)
+      }
       if (id === options.current()) {
         // An isolated session never falls back onto main: it moves to a fresh fork of its own.
         if (options.guardMain) await options.isolate()

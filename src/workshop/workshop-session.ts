@@ -182,6 +182,7 @@ export async function createSession(
     session: id,
     changesRunWorlds: options.trusted === true,
     runWorld: run?.scope.line,
+    runsHiredFrom: (line) => agents.runsHiredFrom(line),
     cancelRunsOf: (line) => agents.cancelRunsOf(line),
   })
   if (run !== undefined) await switchTo(run.scope.line)
@@ -192,6 +193,7 @@ export async function createSession(
     run !== undefined
       ? {
           ...runScopedAgents(run.scope, parts.roster),
+          runsHiredFrom: () => [],
           cancelRunsOf: async () => undefined,
           close: async () => undefined,
         }
