@@ -15,7 +15,7 @@ import { randomBytes } from 'node:crypto'
 import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
-import { ownerTag, processStartTime } from '../util/owned-folders.ts'
+import { ownerTag, processEnded, processStartTime } from '../util/owned-folders.ts'
 import { jailIdentity } from '../bubblewrap/jail-identity.ts'
 
 /** Folders being removed by a sweep carry this kind. */
@@ -31,7 +31,7 @@ const RM = ['/usr/bin/rm', '/bin/rm'].find((candidate) => fs.existsSync(candidat
 function ownerRuns(pid: string, start: string): boolean {
   if (Number(pid) === process.pid) return start === processStartTime('self')
   if (!fs.existsSync('/proc/self/stat')) return true // no /proc: nothing can be told; keep
-  return processStartTime(Number(pid)) === start
+  return !processEnded(Number(pid), start)
 }
 
 /** What a sweep did. */

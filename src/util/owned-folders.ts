@@ -32,6 +32,28 @@ export function processStartTime(pid: number | 'self'): string | undefined {
   return start !== undefined && /^\d+$/.test(start) ? start : undefined
 }
 
+/**
+ * Whether the process `pid` that started at clock tick `start` has surely ended: its `/proc`
+ * entry is gone, or is a zombie, or names another start (its pid was reused). Any other error
+ * reading it (too many open files, a `/proc` mounted with `hidepid`) tells nothing, so the
+ * answer is no: a claim or a lock is never taken from a process that may live.
+ */
+export function processEnded(pid: number, start: string, readStat = readProcStat): boolean {
+  let stat: string
+  try {
+    stat = readStat(pid)
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'ENOENT'
+  }
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+  if (fields[0] === 'Z' || fields[0] === 'X') return true
+  return fields[19] !== start
+}
+
+function readProcStat(pid: number): string {
+  return fs.readFileSync(`/proc/${pid}/stat`, 'utf8')
+}
+
 let ownTag: string | undefined
 
 /** `PID.STARTTIME` of this process. */

@@ -22,7 +22,7 @@ import fs from 'node:fs'
 import path from 'node:path'
 import { z } from 'zod'
 import { EitriError } from '../../errors/eitri-error.ts'
-import { ownerTag, processStartTime } from '../../util/owned-folders.ts'
+import { ownerTag, processEnded } from '../../util/owned-folders.ts'
 import { isWithin } from '../../util/relative-paths.ts'
 import { writeDurably } from '../../workspace/merge-journal.ts'
 import { readStateJson } from '../../workspace/state-file.ts'
@@ -72,7 +72,7 @@ const claimedHere = new Set<string>()
 function tagRuns(tag: string): boolean {
   const match = /^(\d{1,10})\.(\d{1,20})$/.exec(tag)
   if (match === null) return false
-  return processStartTime(Number(match[1])) === match[2]
+  return !processEnded(Number(match[1]), match[2] as string)
 }
 
 /** A fork's layer folder, claimed by this process; see the module comment. */

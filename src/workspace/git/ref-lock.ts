@@ -16,7 +16,7 @@ import fs from 'node:fs'
 import fsPromises from 'node:fs/promises'
 import path from 'node:path'
 import { promisify } from 'node:util'
-import { ownerTag, processStartTime } from '../../util/owned-folders.ts'
+import { ownerTag, processEnded, processStartTime } from '../../util/owned-folders.ts'
 
 /** A reference lock this process holds: `fd` is open on it, for writing the new value. */
 export interface RefLock {
@@ -72,7 +72,7 @@ function ownerEnded(recordName: string): boolean {
   ) ?? [undefined, undefined, undefined, undefined, undefined]
   const place = hostPlace()
   if (start === undefined || place === undefined || `${boot}-${namespace}` !== place) return false
-  return processStartTime(Number(pid)) !== start
+  return processEnded(Number(pid), start)
 }
 
 /**
