@@ -11,7 +11,7 @@ describe('processEnded', () => {
     assert.equal(processEnded(process.pid, ownStart), false)
     assert.equal(processEnded(process.pid, `${ownStart}1`), true, 'the pid was reused')
     const exited = spawnSync('true')
-    assert.equal(processEnded(exited.pid as number, '1'), true)
+    assert.equal(processEnded(exited.pid, '1'), true)
   })
 
   it('answers yes for a zombie', () => {
