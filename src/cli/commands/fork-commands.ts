@@ -155,7 +155,7 @@ export async function forkCommand(line: CommandLine, io: CliIo): Promise<number>
       return EXIT_OK
     }
     case 'restore':
-      return restore(workshop, line, io, need('a snapshot (a number from `eitri log`)'))
+      return await restore(workshop, line, io, need('a snapshot (a number from `eitri log`)'))
     case undefined:
     default:
       throw new UsageError(`unknown command '${line.command ?? ''}'`)
