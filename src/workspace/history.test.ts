@@ -449,35 +449,3 @@ describe('references of the history', () => {
     await history.deleteRef(ref)
   })
 })
-
-describe('two processes snapshotting one main', () => {
-  it('a snapshot that lost the race for main commits again on top of the winner', async (t) => {
-    const { root, workspace, history } = await fixture(t, { 'a.txt': 'a' })
-    // A second history on the same state, as a second eitri process on it has.
-    const other = await WorkspaceHistory.open({
-      stateDir: path.join(root, 'state'),
-      workTree: workspace,
-    })
-    t.after(() => other.close())
-    for (let round = 0; round < 12; round++) {
-      await fs.writeFile(path.join(workspace, `f${round}.txt`), String(round))
-      const [mine, theirs] = await Promise.all([history.snapshotMain(), other.snapshotMain()])
-      const head = await history.readRef(MAIN_REF)
-      assert.ok(head === mine.commit || head === theirs.commit, `round ${round}`)
-    }
-    const last = await history.snapshotMain()
-    assert.equal(await history.readRef(MAIN_REF), last.commit)
-    const listed = git(
-      workspace,
-      '--git-dir',
-      history.gitDir,
-      'ls-tree',
-      '--name-only',
-      last.commit,
-    )
-    assert.deepEqual(
-      listed.trim().split('\n').sort(),
-      ['a.txt', ...Array.from({ length: 12 }, (_, i) => `f${i}.txt`)].sort(),
-    )
-  })
-})

@@ -18,9 +18,6 @@ import { snapshotScope } from './snapshot-scope.ts'
 /** The reference of main's snapshots. */
 export const MAIN_REF = 'refs/eitri/main'
 
-/** How many times a snapshot of main looks again after another process moved main under it. */
-const SNAPSHOT_ATTEMPTS = 5
-
 /**
  * The attributes of every path in eitri's history (`info/attributes` beats the workspace's own
  * `.gitattributes`): a snapshot stores a file's bytes as they are, with no end-of-line
@@ -178,33 +175,12 @@ export class WorkspaceHistory {
    * Records main as it is now: git's index of main (its stat cache) takes what changed, or only
    * what lies in the folders of `paths` when a watcher knows them; a new commit only when the
    * tree changed. What is left out (files over the size bound, nested repositories, paths git
-   * refuses) is listed in `skipped`. When another process on the same state moves main between
-   * the look and the move, the snapshot is taken again on top of it.
+   * refuses) is listed in `skipped`.
    */
   async snapshotMain(
     options: { paths?: readonly string[]; message?: string } = {},
   ): Promise<Snapshot & { readonly skipped: readonly string[] }> {
-    for (let attempt = 1; ; attempt++) {
-      const previous = await this.readRef(MAIN_REF)
-      const snapshot = await this.#snapshotOn(previous, options)
-      if (snapshot.commit === previous) return snapshot
-      try {
-        await this.updateRef(MAIN_REF, snapshot.commit, previous)
-        this.#lastMain = { commit: snapshot.commit, tree: snapshot.tree }
-        return snapshot
-      } catch (error) {
-        // Another process on the same state moved main meanwhile (its own snapshot or merge):
-        // look again on top of where main is now, a few times, then give git's reason.
-        if (attempt >= SNAPSHOT_ATTEMPTS || (await this.readRef(MAIN_REF)) === previous) throw error
-      }
-    }
-  }
-
-  /** Main as it is now on top of `previous`: that commit if the tree is its, else a new one. */
-  async #snapshotOn(
-    previous: string | undefined,
-    options: { paths?: readonly string[]; message?: string },
-  ): Promise<Snapshot & { readonly skipped: readonly string[] }> {
+    const previous = await this.readRef(MAIN_REF)
     // A watcher that saw nothing change: main is its last snapshot, and git need not look.
     if (
       options.paths?.length === 0 &&
@@ -226,7 +202,9 @@ export class WorkspaceHistory {
       previous === undefined ? [] : [previous],
       options.message ?? 'snapshot of main',
     )
-    return { commit, tree, skipped }
+    await this.updateRef(MAIN_REF, commit, previous)
+    this.#lastMain = { commit, tree }
+    return { ...this.#lastMain, skipped }
   }
 
   /**
