@@ -1,18 +1,46 @@
 /** AgentRuntime: Runs that hire Runs (worlds, ceilings, cancellation and settlement of children). */
 import assert from 'node:assert/strict'
-import { describe, it } from 'node:test'
+import { describe, it, type TestContext } from 'node:test'
 import { EitriError } from '../errors/eitri-error.ts'
-import { FILE_WRITING_PROGRAMS, runtimeFixture } from './test-runtime.ts'
+import { FILE_WRITING_PROGRAMS, RUNTIME_ROSTER, runtimeFixture } from './test-runtime.ts'
 import { Roster } from './roster.ts'
-import type { ProgramFactory } from './program.ts'
+import type { Store } from '../store/store.ts'
+import type { AgentRuntime } from './agent-runtime.ts'
+import type { ProgramContext, ProgramFactory } from './program.ts'
+import type { RunHandle } from './run-handle.ts'
 
-const roster = Roster.of([
-  { id: 'echoer', program: { kind: 'echo' } },
-  { id: 'fast', program: { kind: 'scripted', delayMs: 10, reply: 'fast' } },
-  { id: 'slow', program: { kind: 'scripted', delayMs: 5000, reply: 'slow' } },
-  { id: 'writer', program: { kind: 'scripted', reply: 'written by a Run\n', result: 'out.txt' } },
-  { id: 'writer2', program: { kind: 'scripted', reply: 'second\n', result: 'two.txt' } },
-])
+const roster = RUNTIME_ROSTER
+
+/**
+ * Hires a root Run (`hireRoot`) whose echo program makes one hire of its own (`hireChild`) and
+ * keeps what that hire threw; answers it with the store.
+ */
+async function refusalOfHire(
+  t: TestContext,
+  hireChild: (context: ProgramContext) => Promise<unknown>,
+  hireRoot: (runtime: AgentRuntime) => Promise<RunHandle>,
+): Promise<{ refusal: unknown; store: Store }> {
+  let refusal: unknown
+  const { runtime, store } = await runtimeFixture(
+    t,
+    {},
+    {
+      programs: {
+        ...FILE_WRITING_PROGRAMS,
+        echo: () => ({
+          async run(context) {
+            await hireChild(context).catch((error: unknown) => {
+              refusal = error
+            })
+            return { status: 'completed', value: 'done' }
+          },
+        }),
+      },
+    },
+  )
+  await (await hireRoot(runtime)).result()
+  return { refusal, store }
+}
 
 describe('AgentRuntime: children', () => {
   /** Programs where `boss` (scripted, reply naming the child) hires its child and awaits it. */
@@ -67,27 +95,11 @@ describe('AgentRuntime: children', () => {
         program: { kind: 'scripted', reply: 'x' },
       },
     ])
-    let refusal: unknown
-    const { runtime, store } = await runtimeFixture(
+    const { refusal, store } = await refusalOfHire(
       t,
-      {},
-      {
-        programs: {
-          ...FILE_WRITING_PROGRAMS,
-          echo: () => ({
-            async run(context) {
-              try {
-                await context.hire(team, 'shell-user', { task: 'x' })
-              } catch (error) {
-                refusal = error
-              }
-              return { status: 'completed', value: 'done' }
-            },
-          }),
-        },
-      },
+      (context) => context.hire(team, 'shell-user', { task: 'x' }),
+      (runtime) => runtime.hire(team, 'lead', { task: 'x' }),
     )
-    await (await runtime.hire(team, 'lead', { task: 'x' })).result()
     assert.ok(refusal instanceof EitriError)
     assert.equal(refusal.code, 'permission_denied')
     assert.match(refusal.message, /lacks: shell;/)
@@ -217,27 +229,11 @@ describe('AgentRuntime: children', () => {
   })
 
   it('a child cannot name another parent than the Run that hires it', async (t) => {
-    let refusal: unknown
-    const { runtime, store } = await runtimeFixture(
+    const { refusal, store } = await refusalOfHire(
       t,
-      {},
-      {
-        programs: {
-          ...FILE_WRITING_PROGRAMS,
-          echo: () => ({
-            async run(context) {
-              await context
-                .hire(roster, 'fast', { task: 'x', parentRun: 'elsewhere' })
-                .catch((error: unknown) => {
-                  refusal = error
-                })
-              return { status: 'completed', value: 1 }
-            },
-          }),
-        },
-      },
+      (context) => context.hire(roster, 'fast', { task: 'x', parentRun: 'elsewhere' }),
+      (runtime) => runtime.hire(roster, 'echoer', { task: 'x' }),
     )
-    await (await runtime.hire(roster, 'echoer', { task: 'x' })).result()
     assert.match(String(refusal), /parent must be the current Run/)
     assert.equal((await store.listRuns()).length, 1)
   })

@@ -9,17 +9,11 @@ import { gitCommandsStarted } from '../workspace/git/run-git.ts'
 import { agentDefHash } from './agent-def.ts'
 import { INTERPRETER_VERSION } from './agent-runtime-options.ts'
 import { AgentRuntime } from './agent-runtime.ts'
-import { FILE_WRITING_PROGRAMS, runtimeFixture } from './test-runtime.ts'
+import { FILE_WRITING_PROGRAMS, RUNTIME_ROSTER, runtimeFixture } from './test-runtime.ts'
 import { Roster } from './roster.ts'
 import type { ProgramOutcome } from './program.ts'
 
-const roster = Roster.of([
-  { id: 'echoer', program: { kind: 'echo' } },
-  { id: 'fast', program: { kind: 'scripted', delayMs: 10, reply: 'fast' } },
-  { id: 'slow', program: { kind: 'scripted', delayMs: 5000, reply: 'slow' } },
-  { id: 'writer', program: { kind: 'scripted', reply: 'written by a Run\n', result: 'out.txt' } },
-  { id: 'writer2', program: { kind: 'scripted', reply: 'second\n', result: 'two.txt' } },
-])
+const roster = RUNTIME_ROSTER
 
 /** An approver that must not be asked. */
 const noQuestions = async (): Promise<ApprovalAnswer> => {

@@ -19,6 +19,16 @@ import { abortableDelay } from './abortable-delay.ts'
 import { DETERMINISTIC_PROGRAMS } from './deterministic-programs.ts'
 import type { Program, ProgramFactory } from './program.ts'
 import { RunLeases, type RunLeasesOptions } from './run-lease.ts'
+import { Roster } from './roster.ts'
+
+/** The runtime tests' agents: an echo, a fast and a slow scripted one, two that write a file. */
+export const RUNTIME_ROSTER = Roster.of([
+  { id: 'echoer', program: { kind: 'echo' } },
+  { id: 'fast', program: { kind: 'scripted', delayMs: 10, reply: 'fast' } },
+  { id: 'slow', program: { kind: 'scripted', delayMs: 5000, reply: 'slow' } },
+  { id: 'writer', program: { kind: 'scripted', reply: 'written by a Run\n', result: 'out.txt' } },
+  { id: 'writer2', program: { kind: 'scripted', reply: 'second\n', result: 'two.txt' } },
+])
 
 /**
  * The test programs: `echo` as it is; `scripted` writes its `reply` to `result` (a file path)
