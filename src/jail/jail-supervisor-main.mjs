@@ -11,6 +11,8 @@
  * sources about 200 ms more here.
  */
 import { spawn } from 'node:child_process'
+import fs from 'node:fs'
+import path from 'node:path'
 import { createInterface } from 'node:readline'
 import { OutputWindow } from '../util/output-window.mjs'
 
@@ -38,6 +40,13 @@ import { OutputWindow } from '../util/output-window.mjs'
  */
 const INTERRUPT_GRACE_MS = 1000
 
+/**
+ * The host's word that the jail is back to its idle processes: the next command's start may
+ * begin ahead of it.
+ * @typedef {object} Prepare
+ * @property {true} prepare
+ */
+
 /** @type {Request[]} */
 const queue = []
 /** @type {{ id: number, stop: (reason: 'timeout' | 'cancelled') => void } | undefined} */
@@ -57,6 +66,119 @@ function killStragglers() {
   }
 }
 
+/** Dash, the one shell whose start adds nothing to the environment it passes on but PWD. */
+const DASH = ['/usr/bin/dash', '/bin/dash'].find((file) => fs.existsSync(file))
+
+/**
+ * Names the waiter can export as they are: a shell variable's name. Anything else (a name npm
+ * or a shell function would use) goes the direct way, which passes any name.
+ */
+const SHELL_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/
+
+/** Longer requests go the direct way: an exec refused for its size fails as there. */
+const WAITER_MAX_REQUEST = 64 * 1024
+
+/**
+ * The next command's process, started ahead: a dash reading its script on stdin (see
+ * {@link takeWaiter}). Started only when the host said the jail is back to its idle processes
+ * (its count of them proves it, not this supervisor's word), so the kill of a command's
+ * stragglers never meets it, and killed with them if a command went the direct way.
+ * @type {import('node:child_process').ChildProcessWithoutNullStreams | undefined}
+ */
+let waiter
+
+/** Starts the next command's process ahead, when the jail is idle and has none. */
+function prepareWaiter() {
+  if (DASH === undefined || waiter !== undefined || current !== undefined || queue.length > 0)
+    return
+  // No environment at all: the script exports exactly the command's (dash adds PWD, which
+  // the script unsets first).
+  const child = spawn(DASH, ['-s'], { cwd: '/', env: {}, stdio: 'pipe', detached: true })
+  const gone = () => {
+    if (waiter === child) waiter = undefined
+  }
+  child.once('error', gone)
+  child.once('exit', gone)
+  child.stdin.on('error', () => undefined)
+  waiter = child
+}
+
+/** Whether `file` is an executable file, as exec would find it. */
+function executable(/** @type {string} */ file) {
+  try {
+    fs.accessSync(file, fs.constants.X_OK)
+    return fs.statSync(file).isFile()
+  } catch {
+    return false
+  }
+}
+
+/**
+ * Whether exec would find `program` run from `cwd` with `environment`, as the direct spawn
+ * would: a program it would not find goes the direct way, whose error the host knows.
+ * @param {string} program
+ * @param {string} cwd
+ * @param {Readonly<Record<string, string | undefined>>} environment
+ */
+function findable(program, cwd, environment) {
+  if (program.includes('/')) return executable(path.resolve(cwd, program))
+  const search = environment['PATH']
+  if (search === undefined) return false
+  return search.split(':').some((folder) => folder !== '' && executable(path.join(folder, program)))
+}
+
+/** A word as one single-quoted shell word: exact for any text without NUL. */
+function quoted(/** @type {string} */ word) {
+  return `'${word.replaceAll("'", "'\\''")}'`
+}
+
+/**
+ * Gives a request to the waiting process: its script goes to the folder, sets exactly the
+ * environment the direct spawn would, and execs the command with stdin from /dev/null, so
+ * the process is the command (its PID, session and group are the waiter's, started detached).
+ * Undefined when none waits or the request is not one it can take as the direct spawn would.
+ * @param {Request} request
+ */
+function takeWaiter(request) {
+  const child = waiter
+  if (child === undefined || child.exitCode !== null || child.signalCode !== null) return undefined
+  const environment = { ...process.env, ...request.environment }
+  const names = Object.keys(environment)
+  const [program, ...args] = request.argv
+  if (
+    program === undefined ||
+    JSON.stringify(request).length > WAITER_MAX_REQUEST ||
+    [...request.argv, request.cwd, ...names, ...Object.values(environment)].some((word) =>
+      word?.includes('\0'),
+    ) ||
+    !names.every((name) => SHELL_NAME.test(name)) ||
+    !fs.statSync(request.cwd, { throwIfNoEntry: false })?.isDirectory() ||
+    !findable(program, request.cwd, environment)
+  )
+    return undefined
+  waiter = undefined
+  const exports = names.map((name) => `export ${quoted(`${name}=${environment[name]}`)}\n`)
+  child.stdin.end(
+    [
+      `cd -P -- ${quoted(request.cwd)} || exit 127\n`,
+      'unset PWD OLDPWD\n',
+      ...exports,
+      `exec ${[program, ...args].map(quoted).join(' ')} </dev/null\n`,
+    ].join(''),
+  )
+  return child
+}
+
+/** Starts a command the usual way: Node forks itself and the child execs it. */
+function spawnDirectly(/** @type {Request} */ request) {
+  return spawn(request.argv[0] ?? '/bin/true', request.argv.slice(1), {
+    cwd: request.cwd,
+    env: { ...process.env, ...request.environment },
+    stdio: ['ignore', 'pipe', 'pipe'],
+    detached: true,
+  })
+}
+
 function runNext() {
   if (current !== undefined) return
   const request = queue.shift()
@@ -66,12 +188,7 @@ function runNext() {
   const stderr = new OutputWindow(request.maxOutputChars)
   /** @type {'timeout' | 'cancelled' | undefined} */
   let ended
-  const child = spawn(request.argv[0] ?? '/bin/true', request.argv.slice(1), {
-    cwd: request.cwd,
-    env: { ...process.env, ...request.environment },
-    stdio: ['ignore', 'pipe', 'pipe'],
-    detached: true,
-  })
+  const child = takeWaiter(request) ?? spawnDirectly(request)
   /** @type {NodeJS.Timeout | undefined} */
   let grace
   /** @param {'timeout' | 'cancelled'} reason */
@@ -124,7 +241,7 @@ function runNext() {
 /**
  * A line of the host, or undefined for anything else (a command can reach this pipe too).
  * @param {string} line
- * @returns {Request | Cancel | undefined}
+ * @returns {Request | Cancel | Prepare | undefined}
  */
 function parseLine(line) {
   /** @type {unknown} */
@@ -135,8 +252,9 @@ function parseLine(line) {
     return undefined
   }
   if (typeof value !== 'object' || value === null) return undefined
-  const message = /** @type {Partial<Request> & Partial<Cancel>} */ (value)
+  const message = /** @type {Partial<Request> & Partial<Cancel> & Partial<Prepare>} */ (value)
   if (typeof message.cancel === 'number') return { cancel: message.cancel }
+  if (message.prepare === true) return { prepare: true }
   const fine =
     typeof message.id === 'number' &&
     Array.isArray(message.argv) &&
@@ -152,6 +270,7 @@ function parseLine(line) {
 createInterface({ input: process.stdin }).on('line', (line) => {
   const message = parseLine(line)
   if (message === undefined) return
+  if ('prepare' in message) return prepareWaiter()
   if ('cancel' in message) {
     if (current?.id === message.cancel) current.stop('cancelled')
     const index = queue.findIndex((request) => request.id === message.cancel)

@@ -132,6 +132,7 @@ export class WarmJail {
       onNotice: () => {
         this.#idleProcesses = countDescendants(this.#process.pid ?? 0)
         markReady()
+        this.#prepareNext()
       },
       onClose: (reason, outOfProtocol) => {
         if (!outOfProtocol) return
@@ -202,7 +203,8 @@ export class WarmJail {
       // The supervisor's answer proves nothing: a command runs as the same user, can take its
       // reply channel (pidfd_getfd, ptrace) and answer early while it keeps running. So the
       // host counts what is left in the jail itself, and ends the whole jail if it is more.
-      if (!(await this.#settled())) await this.close()
+      if (await this.#settled()) this.#prepareNext()
+      else await this.close()
       return {
         exitCode: message.exitCode,
         signal: message.signal,
@@ -218,6 +220,15 @@ export class WarmJail {
       clearTimeout(guard)
       command.signal?.removeEventListener('abort', onAbort)
     }
+  }
+
+  /**
+   * Tells the supervisor the jail is back to its idle processes, counted here: it may start the
+   * next command's process ahead (jail-supervisor-main.mjs, `prepareWaiter`). Only after a
+   * count, never on its own: the count after a command must find nothing but the idle ones.
+   */
+  #prepareNext(): void {
+    if (this.alive) this.#channel.notify({ prepare: true })
   }
 
   /** Whether the jail is back to its idle processes, waiting briefly for killed ones to go. */

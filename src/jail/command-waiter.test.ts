@@ -1,0 +1,119 @@
+import assert from 'node:assert/strict'
+import fs from 'node:fs'
+import { describe, it } from 'node:test'
+import { setTimeout as sleep } from 'node:timers/promises'
+import type { Jail } from './jail.ts'
+import { assertJailAvailable, jailFixture } from './test-jail.ts'
+
+const bash = (script: string) => ['/bin/bash', '-c', script]
+
+/** Seconds since boot, as /proc counts a process's start. */
+function uptimeSeconds(): number {
+  return Number(fs.readFileSync('/proc/uptime', 'utf8').split(' ')[0])
+}
+
+/** Runs `script` in the warm jail after it had time to start the next command's process. */
+async function afterAPause(jail: Jail, script: string, environment: Record<string, string> = {}) {
+  await jail.run({ command: ['true'], access: 'workspace-write' })
+  await sleep(400)
+  const sent = uptimeSeconds()
+  const result = await jail.run({ command: bash(script), access: 'workspace-write', environment })
+  assert.equal(result.exitCode, 0, result.stderr)
+  return { sent, stdout: result.stdout }
+}
+
+/** When the process that printed `/proc/self/stat` started, in seconds since boot. */
+function startedAt(stat: string): number {
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+  return Number(fields[19]) / 100
+}
+
+describe("the warm jail's next command started ahead", () => {
+  it('runs a later command in a process started before it was sent (no fork on its path)', async (t) => {
+    const { jail } = await jailFixture(t)
+    await assertJailAvailable(jail)
+    const { sent, stdout } = await afterAPause(jail, 'cat /proc/self/stat >&2; cat /proc/$$/stat')
+    // The process bash runs in was started while the jail waited, at least 200 ms before.
+    assert.ok(startedAt(stdout) < sent - 0.2, `started ${startedAt(stdout)}, sent ${sent}`)
+  })
+
+  it('gives the command exactly the environment, folder and streams of a direct start', async (t) => {
+    const { jail } = await jailFixture(t, { 'sub/file.txt': 'x' })
+    await assertJailAvailable(jail)
+    const environment = {
+      SPACES: 'a b  c',
+      QUOTE: "it's \"quoted\" $HOME `x` \\",
+      NEWLINE: 'one\ntwo',
+      PWD: '/somewhere/else',
+      IFS: ':',
+    }
+    const run = (extra: Record<string, string>) =>
+      jail.run({
+        command: ['env', '-0'],
+        access: 'workspace-write',
+        cwd: '/workspace/sub',
+        environment: { ...environment, ...extra },
+      })
+    await jail.run({ command: ['true'], access: 'workspace-write' })
+    await sleep(400)
+    const ahead = await run({})
+    // A name no shell variable can have makes the supervisor start the command itself.
+    const direct = await run({ 'NOT-A-SHELL-NAME': '1' })
+    const sorted = (output: string) => output.split('\0').sort()
+    const directEnvironment = sorted(direct.stdout)
+    assert.ok(directEnvironment.includes('NOT-A-SHELL-NAME=1'), 'the control: the odd name')
+    assert.deepEqual(
+      sorted(ahead.stdout),
+      directEnvironment.filter((entry) => entry !== 'NOT-A-SHELL-NAME=1'),
+    )
+    assert.ok(sorted(ahead.stdout).includes('PWD=/somewhere/else'))
+    assert.ok(sorted(ahead.stdout).includes('IFS=:'))
+    assert.ok(!sorted(ahead.stdout).some((entry) => entry.startsWith('OLDPWD=')))
+    const { stdout } = await afterAPause(
+      jail,
+      'pwd -P; readlink /proc/$$/fd/0; [ "$(cut -d" " -f5 /proc/$$/stat)" = $$ ] && echo leads its group',
+    )
+    assert.equal(stdout, '/workspace\n/dev/null\nleads its group\n')
+  })
+
+  it('answers a program that cannot start, and a folder that is gone, as a direct start does', async (t) => {
+    const { jail } = await jailFixture(t)
+    await assertJailAvailable(jail)
+    await jail.run({ command: ['true'], access: 'workspace-write' })
+    await sleep(300)
+    const missing = await jail.run({ command: ['no-such-program'], access: 'workspace-write' })
+    assert.equal(missing.exitCode, 127)
+    assert.match(missing.stderr, /spawn no-such-program ENOENT/)
+    await sleep(300)
+    const gone = await jail.run({
+      command: ['true'],
+      access: 'workspace-write',
+      cwd: '/workspace/no-such-folder',
+    })
+    assert.equal(gone.exitCode, 127)
+    assert.match(gone.stderr, /ENOENT/)
+    // The control: the next command is still started ahead and runs.
+    const { stdout } = await afterAPause(jail, 'echo fine')
+    assert.equal(stdout, 'fine\n')
+  })
+
+  it('keeps the deadline, the interrupt and the exit status of the command itself', async (t) => {
+    const { jail } = await jailFixture(t)
+    await assertJailAvailable(jail)
+    await jail.run({ command: ['true'], access: 'workspace-write' })
+    await sleep(300)
+    const interrupted = await jail.run({
+      command: bash('trap "echo interrupted; exit 7" INT; sleep 30 & wait'),
+      access: 'workspace-write',
+      timeoutMs: 500,
+    })
+    assert.equal(interrupted.timedOut, true)
+    assert.match(interrupted.stdout, /interrupted/)
+    await sleep(300)
+    const killed = await jail.run({ command: bash('kill -TERM $$'), access: 'workspace-write' })
+    assert.equal(killed.signal, 'SIGTERM')
+    await sleep(300)
+    const status = await jail.run({ command: bash('exit 42'), access: 'workspace-write' })
+    assert.equal(status.exitCode, 42)
+  })
+})
