@@ -42,7 +42,7 @@ describe("the warm jail's next command started ahead", () => {
     await assertJailAvailable(jail)
     const environment = {
       SPACES: 'a b  c',
-      QUOTE: "it's \"quoted\" $HOME `x` \\",
+      QUOTE: 'it\'s "quoted" $HOME `x` \\',
       NEWLINE: 'one\ntwo',
       PWD: '/somewhere/else',
       IFS: ':',
