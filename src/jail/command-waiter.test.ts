@@ -69,6 +69,18 @@ describe("the warm jail's next command started ahead", () => {
     assert.ok(sorted(ahead.stdout).includes('PWD=/somewhere/else'))
     assert.ok(sorted(ahead.stdout).includes('IFS=:'))
     assert.ok(!sorted(ahead.stdout).some((entry) => entry.startsWith('OLDPWD=')))
+    // Only stdin, stdout and stderr reach the command either way (3 is ls's own listing).
+    await sleep(400)
+    const fds = async (extra: Record<string, string>) =>
+      (
+        await jail.run({
+          command: ['ls', '/proc/self/fd'],
+          access: 'workspace-write',
+          environment: extra,
+        })
+      ).stdout
+    assert.equal(await fds({}), '0\n1\n2\n3\n')
+    assert.equal(await fds({ 'NOT-A-SHELL-NAME': '1' }), '0\n1\n2\n3\n')
     const { stdout } = await afterAPause(
       jail,
       'pwd -P; readlink /proc/$$/fd/0; [ "$(cut -d" " -f5 /proc/$$/stat)" = $$ ] && echo leads its group',
