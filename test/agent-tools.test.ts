@@ -112,6 +112,7 @@ describe('agent_hire, run_await, run_cancel and run_settle', () => {
     assert.equal(waited.metadata['settled'], false)
     assert.equal(waited.metadata['status'], 'running')
     assert.match(waited.content, /still running after 0\.2 s; call run_await again/)
+    assert.match(waited.content, /run_cancel to stop it/, 'its owner is told it can cancel')
     const cancelled = ok(await workshop.call('run_cancel', { id: slow }))
     assert.equal(cancelled.metadata['cancelled'], true)
     assert.equal(cancelled.metadata['status'], 'cancelled')
@@ -155,6 +156,10 @@ describe('agent_hire, run_await, run_cancel and run_settle', () => {
     )
     const observed = ok(await call('run_await', { id: mine, wait_s: 0.1 }))
     assert.equal(observed.metadata['status'], 'running')
+    // Told what it can do, not the run_cancel it would be refused.
+    assert.doesNotMatch(observed.content, /run_cancel/)
+    assert.match(observed.content, /only the session or process that hired it can stop it/)
+    assert.match(observed.content, new RegExp(`eitri runs cancel ${mine}`))
     assert.equal(ok(await workshop.call('run_cancel', { id: mine })).metadata['cancelled'], true)
     assert.match(
       failure(await call('run_cancel', { id: 'no-such-run' }), 'not_found'),
