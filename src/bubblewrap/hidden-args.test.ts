@@ -30,5 +30,8 @@ describe('hideOptions', () => {
 
   it('leaves arguments with no bubblewrap option as they are', () => {
     assert.deepEqual(hideOptions(['echo', '--bind']), { options: [], argv: ['echo', '--bind'] })
+    // A NUL would smuggle a word in on the descriptor; left on the command line, it fails the start.
+    const smuggled = ['--setenv', 'A', 'x\0--bind\0/\0/host', '--', 'true']
+    assert.deepEqual(hideOptions(smuggled), { options: [], argv: smuggled })
   })
 })

@@ -91,7 +91,8 @@ const OPTION_ARITY: Readonly<Record<string, number>> = {
 
 /**
  * Splits bubblewrap's `args` into its options, to send through {@link OPTIONS_FD}, and the
- * arguments it is started with: `--args FD -- COMMAND…` (`args` unchanged when it has none).
+ * arguments it is started with: `--args FD -- COMMAND…` (`args` unchanged when it has none, or
+ * when one holds a NUL).
  *
  * @example
  * hideOptions(['--bind', '/tmp/x', '/w', '--', 'ls'])
@@ -108,7 +109,10 @@ export function hideOptions(args: readonly string[]): {
     at += 1 + arity
   }
   const options = args.slice(0, Math.min(at, args.length))
-  if (options.length === 0) return { options, argv: [...args] }
+  // A NUL would split a word in two on the descriptor (an option smuggled in); on the command
+  // line it fails the start, as it always did.
+  if (options.length === 0 || options.some((word) => word.includes('\0')))
+    return { options: [], argv: [...args] }
   const command = args[at] === '--' ? args.slice(at + 1) : args.slice(at)
   return { options, argv: ['--args', String(OPTIONS_FD), '--', ...command] }
 }
