@@ -112,6 +112,7 @@ describe('agent_hire, run_await, run_cancel and run_settle', () => {
     assert.equal(waited.metadata['settled'], false)
     assert.equal(waited.metadata['status'], 'running')
     assert.match(waited.content, /still running after 0\.2 s; call run_await again/)
+    assert.match(waited.content, /run_cancel to stop it/, 'its owner is told it can cancel')
     const cancelled = ok(await workshop.call('run_cancel', { id: slow }))
     assert.equal(cancelled.metadata['cancelled'], true)
     assert.equal(cancelled.metadata['status'], 'cancelled')
@@ -155,7 +156,23 @@ describe('agent_hire, run_await, run_cancel and run_settle', () => {
     )
     const observed = ok(await call('run_await', { id: mine, wait_s: 0.1 }))
     assert.equal(observed.metadata['status'], 'running')
+    // Told what it can do, not the run_cancel it would be refused.
+    assert.doesNotMatch(observed.content, /run_cancel/)
+    assert.match(observed.content, /only the session or process that hired it can stop it/)
+    assert.match(observed.content, new RegExp(`eitri runs cancel ${mine}`))
     assert.equal(ok(await workshop.call('run_cancel', { id: mine })).metadata['cancelled'], true)
+    // A Run kept for review: only its hirer is told to settle it.
+    const review = ok(
+      await workshop.call('agent_hire', { agent: 'echo', task: 'r', settlement: 'review' }),
+    ).metadata['id'] as string
+    const seen = ok(await call('run_await', { id: review, wait_s: 20 }))
+    assert.equal(seen.metadata['settlementStatus'], 'review')
+    assert.doesNotMatch(seen.content, /run_settle/)
+    assert.match(seen.content, new RegExp(`eitri runs merge\\|discard ${review}`))
+    assert.match(
+      ok(await workshop.call('run_await', { id: review, wait_s: 1 })).content,
+      /run_settle/,
+    )
     assert.match(
       failure(await call('run_cancel', { id: 'no-such-run' }), 'not_found'),
       /run_list shows/,

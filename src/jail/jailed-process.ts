@@ -8,9 +8,11 @@ import fs from 'node:fs'
 import { BoundedOutput } from '../util/bounded-output.ts'
 import { BoundedChild } from '../util/bounded-spawn.ts'
 import { enteringLaunch, mountingLaunch, type CallerMount } from '../bubblewrap/caller-mounts.ts'
+import { hideOptions, OPTIONS_FD, optionsData } from '../bubblewrap/hidden-args.ts'
 import type { HostIdentity } from '../bubblewrap/jail-identity.ts'
 import type { MemoryCgroup } from './memory-cgroup.ts'
 import type { ChildProcess } from 'node:child_process'
+import type { Writable } from 'node:stream'
 
 /**
  * A start made ahead (prestarted-launcher.ts, prestarted-jail.ts): `run` makes it go on with
@@ -95,17 +97,14 @@ export class JailedProcess {
     const enter = options.enter ?? []
     const mounting =
       enter.length > 0 || (options.identity.dropped && (options.callerMounts ?? []).length > 0)
+    // bubblewrap's options (host paths) go through a descriptor, not its command line.
+    const hidden = hideOptions(options.args)
     let launch =
       enter.length > 0
-        ? enteringLaunch(enter, options.bwrap, options.args, options.identity)
+        ? enteringLaunch(enter, options.bwrap, hidden.argv, options.identity)
         : mounting
-          ? mountingLaunch(
-              options.bwrap,
-              options.args,
-              options.identity,
-              options.callerMounts ?? [],
-            )
-          : { command: options.bwrap, args: [...options.args] }
+          ? mountingLaunch(options.bwrap, hidden.argv, options.identity, options.callerMounts ?? [])
+          : { command: options.bwrap, args: [...hidden.argv] }
     let dropOnSpawn = options.identity.dropped && !mounting
     this.#memoryCgroup = options.memoryCgroup
     if (options.memoryCgroup !== undefined) {
@@ -132,6 +131,7 @@ export class JailedProcess {
     if (prestarted === undefined) options.prestarted?.discard({ keepCgroup: true })
     this.#child = new BoundedChild(launch.command, launch.args, {
       spawned: prestarted?.child,
+      extraPipes: hidden.options.length > 0 ? 1 : 0,
       // Only fds 0-2 reach bubblewrap; Node marks its own descriptors close-on-exec. Its own
       // process group (BoundedChild), so a kill reaches everything it started on the host side.
       env: { PATH: '/usr/local/bin:/usr/bin:/bin' },
@@ -146,6 +146,11 @@ export class JailedProcess {
       interruptGraceMs: INTERRUPT_GRACE_MS,
       signal: options.signal,
     })
+    if (prestarted === undefined && hidden.options.length > 0) {
+      const optionsPipe = this.#child.child.stdio[OPTIONS_FD] as Writable | null | undefined
+      optionsPipe?.on('error', () => undefined)
+      optionsPipe?.end(optionsData(hidden.options))
+    }
     this.exited = this.#child.exited.then((exit) => {
       const oomKills = this.oomKills()
       void this.#memoryCgroup?.remove()

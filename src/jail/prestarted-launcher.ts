@@ -13,7 +13,8 @@
  * system call by number; see layer-host-script.ts): it joins its cgroup (as the caller, who may
  * move itself there), enters the namespaces it was given (`setns`, as nsenter does), drops to
  * the jail's user (no supplementary groups, real, effective and saved ids), then waits on fd 3
- * for bubblewrap's argv (NUL-terminated words). It closes fd 3 before the exec, so bubblewrap
+ * for bubblewrap's options and argv (NUL-terminated words). It closes fd 3 and hands the
+ * options to bubblewrap on a new fd 3 (`--args 3`, read and closed by bubblewrap), so the command
  * gets fds 0-2 only, as before (a jail started ahead also gets fd 4, which its waiter closes). Any step that fails ends it with status 125 and a message; a
  * launcher that ended is never used, and the start goes the old way (which reports the failure).
  * An end of fd 3 with no words ends it without running anything (the jail closed, or eitri died).
@@ -23,6 +24,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process'
 import type { Writable } from 'node:stream'
+import { hideOptions } from '../bubblewrap/hidden-args.ts'
 import { killProcessGroup } from '../util/bounded-spawn.ts'
 import type { MemoryCgroup, MemoryCgroups } from './memory-cgroup.ts'
 
@@ -65,6 +67,23 @@ close $control;
 exit 0 unless defined $words && length $words;
 my @argv = split /\0/, $words, -1;
 pop @argv;
+# First the count of bubblewrap's options, then the options, then its argv: the options reach
+# it on fd 3 (--args 3), so no host path shows in its command line (hidden-args.ts).
+my $hidden = shift @argv;
+my @options = splice @argv, 0, $hidden;
+# Declared out here: the pipe must outlive the block, open at the exec.
+my ($reader, $writer);
+if ($hidden > 0) {
+  my $data = join('', map { "$_\0" } @options);
+  # The read end is fd 3 (the lowest free); Perl makes it close-on-exec, so F_SETFD (2) clears that.
+  pipe($reader, $writer) or fail('could not make the options pipe');
+  fileno($reader) == 3 or do { $! = 0; fail('the options pipe is not fd 3') };
+  fcntl($reader, 2, 0) or fail('could not pass the options pipe on');
+  # F_SETPIPE_SZ: room for every option, so writing all before the exec cannot block.
+  fcntl($writer, 1031, length($data) + 4096) if length($data) > 65536;
+  (syswrite($writer, $data) // -1) == length($data) or fail('could not write the options');
+  close $writer;
+}
 exec { $argv[0] } @argv or fail("could not run $argv[0]");
 `
 
@@ -150,7 +169,8 @@ export class PrestartedLauncher {
     args: readonly string[],
     options: { readonly hold?: boolean } = {},
   ): boolean {
-    const words = [program, ...args]
+    const hidden = hideOptions(args)
+    const words = [String(hidden.options.length), ...hidden.options, program, ...hidden.argv]
     if (!this.ready || words.some((word) => word.includes('\0'))) return false
     this.#used = true
     // A jail started ahead (prestarted-jail.ts) is held only once its command is known.

@@ -53,6 +53,8 @@ export interface RunWaitOutcome {
   readonly run: RunView
   /** Whether the Run had stopped and settled (its effects merged, kept or discarded). */
   readonly settled: boolean
+  /** Whether this caller may cancel or settle it (it hired the Run, or a Run it hired did). */
+  readonly yours: boolean
 }
 
 /** Options of a wait. */

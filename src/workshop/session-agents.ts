@@ -196,7 +196,8 @@ export function sessionAgents(parts: SessionAgentParts): SessionAgents {
       const own = hired.get(id)
       if (outcome.settled && own !== undefined)
         await own.handle.result({ signal: options.signal }).catch(() => undefined)
-      return outcome
+      const held = runtime === undefined ? undefined : await runtime
+      return { ...outcome, yours: held?.hired(id) === true }
     },
     join: (ids, options = {}) => join(ids.map(handleOf), options),
     race: (ids, options = {}) => race(ids.map(handleOf), options),
@@ -227,7 +228,7 @@ async function waitForRun(
   id: string,
   options: RunWaitOptions,
   hiredBy: string | undefined,
-): Promise<RunWaitOutcome> {
+): Promise<Omit<RunWaitOutcome, 'yours'>> {
   const started = Date.now()
   let told = 0
   let swept = -Infinity

@@ -115,9 +115,10 @@ export function makeLayerRoot(options: {
     fs.mkdirSync(kept)
     fs.mkdirSync(layers, { mode: 0o700 })
   }
-  // What private paths are covered with: nothing to list or read, not even for their owner.
-  fs.mkdirSync(path.join(root, 'closed-folder'), { mode: 0o000 })
-  fs.chmodSync(path.join(root, 'closed-folder'), 0o000)
+  // What private paths are covered with (bound read-only): a folder that lists as empty, so tree
+  // walkers (`find`, `node --test`) pass over it; a file nothing may read, not even its owner.
+  fs.mkdirSync(path.join(root, 'closed-folder'), { mode: 0o555 })
+  fs.chmodSync(path.join(root, 'closed-folder'), 0o555)
   fs.writeFileSync(path.join(root, 'closed-file'), '', { mode: 0o000 })
   fs.chmodSync(path.join(root, 'closed-file'), 0o000)
   return { root, keep, ...folders }

@@ -13,8 +13,8 @@
  * where the workspace lives. A warm jail binds a shared mount point once; each command's
  * overlay is mounted on that point afterwards and reaches the running jail by propagation, so
  * no process in the jail ever holds a capability. Private paths (eitri's state and
- * configuration, when they lie inside the workspace) are covered with closed, empty read-only
- * mounts on every overlay before the command starts.
+ * configuration, when they lie inside the workspace) are covered with empty read-only mounts
+ * (a folder that lists as empty, a file nothing reads) on every overlay before the command starts.
  */
 import fs from 'node:fs'
 import os from 'node:os'

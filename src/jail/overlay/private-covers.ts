@@ -1,8 +1,9 @@
 /**
  * @module jail/overlay/private-covers
  * Private paths (eitri's state and configuration inside the workspace) on an overlay: each is
- * covered with a closed, empty read-only placeholder before the command starts, outermost
- * first, and nothing below a covered path (it is gone from view already).
+ * covered with an empty read-only placeholder before the command starts (a folder that lists
+ * as empty, so tree walkers pass over it; a file nothing may read), outermost first, and
+ * nothing below a covered path (it is gone from view already).
  */
 import fs from 'node:fs'
 import path from 'node:path'

@@ -6,7 +6,7 @@
 import { z } from 'zod'
 import { defineTool } from '../../tool/define-tool.ts'
 import { toolSuccess } from '../../tool/tool-result.ts'
-import { agentsOf, describeOutcome } from './agents-of.ts'
+import { agentsOf, describeOutcome, howToStop } from './agents-of.ts'
 
 /** The longest one call waits: well inside an MCP client's request timeout. */
 export const MAX_AWAIT_SECONDS = 45
@@ -26,7 +26,7 @@ export const runAwaitTool = defineTool({
   }),
   async execute({ id, wait_s }, ctx) {
     const seconds = wait_s ?? 30
-    const { run, settled } = await agentsOf(ctx).wait(id, {
+    const { run, settled, yours } = await agentsOf(ctx).wait(id, {
       waitMs: seconds * 1000,
       signal: ctx.signal,
       onWaiting: (waitedMs) =>
@@ -37,8 +37,8 @@ export const runAwaitTool = defineTool({
         }),
     })
     const content = settled
-      ? describeOutcome(run)
-      : `Run ${id} is still ${run.status} after ${seconds} s${run.status === 'running' ? '' : ', settling its effects'}; call run_await again to go on waiting, or run_cancel to stop it.`
+      ? describeOutcome(run, yours)
+      : `Run ${id} is still ${run.status} after ${seconds} s${run.status === 'running' ? '' : ', settling its effects'}; call run_await again to go on waiting; ${howToStop(id, yours)}.`
     return toolSuccess(content, { ...run, settled })
   },
 })
