@@ -135,6 +135,38 @@ describe('a fork keeps no git configuration that names a program, nor hooks', ()
     assert.match(planted.content, /\[not written back: \.git\/config: .*core\.fsmonitor/)
   })
 
+  it('a promisor remote with an ext:: URL (no key names a program): an allowed git cat-file runs nothing', async () => {
+    // No key of this names a program, so the keep door keeps it; but a missing object makes
+    // git fetch it lazily from the promisor remote, and an ext:: URL is a command line.
+    await using scratch = await project()
+    const asked: string[] = []
+    const approveAll = async (request: ApprovalRequest): Promise<ApprovalDecision> => {
+      asked.push(request.summary)
+      return { type: 'approved', by: 'tester' }
+    }
+    await using workshop = await openJailedWorkshop(scratch, {
+      approver: approveAll,
+      approval: 'untrusted',
+    })
+    await workshop.call('workspace_fork', { name: 'f' })
+    await workshop.call('workspace_use', { fork: 'f' })
+    const shell = (command: string) => workshop.call('shell', { command })
+    const planted = await shell(
+      `cat >> .git/config <<'EOF'\n[core]\n\trepositoryformatversion = 1\n[extensions]\n\tpartialclone = origin\n` +
+        `[remote "origin"]\n\turl = ext::sh -c date>>/workspace/ran-ext.txt\n\tpromisor = true\n` +
+        `[protocol "ext"]\n\tallow = always\nEOF`,
+    )
+    assert.equal(planted.type, 'success', planted.content)
+    asked.length = 0
+    const missing = '0123456789abcdef0123456789abcdef01234567'
+    for (const command of [`git cat-file -p ${missing}`, `git show ${missing}`]) {
+      const run = await shell(command)
+      assert.match(run.content, /\[exit 128\]/, `${command}: ${run.content}`)
+    }
+    assert.deepEqual(asked, [], 'the git commands needed no person')
+    assert.equal(await ranMarkers(shell), '(no output)\n\n[exit 0]')
+  })
+
   it('nor does a repository a command made in an ignored folder of the fork', async () => {
     await using scratch = await committedProject({ '.gitignore': 'vendor/\n', 'src/a.js': 'a\n' })
     await using workshop = await openJailedWorkshop(scratch)

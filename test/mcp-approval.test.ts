@@ -38,6 +38,13 @@ async function connect(scratch: Scratch, args: string[], elicitation: boolean): 
   return { client, call, prompts, answers }
 }
 
+/** True when `text` holds a control character other than a line feed, or a direction override. */
+const hasHidden = (text: string): boolean =>
+  [...text].some((character) => {
+    const code = character.codePointAt(0) ?? 0
+    return (code < 0x20 && code !== 0x0a) || (code >= 0x7f && code <= 0x9f) || code === 0x202e
+  })
+
 describe('plan mode through eitri serve', () => {
   it('refuses writes, and leaves plan only when the person approves the plan', async () => {
     await using scratch = await makeScratch({ 'notes.md': 'v1\n' })
@@ -92,6 +99,34 @@ describe('approval by elicitation', () => {
         ['shell', 'approved-for-session', 'approval-test-client'],
       ],
     )
+  })
+
+  it('a prompt shows control characters in the command as escapes: they cannot hide what runs', async () => {
+    // Raw, the escapes clear the line and move up, and a terminal shows only "git status".
+    await using scratch = await makeScratch({ 'keep.txt': 'k' })
+    const { client, call, prompts, answers } = await connect(
+      scratch,
+      ['--approval', 'untrusted'],
+      true,
+    )
+    try {
+      answers.push('deny')
+      const command = "rm -f keep.txt; echo '\x1b[2K\r\x1b[1A\x1b[2K  git status\u202e'"
+      const denied = await call('shell', { command })
+      assert.deepEqual([denied.isError, denied.code], [true, 'permission_denied'])
+      const prompt = prompts[0] ?? ''
+      assert.match(
+        prompt,
+        /rm -f keep\.txt; echo '\\x1b\[2K\\r\\x1b\[1A\\x1b\[2K {2}git status\\u202e'/,
+      )
+      assert.equal(hasHidden(prompt), false, prompt)
+    } finally {
+      await client.close()
+    }
+    const listed = await runEitri(['approvals', '--json', ...scratch.flags])
+    const records = JSON.parse(listed.stdout) as { summary: string }[]
+    assert.equal(hasHidden(records[0]?.summary ?? ''), false)
+    assert.match(records[0]?.summary ?? '', /\\x1b\[2K/)
   })
 
   it('a client without elicitation is refused with the rule that would allow it, and nothing runs', async () => {

@@ -80,6 +80,20 @@ describe('eitri log and eitri restore', () => {
     )
   })
 
+  it('eitri log shows an escape sequence in a command as an escape, not to the terminal', async () => {
+    await using scratch = await makeScratch({ 'a.txt': 'a1\n' })
+    // Raw, it sets the terminal's title and clears the line before "innocent".
+    const command = "echo a2 > a.txt; echo '\x1b]0;title\x07\x1b[2Kinnocent'"
+    const call = await runEitri(['call', 'shell', JSON.stringify({ command }), ...scratch.flags])
+    assert.equal(call.status, 0, call.stderr)
+    const text = await runEitri(['log', ...scratch.flags])
+    assert.match(
+      text.stdout,
+      /before shell: echo a2 > a\.txt; echo '\\x1b\]0;title\\x07\\x1b\[2Kinnocent'/,
+    )
+    assert.equal(text.stdout.includes('\x1b'), false, text.stdout)
+  })
+
   it('eitri exec on main runs between snapshots', async () => {
     await using scratch = await makeScratch({ 'a.txt': 'a1\n' })
     const ran = await runEitri(['exec', ...scratch.flags, '--', 'sh', '-c', 'echo a2 > a.txt'])

@@ -7,6 +7,7 @@
 import { digestInput, type ApprovalRecorder } from './approval-log.ts'
 import type { ApprovalAnswer } from '../ports/access-context.ts'
 import type { ApprovalPolicy, ApprovalRequest, Approver } from './approval.ts'
+import { visibleText } from './visible-text.ts'
 
 /** The asking of one session. */
 export class ApprovalGate {
@@ -39,8 +40,15 @@ export class ApprovalGate {
    * policy), or unavailable when no person could be asked (the policy is never, no terminal, a
    * client that cannot show prompts).
    */
-  async decide(request: ApprovalRequest, signal: AbortSignal): Promise<ApprovalAnswer> {
-    const key = `${request.tool}\u0000${JSON.stringify(request.input)}`
+  async decide(asked: ApprovalRequest, signal: AbortSignal): Promise<ApprovalAnswer> {
+    const key = `${asked.tool}\u0000${JSON.stringify(asked.input)}`
+    // What every approver shows and the log keeps: a control character in a command (an escape
+    // that clears the line) must not hide from the person what runs.
+    const request = {
+      ...asked,
+      summary: visibleText(asked.summary),
+      reason: visibleText(asked.reason),
+    }
     if (this.#approvedForSession.has(key)) return { type: 'approved' }
     if (this.#policy === 'never') {
       const hint =

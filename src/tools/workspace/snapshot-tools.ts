@@ -9,17 +9,18 @@ import { defineTool } from '../../tool/define-tool.ts'
 import { MAIN_LINE, type RestoredRef, type SnapshotInfo } from '../../ports/line-control.ts'
 import { toolError, toolSuccess } from '../../tool/tool-result.ts'
 import { linesOf } from './lines-of.ts'
+import { visibleText } from '../../access/visible-text.ts'
 
 /** How many snapshots `workspace_snapshots` lists by default. */
 const DEFAULT_LISTED = 30
 
-/** One line for a snapshot. */
+/** One line for a snapshot (a person reads it in `eitri log`: a command's escapes are shown as such). */
 export function describeSnapshot(snapshot: SnapshotInfo): string {
   const call = snapshot.call
   const what =
     snapshot.kind === 'open' || call === undefined
       ? 'changes made outside eitri calls'
-      : `${snapshot.kind} ${call.tool}${call.detail === undefined ? '' : `: ${call.detail}`}`
+      : `${snapshot.kind} ${call.tool}${call.detail === undefined ? '' : `: ${visibleText(call.detail)}`}`
   const session = call?.session === undefined ? '' : ` (session ${call.session})`
   const skipped = snapshot.skippedCount === 0 ? '' : ` [${snapshot.skippedCount} path(s) left out]`
   return `#${snapshot.id}  ${snapshot.time}  ${what}${session}${skipped}`

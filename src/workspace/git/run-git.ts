@@ -36,8 +36,8 @@ export interface GitOutput {
 }
 
 /**
- * git with no system or global configuration, hooks pointed at nothing, and every folder safe:
- * for eitri's own git commands and for git inside the jail alike.
+ * git with no system or global configuration, hooks pointed at nothing, every folder safe and
+ * local transports only: for eitri's own git commands and for git inside the jail alike.
  */
 export const GIT_WITHOUT_HOOKS: Readonly<Record<string, string>> = Object.freeze({
   GIT_CONFIG_NOSYSTEM: '1',
@@ -52,6 +52,11 @@ export const GIT_WITHOUT_HOOKS: Readonly<Record<string, string>> = Object.freeze
   GIT_CONFIG_KEY_2: 'safe.bareRepository',
   GIT_CONFIG_VALUE_2: 'explicit',
   GIT_TERMINAL_PROMPT: '0',
+  // Only local transports, whatever any configuration allows: a transport is a program (an
+  // `ext::` URL is a command line, `ssh` obeys ~/.ssh/config's ProxyCommand), and a read such
+  // as `git cat-file` or `git show` fetches a missing object from a promisor remote on its own.
+  // A configuration that names no program (a URL, `protocol.ext.allow`) must not run one.
+  GIT_ALLOW_PROTOCOL: 'file',
 })
 
 /**
