@@ -474,3 +474,22 @@ describe('main moved under a snapshot', () => {
     assert.match(lsTree(f.history, snapshot.tree), /\tb\.txt$/m)
   })
 })
+
+describe('another history on the same state', () => {
+  it('looked last: a look that saw nothing change takes the index it left, never drops its files', async (t) => {
+    const f = await fixture(t, { 'a.txt': 'a\n' })
+    const other = await WorkspaceHistory.open({
+      stateDir: path.join(f.root, 'state'),
+      workTree: f.workspace,
+    })
+    t.after(() => other.close())
+    await f.history.snapshotMain()
+    await fs.writeFile(path.join(f.workspace, 'b.txt'), 'b\n')
+    const theirs = await other.snapshotMain({ paths: ['b.txt'] })
+    // This process's watcher has not seen b.txt (another process wrote it): nothing changed.
+    const mine = await f.history.snapshotMain({ paths: [] })
+    assert.equal(mine.tree, theirs.tree)
+    assert.equal(await f.history.readRef(MAIN_REF), theirs.commit)
+    assert.deepEqual((await f.history.mainTree({ paths: [] })).tree, theirs.tree)
+  })
+})

@@ -191,7 +191,8 @@ export class WorkspaceHistory {
       options.paths?.length === 0 &&
       this.#lastMain !== undefined &&
       this.#lastMain.commit === (await this.readRef(MAIN_REF)) &&
-      this.#lastMain.tree === this.#lastTree
+      this.#lastMain.tree === this.#lastTree &&
+      this.#indexAsLeft()
     ) {
       return { ...this.#lastMain, skipped: this.#leftOut.list() }
     }
@@ -248,7 +249,7 @@ export class WorkspaceHistory {
   async mainTree(
     options: { paths?: readonly string[] } = {},
   ): Promise<{ readonly tree: string; readonly skipped: readonly string[] }> {
-    if (options.paths?.length === 0 && this.#lastTree !== undefined)
+    if (options.paths?.length === 0 && this.#lastTree !== undefined && this.#indexAsLeft())
       return { tree: this.#lastTree, skipped: this.#leftOut.list() }
     return withMainSnapshotLock(this.gitDir, () => this.#mainTree(options))
   }
@@ -257,7 +258,7 @@ export class WorkspaceHistory {
   async #mainTree(options: {
     paths?: readonly string[]
   }): Promise<{ readonly tree: string; readonly skipped: readonly string[] }> {
-    if (options.paths?.length === 0 && this.#lastTree !== undefined)
+    if (options.paths?.length === 0 && this.#lastTree !== undefined && this.#indexAsLeft())
       return { tree: this.#lastTree, skipped: this.#leftOut.list() }
     try {
       return await this.#look(options.paths)
@@ -271,6 +272,16 @@ export class WorkspaceHistory {
       this.#forget()
       throw error
     }
+  }
+
+  /**
+   * Whether main's index is as this process's last look left it. When another process on the
+   * state looked since, the index holds what it saw (newer than this process's last tree, even
+   * when this process's watcher has not seen it yet), so a look that would change nothing
+   * still takes the index's tree.
+   */
+  #indexAsLeft(): boolean {
+    return indexSignature(this.#mainIndex) === this.#indexSignature
   }
 
   async #look(
