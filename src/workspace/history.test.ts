@@ -449,3 +449,47 @@ describe('references of the history', () => {
     await history.deleteRef(ref)
   })
 })
+
+describe('main moved under a snapshot', () => {
+  it('by another process (a merge) between the look and the move: the snapshot is taken on top of it', async (t) => {
+    const f = await fixture(t, { 'a.txt': 'a\n' })
+    const first = await f.history.snapshotMain()
+    const merged = f.history.commit(first.tree, [first.commit], 'a merge elsewhere')
+    const move = f.history.updateRef.bind(f.history)
+    let moves = 0
+    // Main moves right before this snapshot's own move, as another process's merge would.
+    f.history.updateRef = async (ref, commit, expected) => {
+      if (moves++ === 0)
+        await runGit({ gitDir: f.history.gitDir }, ['update-ref', MAIN_REF, merged])
+      return move(ref, commit, expected)
+    }
+    await fs.writeFile(path.join(f.workspace, 'b.txt'), 'b\n')
+    const snapshot = await f.history.snapshotMain({ paths: ['b.txt'] })
+    assert.equal(await f.history.readRef(MAIN_REF), snapshot.commit)
+    const parents = await runGit({ gitDir: f.history.gitDir }, [
+      'rev-parse',
+      `${snapshot.commit}^@`,
+    ])
+    assert.equal(parents.stdout.toString().trim(), merged)
+    assert.match(lsTree(f.history, snapshot.tree), /\tb\.txt$/m)
+  })
+})
+
+describe('another history on the same state', () => {
+  it('looked last: a look that saw nothing change takes the index it left, never drops its files', async (t) => {
+    const f = await fixture(t, { 'a.txt': 'a\n' })
+    const other = await WorkspaceHistory.open({
+      stateDir: path.join(f.root, 'state'),
+      workTree: f.workspace,
+    })
+    t.after(() => other.close())
+    await f.history.snapshotMain()
+    await fs.writeFile(path.join(f.workspace, 'b.txt'), 'b\n')
+    const theirs = await other.snapshotMain({ paths: ['b.txt'] })
+    // This process's watcher has not seen b.txt (another process wrote it): nothing changed.
+    const mine = await f.history.snapshotMain({ paths: [] })
+    assert.equal(mine.tree, theirs.tree)
+    assert.equal(await f.history.readRef(MAIN_REF), theirs.commit)
+    assert.deepEqual((await f.history.mainTree({ paths: [] })).tree, theirs.tree)
+  })
+})

@@ -13,10 +13,14 @@ import { runGit, type GitTarget } from './git/run-git.ts'
 import { gitlinksAdded } from './git/tree-gitlinks.ts'
 import { deleteLooseRefAsync, looseRefAbsent, moveLooseRef } from './git/loose-refs.ts'
 import { changedPaths, DEFAULT_MAX_FILE_BYTES, LeftOutPaths } from './left-out-paths.ts'
+import { withMainSnapshotLock } from './main-snapshot-lock.ts'
 import { snapshotScope } from './snapshot-scope.ts'
 
 /** The reference of main's snapshots. */
 export const MAIN_REF = 'refs/eitri/main'
+
+/** How many times a snapshot of main looks again after something else moved main under it. */
+const SNAPSHOT_ATTEMPTS = 5
 
 /**
  * The attributes of every path in eitri's history (`info/attributes` beats the workspace's own
@@ -175,22 +179,47 @@ export class WorkspaceHistory {
    * Records main as it is now: git's index of main (its stat cache) takes what changed, or only
    * what lies in the folders of `paths` when a watcher knows them; a new commit only when the
    * tree changed. What is left out (files over the size bound, nested repositories, paths git
-   * refuses) is listed in `skipped`.
+   * refuses) is listed in `skipped`. Processes on one state take their snapshots one at a time
+   * (main-snapshot-lock.ts); when main moved under the look all the same (a merge's move in
+   * another process), the snapshot is taken again on top of it.
    */
   async snapshotMain(
     options: { paths?: readonly string[]; message?: string } = {},
   ): Promise<Snapshot & { readonly skipped: readonly string[] }> {
-    const previous = await this.readRef(MAIN_REF)
     // A watcher that saw nothing change: main is its last snapshot, and git need not look.
     if (
       options.paths?.length === 0 &&
       this.#lastMain !== undefined &&
-      this.#lastMain.commit === previous &&
-      this.#lastMain.tree === this.#lastTree
+      this.#lastMain.commit === (await this.readRef(MAIN_REF)) &&
+      this.#lastMain.tree === this.#lastTree &&
+      this.#indexAsLeft()
     ) {
       return { ...this.#lastMain, skipped: this.#leftOut.list() }
     }
-    const { tree, skipped } = await this.mainTree(
+    return withMainSnapshotLock(this.gitDir, async () => {
+      for (let attempt = 1; ; attempt++) {
+        const previous = await this.readRef(MAIN_REF)
+        const snapshot = await this.#snapshotOn(previous, options)
+        if (snapshot.commit === previous) return snapshot
+        try {
+          await this.updateRef(MAIN_REF, snapshot.commit, previous)
+          this.#lastMain = { commit: snapshot.commit, tree: snapshot.tree }
+          return snapshot
+        } catch (error) {
+          // Main moved meanwhile: look again on top of where it is now, a few times at most.
+          if (attempt >= SNAPSHOT_ATTEMPTS || (await this.readRef(MAIN_REF)) === previous)
+            throw error
+        }
+      }
+    })
+  }
+
+  /** Main as it is now on top of `previous`: that commit if the tree is its, else a new one. */
+  async #snapshotOn(
+    previous: string | undefined,
+    options: { paths?: readonly string[]; message?: string },
+  ): Promise<Snapshot & { readonly skipped: readonly string[] }> {
+    const { tree, skipped } = await this.#mainTree(
       previous === undefined || options.paths === undefined ? {} : { paths: options.paths },
     )
     if (previous !== undefined && (await this.treeOf(previous)) === tree) {
@@ -202,9 +231,7 @@ export class WorkspaceHistory {
       previous === undefined ? [] : [previous],
       options.message ?? 'snapshot of main',
     )
-    await this.updateRef(MAIN_REF, commit, previous)
-    this.#lastMain = { commit, tree }
-    return { ...this.#lastMain, skipped }
+    return { commit, tree, skipped }
   }
 
   /**
@@ -215,12 +242,23 @@ export class WorkspaceHistory {
    * one; a look with `paths` that fails is tried once more over the whole folder, and a
    * failure leaves the next look a whole one.
    *
+   * Takes main's snapshot lock, as a snapshot does (git writes main's index).
+   *
    * @throws EitriError `tool_failed` when git fails for the whole folder (its message names why).
    */
   async mainTree(
     options: { paths?: readonly string[] } = {},
   ): Promise<{ readonly tree: string; readonly skipped: readonly string[] }> {
-    if (options.paths?.length === 0 && this.#lastTree !== undefined)
+    if (options.paths?.length === 0 && this.#lastTree !== undefined && this.#indexAsLeft())
+      return { tree: this.#lastTree, skipped: this.#leftOut.list() }
+    return withMainSnapshotLock(this.gitDir, () => this.#mainTree(options))
+  }
+
+  /** What {@link mainTree} does, inside main's snapshot lock. */
+  async #mainTree(options: {
+    paths?: readonly string[]
+  }): Promise<{ readonly tree: string; readonly skipped: readonly string[] }> {
+    if (options.paths?.length === 0 && this.#lastTree !== undefined && this.#indexAsLeft())
       return { tree: this.#lastTree, skipped: this.#leftOut.list() }
     try {
       return await this.#look(options.paths)
@@ -234,6 +272,16 @@ export class WorkspaceHistory {
       this.#forget()
       throw error
     }
+  }
+
+  /**
+   * Whether main's index is as this process's last look left it. When another process on the
+   * state looked since, the index holds what it saw (newer than this process's last tree, even
+   * when this process's watcher has not seen it yet), so a look that would change nothing
+   * still takes the index's tree.
+   */
+  #indexAsLeft(): boolean {
+    return indexSignature(this.#mainIndex) === this.#indexSignature
   }
 
   async #look(
