@@ -1,6 +1,7 @@
 /**
  * @module access/visible-text
- * Text a person reads before deciding (an approval's summary and reason), with every character
+ * Text a person reads before deciding (an approval's summary and reason, and everything the
+ * CLI prints for a person: see cli/cli-io.ts `visibleIo`), with every character
  * that changes how the rest is shown written as an escape instead: terminal controls (escape
  * sequences that clear a line or move the cursor, a carriage return that overwrites it),
  * C1 controls, and the invisible or direction-changing characters of Unicode. Raw, they let a

@@ -1,7 +1,11 @@
 /**
  * @module cli/cli-io
- * Where a command writes, and the exit status it ends with.
+ * Where a command writes, and the exit status it ends with. What a command writes for a person
+ * to read passes through `visibleIo`: a model's text, a tool's result, a program's output or a
+ * file name printed raw could carry terminal controls that clear or overwrite what the person
+ * reviews before a merge.
  */
+import { visibleText } from '../access/visible-text.ts'
 import { EitriError } from '../errors/eitri-error.ts'
 
 /** The streams a command writes to. */
@@ -10,6 +14,26 @@ export interface CliIo {
   readonly stderr: (text: string) => void
   /** Where interactive input comes from (`eitri repl`). @default none: commands read no input */
   readonly stdin?: NodeJS.ReadableStream & { readonly isTTY?: boolean }
+  /**
+   * eitri's own terminal controls on stderr (the live view's cursor moves), written as they are.
+   * Only constant sequences of eitri's go here, never text that came from elsewhere.
+   * @default stderr
+   */
+  readonly stderrControls?: (controls: string) => void
+}
+
+/**
+ * `io` with every control and invisible character of what is written shown as an escape
+ * (`visibleText`), on stderr always and on stdout unless `exactStdout`: a command's `--json`
+ * output is data for a program, and JSON.stringify already escapes the C0 controls.
+ */
+export function visibleIo(io: CliIo, options: { readonly exactStdout: boolean }): CliIo {
+  return {
+    stdout: options.exactStdout ? io.stdout : (text) => io.stdout(visibleText(text)),
+    stderr: (text) => io.stderr(visibleText(text)),
+    ...(io.stdin === undefined ? {} : { stdin: io.stdin }),
+    stderrControls: io.stderrControls ?? io.stderr,
+  }
 }
 
 /** A command line that cannot be run as written: exit status 2 with a one-line reason and usage. */

@@ -51,3 +51,24 @@ export const COMMANDS: Readonly<Record<string, CommandRunner>> = {
 export function commandNamed(name: string): CommandRunner | undefined {
   return Object.hasOwn(COMMANDS, name) ? COMMANDS[name] : undefined
 }
+
+/**
+ * The commands whose `--json` output on stdout is data, written exactly; every other output is
+ * for a person and shows control characters as escapes. A command not listed here that takes
+ * `--json` has its output escaped too, which fails safe.
+ */
+export const JSON_COMMANDS: ReadonlySet<string> = new Set([
+  'tools',
+  'call',
+  'eval',
+  'run',
+  'runs',
+  'bench',
+  'approvals',
+  'fork',
+  'forks',
+  'log',
+  'restore',
+  'diff',
+  'merge',
+])

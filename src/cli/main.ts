@@ -4,22 +4,27 @@
  */
 import { EitriError } from '../errors/eitri-error.ts'
 import { packageInfo } from '../util/package-info.ts'
-import { EXIT_FAILURE, EXIT_OK, EXIT_USAGE, UsageError, type CliIo } from './cli-io.ts'
-import { commandNamed } from './command-table.ts'
+import { EXIT_FAILURE, EXIT_OK, EXIT_USAGE, UsageError, visibleIo, type CliIo } from './cli-io.ts'
+import { commandNamed, JSON_COMMANDS } from './command-table.ts'
 import { parseCommandLine } from './parse-command-line.ts'
 import { HELP, USAGE_LINE } from './usage.ts'
 
 /**
  * Runs `eitri` with `argv` (without the node and script paths) and returns the exit status.
- * Never throws: every failure becomes a message on stderr.
+ * Never throws: every failure becomes a message on stderr. Everything written for a person
+ * shows its control and invisible characters as escapes (`visibleIo`); only a command's
+ * `--json` output on stdout is written exactly.
  */
 export async function main(
   argv: readonly string[],
-  io: CliIo,
+  given: CliIo,
   signal: AbortSignal,
 ): Promise<number> {
+  let io = visibleIo(given, { exactStdout: false })
   try {
     const line = parseCommandLine(argv)
+    if (line.json && line.command !== undefined && JSON_COMMANDS.has(line.command))
+      io = visibleIo(given, { exactStdout: true })
     if (line.version) {
       io.stdout(`${packageInfo.version}\n`)
       return EXIT_OK

@@ -53,7 +53,9 @@ describe('watchRunTree', () => {
       'lead root running\n',
       // After a question, a fresh tree under it: nothing is erased above.
       'lead root running\n  helper kid running\n',
-      '\x1b[2A\r\x1b[Jlead root running\n  helper kid completed\n',
+      // The view's own cursor moves, apart from the text (which the CLI shows escaped).
+      '\x1b[2A\r\x1b[J',
+      'lead root running\n  helper kid completed\n',
     ])
   })
 })

@@ -24,6 +24,11 @@ export interface RunTreeOptions {
   readonly store: Store
   readonly rootId: string
   readonly write: (text: string) => void
+  /**
+   * Where the view's own cursor moves go when it redraws, written as they are (`write` may show
+   * controls as escapes, so that a Run's text cannot move the cursor). @default write
+   */
+  readonly controls?: (controls: string) => void
   /** Redraw in place (a terminal) instead of a line per change. */
   readonly redraw: boolean
   /** @default 100 */
@@ -36,6 +41,7 @@ const MAX_SHOWN = 200
 /** Starts following the tree of `rootId`. */
 export function watchRunTree(options: RunTreeOptions): RunTreeView {
   const { store, rootId, write, redraw } = options
+  const controls = options.controls ?? write
   const seen = new Map<string, string>()
   const journals = new Map<string, { after: number; activity: RunActivity }>()
   let drawn: string[] = []
@@ -77,8 +83,8 @@ export function watchRunTree(options: RunTreeOptions): RunTreeView {
     if (redraw) {
       if (lines.join('\n') === drawn.join('\n')) return
       // Up over the lines drawn last, erase to the end, draw again.
-      const up = drawn.length === 0 ? '' : `\x1b[${drawn.length}A\r\x1b[J`
-      write(`${up}${lines.join('\n')}\n`)
+      if (drawn.length > 0) controls(`\x1b[${drawn.length}A\r\x1b[J`)
+      write(`${lines.join('\n')}\n`)
       drawn = lines
       return
     }

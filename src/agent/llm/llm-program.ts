@@ -8,6 +8,7 @@
  * catalog's facts alone; the loop (and with it the AI SDK) is loaded by the first Run, so a
  * process that hires no llm agent never loads it.
  */
+import { visibleText } from '../../access/visible-text.ts'
 import { EitriError } from '../../errors/eitri-error.ts'
 import type {
   ModelCatalog,
@@ -114,14 +115,17 @@ export function llmProgramFactory(options: LlmProgramOptions): ProgramFactory {
 /**
  * Prints the AI SDK's warnings (a setting the provider does not support, say) as one line each
  * on stderr, named as eitri's, and pinned there: stdout is the MCP channel of `eitri serve` and
- * the value of `eitri run`, so nothing of a model's may ever reach it. A logger the host set
+ * the value of `eitri run`, so nothing of a model's may ever reach it. Control characters show as
+ * escapes (`visibleText`), as in everything eitri prints for a person. A logger the host set
  * is kept.
  */
 function keepWarningsOffStdout(): void {
   globalThis.AI_SDK_LOG_WARNINGS ??= ({ warnings, provider, model }) => {
     for (const warning of warnings) {
       process.stderr.write(
-        `eitri: model warning${provider === undefined ? '' : ` (${provider}${model === undefined ? '' : `:${model}`})`}: ${JSON.stringify(warning)}\n`,
+        visibleText(
+          `eitri: model warning${provider === undefined ? '' : ` (${provider}${model === undefined ? '' : `:${model}`})`}: ${JSON.stringify(warning)}\n`,
+        ),
       )
     }
   }

@@ -77,6 +77,7 @@ export async function runCommand(
     store: workshop.store,
     rootId: id,
     write: io.stderr,
+    controls: io.stderrControls ?? io.stderr,
     redraw: options.stderrIsTerminal ?? process.stderr.isTTY === true,
   }))
   const onInterrupt = () =>
