@@ -30,6 +30,25 @@ function project(): Promise<Scratch> {
   return committedProject({ 'src/a.js': 'main\n', 'planted.cfg': '' })
 }
 
+/** An approver that approves everything and records what it was asked, under `untrusted`. */
+function approvingAll() {
+  const asked: string[] = []
+  const approver = async (request: ApprovalRequest): Promise<ApprovalDecision> => {
+    asked.push(request.summary)
+    return { type: 'approved', by: 'tester' }
+  }
+  return { asked, options: { approver, approval: 'untrusted' as const } }
+}
+
+/** Makes fork `f`, uses it, and gives the shell of the workshop's session there. */
+async function inFork(workshop: {
+  call: (name: string, input: Record<string, unknown>) => Promise<ToolResult>
+}): Promise<(command: string) => Promise<ToolResult>> {
+  await workshop.call('workspace_fork', { name: 'f' })
+  await workshop.call('workspace_use', { fork: 'f' })
+  return (command) => workshop.call('shell', { command })
+}
+
 /** The marker files the planted programs left in the fork, as a command lists them. */
 async function ranMarkers(call: (command: string) => Promise<ToolResult>): Promise<string> {
   const listed = await call('ls ran-*.txt 2>/dev/null; true')
@@ -107,18 +126,9 @@ describe('a fork keeps no git configuration that names a program, nor hooks', ()
 
   it('an approved command plants an fsmonitor; a later git status runs it not', async () => {
     await using scratch = await project()
-    const asked: string[] = []
-    const approveAll = async (request: ApprovalRequest): Promise<ApprovalDecision> => {
-      asked.push(request.summary)
-      return { type: 'approved', by: 'tester' }
-    }
-    await using workshop = await openJailedWorkshop(scratch, {
-      approver: approveAll,
-      approval: 'untrusted',
-    })
-    await workshop.call('workspace_fork', { name: 'f' })
-    await workshop.call('workspace_use', { fork: 'f' })
-    const shell = (command: string) => workshop.call('shell', { command })
+    const { asked, options } = approvingAll()
+    await using workshop = await openJailedWorkshop(scratch, options)
+    const shell = await inFork(workshop)
     await workshop.call('write_file', {
       path: 'setup.sh',
       content: 'git config core.fsmonitor "echo ran >> ran-fsmonitor.txt; false"\n',
@@ -139,18 +149,9 @@ describe('a fork keeps no git configuration that names a program, nor hooks', ()
     // No key of this names a program, so the keep door keeps it; but a missing object makes
     // git fetch it lazily from the promisor remote, and an ext:: URL is a command line.
     await using scratch = await project()
-    const asked: string[] = []
-    const approveAll = async (request: ApprovalRequest): Promise<ApprovalDecision> => {
-      asked.push(request.summary)
-      return { type: 'approved', by: 'tester' }
-    }
-    await using workshop = await openJailedWorkshop(scratch, {
-      approver: approveAll,
-      approval: 'untrusted',
-    })
-    await workshop.call('workspace_fork', { name: 'f' })
-    await workshop.call('workspace_use', { fork: 'f' })
-    const shell = (command: string) => workshop.call('shell', { command })
+    const { asked, options } = approvingAll()
+    await using workshop = await openJailedWorkshop(scratch, options)
+    const shell = await inFork(workshop)
     const planted = await shell(
       `cat >> .git/config <<'EOF'\n[core]\n\trepositoryformatversion = 1\n[extensions]\n\tpartialclone = origin\n` +
         `[remote "origin"]\n\turl = ext::sh -c date>>/workspace/ran-ext.txt\n\tpromisor = true\n` +

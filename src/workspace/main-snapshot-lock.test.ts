@@ -54,6 +54,17 @@ function snapshotter(
 
 const ROUNDS = 40
 
+/** A child process holding main's snapshot lock, and this process's history on the same state. */
+async function lockHeldByAnother(t: TestContext) {
+  const { stateDir, workTree } = shared(t)
+  const holder = snapshotter(stateDir, workTree, 'h', 0, 'hold')
+  t.after(() => holder.child.kill('SIGKILL'))
+  await holder.said('locked')
+  const history = await WorkspaceHistory.open({ stateDir, workTree })
+  t.after(() => history.close())
+  return { stateDir, workTree, holder, history }
+}
+
 describe('two processes snapshotting one main', () => {
   it('never fail on the shared index or on main’s reference, and every file is kept', async (t) => {
     const { stateDir, workTree } = shared(t)
@@ -84,12 +95,7 @@ describe('two processes snapshotting one main', () => {
   })
 
   it('a process killed holding the snapshot lock does not block later snapshots', async (t) => {
-    const { stateDir, workTree } = shared(t)
-    const holder = snapshotter(stateDir, workTree, 'h', 0, 'hold')
-    t.after(() => holder.child.kill('SIGKILL'))
-    await holder.said('locked')
-    const history = await WorkspaceHistory.open({ stateDir, workTree })
-    t.after(() => history.close())
+    const { workTree, holder, history } = await lockHeldByAnother(t)
     assert.ok(fs.existsSync(mainSnapshotLockFile(history.gitDir)))
     holder.child.kill('SIGKILL')
     assert.equal(await holder.ended, 'SIGKILL')
@@ -108,12 +114,7 @@ describe('two processes snapshotting one main', () => {
   })
 
   it('a live holder is waited for, and the snapshot follows once it lets go', async (t) => {
-    const { stateDir, workTree } = shared(t)
-    const holder = snapshotter(stateDir, workTree, 'h', 0, 'hold')
-    t.after(() => holder.child.kill('SIGKILL'))
-    await holder.said('locked')
-    const history = await WorkspaceHistory.open({ stateDir, workTree })
-    t.after(() => history.close())
+    const { holder, history } = await lockHeldByAnother(t)
     const snapshot = history.snapshotMain()
     // Some git commands' worth later the holder, still holding the lock, writes a file: the
     // snapshot holds it only if it waited for the lock.
