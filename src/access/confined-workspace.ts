@@ -28,6 +28,7 @@ import type { ProgramPathSource } from './git-metadata/judge-git-write.ts'
 import { contentProposal, treeHistoryHost } from './git-metadata/tree-history-host.ts'
 import { protectedPathMatcher } from './protected-paths.ts'
 import { MAIN_LINE } from '../ports/line-control.ts'
+import { refusedText } from './refusal-text.ts'
 
 /** What a confined view of a folder needs. */
 export interface WorkspaceViewOptions {
@@ -125,14 +126,14 @@ export function createWorkspaceView(options: WorkspaceViewOptions): ConfinedWork
       { mayWrite },
     )
     const reason = judgement.refused.get(change.path) ?? judgement.dropped.get(change.path)
-    if (reason !== undefined) throw new EitriError('protected_path', `Refused: ${reason}.`)
+    if (reason !== undefined) throw new EitriError('protected_path', refusedText(reason))
     return judgement.unchanged.has(change.path)
   }
 
   async function resolve(path: string, intent: PathIntent, followFinal = true): Promise<string> {
     const decision = await decidePath(policy, path, intent, { followFinal })
     if (decision.type === 'denied')
-      throw new EitriError(decision.code, `Refused: ${decision.reason}.`)
+      throw new EitriError(decision.code, refusedText(decision.reason))
     return decision.path
   }
 

@@ -11,6 +11,7 @@ import type { AccessContext, PathAction, PathChange } from '../ports/access-cont
 import type { WorkspaceView } from '../ports/workspace-view.ts'
 import { writeOutsideWorkspace } from './host-write.ts'
 import { EXEMPT_WRITES, type ConfinedWorkspace } from './confined-workspace.ts'
+import { refusedText } from './refusal-text.ts'
 
 /** What each change is called in a refusal. */
 const CHANGE_WORDS: Readonly<Record<PathChange, string>> = {
@@ -67,7 +68,7 @@ export function gateWorkspace(
     if (decision.type === 'refused') {
       throw new EitriError(
         decision.code,
-        decision.reason.startsWith('Refused') ? decision.reason : `Refused: ${decision.reason}.`,
+        decision.reason.startsWith('Refused') ? decision.reason : refusedText(decision.reason),
       )
     }
     return { ...resolved, exemption: decision.exemption }
@@ -82,7 +83,7 @@ export function gateWorkspace(
       signal: own ?? signal,
     })
     if (decision.type === 'refused')
-      throw new EitriError(decision.code, `Refused: ${decision.reason}.`)
+      throw new EitriError(decision.code, refusedText(decision.reason))
     return resolved
   }
 
