@@ -37,6 +37,12 @@ export const OUTPUT_WINDOW_MOUNT = '/opt/eitri/util/output-window.mjs'
  */
 const SUPERVISOR_GRACE_MS = 3000
 
+/**
+ * How long the jail stays idle before the supervisor is told to start the next command's
+ * process: an agent's next command comes seconds later, a script's at once.
+ */
+const PREPARE_AFTER_IDLE_MS = 25
+
 /** How long the host waits for what a command left behind to die before ending the jail. */
 const SETTLE_MS = 200
 
@@ -105,6 +111,8 @@ export class WarmJail {
   /** The run in progress; the next one starts after it. */
   readonly #queue = new SerialQueue()
   #dead: string | undefined
+  /** The `prepare` waiting for the jail to stay idle ({@link PREPARE_AFTER_IDLE_MS}). */
+  #prepareTimer: NodeJS.Timeout | undefined
   /** Processes below bubblewrap when the supervisor was ready: its init and the supervisor. */
   #idleProcesses = 0
 
@@ -165,6 +173,8 @@ export class WarmJail {
   }
 
   async #runNow(command: WarmCommand): Promise<WarmOutcome> {
+    // A command that follows at once goes the direct way (see #prepareNext).
+    clearTimeout(this.#prepareTimer)
     await this.ready
     const aborted = (): boolean => command.signal?.aborted === true
     if (aborted()) return { ...deadOutcome('cancelled'), cancelled: true }
@@ -226,9 +236,15 @@ export class WarmJail {
    * Tells the supervisor the jail is back to its idle processes, counted here: it may start the
    * next command's process ahead (jail-supervisor-main.mjs, `prepareWaiter`). Only after a
    * count, never on its own: the count after a command must find nothing but the idle ones.
+   * Only once the jail stayed idle a moment: commands sent back to back (a script's) would
+   * each wait for the start of a process that a direct start does at once.
    */
   #prepareNext(): void {
-    if (this.alive) this.#channel.notify({ prepare: true })
+    clearTimeout(this.#prepareTimer)
+    this.#prepareTimer = setTimeout(() => {
+      if (this.alive) this.#channel.notify({ prepare: true })
+    }, PREPARE_AFTER_IDLE_MS)
+    this.#prepareTimer.unref()
   }
 
   /** Whether the jail is back to its idle processes, waiting briefly for killed ones to go. */
