@@ -109,6 +109,36 @@ describe("the warm jail's next command started ahead", () => {
     assert.equal(stdout, 'fine\n')
   })
 
+  it('runs a command whose variables dash would check, or whose PATH is relative, as a direct start does', async (t) => {
+    const { jail, workspace } = await jailFixture(t, { 'bin/tool': '#!/bin/sh\necho tool\n' })
+    await assertJailAvailable(jail)
+    fs.chmodSync(`${workspace}/bin/tool`, 0o755)
+    // dash refuses `export OPTIND=x` ("Illegal number"); a direct start passes any value.
+    const { stdout } = await afterAPause(
+      jail,
+      'tr "\\0" "\\n" < /proc/$$/environ | grep ^OPTIND=',
+      {
+        OPTIND: 'not-a-number',
+      },
+    )
+    assert.equal(stdout, 'OPTIND=not-a-number\n')
+    // A relative PATH folder is searched from the command's folder (here /tmp, without bin/tool),
+    // not the supervisor's (/workspace, with it).
+    const relative = async (cwd: string) => {
+      await sleep(400)
+      return jail.run({
+        command: ['tool'],
+        access: 'workspace-write',
+        cwd,
+        environment: { PATH: 'bin' },
+      })
+    }
+    const missing = await relative('/tmp')
+    assert.equal(missing.exitCode, 127)
+    assert.match(missing.stderr, /spawn tool ENOENT/)
+    assert.equal((await relative('/workspace')).stdout, 'tool\n', 'the control')
+  })
+
   it('keeps the deadline, the interrupt and the exit status of the command itself', async (t) => {
     const { jail } = await jailFixture(t)
     await assertJailAvailable(jail)
