@@ -88,8 +88,8 @@ describe("the warm jail's next command started ahead", () => {
     assert.equal(stdout, '/workspace\n/dev/null\nleads its group\n')
   })
 
-  it('answers a program that cannot start, and a folder that is gone, as a direct start does', async (t) => {
-    const { jail } = await jailFixture(t)
+  it('answers a program that cannot start, and a folder that is gone or closed, as a direct start does', async (t) => {
+    const { jail, workspace } = await jailFixture(t, { 'closed/file.txt': 'x' })
     await assertJailAvailable(jail)
     await jail.run({ command: ['true'], access: 'workspace-write' })
     await sleep(300)
@@ -104,6 +104,16 @@ describe("the warm jail's next command started ahead", () => {
     })
     assert.equal(gone.exitCode, 127)
     assert.match(gone.stderr, /ENOENT/)
+    // A folder the jail's user may not enter fails as the direct start's chdir does.
+    fs.chmodSync(`${workspace}/closed`, 0o600)
+    await sleep(300)
+    const closed = await jail.run({
+      command: ['true'],
+      access: 'workspace-write',
+      cwd: '/workspace/closed',
+    })
+    assert.equal(closed.exitCode, 127)
+    assert.match(closed.stderr, /spawn true EACCES/)
     // The control: the next command is still started ahead and runs.
     const { stdout } = await afterAPause(jail, 'echo fine')
     assert.equal(stdout, 'fine\n')

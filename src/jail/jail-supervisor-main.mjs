@@ -119,6 +119,16 @@ function executable(/** @type {string} */ file) {
   }
 }
 
+/** Whether `folder` is a folder this user may enter, as the direct spawn's chdir needs. */
+function enterable(/** @type {string} */ folder) {
+  try {
+    fs.accessSync(folder, fs.constants.X_OK)
+    return fs.statSync(folder).isDirectory()
+  } catch {
+    return false
+  }
+}
+
 /**
  * Whether exec would find `program` run from `cwd` with `environment`, as the direct spawn
  * would: a program it would not find goes the direct way, whose error the host knows.
@@ -161,7 +171,7 @@ function takeWaiter(request) {
       word?.includes('\0'),
     ) ||
     !names.every((name) => SHELL_NAME.test(name) && !DASH_CHECKED.has(name)) ||
-    !fs.statSync(request.cwd, { throwIfNoEntry: false })?.isDirectory() ||
+    !enterable(request.cwd) ||
     !findable(program, request.cwd, environment)
   )
     return undefined
