@@ -88,8 +88,8 @@ describe("the warm jail's next command started ahead", () => {
     assert.equal(stdout, '/workspace\n/dev/null\nleads its group\n')
   })
 
-  it('answers a program that cannot start, and a folder that is gone, as a direct start does', async (t) => {
-    const { jail } = await jailFixture(t)
+  it('answers a program that cannot start, and a folder that is gone or closed, as a direct start does', async (t) => {
+    const { jail, workspace } = await jailFixture(t, { 'closed/file.txt': 'x' })
     await assertJailAvailable(jail)
     await jail.run({ command: ['true'], access: 'workspace-write' })
     await sleep(300)
@@ -104,9 +104,49 @@ describe("the warm jail's next command started ahead", () => {
     })
     assert.equal(gone.exitCode, 127)
     assert.match(gone.stderr, /ENOENT/)
+    // A folder the jail's user may not enter fails as the direct start's chdir does.
+    fs.chmodSync(`${workspace}/closed`, 0o600)
+    await sleep(300)
+    const closed = await jail.run({
+      command: ['true'],
+      access: 'workspace-write',
+      cwd: '/workspace/closed',
+    })
+    assert.equal(closed.exitCode, 127)
+    assert.match(closed.stderr, /spawn true EACCES/)
     // The control: the next command is still started ahead and runs.
     const { stdout } = await afterAPause(jail, 'echo fine')
     assert.equal(stdout, 'fine\n')
+  })
+
+  it('runs a command whose variables dash would check, or whose PATH is relative, as a direct start does', async (t) => {
+    const { jail, workspace } = await jailFixture(t, { 'bin/tool': '#!/bin/sh\necho tool\n' })
+    await assertJailAvailable(jail)
+    fs.chmodSync(`${workspace}/bin/tool`, 0o755)
+    // dash refuses `export OPTIND=x` ("Illegal number"); a direct start passes any value.
+    const { stdout } = await afterAPause(
+      jail,
+      'tr "\\0" "\\n" < /proc/$$/environ | grep ^OPTIND=',
+      {
+        OPTIND: 'not-a-number',
+      },
+    )
+    assert.equal(stdout, 'OPTIND=not-a-number\n')
+    // A relative PATH folder is searched from the command's folder (here /tmp, without bin/tool),
+    // not the supervisor's (/workspace, with it).
+    const relative = async (cwd: string) => {
+      await sleep(400)
+      return jail.run({
+        command: ['tool'],
+        access: 'workspace-write',
+        cwd,
+        environment: { PATH: 'bin' },
+      })
+    }
+    const missing = await relative('/tmp')
+    assert.equal(missing.exitCode, 127)
+    assert.match(missing.stderr, /spawn tool ENOENT/)
+    assert.equal((await relative('/workspace')).stdout, 'tool\n', 'the control')
   })
 
   it('keeps the deadline, the interrupt and the exit status of the command itself', async (t) => {

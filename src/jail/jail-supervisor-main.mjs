@@ -75,6 +75,12 @@ const DASH = ['/usr/bin/dash', '/bin/dash'].find((file) => fs.existsSync(file))
  */
 const SHELL_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/
 
+/**
+ * Shell names whose assignment dash checks, where the direct spawn passes any value: `export
+ * OPTIND=x` stops the script ("Illegal number"). They go the direct way.
+ */
+const DASH_CHECKED = new Set(['OPTIND'])
+
 /** Longer requests go the direct way: an exec refused for its size fails as there. */
 const WAITER_MAX_REQUEST = 64 * 1024
 
@@ -113,6 +119,16 @@ function executable(/** @type {string} */ file) {
   }
 }
 
+/** Whether `folder` is a folder this user may enter, as the direct spawn's chdir needs. */
+function enterable(/** @type {string} */ folder) {
+  try {
+    fs.accessSync(folder, fs.constants.X_OK)
+    return fs.statSync(folder).isDirectory()
+  } catch {
+    return false
+  }
+}
+
 /**
  * Whether exec would find `program` run from `cwd` with `environment`, as the direct spawn
  * would: a program it would not find goes the direct way, whose error the host knows.
@@ -124,7 +140,10 @@ function findable(program, cwd, environment) {
   if (program.includes('/')) return executable(path.resolve(cwd, program))
   const search = environment['PATH']
   if (search === undefined) return false
-  return search.split(':').some((folder) => folder !== '' && executable(path.join(folder, program)))
+  // A relative folder of PATH is searched from the command's folder, as exec there does.
+  return search
+    .split(':')
+    .some((folder) => folder !== '' && executable(path.resolve(cwd, folder, program)))
 }
 
 /** A word as one single-quoted shell word: exact for any text without NUL. */
@@ -151,8 +170,8 @@ function takeWaiter(request) {
     [...request.argv, request.cwd, ...names, ...Object.values(environment)].some((word) =>
       word?.includes('\0'),
     ) ||
-    !names.every((name) => SHELL_NAME.test(name)) ||
-    !fs.statSync(request.cwd, { throwIfNoEntry: false })?.isDirectory() ||
+    !names.every((name) => SHELL_NAME.test(name) && !DASH_CHECKED.has(name)) ||
+    !enterable(request.cwd) ||
     !findable(program, request.cwd, environment)
   )
     return undefined
