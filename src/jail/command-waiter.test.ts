@@ -35,6 +35,19 @@ describe("the warm jail's next command started ahead", () => {
     const { sent, stdout } = await afterAPause(jail, 'cat /proc/self/stat >&2; cat /proc/$$/stat')
     // The process bash runs in was started while the jail waited, at least 200 ms before.
     assert.ok(startedAt(stdout) < sent - 0.2, `started ${startedAt(stdout)}, sent ${sent}`)
+    // After commands that went the direct way (the waiter left unused died with their
+    // stragglers), the next one is started ahead again.
+    for (const command of [['no-such-program'], ['true']]) {
+      await sleep(100)
+      await jail.run({ command, access: 'workspace-write', environment: { 'NOT-A-NAME': '1' } })
+    }
+    await sleep(400)
+    const again = uptimeSeconds()
+    const next = await jail.run({ command: bash('cat /proc/$$/stat'), access: 'workspace-write' })
+    assert.ok(
+      startedAt(next.stdout) < again - 0.2,
+      `started ${startedAt(next.stdout)}, sent ${again}`,
+    )
   })
 
   it('gives the command exactly the environment, folder and streams of a direct start', async (t) => {
@@ -92,6 +105,14 @@ describe("the warm jail's next command started ahead", () => {
     const { jail, workspace } = await jailFixture(t, { 'closed/file.txt': 'x' })
     await assertJailAvailable(jail)
     await jail.run({ command: ['true'], access: 'workspace-write' })
+    // A script whose interpreter is missing: exec refuses it, as the direct start reports.
+    fs.writeFileSync(`${workspace}/orphan.sh`, '#!/no/such/interpreter\necho never\n', {
+      mode: 0o755,
+    })
+    await sleep(300)
+    const orphan = await jail.run({ command: ['./orphan.sh'], access: 'workspace-write' })
+    assert.equal(orphan.exitCode, 127)
+    assert.match(orphan.stderr, /spawn \.\/orphan\.sh ENOENT/)
     await sleep(300)
     const missing = await jail.run({ command: ['no-such-program'], access: 'workspace-write' })
     assert.equal(missing.exitCode, 127)

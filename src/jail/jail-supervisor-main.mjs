@@ -64,6 +64,9 @@ function killStragglers() {
   } catch {
     // nothing left to kill
   }
+  // A waiter left unused (its command went the direct way) died too; its exit event may come
+  // only after the next `prepare`, which must start a new one.
+  waiter = undefined
 }
 
 /** Dash, the one shell whose start adds nothing to the environment it passes on but PWD. */
@@ -137,13 +140,45 @@ function enterable(/** @type {string} */ folder) {
  * @param {Readonly<Record<string, string | undefined>>} environment
  */
 function findable(program, cwd, environment) {
-  if (program.includes('/')) return executable(path.resolve(cwd, program))
+  if (program.includes('/')) return startable(path.resolve(cwd, program))
   const search = environment['PATH']
   if (search === undefined) return false
-  // A relative folder of PATH is searched from the command's folder, as exec there does.
-  return search
+  // A relative folder of PATH is searched from the command's folder, as exec there does; the
+  // first executable file found is the one exec runs.
+  const found = search
     .split(':')
-    .some((folder) => folder !== '' && executable(path.resolve(cwd, folder, program)))
+    .map((folder) => (folder === '' ? undefined : path.resolve(cwd, folder, program)))
+    .find((file) => file !== undefined && executable(file))
+  return found !== undefined && startable(found)
+}
+
+/**
+ * Whether exec of `file` would start it: a machine program, or a script whose `#!`
+ * interpreter is an executable file. Anything else (a missing interpreter, a file exec would
+ * refuse as no program) goes the direct way, whose error is the one the host knows.
+ * @param {string} file
+ */
+function startable(file) {
+  if (!executable(file)) return false
+  const head = Buffer.alloc(256)
+  /** @type {number} */
+  let length
+  try {
+    const descriptor = fs.openSync(file, 'r')
+    try {
+      length = fs.readSync(descriptor, head, 0, head.length, 0)
+    } finally {
+      fs.closeSync(descriptor)
+    }
+  } catch {
+    return false
+  }
+  const start = head.subarray(0, length)
+  if (start.subarray(0, 4).equals(Buffer.from([0x7f, 0x45, 0x4c, 0x46]))) return true
+  if (start.subarray(0, 2).toString('latin1') !== '#!') return false
+  const line = start.toString('latin1', 2).split('\n')[0] ?? ''
+  const interpreter = line.trim().split(/[ \t]/)[0] ?? ''
+  return interpreter.startsWith('/') && executable(interpreter)
 }
 
 /** A word as one single-quoted shell word: exact for any text without NUL. */
