@@ -113,6 +113,35 @@ describe('two processes snapshotting one main', () => {
     assert.deepEqual(fs.readdirSync(path.join(history.gitDir, 'eitri-ref-locks')), [])
   })
 
+  it("a holder killed with its git drops git's index lock at the takeover, unless a process holds it open", async (t) => {
+    const { stateDir, holder, history } = await lockHeldByAnother(t)
+    // As a kill -9 of the holder's whole group leaves it: git's lock on main's index.
+    const indexLock = path.join(stateDir, 'main.index.lock')
+    assert.equal(path.dirname(history.gitDir), stateDir)
+    fs.writeFileSync(indexLock, '')
+    // The control first: a process that has it open (a git still running) keeps it.
+    const descriptor = fs.openSync(indexLock, 'r')
+    const keeper = spawn('sleep', ['30'], { stdio: ['ignore', descriptor, 'ignore'] })
+    fs.closeSync(descriptor)
+    t.after(() => keeper.kill('SIGKILL'))
+    holder.child.kill('SIGKILL')
+    assert.equal(await holder.ended, 'SIGKILL')
+    await assert.rejects(history.snapshotMain(), /main\.index\.lock/)
+    assert.ok(fs.existsSync(indexLock), 'kept while a process has it open')
+    keeper.kill('SIGKILL')
+    await new Promise((resolve) => keeper.once('exit', resolve))
+    // Now nothing has it open; the next takeover of a killed holder's lock drops it.
+    const second = snapshotter(stateDir, path.dirname(stateDir) + '/work', 'h2', 0, 'hold')
+    t.after(() => second.child.kill('SIGKILL'))
+    await second.said('locked')
+    second.child.kill('SIGKILL')
+    assert.equal(await second.ended, 'SIGKILL')
+    fs.writeFileSync(path.join(path.dirname(stateDir), 'work', 'c.txt'), 'c\n')
+    const snapshot = await history.snapshotMain()
+    assert.equal(await history.readRef(MAIN_REF), snapshot.commit)
+    assert.equal(fs.existsSync(indexLock), false)
+  })
+
   it('a live holder is waited for, and the snapshot follows once it lets go', async (t) => {
     const { holder, history } = await lockHeldByAnother(t)
     const snapshot = history.snapshotMain()

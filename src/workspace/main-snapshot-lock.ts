@@ -10,6 +10,7 @@
  * move of main's reference, never around a watcher, the network or a caller. See
  * docs/decisions/0028-main-snapshot-lock.md.
  */
+import fs from 'node:fs'
 import path from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { EitriError } from '../errors/eitri-error.ts'
@@ -46,6 +47,7 @@ export async function withMainSnapshotLock<T>(
   for (;;) {
     const lock = await takeRefLockAsync(gitDir, LOCK_NAME)
     if (lock !== undefined) {
+      if (lock.takenOver === true) dropAbandonedIndexLock(gitDir)
       try {
         return await work()
       } finally {
@@ -60,4 +62,44 @@ export async function withMainSnapshotLock<T>(
     await sleep(pause + Math.random() * pause)
     pause = Math.min(pause * 2, 50)
   }
+}
+
+/**
+ * After the snapshot lock was taken over from a holder killed while holding it: git's lock on
+ * main's index (`main.index.lock`, beside the history repository) that holder's git left, if no
+ * process has it open. Only eitri's processes run git on main's index, and only holding the
+ * snapshot lock, so such a file is left from that holder; a git of it still running (its parent
+ * killed alone) keeps it open and keeps it. Without this, every later snapshot failed on
+ * git's "File exists" until a person removed the file.
+ */
+function dropAbandonedIndexLock(gitDir: string): void {
+  const indexLock = path.join(path.dirname(gitDir), 'main.index.lock')
+  if (!fs.existsSync(indexLock) || openedByAnyProcess(fs.realpathSync(indexLock))) return
+  fs.rmSync(indexLock, { force: true })
+}
+
+/** Whether any process this one may look at has `file` open (its /proc/PID/fd links). */
+function openedByAnyProcess(file: string): boolean {
+  let processes: string[]
+  try {
+    processes = fs.readdirSync('/proc').filter((name) => /^\d+$/.test(name))
+  } catch {
+    return true // nothing to look at: keep the file, as before
+  }
+  for (const pid of processes) {
+    let descriptors: string[]
+    try {
+      descriptors = fs.readdirSync(`/proc/${pid}/fd`)
+    } catch {
+      continue // ended, or not ours to look at
+    }
+    for (const descriptor of descriptors) {
+      try {
+        if (fs.readlinkSync(`/proc/${pid}/fd/${descriptor}`) === file) return true
+      } catch {
+        // closed meanwhile
+      }
+    }
+  }
+  return false
 }

@@ -24,6 +24,8 @@ export interface RefLock {
   readonly lockFile: string
   /** Its owner record (another name of the same file); undefined where links are not made. */
   readonly record: string | undefined
+  /** True when it was taken over from an owner that surely ended (killed while holding it). */
+  readonly takenOver?: boolean
 }
 
 /** `fs.open` on the thread pool, giving a plain descriptor (no FileHandle to close twice). */
@@ -126,7 +128,7 @@ function refused(gitDir: string, ref: string, record: string, error: unknown): R
   const lockFile = path.join(gitDir, `${ref}.lock`)
   const code = (error as NodeJS.ErrnoException).code
   if (code === 'EEXIST' && takeOver(gitDir, ref, lockFile, record)) {
-    return { fd: fs.openSync(record, 'r+'), lockFile, record }
+    return { fd: fs.openSync(record, 'r+'), lockFile, record, takenOver: true }
   }
   fs.rmSync(record, { force: true })
   if (code === 'EEXIST') return undefined
