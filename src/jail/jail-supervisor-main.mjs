@@ -112,21 +112,17 @@ function prepareWaiter() {
   waiter = child
 }
 
-/** Whether `file` is an executable file, as exec would find it. */
-function executable(/** @type {string} */ file) {
+/**
+ * Whether this user may search or run `target` (X_OK) and it is of the kind wanted: an
+ * executable file as exec would find it, or a folder the direct spawn's chdir may enter.
+ * @param {string} target
+ * @param {'file' | 'folder'} kind
+ */
+function usable(target, kind) {
   try {
-    fs.accessSync(file, fs.constants.X_OK)
-    return fs.statSync(file).isFile()
-  } catch {
-    return false
-  }
-}
-
-/** Whether `folder` is a folder this user may enter, as the direct spawn's chdir needs. */
-function enterable(/** @type {string} */ folder) {
-  try {
-    fs.accessSync(folder, fs.constants.X_OK)
-    return fs.statSync(folder).isDirectory()
+    fs.accessSync(target, fs.constants.X_OK)
+    const stat = fs.statSync(target)
+    return kind === 'file' ? stat.isFile() : stat.isDirectory()
   } catch {
     return false
   }
@@ -148,7 +144,7 @@ function findable(program, cwd, environment) {
   const found = search
     .split(':')
     .map((folder) => (folder === '' ? undefined : path.resolve(cwd, folder, program)))
-    .find((file) => file !== undefined && executable(file))
+    .find((file) => file !== undefined && usable(file, 'file'))
   return found !== undefined && startable(found)
 }
 
@@ -159,7 +155,7 @@ function findable(program, cwd, environment) {
  * @param {string} file
  */
 function startable(file) {
-  if (!executable(file)) return false
+  if (!usable(file, 'file')) return false
   const head = Buffer.alloc(256)
   /** @type {number} */
   let length
@@ -178,7 +174,7 @@ function startable(file) {
   if (start.subarray(0, 2).toString('latin1') !== '#!') return false
   const line = start.toString('latin1', 2).split('\n')[0] ?? ''
   const interpreter = line.trim().split(/[ \t]/)[0] ?? ''
-  return interpreter.startsWith('/') && executable(interpreter)
+  return interpreter.startsWith('/') && usable(interpreter, 'file')
 }
 
 /** A word as one single-quoted shell word: exact for any text without NUL. */
@@ -206,7 +202,7 @@ function takeWaiter(request) {
       word?.includes('\0'),
     ) ||
     !names.every((name) => SHELL_NAME.test(name) && !DASH_CHECKED.has(name)) ||
-    !enterable(request.cwd) ||
+    !usable(request.cwd, 'folder') ||
     !findable(program, request.cwd, environment)
   )
     return undefined
