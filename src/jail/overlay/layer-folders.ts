@@ -5,6 +5,7 @@
  * claimed for its kept layer, a new layer's clock, and a layer's removal.
  */
 import fs from 'node:fs'
+import fsp from 'node:fs/promises'
 import path from 'node:path'
 import { ownedPrefix } from '../../util/owned-folders.ts'
 import { ForkKeepFolder } from './fork-keep.ts'
@@ -15,27 +16,27 @@ import type { ForkBelow } from './fork-layer.ts'
  * caller that is not root must open up first. `depth` is how many levels of layers' folders
  * lie below (the command layers' folder holds one per command): only there is a work folder
  * the overlay's; deeper lies what programs made (an upper layer), where a `work/work` may be
- * a link a `chmod` would follow.
+ * a link a `chmod` would follow. Asynchronous: a removal of a command's layer is off the event
+ * loop (it took milliseconds of a back-to-back job's path).
  */
-export function removeLayer(folder: string, depth = 0): void {
+export async function removeLayer(folder: string, depth = 0): Promise<void> {
   try {
     // A kept layer may hold a `work/work` a program made: nothing is opened through a link.
     const work = path.join(folder, 'work')
     const stuck = path.join(work, 'work')
-    if (fs.lstatSync(work).isDirectory() && fs.lstatSync(stuck).isDirectory())
-      fs.chmodSync(stuck, 0o700)
+    if ((await fsp.lstat(work)).isDirectory() && (await fsp.lstat(stuck)).isDirectory())
+      await fsp.chmod(stuck, 0o700)
   } catch {
     // none, or not ours to open
   }
   try {
-    fs.rmSync(folder, { recursive: true, force: true })
+    await fsp.rm(folder, { recursive: true, force: true })
   } catch (error) {
     if (depth === 0) throw error
     // a layer below: each layer's folder is removed on its own
-    for (const name of fs.existsSync(folder) ? fs.readdirSync(folder) : []) {
-      removeLayer(path.join(folder, name), depth - 1)
-    }
-    fs.rmSync(folder, { recursive: true, force: true })
+    const names = await fsp.readdir(folder).catch(() => [])
+    for (const name of names) await removeLayer(path.join(folder, name), depth - 1)
+    await fsp.rm(folder, { recursive: true, force: true })
   }
 }
 
@@ -128,39 +129,31 @@ export function makeLayerRoot(options: {
  * Removes what {@link makeLayerRoot} made in the temporary folder, once the layer host is
  * gone: the placeholders, the unused mount points, then the folders if empty.
  */
-export function removeLayerRoot(root: string): void {
+export async function removeLayerRoot(root: string): Promise<void> {
   for (const placeholder of ['closed-folder', 'closed-file']) {
     // Opened up first: a caller that is not root cannot list a folder of mode 0 to empty it.
     try {
-      fs.chmodSync(path.join(root, placeholder), 0o700)
-      fs.rmSync(path.join(root, placeholder), { recursive: true, force: true })
+      await fsp.chmod(path.join(root, placeholder), 0o700)
+      await fsp.rm(path.join(root, placeholder), { recursive: true, force: true })
     } catch {
       // gone already
     }
   }
   for (const folder of ['points', 'lower', 'keep']) {
     const at = path.join(root, folder)
-    for (const name of fs.existsSync(at) && folder === 'points' ? fs.readdirSync(at) : []) {
-      removeMountPoint(path.join(at, name))
-    }
-    try {
-      fs.rmdirSync(at)
-    } catch {
-      // left rather than removed recursively
-    }
+    const names = folder === 'points' ? await fsp.readdir(at).catch(() => []) : []
+    for (const name of names) await removeMountPoint(path.join(at, name))
+    await fsp.rmdir(at).catch(() => undefined) // left rather than removed recursively
   }
-  try {
-    fs.rmdirSync(root)
-  } catch {
-    // left rather than removed recursively
-  }
+  await fsp.rmdir(root).catch(() => undefined) // left rather than removed recursively
 }
 
-/** Removes an unused private mount point. */
-export function removeMountPoint(mountPoint: string): void {
-  try {
-    fs.rmdirSync(mountPoint)
-  } catch {
-    // still a mount point in some namespace, or gone: left rather than removed recursively
-  }
+/**
+ * Removes an unused private mount point. Asynchronous: removing a folder that was a mount point
+ * in another namespace waits for the kernel to detach those mounts (milliseconds on the event
+ * loop when it was synchronous).
+ */
+export async function removeMountPoint(mountPoint: string): Promise<void> {
+  // Still a mount point in some namespace, or gone: left rather than removed recursively.
+  await fsp.rmdir(mountPoint).catch(() => undefined)
 }

@@ -467,9 +467,12 @@ export class OverlayWorkspace {
 
   /** Removes a layer's folder off the command's path: nothing mounts or reads it again. */
   #removeLater(folder: string): void {
-    const removal = new Promise<void>((resolve) => setImmediate(resolve))
-      .then(() => removeLayer(folder))
-      .catch(() => undefined)
+    this.#track(removeLayer(folder))
+  }
+
+  /** Keeps a removal under way until it ends, so {@link close} waits for it. */
+  #track(removal: Promise<void>): void {
+    removal = removal.catch(() => undefined)
     this.#removals.add(removal)
     void removal.finally(() => this.#removals.delete(removal))
   }
@@ -488,7 +491,7 @@ export class OverlayWorkspace {
 
   /** Removes an unused private mount point. */
   releasePoint(mountPoint: string): void {
-    removeMountPoint(mountPoint)
+    this.#track(removeMountPoint(mountPoint))
   }
 
   /**
@@ -500,12 +503,13 @@ export class OverlayWorkspace {
     // Their mounts go with the host's namespace, their folders with the layers' folder.
     this.#ahead.close()
     const released = this.#keep?.release()
+    await Promise.all(this.#removals)
     if (this.#keep === undefined) {
-      removeLayer(this.#layersFolder, 1)
-      removeLayer(this.#kept.folder)
+      await removeLayer(this.#layersFolder, 1)
+      await removeLayer(this.#kept.folder)
     }
     this.#fork?.close()
-    removeLayerRoot(this.#root)
+    await removeLayerRoot(this.#root)
     await released
   }
 
