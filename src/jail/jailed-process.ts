@@ -6,12 +6,11 @@
  */
 import fs from 'node:fs'
 import { BoundedOutput } from '../util/bounded-output.ts'
-import { BoundedChild } from '../util/bounded-spawn.ts'
+import { BoundedChild, type ProgramChild } from '../util/bounded-spawn.ts'
 import { enteringLaunch, mountingLaunch, type CallerMount } from '../bubblewrap/caller-mounts.ts'
 import { hideOptions, OPTIONS_FD, optionsData } from '../bubblewrap/hidden-args.ts'
 import type { HostIdentity } from '../bubblewrap/jail-identity.ts'
 import type { MemoryCgroup } from './memory-cgroup.ts'
-import type { ChildProcess } from 'node:child_process'
 import type { Writable } from 'node:stream'
 
 /**
@@ -19,7 +18,7 @@ import type { Writable } from 'node:stream'
  * this start (true) or says it cannot (then the usual chain starts, in the same cgroup).
  */
 export interface PrestartedStart {
-  readonly child: ChildProcess
+  readonly child: ProgramChild
   run(program: string, args: readonly string[]): boolean
   discard(options?: { keepCgroup?: boolean }): void
 }
@@ -87,7 +86,7 @@ export class JailedProcess {
   readonly stderr: BoundedOutput
   /** Resolves once the process and every stream it held have ended. */
   readonly exited: Promise<JailedExit>
-  readonly #child: BoundedChild
+  readonly #child: BoundedChild<ProgramChild>
   readonly #memoryCgroup: MemoryCgroup | undefined
 
   constructor(options: JailedProcessOptions) {
@@ -129,7 +128,7 @@ export class JailedProcess {
       options.prestarted?.run(options.bwrap, options.args) === true ? options.prestarted : undefined
     // Unusable (it ended meanwhile): the usual chain starts in the same cgroup.
     if (prestarted === undefined) options.prestarted?.discard({ keepCgroup: true })
-    this.#child = new BoundedChild(launch.command, launch.args, {
+    this.#child = new BoundedChild<ProgramChild>(launch.command, launch.args, {
       spawned: prestarted?.child,
       extraPipes: hidden.options.length > 0 ? 1 : 0,
       // Only fds 0-2 reach bubblewrap; Node marks its own descriptors close-on-exec. Its own

@@ -3,6 +3,7 @@ import fs from 'node:fs'
 import path from 'node:path'
 import { describe, it, type TestContext } from 'node:test'
 import type { Jail, JailRequest } from './jail.ts'
+import { launcherSpawner } from './launcher-spawner.ts'
 import { assertJailAvailable, jailFixture } from './test-jail.ts'
 
 const IS_ROOT = process.getuid?.() === 0
@@ -286,13 +287,21 @@ describe('a cold start in a jail started ahead', { skip: !IS_ROOT && 'overlays n
   })
 })
 
-/** This process's children, from /proc. */
+/**
+ * The processes this process started: its children, and those of the spawner its launchers are
+ * forked from (launcher-spawner.ts), that spawner left out.
+ */
 function childrenOfSelf(): number[] {
+  const spawner = launcherSpawner().pid
+  const parents = [process.pid, ...(spawner === undefined ? [] : [spawner])]
+  return parents.flatMap(childrenOf).filter((pid) => pid !== spawner)
+}
+
+/** The children of `pid`, from /proc. */
+function childrenOf(pid: number): number[] {
   return fs
-    .readdirSync(`/proc/${process.pid}/task`)
-    .flatMap((task) =>
-      fs.readFileSync(`/proc/${process.pid}/task/${task}/children`, 'utf8').split(' '),
-    )
+    .readdirSync(`/proc/${pid}/task`)
+    .flatMap((task) => fs.readFileSync(`/proc/${pid}/task/${task}/children`, 'utf8').split(' '))
     .filter((word) => word.trim() !== '')
     .map(Number)
 }

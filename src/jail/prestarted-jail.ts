@@ -23,9 +23,8 @@
  * /tmp is its own. Whatever the jail would differ in (access, limits, binds) is its key; a start
  * that does not match, or a jail that ended meanwhile, is not used, and the start goes the old way.
  */
-import type { ChildProcess } from 'node:child_process'
-import { killProcessGroup } from '../util/bounded-spawn.ts'
 import type { MemoryCgroup } from './memory-cgroup.ts'
+import type { ForkedLauncher } from './launcher-spawner.ts'
 import type { PrestartedLauncher } from './prestarted-launcher.ts'
 
 /** Perl inside the jail (the jail's /usr is the host's, read-only). */
@@ -138,7 +137,7 @@ export class PrestartedJail {
     this.#taken = true
   }
 
-  get child(): ChildProcess {
+  get child(): ForkedLauncher {
     return this.#launcher.child
   }
 
@@ -146,9 +145,12 @@ export class PrestartedJail {
     return this.#launcher.memoryCgroup
   }
 
-  /** True while it waits, unused: its processes have not ended. */
+  /**
+   * True while it waits, unused: its processes have not ended (its process id may not be known
+   * yet: the spawner's answer is on its way, and a kill waits for it).
+   */
   get ready(): boolean {
-    return !this.#used && !this.#launcher.ended && this.child.pid !== undefined
+    return !this.#used && !this.#launcher.ended
   }
 
   /**
@@ -188,7 +190,7 @@ export class PrestartedJail {
     if (this.#used && options.keepCgroup === true) return
     this.#used = true
     this.child.stdin?.end()
-    if (this.child.pid !== undefined && !this.#launcher.ended) killProcessGroup(this.child.pid)
+    if (!this.#launcher.ended) this.child.kill('SIGKILL')
     if (options.keepCgroup !== true) void this.memoryCgroup?.remove()
   }
 }

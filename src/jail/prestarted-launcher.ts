@@ -9,8 +9,9 @@
  * execs bubblewrap at once. What is left on the command's path is bubblewrap itself; on overlays
  * even that starts ahead (prestarted-jail.ts gives a launcher bubblewrap's argv at once).
  *
- * The launcher is a constant Perl script (Perl is part of every Debian system, and calls any
- * system call by number; see layer-host-script.ts): it joins its cgroup (as the caller, who may
+ * The launcher is Perl (Perl is part of every Debian system, and calls any system call by
+ * number; see layer-host-script.ts), forked from a resident spawner (launcher-spawner.ts, which
+ * holds its code) rather than started by Node: it joins its cgroup (as the caller, who may
  * move itself there), enters the namespaces it was given (`setns`, as nsenter does), drops to
  * the jail's user (no supplementary groups, real, effective and saved ids), then waits on fd 3
  * for bubblewrap's options and argv (NUL-terminated words). It closes fd 3 and hands the
@@ -22,70 +23,10 @@
  * Limits stay inside bubblewrap (`prlimit` after it made the user namespace): RLIMIT_NPROC set
  * before would count every process of the jail's user on the host, all jails together.
  */
-import { spawn, type ChildProcess } from 'node:child_process'
 import type { Writable } from 'node:stream'
 import { hideOptions } from '../bubblewrap/hidden-args.ts'
-import { killProcessGroup } from '../util/bounded-spawn.ts'
+import { launcherSpawner, type ForkedLauncher } from './launcher-spawner.ts'
 import type { MemoryCgroup, MemoryCgroups } from './memory-cgroup.ts'
-
-/** The launcher's program; words reach it only as arguments and on fd 3, never as code. */
-export const LAUNCHER_SCRIPT = String.raw`
-# No 'use warnings' (as in the waiter, prestarted-jail.ts): it doubled Perl's start.
-use strict;
-my %NUMBERS = (
-  x86_64 => { setns => 308, setgroups => 116, setresgid => 119, setresuid => 117 },
-  aarch64 => { setns => 268, setgroups => 159, setresgid => 149, setresuid => 147 },
-);
-my %NAMESPACE = (user => 0x10000000, mnt => 0x00020000);
-sub fail { print STDERR "eitri: the jail could not start: $_[0]: $!\n"; exit 125 }
-my $machine = '';
-if (open(my $arch, '<', '/proc/sys/kernel/arch')) { $machine = <$arch> // ''; close $arch }
-chomp $machine;
-my $nr = $NUMBERS{$machine} or do { $! = 0; fail("this machine ($machine) is not one the launcher knows") };
-for my $word (@ARGV) {
-  my ($step, $value) = split /=/, $word, 2;
-  if ($step eq 'cgroup') {
-    # Writing 0 moves the writer: everything it starts is born inside.
-    open(my $procs, '>', $value) or fail("could not open the memory cgroup $value");
-    (syswrite($procs, '0') // 0) == 1 or fail("could not enter the memory cgroup $value");
-    close $procs or fail("could not enter the memory cgroup $value");
-  } elsif ($step eq 'user' || $step eq 'mnt') {
-    open(my $ns, '<', $value) or fail("could not open the namespace $value");
-    syscall($nr->{setns}, fileno($ns), $NAMESPACE{$step}) == 0 or fail("could not enter the namespace $value");
-    close $ns;
-  } elsif ($step eq 'drop') {
-    my ($uid, $gid) = map { $_ + 0 } split /:/, $value;
-    syscall($nr->{setgroups}, 0, 0) == 0 or fail('could not drop the supplementary groups');
-    syscall($nr->{setresgid}, $gid, $gid, $gid) == 0 or fail("could not become group $gid");
-    syscall($nr->{setresuid}, $uid, $uid, $uid) == 0 or fail("could not become user $uid");
-    ($< == $uid && $> == $uid) or fail("still not user $uid");
-  } else { $! = 0; fail("unknown step $step") }
-}
-open(my $control, '<&=', 3) or fail('no control descriptor');
-my $words = do { local $/; <$control> };
-close $control;
-exit 0 unless defined $words && length $words;
-my @argv = split /\0/, $words, -1;
-pop @argv;
-# First the count of bubblewrap's options, then the options, then its argv: the options reach
-# it on fd 3 (--args 3), so no host path shows in its command line (hidden-args.ts).
-my $hidden = shift @argv;
-my @options = splice @argv, 0, $hidden;
-# Declared out here: the pipe must outlive the block, open at the exec.
-my ($reader, $writer);
-if ($hidden > 0) {
-  my $data = join('', map { "$_\0" } @options);
-  # The read end is fd 3 (the lowest free); Perl makes it close-on-exec, so F_SETFD (2) clears that.
-  pipe($reader, $writer) or fail('could not make the options pipe');
-  fileno($reader) == 3 or do { $! = 0; fail('the options pipe is not fd 3') };
-  fcntl($reader, 2, 0) or fail('could not pass the options pipe on');
-  # F_SETPIPE_SZ: room for every option, so writing all before the exec cannot block.
-  fcntl($writer, 1031, length($data) + 4096) if length($data) > 65536;
-  (syswrite($writer, $data) // -1) == length($data) or fail('could not write the options');
-  close $writer;
-}
-exec { $argv[0] } @argv or fail("could not run $argv[0]");
-`
 
 /** What a launcher does before it waits: the part of a start that does not depend on the command. */
 export interface LauncherShape {
@@ -110,7 +51,7 @@ function hold(stream: unknown, held: boolean): void {
 
 /** One launcher waiting for its argv; see the module comment. */
 export class PrestartedLauncher {
-  readonly child: ChildProcess
+  readonly child: ForkedLauncher
   readonly memoryCgroup: MemoryCgroup | undefined
   readonly key: string
   #ended = false
@@ -133,16 +74,9 @@ export class PrestartedLauncher {
       ...shape.namespaces.map((namespace) => `${namespace.type}=${namespace.path}`),
       ...(shape.drop === undefined ? [] : [`drop=${shape.drop.uid}:${shape.drop.gid}`]),
     ]
-    this.child = spawn('perl', ['-e', LAUNCHER_SCRIPT, '--', ...steps], {
-      // As a jailed process's own start: its own process group, fds 0-2 for the program, fd 3
-      // for the argv, nothing of the caller's environment (and fd 4 for a waiter's readiness).
-      stdio:
-        options.readiness === true
-          ? ['pipe', 'pipe', 'pipe', 'pipe', 'pipe']
-          : ['pipe', 'pipe', 'pipe', 'pipe'],
-      detached: true,
-      env: { PATH: '/usr/local/bin:/usr/bin:/bin' },
-    })
+    // As a jailed process's own start: its own process group, fds 0-2 for the program, fd 3
+    // for the argv, nothing of the caller's environment (and fd 4 for a waiter's readiness).
+    this.child = launcherSpawner().fork(steps, options.readiness === true)
     const ended = (): void => {
       this.#ended = true
     }
@@ -154,9 +88,9 @@ export class PrestartedLauncher {
     this.hold(false)
   }
 
-  /** True while it waits, unused: it started and has not ended. */
+  /** True while it waits, unused: it has not ended (its argv waits in its pipe until it runs). */
   get ready(): boolean {
-    return !this.#used && !this.#ended && this.child.pid !== undefined
+    return !this.#used && !this.#ended
   }
 
   /**
@@ -187,7 +121,7 @@ export class PrestartedLauncher {
     if (this.#used) return
     this.#used = true
     ;(this.child.stdio[3] as Writable | null)?.end()
-    if (this.child.pid !== undefined && !this.#ended) killProcessGroup(this.child.pid)
+    if (!this.#ended) this.child.kill('SIGKILL')
     if (options.keepCgroup !== true) void this.memoryCgroup?.remove()
   }
 

@@ -6,7 +6,7 @@
  * The jail, unconfined runs, confined calls and git all start their programs through it.
  */
 import { spawn, type ChildProcess, type StdioPipe } from 'node:child_process'
-import type { Readable } from 'node:stream'
+import type { Readable, Writable } from 'node:stream'
 import { BoundedOutput, DEFAULT_MAX_OUTPUT_CHARS } from './bounded-output.ts'
 
 /** Where one output stream goes: pushed every chunk; may ask for the program to be stopped. */
@@ -37,7 +37,7 @@ export interface BoundedExit {
 }
 
 /** What starting one needs. */
-export interface BoundedSpawnOptions {
+export interface BoundedSpawnOptions<C extends ProgramChild = ChildProcess> {
   readonly cwd?: string | undefined
   /** The whole environment (nothing of the caller's is added). */
   readonly env?: Readonly<Record<string, string | undefined>> | undefined
@@ -55,7 +55,7 @@ export interface BoundedSpawnOptions {
    * A child already started the way this would start it (its own process group, stdin, stdout
    * and stderr piped, no event of its missed yet), adopted instead of spawning `command`.
    */
-  readonly spawned?: ChildProcess | undefined
+  readonly spawned?: C | undefined
   /** Kills the group when it aborts (`cancelled`). */
   readonly signal?: AbortSignal | undefined
   /** Undefined: no deadline. */
@@ -64,7 +64,7 @@ export interface BoundedSpawnOptions {
    * Called at the deadline before the kill: true when it interrupted the program softly, which
    * then gets `interruptGraceMs` to end (a test runner printing its summary) before the kill.
    */
-  readonly interrupt?: ((child: BoundedChild) => boolean) | undefined
+  readonly interrupt?: ((child: BoundedChild<C>) => boolean) | undefined
   /** @default 1000 */
   readonly interruptGraceMs?: number | undefined
   /**
@@ -89,6 +89,32 @@ export interface BoundedSpawnOptions {
   readonly onOutput?: ((stream: 'stdout' | 'stderr', chunk: Buffer) => void) | undefined
 }
 
+/**
+ * What a child process is seen through: Node's own, or a launcher forked by the jail's spawner
+ * (jail/launcher-spawner.ts), adopted with `spawned`.
+ */
+export interface ProgramChild {
+  readonly pid?: number | undefined
+  readonly stdin: Writable | null
+  readonly stdout: Readable | null
+  readonly stderr: Readable | null
+  readonly stdio: readonly (Readable | Writable | null | undefined)[]
+  readonly exitCode: number | null
+  readonly signalCode: NodeJS.Signals | null
+  kill(signal?: NodeJS.Signals): boolean
+  ref(): void
+  unref(): void
+  once(
+    event: 'exit',
+    listener: (code: number | null, signal: NodeJS.Signals | null) => void,
+  ): unknown
+  once(
+    event: 'close',
+    listener: (code: number | null, signal: NodeJS.Signals | null) => void,
+  ): unknown
+  once(event: 'error', listener: (error: Error) => void): unknown
+}
+
 const DEFAULT_INTERRUPT_GRACE_MS = 1000
 const DEFAULT_CLOSE_GRACE_MS = 2000
 
@@ -103,9 +129,9 @@ export function killProcessGroup(pid: number): boolean {
 }
 
 /** A running child, started by {@link startBounded}. */
-export class BoundedChild {
+export class BoundedChild<C extends ProgramChild = ChildProcess> {
   /** The node child: for pipes given by `extraPipes`, and its events. */
-  readonly child: ChildProcess
+  readonly child: C
   readonly stdout: OutputSink | undefined
   readonly stderr: OutputSink
   /** Resolves once the program ended (see `killOnExit` for its streams); never rejects. */
@@ -116,7 +142,7 @@ export class BoundedChild {
   #overflowed = false
   #stoppedBy: BoundedExit['stoppedBy']
 
-  constructor(command: string, args: readonly string[], options: BoundedSpawnOptions = {}) {
+  constructor(command: string, args: readonly string[], options: BoundedSpawnOptions<C> = {}) {
     const started = performance.now()
     const limit = options.maxOutputChars ?? DEFAULT_MAX_OUTPUT_CHARS
     this.stdout =
@@ -131,7 +157,8 @@ export class BoundedChild {
     const extra = Array.from({ length: options.extraPipes ?? 0 }, (): StdioPipe => 'pipe')
     this.child =
       options.spawned ??
-      spawn(command, [...args], {
+      // Without `spawned`, C is Node's own child (the default).
+      (spawn(command, [...args], {
         stdio: [stdinMode, this.stdout === undefined ? 'ignore' : 'pipe', 'pipe', ...extra],
         // Its own process group, so one kill reaches everything it started there.
         detached: true,
@@ -139,7 +166,7 @@ export class BoundedChild {
         ...(options.env === undefined ? {} : { env: options.env }),
         ...(options.uid === undefined ? {} : { uid: options.uid }),
         ...(options.gid === undefined ? {} : { gid: options.gid }),
-      })
+      }) as unknown as C)
     const take = (stream: 'stdout' | 'stderr', sink: OutputSink, from: Readable | null): void => {
       from?.on('data', (chunk: Buffer) => {
         if (this.#overflowed) return
@@ -244,6 +271,8 @@ export class BoundedChild {
 
   #killGroup(): void {
     if (this.child.pid !== undefined) this.#kill(this.child.pid)
+    // A launcher whose process id is on its way kills its group once it knows it.
+    else this.child.kill('SIGKILL')
   }
 }
 
@@ -284,7 +313,7 @@ export async function runBounded(
 }
 
 /** Waits until the child's streams closed, or `graceMs`; then lets go of them. */
-async function closedWithin(child: ChildProcess, graceMs: number): Promise<void> {
+async function closedWithin(child: ProgramChild, graceMs: number): Promise<void> {
   let timer: NodeJS.Timeout | undefined
   await Promise.race([
     new Promise<void>((resolve) => child.once('close', () => resolve())),
