@@ -4,6 +4,7 @@ import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { describe, it, type TestContext } from 'node:test'
+import { launcherSpawner } from './launcher-spawner.ts'
 import { MemoryCgroup, MemoryCgroups } from './memory-cgroup.ts'
 import { assertJailAvailable, jailFixture } from './test-jail.ts'
 import {
@@ -178,6 +179,52 @@ describe('PrestartedLauncher', () => {
     await closed
     assert.equal(started.ready, false)
     assert.equal(started.run('/bin/true', []), false)
+  })
+})
+
+/** True while process `pid` exists and is not a zombie (an orphan the host's init may reap late). */
+function running(pid: number): boolean {
+  try {
+    return fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.[0] !== 'Z'
+  } catch {
+    return false
+  }
+}
+
+describe('the launcher spawner', () => {
+  it("reports a program's exit code, and the signal that ended it", async (t) => {
+    const exited = await outcome(launcher(t, { namespaces: [], memoryBytes: 0 }), [
+      '/bin/sh',
+      '-c',
+      'echo out; echo err >&2; exit 7',
+    ])
+    assert.deepEqual(exited, { code: 7, stdout: 'out\n', stderr: 'err\n', ran: true })
+    const watched = launcher(t, { namespaces: [], memoryBytes: 0 })
+    const signalled = new Promise<string | null>((resolve) =>
+      watched.launcher.child.once('exit', (_code, signal) => resolve(signal)),
+    )
+    assert.equal(watched.launcher.run('/bin/sh', ['-c', 'kill -9 $$']), true)
+    assert.equal(await signalled, 'SIGKILL')
+  })
+
+  it('ends every launcher it forked when it dies; the next launcher gets a new spawner', async (t) => {
+    const waiting = launcher(t, { namespaces: [], memoryBytes: 0 })
+    await new Promise<void>((resolve) => {
+      const check = (): unknown =>
+        waiting.launcher.child.pid === undefined ? setTimeout(check, 10) : resolve()
+      check()
+    })
+    const pid = waiting.launcher.child.pid as number
+    const spawner = launcherSpawner().pid as number
+    process.kill(spawner, 'SIGKILL')
+    assert.equal(await waiting.closed, null)
+    assert.equal(waiting.launcher.ready, false)
+    // Its launcher is gone too, not left waiting as an orphan.
+    await new Promise((resolve) => setTimeout(resolve, 200))
+    assert.ok(!running(pid), `launcher ${pid} still runs`)
+    const next = await outcome(launcher(t, { namespaces: [], memoryBytes: 0 }), ['/bin/true'])
+    assert.equal(next.code, 0, next.stderr)
+    assert.notEqual(launcherSpawner().pid, spawner)
   })
 })
 
