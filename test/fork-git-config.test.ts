@@ -168,6 +168,35 @@ describe('a fork keeps no git configuration that names a program, nor hooks', ()
     assert.equal(await ranMarkers(shell), '(no output)\n\n[exit 0]')
   })
 
+  it('nor does a repository a command made inside the fork\'s .git (below refs, objects or logs)', async () => {
+    // git finds a repository by a `.git` below the folder it runs in, so `.git/refs/x/.git` is
+    // one when git runs in `.git/refs/x`; the keep door took it for refs (and `objects/…/.git`
+    // for objects), config and all, and a later `cd .git/refs/x && git status` ran its
+    // fsmonitor.
+    await using scratch = await project()
+    const { options } = approvingAll()
+    await using workshop = await openJailedWorkshop(scratch, options)
+    const shell = await inFork(workshop)
+    const folders = ['.git/refs/x', '.git/objects/ab', '.git/logs/x']
+    await workshop.call('write_file', {
+      path: 'setup.sh',
+      content: folders
+        .map(
+          (folder, index) =>
+            `git init -q ${folder} && git -C ${folder} config core.fsmonitor "echo ran >> /workspace/ran-inner-${index}.txt; false"\n`,
+        )
+        .join(''),
+    })
+    const planted = await shell('sh setup.sh')
+    assert.equal(planted.type, 'success', planted.content)
+    for (const folder of folders) {
+      const status = await shell(`cd ${folder} && git status --short`)
+      assert.equal(status.type, 'success', status.content)
+    }
+    assert.equal(await ranMarkers(shell), '(no output)\n\n[exit 0]')
+    assert.match(planted.content, /\[not written back: \.git\/refs\/x\/\.git: /)
+  })
+
   it('nor does a repository a command made in an ignored folder of the fork', async () => {
     await using scratch = await committedProject({ '.gitignore': 'vendor/\n', 'src/a.js': 'a\n' })
     await using workshop = await openJailedWorkshop(scratch)
