@@ -168,7 +168,7 @@ describe('a fork keeps no git configuration that names a program, nor hooks', ()
     assert.equal(await ranMarkers(shell), '(no output)\n\n[exit 0]')
   })
 
-  it('nor does a repository a command made inside the fork\'s .git (below refs, objects or logs)', async () => {
+  it("nor does a repository a command made inside the fork's .git (below refs, objects or logs)", async () => {
     // git finds a repository by a `.git` below the folder it runs in, so `.git/refs/x/.git` is
     // one when git runs in `.git/refs/x`; the keep door took it for refs (and `objects/…/.git`
     // for objects), config and all, and a later `cd .git/refs/x && git status` ran its
