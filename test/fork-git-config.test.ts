@@ -145,6 +145,28 @@ describe('a fork keeps no git configuration that names a program, nor hooks', ()
     assert.match(planted.content, /\[not written back: \.git\/config: .*core\.fsmonitor/)
   })
 
+  it('settings that make git log verify signatures (it runs gpg, which obeys ~/.gnupg) are not kept', async () => {
+    // No key names a program, yet `git log` (run without a person) then runs gpg on every
+    // signed commit, and gpg runs the `dirmngr-program` its gpg.conf names for a key it lacks.
+    await using scratch = await project()
+    const { options } = approvingAll()
+    await using workshop = await openJailedWorkshop(scratch, options)
+    const shell = await inFork(workshop)
+    await workshop.call('write_file', {
+      path: 'setup.sh',
+      content:
+        "git config log.showSignature true\ngit config format.pretty '%h %G? %s'\ngit config pretty.signed 'format:%GS'\ngit config user.email agent@example.org\n",
+    })
+    const planted = await shell('sh setup.sh')
+    assert.equal(planted.type, 'success', planted.content)
+    assert.match(
+      planted.content,
+      /\[not written back: \.git\/config: .*names a program git would run \(log\.showsignature, format\.pretty, pretty\.signed\)/,
+    )
+    const config = await shell('cat .git/config')
+    assert.doesNotMatch(config.content, /showsignature|%G/i)
+  })
+
   it('a promisor remote with an ext:: URL (no key names a program): an allowed git cat-file runs nothing', async () => {
     // No key of this names a program, so the keep door keeps it; but a missing object makes
     // git fetch it lazily from the promisor remote, and an ext:: URL is a command line.
@@ -166,6 +188,35 @@ describe('a fork keeps no git configuration that names a program, nor hooks', ()
     }
     assert.deepEqual(asked, [], 'the git commands needed no person')
     assert.equal(await ranMarkers(shell), '(no output)\n\n[exit 0]')
+  })
+
+  it("nor does a repository a command made inside the fork's .git (below refs, objects or logs)", async () => {
+    // git finds a repository by a `.git` below the folder it runs in, so `.git/refs/x/.git` is
+    // one when git runs in `.git/refs/x`; the keep door took it for refs (and `objects/…/.git`
+    // for objects), config and all, and a later `cd .git/refs/x && git status` ran its
+    // fsmonitor.
+    await using scratch = await project()
+    const { options } = approvingAll()
+    await using workshop = await openJailedWorkshop(scratch, options)
+    const shell = await inFork(workshop)
+    const folders = ['.git/refs/x', '.git/objects/ab', '.git/logs/x']
+    await workshop.call('write_file', {
+      path: 'setup.sh',
+      content: folders
+        .map(
+          (folder, index) =>
+            `git init -q ${folder} && git -C ${folder} config core.fsmonitor "echo ran >> /workspace/ran-inner-${index}.txt; false"\n`,
+        )
+        .join(''),
+    })
+    const planted = await shell('sh setup.sh')
+    assert.equal(planted.type, 'success', planted.content)
+    for (const folder of folders) {
+      const status = await shell(`cd ${folder} && git status --short`)
+      assert.equal(status.type, 'success', status.content)
+    }
+    assert.equal(await ranMarkers(shell), '(no output)\n\n[exit 0]')
+    assert.match(planted.content, /\[not written back: \.git\/refs\/x\/\.git: /)
   })
 
   it('nor does a repository a command made in an ignored folder of the fork', async () => {

@@ -12,7 +12,8 @@ export const JAIL_GIT_EMAIL = 'agent@eitri.invalid'
 
 /**
  * The base environment. Git gets an identity, no system or global configuration, hooks
- * pointed at nothing, and every folder marked safe (files appear owned by the jail's user).
+ * pointed at nothing, and every folder marked safe (files appear owned by the jail's user);
+ * gpg gets no home a command could write.
  */
 export function jailEnvironment(
   extra: Readonly<Record<string, string>> = {},
@@ -31,6 +32,11 @@ export function jailEnvironment(
     GIT_AUTHOR_EMAIL: JAIL_GIT_EMAIL,
     GIT_COMMITTER_NAME: JAIL_GIT_NAME,
     GIT_COMMITTER_EMAIL: JAIL_GIT_EMAIL,
+    // gpg's home is a folder no one can make (procfs): git runs gpg to verify signatures in
+    // commands that need no person (`git log` under `log.showSignature`), and gpg obeys the
+    // gpg.conf of its home, whose `dirmngr-program` it runs. The home (`/tmp`) is any
+    // command's to write, and a warm jail keeps it between commands.
+    GNUPGHOME: '/proc/eitri-no-gnupg',
     ...GIT_WITHOUT_HOOKS,
     ...extra,
   }

@@ -334,6 +334,7 @@ describe('Jail', () => {
             'SHELL',
             'TMPDIR',
             'LC_ALL',
+            'GNUPGHOME',
             'PWD',
             'SHLVL',
             '_',

@@ -29,8 +29,11 @@ interface Attack {
   readonly verdict: CommandVerdict
   /** What the control gets. */
   readonly controlVerdict?: CommandVerdict
-  /** What the attack does: a file `pwned` appears, or the uncommitted change is lost. */
-  readonly harm: 'runs-or-writes' | 'destroys-work'
+  /**
+   * What the attack does: a file `pwned` appears, the uncommitted change is lost, or a branch
+   * `pwned` appears.
+   */
+  readonly harm: 'runs-or-writes' | 'destroys-work' | 'makes-branch'
   /** Files to create before running (name, content). */
   readonly files?: Readonly<Record<string, string>>
   /** Shell run before the command to stage or change things (`git add`). */
@@ -149,6 +152,20 @@ const ATTACKS: readonly Attack[] = [
     verdict: 'jail',
     harm: 'runs-or-writes',
   },
+  // git's parse-options takes the next word as a value whatever it looks like: the format is
+  // `--list`, and the name makes a branch.
+  {
+    attack: 'git branch --format --list pwned',
+    control: "git branch --format '%(refname)' --list pwned",
+    verdict: 'jail',
+    harm: 'makes-branch',
+  },
+  {
+    attack: 'git branch --format -l pwned HEAD',
+    control: "git branch --format '%(refname)' -l pwned HEAD",
+    verdict: 'jail',
+    harm: 'makes-branch',
+  },
   {
     attack: 'git read-tree -u --reset HEAD',
     control: 'git ls-tree HEAD',
@@ -213,6 +230,8 @@ describe('commands that were allow, run for real', () => {
     const bash = await repository(attack)
     await bash(command)
     if (attack.harm === 'runs-or-writes') return (await bash('ls -A')).split('\n').includes('pwned')
+    if (attack.harm === 'makes-branch')
+      return (await bash("git for-each-ref --format='%(refname)' refs/heads/pwned")) !== ''
     return (await bash('cat notes.txt')) !== CHANGED
   }
 

@@ -97,6 +97,7 @@ class ShellCollector {
       if (hidden === undefined) throw syntaxError('a backquote (`) is never closed')
       for (const script of hidden) this.script(script)
       this.#visit(root, INHERITED)
+      for (const expansion of defaultAssignments(root)) this.units.push(expansion)
       const risk = findArithmeticRisk(root)
       if (risk !== undefined)
         this.units.push({ type: 'construct', text: risk.text, risk: risk.reason })
@@ -326,4 +327,35 @@ function standardInput(reading: RedirectReading, inherited: StandardInput): Stan
     else if (redirect.operator.startsWith('<')) input = { type: 'file', target: redirect.target }
   }
   return input
+}
+
+/**
+ * `${NAME:=word}` and `${NAME=word}` anywhere in `root`: each sets NAME in the shell, as
+ * `NAME=word` does (`: ${POSIXLY_CORRECT:=1}` turns on posix mode), so each is an assignment
+ * unit. An indirect name (`${!x:=…}`) is only known at run time and keeps its `!`.
+ */
+function defaultAssignments(root: Node): ShellUnit[] {
+  const units: ShellUnit[] = []
+  const visit = (node: Node): void => {
+    if (node.type === 'expansion') {
+      const tokens = node.children
+      if (tokens.some((token) => token.type === ':=' || token.type === '=')) {
+        const indirect = tokens[1]?.type === '!' ? '!' : ''
+        const target = tokens.find(
+          (token) => token.type === 'variable_name' || token.type === 'subscript',
+        )
+        const variable =
+          target?.type === 'subscript' ? target.childForFieldName('name') : (target ?? null)
+        const name = `${indirect}${variable?.text ?? node.text}`
+        units.push({
+          type: 'assignment',
+          text: node.text,
+          assignments: [{ name, value: undefined }],
+        })
+      }
+    }
+    for (const child of node.children) visit(child)
+  }
+  visit(root)
+  return units
 }

@@ -40,6 +40,22 @@ const HEREDOCS: readonly Difference[] = [
   },
 ]
 
+/**
+ * Here-document lines that start with blanks: the grammar takes such a line for plain text,
+ * bash expands the substitution in it.
+ */
+const HEREDOC_BODIES: readonly Difference[] = [
+  { attack: 'cat <<EOF\n  $(touch pwned)\nEOF', control: 'cat <<EOF\n$(ls x)\n  text\nEOF' },
+  {
+    attack: 'cat <<-EOF\n\t$(touch pwned)\n\tEOF',
+    control: "cat <<-'EOF'\n\t$(touch pwned)\n\tEOF",
+  },
+  {
+    attack: 'cat <<EOF\nok\n \t$(touch pwned) x\nEOF',
+    control: 'cat <<EOF\nok\n$(ls x) \t x\nEOF',
+  },
+]
+
 /** Characters the grammar takes for blanks and bash does not, and a backslash before CR LF. */
 const BLANKS: readonly Difference[] = [
   ...['\v', '\f', '\r'].map((blank) => ({
@@ -182,6 +198,7 @@ describe('parser differences, against real bash', () => {
   }
 
   checkDifferences('here-document delimiters', HEREDOCS)
+  checkDifferences('here-document lines that start with blanks', HEREDOC_BODIES)
   checkDifferences('blanks bash does not split at', BLANKS)
   checkDifferences('quotes inside ${…}', EXPANSIONS)
 

@@ -140,6 +140,9 @@ export function findParserDifference(source: string, root: Node): string | undef
   return new DifferenceFinder(source, root).find()
 }
 
+/** Nodes that open where bash starts a substitution (`$(…)`, `$((…))`, `$[…]`). */
+const SUBSTITUTIONS = new Set(['command_substitution', 'arithmetic_expansion'])
+
 class DifferenceFinder {
   readonly #source: string
   readonly #root: Node
@@ -156,6 +159,7 @@ class DifferenceFinder {
       this.#comments() ??
       this.#heredocs() ??
       this.#expansions() ??
+      this.#substitutions() ??
       this.#words()
     )
   }
@@ -380,6 +384,25 @@ class DifferenceFinder {
       const context = this.#context(index)
       if (context === 'literal') continue
       return `bash reads "\${" ${this.#where(index)} as the start of an expansion but the policy's parser does not; quote it or write it another way`
+    }
+    return undefined
+  }
+
+  /**
+   * Every `$(` and `$[` in code, in double quotes or in an unquoted here-document opens a
+   * substitution the grammar read as one. It takes a here-document line that starts with blanks
+   * for plain text (`cat <<EOF`, then a line `\t$(id)`), where bash runs the command.
+   */
+  #substitutions(): string | undefined {
+    for (const match of this.#source.matchAll(/\$[([]/g)) {
+      const index = match.index
+      if (this.#escaped(index)) continue
+      let node = this.#root.descendantForIndex(index, index + 2)
+      while (node !== null && node.startIndex === index && !SUBSTITUTIONS.has(node.type))
+        node = node.parent
+      if (node !== null && node.startIndex === index) continue
+      if (this.#context(index) === 'literal') continue
+      return `bash reads "${match[0]}" ${this.#where(index)} as the start of a substitution but the policy's parser does not; start the line with it, quote the here-document's delimiter, or write it another way`
     }
     return undefined
   }

@@ -88,4 +88,24 @@ describe('shells other than bash, and bash in other modes', () => {
       assert.equal(policy.judge(source).verdict, 'allow', source)
     assert.equal(policy.judge('POSIXLY_CORRECT=1 ls').verdict, 'jail')
   })
+
+  it('refuses a default expansion that sets such a variable: ${POSIXLY_CORRECT:=1}', async () => {
+    // `${NAME:=word}` sets NAME as `NAME=word` does: POSIX mode expands aliases even in a
+    // script, so the policy saw a program `c` where bash ran `touch pwned`.
+    const code = ": ${POSIXLY_CORRECT:=1}\nalias c='touch pwned'\nc"
+    assert.equal(await pwned('/bin/bash', ['-c', code]), true, 'bash did not run touch')
+    const control = "alias c='touch pwned'\nc"
+    assert.equal(await pwned('/bin/bash', ['-c', control]), false, 'bash ran touch')
+    for (const source of [code, 'echo "${BASH_COMPAT=31}"; ls', 'ls ${x:+${POSIXLY_CORRECT=y}}']) {
+      const judged = policy.judge(source)
+      assert.equal(judged.verdict, 'deny', `${source}: ${judged.reason}`)
+      assert.equal(judged.rule, 'ambiguous-syntax', `${source}: ${judged.reason}`)
+    }
+    assert.equal(policy.judge(control).verdict, 'jail')
+    // The others set what a program obeys: not `allow`. A lowercase name stays harmless.
+    for (const source of ['echo ${GIT_EXTERNAL_DIFF:=x}', ': ${PS4=x}', 'cat ${A[1]:=x}'])
+      assert.equal(policy.judge(source).verdict, 'jail', source)
+    for (const source of ['cat ${f:=notes.txt}', 'echo ${x:-default}', 'echo "${y=1}"'])
+      assert.equal(policy.judge(source).verdict, 'allow', source)
+  })
 })

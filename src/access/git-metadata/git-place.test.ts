@@ -73,6 +73,13 @@ describe('gitEntryKind: only what local git work writes', () => {
     'refs/../config',
     'objects/../hooks/x',
     'HEAD/x',
+    // Another repository inside this one: git run in `.git/refs/x` takes it for its own.
+    'refs/x/.git',
+    'refs/x/.git/config',
+    'refs/x/.GIT/hooks/pre-commit',
+    'objects/ab/.git/config',
+    'logs/.git/config',
+    'refs/heads/.hidden',
   ]
   for (const inner of protectedEntries) {
     it(`${inner} is protected`, () => assert.equal(gitEntryKind(inner), undefined))

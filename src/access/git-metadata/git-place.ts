@@ -61,9 +61,10 @@ const FOREIGN_OBJECT_STORES = new Set(['objects/info/alternates', 'objects/info/
 export function gitEntryKind(inner: string): GitEntryKind | undefined {
   const path = inner.endsWith('.lock') ? inner.slice(0, -'.lock'.length) : inner
   const [top = '', ...rest] = path.split('/')
-  if (rest.some((component) => component === '' || component === '.' || component === '..')) {
-    return undefined
-  }
+  // No name git writes below `objects`, `refs` or `logs` starts with a dot (a ref name's parts
+  // may not), and a `.git` there is another repository: git run in `.git/refs/x` takes
+  // `.git/refs/x/.git` for its repository, with its own configuration and hooks.
+  if (rest.some((component) => component === '' || component.startsWith('.'))) return undefined
   if (top === 'objects') {
     // Any letter case: `objects/info/Alternates` must not slip through on a folding file system.
     return FOREIGN_OBJECT_STORES.has(path.toLowerCase()) ? undefined : 'object'

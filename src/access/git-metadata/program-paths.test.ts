@@ -103,6 +103,16 @@ describe('namesProgram: whether a key names a program, whatever its value names'
     ['core.pager', 'less', true],
     ['branch.main.remote', 'origin', false],
     ['core.bare', undefined, false],
+    // `git log` verifies signatures with gpg, which runs what its own configuration names.
+    ['log.showsignature', 'true', true],
+    ['log.showSignature', undefined, true],
+    ['log.showsignature', '1', true],
+    ['log.showsignature', 'false', false],
+    ['log.showsignature', 'Off', false],
+    ['format.pretty', '%h %G?', true],
+    ['pretty.signed', 'format:%GS', true],
+    ['format.pretty', 'oneline', false],
+    ['pretty.short', 'format:%h %s', false],
   ]
   for (const [key, value, expected] of cases) {
     it(`${key} = ${value ?? '(no value)'}`, () => assert.equal(namesProgram(key, value), expected))

@@ -2,9 +2,9 @@
  * @module access/git-metadata/program-paths
  * Files and folders that a repository's own configuration names as code git runs: the hooks
  * folder (`core.hooksPath = .husky`), an fsmonitor program, a pager, an editor, a credential
- * helper, filter and diff drivers, `!` aliases, and the configuration files it includes. When
- * one of them lies in the workspace, writing it is as good as writing a hook, so it is
- * protected like one. Which keys hold programs is decided by the key's name (`…command`,
+ * helper, filter and diff drivers, `!` aliases, signature checks git runs gpg for, and the
+ * configuration files it includes. When one of them lies in the workspace, writing it is as good
+ * as writing a hook, so it is protected like one. Which keys hold programs is decided by the key's name (`…command`,
  * `…program`, `…helper`, …), so drivers of any name are covered.
  */
 import path from 'node:path'
@@ -130,10 +130,28 @@ export function namesProgram(key: string, value: string | undefined): boolean {
   return programOf(key.toLowerCase(), value) !== undefined
 }
 
+/** Values git reads as false (`[log] showSignature` with no value is true). */
+const FALSE_WORD = /^(?:false|no|off|-?0+|)$/i
+/** Pretty-format placeholders that verify a signature (`%G?`, `%GS`, …), as git-read-only.ts. */
+const VERIFYING_FORMAT = /%G|%\(signature/
+
+/**
+ * Keys that make `git log` and `git show`, which run without a person, verify signatures: git
+ * then runs gpg (or what `gpg.format` picks), which obeys its own configuration (a
+ * `dirmngr-program` in `~/.gnupg/gpg.conf` runs for a key it lacks). Their values name no
+ * program, so the program they stand for is gpg.
+ */
+function verifiesSignatures(section: string, key: string, value: string | undefined): boolean {
+  if (key === 'log.showsignature') return value === undefined || !FALSE_WORD.test(value.trim())
+  const format = key === 'format.pretty' || section === 'pretty'
+  return format && value !== undefined && VERIFYING_FORMAT.test(value)
+}
+
 /** What the entry names (`key` as git lists it: section and name in lower case). */
 function programOf(key: string, value: string | undefined): NamedProgram | undefined {
-  if (value === undefined) return undefined
   const section = key.slice(0, key.indexOf('.'))
+  if (verifiesSignatures(section, key, value)) return { type: 'command', text: 'gpg' }
+  if (value === undefined) return undefined
   const name = key.slice(key.lastIndexOf('.') + 1)
   if ((section === 'include' || section === 'includeif') && name === 'path')
     return { type: 'include', text: value }

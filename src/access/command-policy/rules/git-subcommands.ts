@@ -24,6 +24,8 @@
  * refuses to run.
  */
 import type { CommandFinding } from '../command-judgement.ts'
+import { optionTable } from '../option-table.ts'
+import { hasOption, scanOptions } from '../scan-options.ts'
 import type { ShellWord } from '../shell-syntax.ts'
 import { destructiveFindings, gitArguments, mayHave } from './git-destructive.ts'
 import { GIT_LOG, GIT_READERS, judgeGitReader } from './git-read-only.ts'
@@ -41,18 +43,19 @@ const OUTSIDE = new Set([
   ...['request-pull', 'archimport'],
 ])
 
-/** `git branch` options that only change how branches are listed or which. */
-const BRANCH_LISTING = new Set([
-  ...['--all', '--remotes', '--list', '--verbose', '--quiet', '--show-current', '--contains'],
-  ...['--no-contains', '--merged', '--no-merged', '--points-at', '--sort', '--format'],
-  ...['--color', '--no-color', '--column', '--no-column', '--abbrev', '--no-abbrev'],
-  ...['--ignore-case', '--omit-empty'],
-])
-/** Listing options whose value may be the next word. */
-const BRANCH_FILTERS = new Set([
-  ...['--contains', '--no-contains', '--merged', '--no-merged', '--points-at', '--sort'],
-  '--format',
-])
+/**
+ * `git branch` options that only change how branches are listed or which (git 2.39), read as
+ * git's parse-options does: a value is the next word whatever it looks like, so in
+ * `git branch --format --list x` the format is `--list` and `x` is a branch git makes. `--contains`,
+ * `--merged` and their `--no-` forms take the next word when there is one.
+ */
+const BRANCH_LISTING = optionTable(
+  [
+    'a|all r|remotes l|list v|verbose q|quiet show-current contains= no-contains= merged=',
+    'no-merged= points-at= sort= format= color? no-color column? no-column abbrev? no-abbrev',
+    'i|ignore-case omit-empty h',
+  ].join(' '),
+)
 
 /** Findings for `git SUBCOMMAND ARGS` (global options already judged). */
 export function judgeGitSubcommand(
@@ -77,7 +80,7 @@ export function judgeGitSubcommand(
   if (OUTSIDE.has(subcommand)) return [outside(subcommand)]
   const destructive = destructiveFindings(subcommand, values)
   if (destructive.length > 0) return destructive
-  if (subcommand === 'branch') return isBranchListing(values) ? [readOnly()] : []
+  if (subcommand === 'branch') return isBranchListing(args) ? [readOnly()] : []
   if (subcommand === 'reflog') {
     // `git reflog` and `git reflog show` take the options of `git log`.
     const rest = args[0]?.value === 'show' ? args.slice(1) : args
@@ -98,24 +101,14 @@ function isForced(values: readonly string[]): boolean {
   )
 }
 
-function isBranchListing(values: readonly string[]): boolean {
-  const listing = values.some((value) => value === '--list' || /^-[arvqi]*l[arlvqi]*$/.test(value))
-  let expectsFilterValue = false
-  for (const value of values) {
-    if (value.startsWith('--')) {
-      const name = value.split('=')[0] as string
-      if (!BRANCH_LISTING.has(name)) return false
-      expectsFilterValue = BRANCH_FILTERS.has(name) && !value.includes('=')
-    } else if (value.startsWith('-')) {
-      if (!/^-[arlvqi]+$/.test(value)) return false
-      expectsFilterValue = false
-    } else {
-      // A name after `git branch` creates a branch, unless it is a pattern or a filter's value.
-      if (!listing && !expectsFilterValue) return false
-      expectsFilterValue = false
-    }
-  }
-  return true
+/**
+ * True when `git branch ARGS` only lists: every option is a listing one, spelled in full, and
+ * a name is a pattern (`--list`) or there is none (a name alone makes a branch).
+ */
+function isBranchListing(args: readonly ShellWord[]): boolean {
+  const scan = scanOptions(args, BRANCH_LISTING, { exactLong: true, globsMayBeOptions: true })
+  if (scan.unknown.length > 0 || scan.dynamic.length > 0) return false
+  return scan.operands.length === 0 || hasOption(scan, 'list')
 }
 
 function readOnly(): CommandFinding {
