@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import { packageInfo } from '../src/util/package-info.ts'
-import { runEitri } from './helpers/eitri-process.ts'
+import { EITRI_BIN, finished, runEitri } from './helpers/eitri-process.ts'
 import { makeScratch } from './helpers/scratch.ts'
 
 describe('bin/eitri.js', () => {
@@ -42,6 +42,16 @@ describe('bin/eitri.js', () => {
     assert.equal(result.stdout, '')
     assert.match(result.stderr, /^eitri: Unknown option '--bogus'.*\nUsage: eitri/)
     assert.doesNotMatch(result.stderr, /\n\s+at /)
+  })
+
+  it('ends quietly when its reader goes away (`eitri tools --json | head`), without a stack trace', async () => {
+    const { spawn } = await import('node:child_process')
+    const child = spawn(process.execPath, [EITRI_BIN, 'tools', '--json'], { stdio: 'pipe' })
+    child.stdin.end()
+    // The reader leaves before eitri writes: its first write fails with EPIPE.
+    child.stdout.destroy()
+    const result = await finished(child)
+    assert.equal(result.stderr, '')
   })
 
   it('exits 1 when a call answers an error', async () => {
