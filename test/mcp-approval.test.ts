@@ -169,4 +169,24 @@ describe('approval by elicitation', () => {
     assert.equal(merged.status, 0, merged.stderr)
     assert.equal(await fs.readFile(path.join(scratch.workspace, 'new.txt'), 'utf8'), 'n')
   })
+  it('merging a fork merged already asks no one and says nothing is left to merge', async () => {
+    await using scratch = await makeScratch({ 'keep.txt': 'k' })
+    const { client, call, prompts, answers } = await connect(scratch, [], true)
+    try {
+      assert.equal((await call('workspace_fork', { name: 'doc' })).isError, false)
+      const files = [{ path: 'docs/a.md', content: 'A\n' }]
+      assert.equal((await call('room_write', { fork: 'doc', files })).isError, false)
+      answers.push('approve')
+      const merged = await call('workspace_merge', { fork: 'doc' })
+      assert.equal(merged.isError, false, merged.text)
+      assert.equal(prompts.length, 1)
+      answers.push('approve')
+      const again = await call('workspace_merge', { fork: 'doc' })
+      assert.equal(again.isError, false, again.text)
+      assert.match(again.text, /^Nothing to merge/)
+      assert.deepEqual(prompts.slice(1), [], 'no question about files that are not coming')
+    } finally {
+      await client.close()
+    }
+  })
 })

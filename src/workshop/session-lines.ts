@@ -177,6 +177,9 @@ export function sessionLineControl(options: SessionLineOptions): LineControl {
       const found = reach(changeable(fork, 'merged'))
       if (found === MAIN_LINE)
         throw new EitriError('invalid_input', 'main is not a fork: name the fork to merge.')
+      // Merged already: nothing is left to bring, so no person is asked (the question would list
+      // the files the first merge brought, as if they were coming again).
+      if (found.merged !== undefined) return { type: 'nothing', into: found.merged.into }
       if (
         found.parent !== MAIN_LINE &&
         !lines.forks(principal).some((f) => f.id === found.parent)
