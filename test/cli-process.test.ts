@@ -80,6 +80,20 @@ describe('bin/eitri.js', () => {
     assert.equal(await readFile(`${scratch.workspace}/out.txt`, 'utf8'), 'made\n')
   })
 
+  it('exec in a folder of a repository says programs see only that folder, and where to run it', async () => {
+    await using scratch = await makeScratch({ 'src/a.js': 'a\n', 'package.json': '{}' })
+    const { execFileSync } = await import('node:child_process')
+    execFileSync('git', ['init', '-q', scratch.workspace])
+    const inner = `${scratch.workspace}/src`
+    const flags = ['--state-dir', scratch.stateDir, '--config', scratch.configPath]
+    const result = await runEitri(['exec', '--workspace', inner, ...flags, '--', 'ls'])
+    assert.equal(result.status, 0, result.stderr)
+    assert.equal(result.stdout, 'a.js\n')
+    assert.match(result.stderr, /inside the git repository .*run eitri in .* or give --workspace/)
+    const atRoot = await runEitri(['exec', ...scratch.flags, '--', 'true'])
+    assert.equal(atRoot.stderr, '')
+  })
+
   it('exec without a command is a usage error', async () => {
     const result = await runEitri(['exec'])
     assert.equal(result.status, 2)
