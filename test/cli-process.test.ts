@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import { packageInfo } from '../src/util/package-info.ts'
-import { runEitri } from './helpers/eitri-process.ts'
+import { EITRI_BIN, finished, runEitri } from './helpers/eitri-process.ts'
 import { makeScratch } from './helpers/scratch.ts'
 
 describe('bin/eitri.js', () => {
@@ -44,6 +44,16 @@ describe('bin/eitri.js', () => {
     assert.doesNotMatch(result.stderr, /\n\s+at /)
   })
 
+  it('ends quietly when its reader goes away (`eitri tools --json | head`), without a stack trace', async () => {
+    const { spawn } = await import('node:child_process')
+    const child = spawn(process.execPath, [EITRI_BIN, 'tools', '--json'], { stdio: 'pipe' })
+    child.stdin.end()
+    // The reader leaves before eitri writes: its first write fails with EPIPE.
+    child.stdout.destroy()
+    const result = await finished(child)
+    assert.equal(result.stderr, '')
+  })
+
   it('exits 1 when a call answers an error', async () => {
     await using scratch = await makeScratch()
     const result = await runEitri(['call', 'read_file', '{"path":"/etc/passwd"}', ...scratch.flags])
@@ -68,6 +78,20 @@ describe('bin/eitri.js', () => {
     assert.match(result.stderr, /warn/)
     const { readFile } = await import('node:fs/promises')
     assert.equal(await readFile(`${scratch.workspace}/out.txt`, 'utf8'), 'made\n')
+  })
+
+  it('exec in a folder of a repository says programs see only that folder, and where to run it', async () => {
+    await using scratch = await makeScratch({ 'src/a.js': 'a\n', 'package.json': '{}' })
+    const { execFileSync } = await import('node:child_process')
+    execFileSync('git', ['init', '-q', scratch.workspace])
+    const inner = `${scratch.workspace}/src`
+    const flags = ['--state-dir', scratch.stateDir, '--config', scratch.configPath]
+    const result = await runEitri(['exec', '--workspace', inner, ...flags, '--', 'ls'])
+    assert.equal(result.status, 0, result.stderr)
+    assert.equal(result.stdout, 'a.js\n')
+    assert.match(result.stderr, /inside the git repository .*run eitri in .* or give --workspace/)
+    const atRoot = await runEitri(['exec', ...scratch.flags, '--', 'true'])
+    assert.equal(atRoot.stderr, '')
   })
 
   it('exec without a command is a usage error', async () => {

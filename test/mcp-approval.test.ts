@@ -169,4 +169,46 @@ describe('approval by elicitation', () => {
     assert.equal(merged.status, 0, merged.stderr)
     assert.equal(await fs.readFile(path.join(scratch.workspace, 'new.txt'), 'utf8'), 'n')
   })
+  it('merging a fork merged already asks no one and says nothing is left to merge', async () => {
+    await using scratch = await makeScratch({ 'keep.txt': 'k' })
+    const { client, call, prompts, answers } = await connect(scratch, [], true)
+    try {
+      assert.equal((await call('workspace_fork', { name: 'doc' })).isError, false)
+      const files = [{ path: 'docs/a.md', content: 'A\n' }]
+      assert.equal((await call('room_write', { fork: 'doc', files })).isError, false)
+      answers.push('approve')
+      const merged = await call('workspace_merge', { fork: 'doc' })
+      assert.equal(merged.isError, false, merged.text)
+      assert.equal(prompts.length, 1)
+      answers.push('approve')
+      const again = await call('workspace_merge', { fork: 'doc' })
+      assert.equal(again.isError, false, again.text)
+      assert.match(again.text, /^Nothing to merge/)
+      assert.deepEqual(prompts.slice(1), [], 'no question about files that are not coming')
+    } finally {
+      await client.close()
+    }
+  })
+  it('an isolated connection that merged its own fork goes on in a fresh one, not in the read-only fork', async () => {
+    await using scratch = await makeScratch({ 'keep.txt': 'k' })
+    const { client, call, answers } = await connect(scratch, ['--isolate'], true)
+    try {
+      assert.equal((await call('write_file', { path: 'a.txt', content: 'a' })).isError, false)
+      const before = /\* (f-[0-9a-f]{8})/.exec((await call('workspace_list', {})).text)?.[1]
+      answers.push('approve')
+      const merged = await call('workspace_merge', { fork: before ?? '' })
+      assert.equal(merged.isError, false, merged.text)
+      assert.equal(await fs.readFile(path.join(scratch.workspace, 'a.txt'), 'utf8'), 'a')
+      assert.match(merged.text, /now works on a fresh fork of main, approval-test-client-2/)
+      const wrote = await call('write_file', { path: 'b.txt', content: 'b' })
+      assert.equal(wrote.isError, false, wrote.text)
+      const task = await call('task_create', { title: 'next step' })
+      assert.equal(task.isError, false, task.text)
+      const after = /\* (f-[0-9a-f]{8})/.exec((await call('workspace_list', {})).text)?.[1]
+      assert.ok(after !== undefined && after !== before, `still on ${before}`)
+      await assert.rejects(fs.readFile(path.join(scratch.workspace, 'b.txt')), /ENOENT/)
+    } finally {
+      await client.close()
+    }
+  })
 })

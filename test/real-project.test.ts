@@ -67,6 +67,15 @@ describe('a real project with dependencies', { timeout: 120_000 }, () => {
     await fs.rm(path.join(scratch.workspace, 'dist'), { recursive: true })
   })
 
+  it('fails an npm install from the registry at once, not at the timeout: the jail has no network', async () => {
+    const ran = await workshop.call('shell', {
+      command: 'npm install left-pad-for-eitri-tests',
+      timeout_s: 30,
+    })
+    assert.doesNotMatch(ran.content, /timed out/, ran.content)
+    assert.match(ran.content, /ENOTCACHED/, ran.content)
+  })
+
   it('passes the same npm test in a fork, node_modules and .git showing through', async () => {
     assert.equal((await workshop.call('workspace_fork', { name: 'f' })).type, 'success')
     assert.equal((await workshop.call('workspace_use', { fork: 'f' })).type, 'success')

@@ -28,6 +28,10 @@ export function jailEnvironment(
     USER: 'agent',
     LOGNAME: 'agent',
     SHELL: '/bin/bash',
+    // The jail has no network: npm (and npx, pnpm) told it is offline fails a fetch at once
+    // (ENOTCACHED) instead of retrying the registry until the command's timeout, whose answer
+    // then advises a longer one. Scripts (`npm test`, `npm run build`) fetch nothing.
+    npm_config_offline: 'true',
     GIT_AUTHOR_NAME: JAIL_GIT_NAME,
     GIT_AUTHOR_EMAIL: JAIL_GIT_EMAIL,
     GIT_COMMITTER_NAME: JAIL_GIT_NAME,

@@ -21,11 +21,25 @@ for (const name of ['SIGINT', 'SIGTERM'] as const) {
   })
 }
 
+/**
+ * A reader that goes away (`eitri log | head`, a client that closed its end) ends eitri as
+ * SIGPIPE ends other programs: quietly, through the same cleanup as Ctrl-C, with no stack trace;
+ * what is still written to that stream is dropped. Other write errors stay errors.
+ */
+const gone = { stdout: false, stderr: false }
+for (const name of ['stdout', 'stderr'] as const) {
+  process[name].on('error', (error: NodeJS.ErrnoException) => {
+    if (error.code !== 'EPIPE') throw error
+    gone[name] = true
+    controller.abort()
+  })
+}
+
 const status = await main(
   process.argv.slice(2),
   {
-    stdout: (text) => void process.stdout.write(text),
-    stderr: (text) => void process.stderr.write(text),
+    stdout: (text) => void (gone.stdout || process.stdout.write(text)),
+    stderr: (text) => void (gone.stderr || process.stderr.write(text)),
     stdin: process.stdin,
   },
   controller.signal,

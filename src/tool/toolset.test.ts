@@ -112,6 +112,21 @@ describe('Toolset', () => {
     assert.equal(result.content, 'Unknown tool: nope. Available tools: echo, hang, crash, big.')
   })
 
+  it('names among the available tools only those offered where the call runs', async () => {
+    const tool = (name: string, unavailable?: string) =>
+      defineTool({
+        name,
+        description: name,
+        parameters: z.object({}),
+        ...(unavailable === undefined ? {} : { availability: async () => unavailable }),
+        execute: async () => toolSuccess(name),
+      })
+    const registry = new ToolRegistry([tool('read'), tool('budget', 'only in a model Run')])
+    const toolset = new Toolset(registry, ['read', 'budget'])
+    const result = await toolset.run({ name: 'nope', input: {} }, contextWith())
+    assert.equal(result.content, 'Unknown tool: nope. Available tools: read.')
+  })
+
   it('refuses unknown names at construction and never widens when narrowed', () => {
     const { registry, toolset } = fixture()
     assert.throws(

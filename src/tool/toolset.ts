@@ -109,10 +109,10 @@ export class Toolset {
       if (this.#registry.has(call.name)) {
         return toolError(
           'not_available',
-          `Tool not available to this agent: ${call.name}. ${this.#available()}`,
+          `Tool not available to this agent: ${call.name}. ${await this.#available(ctx)}`,
         )
       }
-      return toolError('unknown_tool', `Unknown tool: ${call.name}. ${this.#available()}`)
+      return toolError('unknown_tool', `Unknown tool: ${call.name}. ${await this.#available(ctx)}`)
     }
     const unavailable = await tool.availability?.(ctx)
     if (unavailable !== undefined)
@@ -137,8 +137,9 @@ export class Toolset {
     return results
   }
 
-  #available(): string {
-    const names = this.names()
+  /** The tools offered in `ctx`, not those that would answer `not_available` there. */
+  async #available(ctx: ToolContext): Promise<string> {
+    const names = (await this.offeredIn(ctx)).map((tool) => tool.name)
     return names.length === 0 ? 'This agent has no tools.' : `Available tools: ${names.join(', ')}.`
   }
 }

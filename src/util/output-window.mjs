@@ -22,6 +22,9 @@ export const OUTPUT_MARKER_ROOM = 200
 /** Identical lines in a row from which a run is collapsed into one line and a count. */
 const COLLAPSE_FROM = 3
 
+/** Characters the tail may hold beyond twice its limit before it is cut back (for tiny limits). */
+const TAIL_SLACK = 4096
+
 /** Keeps the head and the tail of a stream, with runs of identical lines collapsed. */
 export class OutputWindow {
   /** @readonly */
@@ -84,6 +87,7 @@ export class OutputWindow {
       this.#write(this.#partial)
       this.#partial = ''
     }
+    this.#trimTail()
     if (this.#dropped === 0) return this.#head + this.#tail
     // Start the tail at a line's start, so the first line after the marker is whole.
     const newline = this.#tail.indexOf('\n')
@@ -98,6 +102,7 @@ export class OutputWindow {
    * @returns {number}
    */
   get droppedChars() {
+    this.#trimTail()
     return this.#dropped
   }
 
@@ -138,6 +143,14 @@ export class OutputWindow {
     }
     if (text === '') return
     this.#tail += text
+    // Cut the tail back only once it holds twice its limit: cutting at every line copied the
+    // whole tail for each line (2 million short lines took seconds), cutting at double the
+    // limit copies each character at most once more.
+    if (this.#tail.length > 2 * this.#tailLimit + TAIL_SLACK) this.#trimTail()
+  }
+
+  /** Drops from the tail's start what is over its limit. @returns {void} */
+  #trimTail() {
     const over = this.#tail.length - this.#tailLimit
     if (over > 0) {
       this.#dropped += over

@@ -87,4 +87,28 @@ describe('OutputWindow', () => {
     window.push(bytes.subarray(3))
     assert.equal(window.text(), 'grüße\n')
   })
+  it('copies its tail a bounded number of times however many lines pass through it', () => {
+    // Cutting the tail back at every line copied the whole tail per line: 2 million lines of
+    // `seq` held a shell answer for seconds. Count the cuts of a string longer than the tail.
+    const window = new OutputWindow(30_000)
+    const prototype = String.prototype
+    const slice = Object.getOwnPropertyDescriptor(prototype, 'slice')
+      ?.value as typeof prototype.slice
+    let longCuts = 0
+    prototype.slice = function (this: string, ...args: [number?, number?]) {
+      if (this.length > 15_000) longCuts++
+      return slice.apply(this, args)
+    }
+    try {
+      for (let index = 0; index < 50_000; index++) window.push(`${index}\n`)
+    } finally {
+      prototype.slice = slice
+    }
+    assert.ok(longCuts < 100, `${longCuts} cuts of the tail for 50,000 lines`)
+    const text = window.text()
+    assert.ok(text.startsWith('0\n1\n2\n'))
+    assert.ok(text.endsWith('49998\n49999\n'))
+    const all = Array.from({ length: 50_000 }, (_, index) => `${index}\n`).join('')
+    assert.equal(window.droppedChars + 30_000, all.length)
+  })
 })

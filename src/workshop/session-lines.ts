@@ -177,6 +177,9 @@ export function sessionLineControl(options: SessionLineOptions): LineControl {
       const found = reach(changeable(fork, 'merged'))
       if (found === MAIN_LINE)
         throw new EitriError('invalid_input', 'main is not a fork: name the fork to merge.')
+      // Merged already: nothing is left to bring, so no person is asked (the question would list
+      // the files the first merge brought, as if they were coming again).
+      if (found.merged !== undefined) return { type: 'nothing', into: found.merged.into }
       if (
         found.parent !== MAIN_LINE &&
         !lines.forks(principal).some((f) => f.id === found.parent)
@@ -212,13 +215,24 @@ export function sessionLineControl(options: SessionLineOptions): LineControl {
       }
       const outcome = await lines.merge(found.id)
       switch (outcome.type) {
-        case 'merged':
+        case 'merged': {
+          const notes = [...(outcome.notes ?? [])]
+          // A merged fork is read-only: an isolated session that merged its own goes on in a
+          // fresh fork of main, as after a discard, never on main (its tools kept answering
+          // "merged, read-only" and its tasks "work on main instead", which it may not).
+          if (options.guardMain && found.id === options.current()) {
+            await options.isolate()
+            const fresh = reach(options.current())
+            const name = fresh === MAIN_LINE ? MAIN_LINE : displayName(fresh)
+            notes.push(`This session now works on a fresh fork of main, ${name}.`)
+          }
           return {
             type: 'merged',
             into: outcome.into,
             paths: outcome.changes.map((change) => change.path),
-            ...(outcome.notes === undefined ? {} : { notes: outcome.notes }),
+            ...(notes.length === 0 ? {} : { notes }),
           }
+        }
         case 'nothing':
         case 'conflict':
         case 'changed-on-disk':

@@ -6,6 +6,7 @@
 import type { CliIo } from '../cli-io.ts'
 import { UsageError } from '../cli-io.ts'
 import type { CommandLine } from '../parse-command-line.ts'
+import { enclosingRepositoryNote } from '../enclosing-repository.ts'
 import { openFromCommandLine } from './open-from-command-line.ts'
 import { MAIN_LINE } from '../../ports/line-control.ts'
 
@@ -22,6 +23,8 @@ export async function execCommand(
     throw new UsageError('exec needs a command after --, such as: eitri exec -- ls -la')
   }
   await using workshop = await openFromCommandLine(line)
+  const note = enclosingRepositoryNote(line.workspace ?? '.')
+  if (note !== undefined) io.stderr(note)
   const jail = line.fork === undefined ? workshop.jail : await workshop.jailOf(line.fork)
   // The jail's probe (one bubblewrap on an empty folder, which changes nothing) runs while main
   // is snapshotted, not after; the command's start waits for it, and reports what it found.

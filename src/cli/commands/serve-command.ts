@@ -2,6 +2,7 @@
  * @module cli/commands/serve-command
  * `eitri serve`: the MCP server, on stdio or streamable HTTP.
  */
+import { enclosingRepositoryNote } from '../enclosing-repository.ts'
 import { randomBytes } from 'node:crypto'
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js'
 import { readEnvironment } from '../../config/environment.ts'
@@ -41,6 +42,8 @@ export async function serveCommand(
     },
   )
   const log = (message: string): void => io.stderr(`eitri: ${message}\n`)
+  const note = enclosingRepositoryNote(line.workspace ?? '.')
+  if (note !== undefined) io.stderr(note)
   // Each connection is a principal of its own, with one session, opened at its first request
   // (its client has said its name by then: the name of its fork under --isolate). Only one
   // stdio connection without --isolate is the person's own client and sees every fork.

@@ -42,6 +42,10 @@ describe('js_eval', () => {
     await fixture.run('const survivor = 1')
     const content = evalError(await fixture.run('while (true) {}', { timeout_s: 0.3 }), 'timeout')
     assert.match(content, /time limit[\s\S]*keeps its definitions/)
+    assert.match(
+      content,
+      /It had 0\.3 s: if it was still working, call again with a longer timeout_s \(up to 600\)/,
+    )
     assert.equal(evalValue(await fixture.run('survivor')), '1')
   })
 

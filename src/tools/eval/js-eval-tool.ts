@@ -52,12 +52,15 @@ export const jsEvalTool = defineTool({
       },
       ctx,
     )
-    return evalResult(answer)
+    return evalResult(answer, timeoutSeconds)
   },
 })
 
-/** The tool result of one eval: output first, then the value (or the error). */
-export function evalResult(answer: EvalAnswer): ToolResult {
+/**
+ * The tool result of one eval: output first, then the value (or the error). A timeout says the
+ * limit it had and how to give more, as a shell timeout does.
+ */
+export function evalResult(answer: EvalAnswer, timeoutSeconds?: number): ToolResult {
   const { outcome } = answer
   const note = answer.sessionReset === undefined ? '' : `[session reset: ${answer.sessionReset}]\n`
   const metadata = {
@@ -79,8 +82,16 @@ export function evalResult(answer: EvalAnswer): ToolResult {
       : outcome.stateKept
         ? '\n[the session keeps its definitions]'
         : '\n[the session was reset: earlier definitions are gone]'
-  return toolError(outcome.code, `${note}${outcome.output}${outcome.message}${stack}${kept}`, {
-    ...metadata,
-    stateKept: outcome.stateKept,
-  })
+  const more =
+    outcome.code === 'timeout'
+      ? ` It had ${timeoutSeconds === undefined ? 'the default limit' : `${timeoutSeconds} s`}: if it was still working, call again with a longer timeout_s (up to ${MAX_EVAL_TIMEOUT_S}).`
+      : ''
+  return toolError(
+    outcome.code,
+    `${note}${outcome.output}${outcome.message}${more}${stack}${kept}`,
+    {
+      ...metadata,
+      stateKept: outcome.stateKept,
+    },
+  )
 }

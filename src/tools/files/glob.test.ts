@@ -226,6 +226,24 @@ describe('glob', () => {
     )
   })
 
+  it('names the ignored folders it did not search when nothing matches', async (t) => {
+    const workspace = await createTestWorkspace(t)
+    await writeAll(workspace, [
+      '.gitignore',
+      'src/a.ts',
+      'node_modules/pkg/lexer.wasm',
+      'dist/x.js',
+    ])
+    await workspace.write('.gitignore', 'node_modules\ndist\n')
+    assert.equal(
+      successContent(await glob(workspace, { pattern: '**/*.wasm' })),
+      'No files match **/*.wasm (not searched, as a .gitignore ignores them: dist, node_modules; give one as path to search it)',
+    )
+    assert.deepEqual(await listed(workspace, { pattern: '**/*.wasm', path: 'node_modules' }), [
+      'node_modules/pkg/lexer.wasm',
+    ])
+  })
+
   it('answers not_found for a missing folder and invalid_input for a bad pattern type', async (t) => {
     const workspace = await createTestWorkspace(t)
     errorContent(await glob(workspace, { pattern: '*', path: 'missing' }), 'not_found')

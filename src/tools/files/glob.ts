@@ -8,6 +8,7 @@ import { EitriError } from '../../errors/eitri-error.ts'
 import { defineTool } from '../../tool/define-tool.ts'
 import { toolSuccess } from '../../tool/tool-result.ts'
 import type { WalkEntry, WorkspaceView } from '../../ports/workspace-view.ts'
+import { ignoredNote } from './ignored-note.ts'
 
 /** Most paths one glob returns. */
 export const MAX_GLOB_RESULTS = 1000
@@ -56,7 +57,10 @@ export const globTool = defineTool({
       found.length > shown.length
         ? `\n[showing the first ${shown.length} of ${found.length} matches; narrow the pattern or path]`
         : ''
-    const content = found.length === 0 ? `No files match ${pattern}` : shown.join('\n') + note
+    const content =
+      found.length === 0
+        ? `No files match ${pattern}${await ignoredNote(workspace, base, signal)}`
+        : shown.join('\n') + note
     return toolSuccess(content, {
       pattern,
       count: found.length,

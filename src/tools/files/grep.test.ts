@@ -35,6 +35,24 @@ describe('grep', () => {
     })
   })
 
+  it('names the ignored folders it did not search when nothing matches', async (t) => {
+    const workspace = await createTestWorkspace(t)
+    await workspace.write('.gitignore', 'node_modules\n')
+    await workspace.write('src/a.ts', 'export const a = 1\n')
+    await workspace.write('node_modules/pkg/index.js', 'export function chunk() {}\n')
+    assert.equal(
+      successContent(await grep(workspace, { pattern: 'chunk' })),
+      'No matches found for chunk (not searched, as a .gitignore ignores them: node_modules; give one as path to search it)',
+    )
+    assert.deepEqual(await hits(workspace, { pattern: 'chunk', path: 'node_modules' }), [
+      'node_modules/pkg/index.js:1:export function chunk() {}',
+    ])
+    assert.equal(
+      successContent(await grep(workspace, { pattern: 'nothing', path: 'src' })),
+      'No matches found for nothing',
+    )
+  })
+
   it('numbers lines after empty lines and a final newline correctly', async (t) => {
     const workspace = await createTestWorkspace(t)
     await workspace.write('f.txt', '\n\nhit\n\n\nhit\n')

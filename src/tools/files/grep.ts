@@ -3,6 +3,7 @@
  * `grep`: lines matching a regular expression, across the workspace. The engine is RE2
  * (linear time), so no pattern can make a search run away; a deadline bounds the whole call.
  */
+import { ignoredNote } from './ignored-note.ts'
 import picomatch from 'picomatch'
 import { RE2JS } from 're2js'
 import { z } from 'zod'
@@ -85,7 +86,10 @@ export const grepTool = defineTool({
     if (matchCount > lines.length && stoppedEarly === undefined) {
       stoppedEarly = `showing the first ${lines.length} of ${matchCount} matching lines; narrow the pattern, path or glob`
     }
-    const content = lines.length === 0 ? `No matches found for ${pattern}` : lines.join('\n')
+    const content =
+      lines.length === 0
+        ? `No matches found for ${pattern}${await ignoredNote(workspace, path, signal)}`
+        : lines.join('\n')
     return toolSuccess(stoppedEarly === undefined ? content : `${content}\n[${stoppedEarly}]`, {
       pattern,
       matches: matchCount,
