@@ -1,0 +1,58 @@
+/**
+ * @module jail/overlay/settle-upper-layer
+ * The one pass over a finished command's upper layer before anything reads it: every later
+ * door (the keep door's git rule, the move into a kept layer, the write-back's walk) names
+ * entries by UTF-8 paths and so cannot see below a name that is not UTF-8, and the move into a
+ * kept layer is a rename that keeps whatever bits an entry has. So here, walking raw names and
+ * entering every folder: an entry whose name is not valid UTF-8 is removed with all it holds
+ * (it could come back nowhere anyway, and below it a repository's hooks or a setuid binary
+ * would pass every door unseen), and every file loses its setuid and setgid bits (a kept
+ * layer is the host's disk). The layer is unmounted, so nothing changes it meanwhile; no link
+ * is followed (each folder is opened with `O_NOFOLLOW` through its parent's descriptor).
+ */
+import fs from 'node:fs'
+
+const FOLDER_FLAGS = fs.constants.O_RDONLY | fs.constants.O_DIRECTORY | fs.constants.O_NOFOLLOW
+
+/**
+ * Settles the upper layer `upper` (see the module comment); answers the display form of each
+ * entry removed for its name.
+ *
+ * @example
+ * for (const display of settleUpperLayer(upper)) refused.push({ path: display, reason })
+ */
+export function settleUpperLayer(upper: string): string[] {
+  const removed: string[] = []
+  const walk = (descriptor: number, relative: string): void => {
+    const folder = `/proc/self/fd/${descriptor}`
+    for (const raw of fs.readdirSync(folder, { encoding: 'buffer' })) {
+      const name = raw.toString('utf8')
+      const display = relative === '' ? name : `${relative}/${name}`
+      const child = Buffer.concat([Buffer.from(`${folder}/`), raw])
+      if (!Buffer.from(name, 'utf8').equals(raw)) {
+        fs.rmSync(child, { recursive: true, force: true })
+        removed.push(display)
+        continue
+      }
+      const stat = fs.lstatSync(child)
+      if (stat.isFile() && (stat.mode & 0o6000) !== 0) fs.chmodSync(child, stat.mode & 0o1777)
+      if (!stat.isDirectory()) continue
+      // A folder its owner shut (a caller that is not root runs the jail as itself) is opened
+      // for the owner, as every later door needs to read it.
+      if ((stat.mode & 0o700) !== 0o700) fs.chmodSync(child, (stat.mode & 0o7777) | 0o700)
+      const next = fs.openSync(child, FOLDER_FLAGS)
+      try {
+        walk(next, display)
+      } finally {
+        fs.closeSync(next)
+      }
+    }
+  }
+  const top = fs.openSync(upper, FOLDER_FLAGS)
+  try {
+    walk(top, '')
+  } finally {
+    fs.closeSync(top)
+  }
+  return removed
+}
