@@ -33,6 +33,9 @@ interface Job {
   exit: JailResult | undefined
 }
 
+/** How many program sessions this process made: each is a sharer of its own. */
+let sessionsMade = 0
+
 /** Most jobs one session may have at once. */
 export const MAX_JOBS_PER_SESSION = 16
 
@@ -43,6 +46,8 @@ export class JailProgramSession implements ProgramSession {
   readonly #onJob: ((finished: Promise<unknown>) => void) | undefined
   readonly #jobs = new Map<string, Job>()
   #nextId = 1
+  /** This session's programs as one sharer of a warm jail: another session's never meet them. */
+  readonly #sharer = `programs-${++sessionsMade}`
 
   /**
    * `outside` says where and with what environment an approved unconfined run happens;
@@ -84,7 +89,7 @@ export class JailProgramSession implements ProgramSession {
   }
 
   async run(request: ProgramRequest): Promise<ProgramRun> {
-    const result = await this.#jail.run(request)
+    const result = await this.#jail.run({ ...request, sharer: this.#sharer })
     return {
       ...result,
       ...(result.sync === undefined || result.sync.refused.length === 0
