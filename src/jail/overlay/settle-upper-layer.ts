@@ -15,6 +15,21 @@ import fs from 'node:fs'
 const FOLDER_FLAGS = fs.constants.O_RDONLY | fs.constants.O_DIRECTORY | fs.constants.O_NOFOLLOW
 
 /**
+ * Opens a folder of the layer; one its owner shut (a caller that is not root runs the jail as
+ * itself, and `chmod 0` stops even the owner) is opened for the owner first, since every later
+ * door must see below it.
+ */
+function openFolder(folder: Buffer, stat: fs.Stats): number {
+  try {
+    return fs.openSync(folder, FOLDER_FLAGS)
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EACCES') throw error
+    fs.chmodSync(folder, (stat.mode & 0o7777) | 0o700)
+    return fs.openSync(folder, FOLDER_FLAGS)
+  }
+}
+
+/**
  * Settles the upper layer `upper` (see the module comment); answers the display form of each
  * entry removed for its name.
  *
@@ -37,10 +52,7 @@ export function settleUpperLayer(upper: string): string[] {
       const stat = fs.lstatSync(child)
       if (stat.isFile() && (stat.mode & 0o6000) !== 0) fs.chmodSync(child, stat.mode & 0o1777)
       if (!stat.isDirectory()) continue
-      // A folder its owner shut (a caller that is not root runs the jail as itself) is opened
-      // for the owner, as every later door needs to read it.
-      if ((stat.mode & 0o700) !== 0o700) fs.chmodSync(child, (stat.mode & 0o7777) | 0o700)
-      const next = fs.openSync(child, FOLDER_FLAGS)
+      const next = openFolder(child, stat)
       try {
         walk(next, display)
       } finally {
