@@ -64,16 +64,9 @@ export async function readUpperLayer(context: UpperLayerContext): Promise<UpperL
   const root = tree.root
   const refused: UpperLayerChanges['refused'] = []
   const entries: { relative: string; stat: fs.Stats; target: string }[] = []
-  const unnamed = (display: string): void => {
-    refused.push({
-      path: display,
-      reason:
-        'its name is not valid UTF-8, so it cannot be named in the workspace and is not kept in the jail either; rename it',
-    })
-  }
-  // First, and for every entry: what no later door could see, or would keep as it is.
-  for (const display of settleUpperLayer(context.upper)) unnamed(display)
-  walkPinned(context.upper, new Set(), (entry) => entries.push(entry), unnamed)
+  // First, and for every entry: what no later door could see or name, or would keep as it is.
+  refused.push(...settleUpperLayer(context.upper))
+  walkPinned(context.upper, new Set(), (entry) => entries.push(entry))
   const apart = new Set<string>()
   const kept: typeof entries = []
   for (const entry of entries) {
