@@ -3,6 +3,7 @@
  * The programs of one connection: foreground runs with a deadline, and background jobs that
  * run until they end, are killed, or the session closes. Every program runs in the jail.
  */
+import { randomUUID } from 'node:crypto'
 import { EitriError } from '../errors/eitri-error.ts'
 import { ACCESS_LEVELS, type AccessLevel } from '../ports/access-context.ts'
 import type {
@@ -33,9 +34,6 @@ interface Job {
   exit: JailResult | undefined
 }
 
-/** How many program sessions this process made: each is a sharer of its own. */
-let sessionsMade = 0
-
 /** Most jobs one session may have at once. */
 export const MAX_JOBS_PER_SESSION = 16
 
@@ -47,7 +45,7 @@ export class JailProgramSession implements ProgramSession {
   readonly #jobs = new Map<string, Job>()
   #nextId = 1
   /** This session's programs as one sharer of a warm jail: another session's never meet them. */
-  readonly #sharer = `programs-${++sessionsMade}`
+  readonly #sharer = `programs-${randomUUID()}`
 
   /**
    * `outside` says where and with what environment an approved unconfined run happens;
