@@ -80,6 +80,42 @@ describe('attacks on a fork’s kept layer', () => {
     assert.equal(ran.type, 'success', ran.content)
   })
 
+  it('nothing below a name that is not UTF-8 is kept: no setuid binary, no repository’s program', async () => {
+    await using scratch = await project()
+    await using workshop = await openJailedWorkshop(scratch)
+    const forked = await workshop.call('workspace_fork', { name: 'f' })
+    const folder = await layerFolder(scratch, String(forked.metadata['fork']))
+    await workshop.call('workspace_use', { fork: 'f' })
+    // Every door after the upper layer names entries by UTF-8 paths: below such a name they saw
+    // nothing, and the kept folder moved in whole, setuid bits and git's hooks and all.
+    const script = [
+      'mkdir -p node_modules/ok && cp /usr/bin/id node_modules/ok/a && chmod 6755 node_modules/ok/a',
+      "d=node_modules/$(printf '\\377')",
+      'mkdir -p "$d" && cp /usr/bin/id "$d/b" && chmod 6755 "$d/b"',
+      'git init -q "$d/r" && printf \'[core]\\n\\tfsmonitor = "sh -c x"\\n\' >> "$d/r/.git/config"',
+      'stat -c %a node_modules/ok/a "$d/b"',
+    ].join('\n')
+    assert.equal(
+      (await workshop.call('write_file', { path: 'make.sh', content: script })).type,
+      'success',
+    )
+    const made = await workshop.call('shell', { command: 'sh make.sh' })
+    assert.equal(made.type, 'success', made.content)
+    // Positive control: the program set the bits, and the folder with a UTF-8 name is kept.
+    assert.match(made.content, /^6755\n6755\n/)
+    assert.match(
+      made.content,
+      /not written back: node_modules\/\uFFFD: its name is not valid UTF-8/,
+    )
+    const kept = path.join(folder, 'kept', 'node_modules')
+    assert.equal((await fs.stat(path.join(kept, 'ok', 'a'))).mode & 0o7777, 0o755)
+    assert.deepEqual(
+      (await fs.readdir(kept, { encoding: 'buffer' })).map((name) => name.toString('latin1')),
+      ['ok'],
+      'nothing below the name that is not UTF-8 is on the host’s disk',
+    )
+  })
+
   it('a kept folder never hides a file the fork has at its path now', async () => {
     await using scratch = await project()
     await using workshop = await openJailedWorkshop(scratch)

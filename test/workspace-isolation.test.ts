@@ -214,3 +214,35 @@ describe('the blob drive', () => {
     assert.match(refused.content, /read-only/)
   })
 })
+
+describe('two sessions on one line', () => {
+  it('never share a warm jail: what one leaves in /tmp the other’s commands never see', async () => {
+    await using scratch = await makeScratch({ 'a.txt': 'a\n' })
+    await using workshop = await open(scratch)
+    const sessions = [await workshop.openSession(), await workshop.openSession()] as const
+    const shell = async (index: 0 | 1, command: string): Promise<string> => {
+      const ran = await workshop.toolset.run(
+        { name: 'shell', input: { command } },
+        sessions[index].context(),
+      )
+      assert.equal(ran.type, 'success', ran.content)
+      return ran.content
+    }
+    // A command runs cold until its session's warm jail is ready, then there, and /tmp (HOME)
+    // outlives it: each session plants a file until one of its commands finds its own.
+    const warmed = async (index: 0 | 1, mine: string, other: string): Promise<void> => {
+      for (let tries = 0; tries < 50; tries++) {
+        const seen = await shell(index, `ls /tmp; echo x > /tmp/${mine}`)
+        assert.doesNotMatch(seen, new RegExp(other), `session ${index} never sees /tmp/${other}`)
+        if (seen.startsWith(`${mine}\n`)) return
+        await new Promise((resolve) => setTimeout(resolve, 100))
+      }
+      assert.fail(`session ${index}'s commands never shared a warm jail`)
+    }
+    // Positive control: the first session's commands share its warm jail's /tmp.
+    await warmed(0, 'planted', 'other')
+    await warmed(1, 'other', 'planted')
+    await warmed(0, 'planted', 'other')
+    for (const session of sessions) await session.close()
+  })
+})

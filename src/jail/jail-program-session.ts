@@ -3,6 +3,7 @@
  * The programs of one connection: foreground runs with a deadline, and background jobs that
  * run until they end, are killed, or the session closes. Every program runs in the jail.
  */
+import { randomUUID } from 'node:crypto'
 import { EitriError } from '../errors/eitri-error.ts'
 import { ACCESS_LEVELS, type AccessLevel } from '../ports/access-context.ts'
 import type {
@@ -43,6 +44,8 @@ export class JailProgramSession implements ProgramSession {
   readonly #onJob: ((finished: Promise<unknown>) => void) | undefined
   readonly #jobs = new Map<string, Job>()
   #nextId = 1
+  /** This session's programs as one sharer of a warm jail: another session's never meet them. */
+  readonly #sharer = `programs-${randomUUID()}`
 
   /**
    * `outside` says where and with what environment an approved unconfined run happens;
@@ -84,7 +87,7 @@ export class JailProgramSession implements ProgramSession {
   }
 
   async run(request: ProgramRequest): Promise<ProgramRun> {
-    const result = await this.#jail.run(request)
+    const result = await this.#jail.run({ ...request, sharer: this.#sharer })
     return {
       ...result,
       ...(result.sync === undefined || result.sync.refused.length === 0

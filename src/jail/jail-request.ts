@@ -30,6 +30,12 @@ export interface JailRequest {
   readonly signal?: AbortSignal
   /** Called with every chunk of output as it arrives. */
   readonly onOutput?: (stream: 'stdout' | 'stderr', chunk: Buffer) => void
+  /**
+   * Who the command runs for (one session's programs): only commands of the same sharer run
+   * in one warm jail, whose /tmp, IPC objects and waiting processes outlive each command, as a
+   * shell's do for its own commands. Undefined: the jail's caller itself, one sharer.
+   */
+  readonly sharer?: string
 }
 
 /** How a foreground run ended and what it printed. */

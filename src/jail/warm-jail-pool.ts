@@ -1,9 +1,14 @@
 /**
  * @module jail/warm-jail-pool
- * A jail's warm jails, one per access level: started beside the first plain command (or ahead
- * of any, on request), reused by the plain foreground commands after it, closed after
+ * A jail's warm jails, one per sharer and access level: started beside the first plain command
+ * (or ahead of any, on request), reused by the plain foreground commands after it, closed after
  * {@link WARM_IDLE_MS} of rest, and replaced by the next command once closed or dead. When one
  * cannot start, every command runs cold, one bubblewrap each, still confined.
+ *
+ * A warm jail's /tmp (the commands' HOME), its SysV IPC objects and the processes started
+ * ahead of the next command outlive each command, so a warm jail serves one sharer (one
+ * session's programs, `JailRequest.sharer`) only: another session's command on the same line
+ * never runs where this one's left files, segments or a python `usercustomize` behind.
  */
 import type { JailBind, JailLimits } from '../bubblewrap/jail-spec.ts'
 import { JAIL_WORKSPACE } from '../bubblewrap/jail-spec.ts'
@@ -65,9 +70,12 @@ export class WarmJailPool {
   readonly #host: WarmJailHost
   /** True makes plain commands wait for the warm jail to start rather than run cold. */
   readonly #wait: boolean
-  readonly #warm = new Map<JailRequest['access'], WarmEntry>()
-  /** Warm jails being started, by access level: settled once ready, failed or given up. */
-  readonly #warming = new Map<JailRequest['access'], Promise<void>>()
+  /** By {@link #key}: one per sharer and access level. */
+  readonly #warm = new Map<string, WarmEntry>()
+  /** Warm jails being started, by key: settled once ready, failed or given up. */
+  readonly #warming = new Map<string, Promise<void>>()
+  /** A short number for each sharer, which names its warm jails' mount points. */
+  readonly #sharers = new Map<string, number>()
   #unavailable: string | undefined
 
   constructor(host: WarmJailHost, options: { readonly waitForWarmJail?: boolean | undefined }) {
@@ -83,11 +91,12 @@ export class WarmJailPool {
     if (!isPlain(request) || this.#unavailable !== undefined) return undefined
     if (this.#wait) {
       await this.#host.admit(request)
-      await this.start(request.access)
+      await this.start(request.access, request.sharer)
     }
-    const warm = this.#warm.get(request.access)
+    const key = this.#key(request.access, request.sharer)
+    const warm = this.#warm.get(key)
     if (warm?.ready !== true || !warm.jail.alive) return undefined
-    return this.#runWarm(request, warm)
+    return this.#runWarm(request, key, warm)
   }
 
   /** Whether a warm jail could take `request` (a plain command), once one is ready. */
@@ -102,15 +111,31 @@ export class WarmJailPool {
    */
   startBeside(request: JailRequest, workspace: WorkspaceLayer): void {
     if (!isPlain(request) || this.#unavailable !== undefined) return
-    void this.#warmUp(request.access, workspace.type === 'mirror' ? workspace : undefined)
+    void this.#warmUp(
+      request.access,
+      this.#key(request.access, request.sharer),
+      workspace.type === 'mirror' ? workspace : undefined,
+    )
   }
 
   /**
    * Starts the warm jail of an access level unless one runs or is starting, and resolves once
    * it is ready, or could not start (then commands run cold). The caller admitted the jail.
    */
-  async start(access: JailRequest['access']): Promise<void> {
-    if (this.#unavailable === undefined) await this.#warmUp(access, undefined)
+  async start(access: JailRequest['access'], sharer?: string): Promise<void> {
+    if (this.#unavailable === undefined)
+      await this.#warmUp(access, this.#key(access, sharer), undefined)
+  }
+
+  /**
+   * The warm jail's key, which also names its mount point: the access level alone for the
+   * jail's own caller, else with the sharer's number.
+   */
+  #key(access: JailRequest['access'], sharer: string | undefined): string {
+    if (sharer === undefined) return access
+    let number = this.#sharers.get(sharer)
+    if (number === undefined) this.#sharers.set(sharer, (number = this.#sharers.size + 1))
+    return `${access}-${number}`
   }
 
   /** Ends every warm jail, and those still starting. */
@@ -132,11 +157,12 @@ export class WarmJailPool {
    */
   #warmUp(
     access: JailRequest['access'],
+    key: string,
     mirror: Extract<WorkspaceLayer, { type: 'mirror' }> | undefined,
   ): Promise<void> {
-    const known = this.#warm.get(access)
+    const known = this.#warm.get(key)
     if (known !== undefined && known.jail.alive) return known.jail.ready.catch(() => undefined)
-    const starting = this.#warming.get(access)
+    const starting = this.#warming.get(key)
     if (starting !== undefined) return starting
     const writable = access === 'workspace-write'
     const workspaces = this.#host.workspaces
@@ -144,7 +170,7 @@ export class WarmJailPool {
       const overlay = await workspaces.overlay()
       const shown: WorkspaceLayer =
         overlay !== undefined
-          ? { type: 'point', mountPoint: await overlay.sharedPoint(access) }
+          ? { type: 'point', mountPoint: await overlay.sharedPoint(key) }
           : (mirror ?? { type: 'mirror', mirror: await workspaces.syncIn() })
       if (this.#host.closed) return
       const start = await this.#host.processStarter(
@@ -161,12 +187,12 @@ export class WarmJailPool {
       )
       if (spawned.process === undefined) throw new Error('the warm jail started no process')
       const warm: WarmEntry = { jail, process: spawned.process, idle: undefined, ready: false }
-      this.#warm.set(access, warm)
+      this.#warm.set(key, warm)
       // A close() meanwhile found no jail to end: this start ends its own (and close() waits).
       if (this.#host.closed) return await jail.close()
       await jail.ready
       warm.ready = true
-      this.#idle(access, warm)
+      this.#idle(key, warm)
       // The first command's overlay, mounted while none waits for it.
       if (overlay !== undefined && shown.type === 'point')
         void workspaces.prepare(overlay, shown.mountPoint, writable)
@@ -174,41 +200,39 @@ export class WarmJailPool {
       .catch((error: unknown) => {
         // Without a warm jail every command still runs confined, one jail each.
         this.#unavailable ??= error instanceof Error ? error.message : String(error)
-        this.#warm.delete(access)
+        this.#warm.delete(key)
       })
-      .finally(() => this.#warming.delete(access))
-    this.#warming.set(access, started)
+      .finally(() => this.#warming.delete(key))
+    this.#warming.set(key, started)
     return started
   }
 
   /** Closes a warm jail that ran nothing for {@link WARM_IDLE_MS}. */
-  #idle(access: JailRequest['access'], warm: WarmEntry): void {
+  #idle(key: string, warm: WarmEntry): void {
     if (warm.idle !== undefined) clearTimeout(warm.idle)
     warm.idle = setTimeout(() => {
-      if (this.#warm.get(access) === warm) this.#warm.delete(access)
-      void warm.jail.close().then(() => this.#discardPrepared(access))
+      if (this.#warm.get(key) === warm) this.#warm.delete(key)
+      void warm.jail.close().then(() => this.#discardPrepared(key))
     }, WARM_IDLE_MS)
     warm.idle.unref()
   }
 
-  /** Unmounts the overlay mounted ahead for an access level's warm jail, which ended. */
-  async #discardPrepared(access: JailRequest['access']): Promise<void> {
+  /** Unmounts the overlay mounted ahead for a warm jail (by key), which ended. */
+  async #discardPrepared(key: string): Promise<void> {
     const workspaces = this.#host.workspaces
     const overlay = workspaces.openOverlay
-    if (overlay === undefined || this.#host.closed || this.#warm.has(access)) return
-    await workspaces.discardPrepared(overlay, await overlay.sharedPoint(access))
+    if (overlay === undefined || this.#host.closed || this.#warm.has(key)) return
+    await workspaces.discardPrepared(overlay, await overlay.sharedPoint(key))
   }
 
   /** Runs a plain foreground command in a ready warm jail. */
-  async #runWarm(request: JailRequest, warm: WarmEntry): Promise<JailResult> {
+  async #runWarm(request: JailRequest, key: string, warm: WarmEntry): Promise<JailResult> {
     const workspaces = this.#host.workspaces
     const writable = await this.#host.admit(request)
     const overlay = await workspaces.overlay()
     const mirror = overlay === undefined ? await workspaces.syncIn() : undefined
     const shared =
-      overlay === undefined
-        ? undefined
-        : { overlay, point: await overlay.sharedPoint(request.access) }
+      overlay === undefined ? undefined : { overlay, point: await overlay.sharedPoint(key) }
     if (warm.idle !== undefined) clearTimeout(warm.idle)
     const warmProcess = warm.process
     const killsBefore = warmProcess.oomKills()
@@ -233,7 +257,7 @@ export class WarmJailPool {
       if (layer !== undefined) await layer.overlay.finish(layer.layer).catch(() => undefined)
       throw error
     }
-    this.#idle(request.access, warm)
+    this.#idle(key, warm)
     const sync =
       layer === undefined
         ? await workspaces.syncOut(mirror, writable)

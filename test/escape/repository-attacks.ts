@@ -361,16 +361,17 @@ export const repositoryAttacks: readonly Attack[] = [
 
   {
     id: 33,
-    name: 'files that come back from the jail: setuid and setgid bits, absolute and outward links, sparse files, names that are not UTF-8',
+    name: 'files that come back from the jail: setuid and setgid bits, files other users may write, absolute and outward links, sparse files, names that are not UTF-8',
     callers: ['root', 'unprivileged'],
     async run(ctx) {
       put(path.join(ctx.workspace, 'a.txt'), 'a\n')
       const script = [
         // The control runs after the jail's run: start from the same empty workspace.
-        'rm -rf suid sgid sticky absolute-in absolute-out relative-out big1 big2 big3 bad*',
+        'rm -rf suid sgid sticky world absolute-in absolute-out relative-out big1 big2 big3 bad*',
         'cp /usr/bin/id suid && chmod 4755 suid',
         'cp /usr/bin/id sgid && chmod 2755 sgid',
         'mkdir sticky && chmod 1777 sticky',
+        'echo w > world && chmod 666 world',
         'ln -s /workspace/a.txt absolute-in',
         'ln -s /etc/passwd absolute-out',
         'ln -s ../outside relative-out',
@@ -386,6 +387,8 @@ export const repositoryAttacks: readonly Attack[] = [
         for (const name of ['suid', 'sgid', 'sticky'])
           if (((at(name)?.mode ?? 0) & 0o7000) !== 0)
             found.push(`${name} mode ${(at(name)?.mode ?? 0).toString(8)}`)
+        if (((at('world')?.mode ?? 0) & 0o022) !== 0)
+          found.push(`world mode ${(at('world')?.mode ?? 0).toString(8)}`)
         for (const name of ['absolute-in', 'absolute-out', 'relative-out']) {
           if (at(name)?.isSymbolicLink() !== true) continue
           const target = fs.readlinkSync(path.join(ctx.workspace, name))
@@ -425,7 +428,7 @@ export const repositoryAttacks: readonly Attack[] = [
       await ctx.plain(script)
       const control = reached()
       return {
-        control: control.length === 10,
+        control: control.length === 11,
         jailed: onHost.length > 0 || silent.length > 0 || relinked !== 'a.txt',
         detail: `on the host after the jail: ${onHost.join(', ') || 'nothing'}; not reported: ${silent.map(([name]) => name).join(', ') || 'nothing'}; absolute-in -> ${relinked}; control: ${control.join(', ')}`,
       }

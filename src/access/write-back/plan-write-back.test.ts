@@ -74,13 +74,16 @@ const file = (path: string, size = 10, mode = 0o644): ProposedChange => ({
 })
 
 describe('planWriteBack: what may come back from a jail', () => {
-  it('keeps only permission bits: never setuid, setgid or sticky', async () => {
+  it('keeps only permission bits: never setuid, setgid or sticky, nor group or other write', async () => {
     const plan = await planWriteBack(
       [
         file('suid', 10, 0o104755),
         file('sgid', 10, 0o102755),
         file('plain', 10, 0o100644),
         file('sticky', 10, 0o1777),
+        file('shared', 10, 0o100664),
+        file('world', 10, 0o100666),
+        file('private', 10, 0o100600),
       ],
       context(),
     )
@@ -88,9 +91,12 @@ describe('planWriteBack: what may come back from a jail', () => {
       plan.apply.map((change) => [change.path, change.mode]),
       [
         ['plain', 0o644],
+        ['private', 0o600],
         ['sgid', 0o755],
-        ['sticky', 0o777],
+        ['shared', 0o644],
+        ['sticky', 0o755],
         ['suid', 0o755],
+        ['world', 0o644],
       ],
     )
   })

@@ -8,6 +8,7 @@
  * and per command; a repository a program made (a test suite's `git init`) stays in the jail;
  * an existing repository's history only grows. It decides; it writes nothing, and what it
  * judged by content it hands over as bytes (`content`), so the caller writes what was judged.
+ * Permission bits come back without group or other write (decision 0032).
  */
 import path from 'node:path'
 import { gitPlaceByName } from '../git-metadata/git-place.ts'
@@ -187,9 +188,18 @@ export async function planWriteBack(
   }
 }
 
+/**
+ * The permission bits a file brings back (decision 0032): read and run for everyone, write for
+ * its owner only. Never setuid, setgid or sticky; never writable by the host's other users or
+ * its group, who could then change a script or source file the person runs next (a jailed
+ * `chmod -R 777` would hand every local account the project). Folders are made with the host's
+ * own default mode anyway.
+ */
+const RETURNED_BITS = 0o755
+
 /** Strips what may never come back and rewrites links into the jail's mount; a string is a refusal. */
 function sanitize(change: ProposedChange, mount: string): PlannedChange | string {
-  if (change.type === 'file') return { ...change, mode: (change.mode ?? 0o644) & 0o777 }
+  if (change.type === 'file') return { ...change, mode: (change.mode ?? 0o644) & RETURNED_BITS }
   if (change.type !== 'symlink') return change
   const target = change.target ?? ''
   if (!target.startsWith('/')) return change

@@ -10,7 +10,8 @@ import fs from 'node:fs'
 import path from 'node:path'
 import type { ProposedChange } from '../../access/write-back/plan-write-back.ts'
 import type { WorkspaceTree } from '../../workspace/workspace-tree.ts'
-import { atPinned, walkPinned } from '../pinned-folder.ts'
+import { walkPinned } from '../pinned-folder.ts'
+import { settleUpperLayer } from './settle-upper-layer.ts'
 
 /** The changes of one command and what cannot come back as a change at all. */
 export interface UpperLayerChanges {
@@ -49,17 +50,6 @@ function isWhiteout(stat: fs.Stats): boolean {
   return stat.isCharacterDevice() && stat.rdev === 0
 }
 
-/**
- * Clears a file's setuid and setgid bits in the upper layer itself: what is set apart moves
- * into a kept layer on the host's disk as it is (a rename), and must no more be a setuid
- * binary there than in the workspace. Rare, so a chmod only when set; the layer is unmounted,
- * so nothing changes it meanwhile.
- */
-function dropPrivilegeBits(upper: string, entry: { relative: string; stat: fs.Stats }): void {
-  if (!entry.stat.isFile() || (entry.stat.mode & 0o6000) === 0) return
-  atPinned(upper, entry.relative, (pinned) => fs.chmodSync(pinned, entry.stat.mode & 0o1777))
-}
-
 /** Whether a folder above `relative` is in `folders`. */
 function within(relative: string, folders: ReadonlySet<string>): boolean {
   for (let at = relative.lastIndexOf('/'); at > 0; at = relative.lastIndexOf('/', at - 1)) {
@@ -74,21 +64,13 @@ export async function readUpperLayer(context: UpperLayerContext): Promise<UpperL
   const root = tree.root
   const refused: UpperLayerChanges['refused'] = []
   const entries: { relative: string; stat: fs.Stats; target: string }[] = []
-  walkPinned(
-    context.upper,
-    new Set(),
-    (entry) => entries.push(entry),
-    (display) =>
-      refused.push({
-        path: display,
-        reason: 'its name is not valid UTF-8, so it cannot be named in the workspace; rename it',
-      }),
-  )
+  // First, and for every entry: what no later door could see or name, or would keep as it is.
+  refused.push(...settleUpperLayer(context.upper))
+  walkPinned(context.upper, new Set(), (entry) => entries.push(entry))
   const apart = new Set<string>()
   const kept: typeof entries = []
   for (const entry of entries) {
     if (context.isPrivate(entry.relative)) continue
-    dropPrivilegeBits(context.upper, entry)
     if (context.apart !== undefined) {
       if (within(entry.relative, apart)) continue
       if (await context.apart(entry.relative, entry.stat)) {
