@@ -317,6 +317,28 @@ function parseLine(line) {
   return fine ? /** @type {Request} */ (message) : undefined
 }
 
+/**
+ * The supervisor runs as the same user as its commands: only a Node that user cannot read makes
+ * the kernel mark it non-dumpable at exec, so that no command can ptrace it or write its
+ * /proc/PID/mem (execute-only-node.ts). A Node it can read means the host bound the wrong one:
+ * it ends before it is ready, and the host runs every command cold.
+ */
+function assertNotDumpable() {
+  /** @type {number | undefined} */
+  let descriptor
+  try {
+    descriptor = fs.openSync(process.execPath, 'r')
+  } catch {
+    return
+  }
+  fs.closeSync(descriptor)
+  process.stderr.write(
+    `eitri: the supervisor's Node (${process.execPath}) is readable by the jail's user, so its commands could trace it; refusing to start\n`,
+  )
+  process.exit(70)
+}
+
+assertNotDumpable()
 createInterface({ input: process.stdin }).on('line', (line) => {
   const message = parseLine(line)
   if (message === undefined) return

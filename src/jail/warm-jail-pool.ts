@@ -12,6 +12,7 @@ import { DEFAULT_JAIL_TIMEOUT_MS, type JailRequest, type JailResult } from './ja
 import type { JailWorkspaces, WorkspaceLayer } from './jail-workspaces.ts'
 import type { JailedProcess } from './jailed-process.ts'
 import { memoryReport } from './memory-report.ts'
+import { executeOnlyNode } from './execute-only-node.ts'
 import {
   NODE_MOUNT,
   OUTPUT_WINDOW_FILE,
@@ -146,10 +147,12 @@ export class WarmJailPool {
         overlay !== undefined
           ? { type: 'point', mountPoint: await overlay.sharedPoint(access) }
           : (mirror ?? { type: 'mirror', mirror: await workspaces.syncIn() })
+      // The supervisor's Node, which its commands may not read: it must not be dumpable.
+      const node = await executeOnlyNode()
       if (this.#host.closed) return
       const start = await this.#host.processStarter(
         [NODE_MOUNT, SUPERVISOR_MOUNT],
-        { binds: runtimeBinds() },
+        { binds: runtimeBinds(node) },
         writable,
         shown,
       )
@@ -265,13 +268,15 @@ export class WarmJailPool {
 }
 
 /**
- * Node and the supervisor, mounted read-only where they are. A root caller's jail runs as
- * `nobody`, who may not be able to reach them (a checkout under a 0700 home): then the
- * caller mounts them for it (`caller-mounts.ts`), with no copy.
+ * Node and the supervisor, mounted read-only. `node`: the execute-only copy of this process's
+ * Node (execute-only-node.ts), so the supervisor is not dumpable and no command can trace it
+ * or write its memory. A root caller's jail runs as `nobody`, who may not be able to reach
+ * the supervisor's files (a checkout under a 0700 home): then the caller mounts them for it
+ * (`caller-mounts.ts`), with no copy.
  */
-function runtimeBinds(): JailBind[] {
+function runtimeBinds(node: string): JailBind[] {
   return [
-    { source: process.execPath, target: NODE_MOUNT, writable: false },
+    { source: node, target: NODE_MOUNT, writable: false },
     { source: SUPERVISOR_FILE, target: SUPERVISOR_MOUNT, writable: false },
     { source: OUTPUT_WINDOW_FILE, target: OUTPUT_WINDOW_MOUNT, writable: false },
   ]
