@@ -318,24 +318,32 @@ function parseLine(line) {
 }
 
 /**
- * The supervisor runs as the same user as its commands: only a Node that user cannot read makes
- * the kernel mark it non-dumpable at exec, so that no command can ptrace it or write its
- * /proc/PID/mem (execute-only-node.ts). A Node it can read means the host bound the wrong one:
- * it ends before it is ready, and the host runs every command cold.
+ * The supervisor runs as the same user as its commands: only programs that user cannot read
+ * make the kernel mark it and bubblewrap (PID 1) non-dumpable at exec, so that no command can
+ * ptrace them or write their /proc/PID/mem (execute-only-copy.ts). A Node it can read, or a
+ * PID 1 whose memory it can open, means the host started the wrong ones: it ends before it is
+ * ready, and the host runs every command cold.
  */
 function assertNotDumpable() {
-  /** @type {number | undefined} */
-  let descriptor
-  try {
-    descriptor = fs.openSync(process.execPath, 'r')
-  } catch {
-    return
+  /** @type {[string, string][]} */
+  const guarded = [
+    [process.execPath, "the supervisor's Node"],
+    ['/proc/1/mem', "bubblewrap's memory (PID 1)"],
+  ]
+  for (const [file, what] of guarded) {
+    /** @type {number | undefined} */
+    let descriptor
+    try {
+      descriptor = fs.openSync(file, 'r')
+    } catch {
+      continue
+    }
+    fs.closeSync(descriptor)
+    process.stderr.write(
+      `eitri: ${what} is readable by the jail's user, so its commands could trace it; refusing to start\n`,
+    )
+    process.exit(70)
   }
-  fs.closeSync(descriptor)
-  process.stderr.write(
-    `eitri: the supervisor's Node (${process.execPath}) is readable by the jail's user, so its commands could trace it; refusing to start\n`,
-  )
-  process.exit(70)
 }
 
 assertNotDumpable()

@@ -1,14 +1,16 @@
 /**
- * Attacks on what eitri trusts inside a jail: the warm jail's supervisor runs as the same user
- * as the commands it starts, so only its being non-dumpable keeps a command from tracing it or
- * writing its memory, and with it every later command of the session (decision 0036).
+ * Attacks on what eitri trusts inside a jail: the warm jail's supervisor and bubblewrap's PID 1
+ * (which the kill of a command's stragglers spares) run as the same user as the commands, so
+ * only their being non-dumpable keeps a command from tracing them or writing their memory, and
+ * with it every later command of the session (decision 0036).
  */
 import { brief, quote, STARTED, type Attack } from './helpers.ts'
 
 /**
  * Tries `/proc/PID/mem` read-write and `PTRACE_SEIZE` on the warm jail's supervisor (the
- * process running /opt/eitri/node), and, as the control, on a process this command started
- * itself: the same user and dumpable, so the kernel lets it in unless the jail forbids tracing.
+ * process running /opt/eitri/node) and on PID 1, and, as the control, on a process this command
+ * started itself: the same user and dumpable, so the kernel lets it in unless the jail forbids
+ * tracing.
  */
 const SEIZE = `
 import ctypes, os, subprocess
@@ -38,12 +40,13 @@ supervisors = [int(p) for p in os.listdir('/proc') if p.isdigit() and cmdline(in
 print('supervisors found:', len(supervisors), flush=True)
 for pid in supervisors:
     print('supervisor %d:' % pid, attack(pid), flush=True)
+print('pid 1:', attack(1), flush=True)
 `
 
 export const supervisorAttacks: readonly Attack[] = [
   {
     id: 17,
-    name: "ptrace and /proc/PID/mem of the warm jail's supervisor",
+    name: "ptrace and /proc/PID/mem of the warm jail's supervisor and PID 1",
     callers: ['root', 'unprivileged'],
     async run(ctx) {
       // Twice: the first may be the cold start beside which the warm jail starts.
@@ -52,11 +55,13 @@ export const supervisorAttacks: readonly Attack[] = [
       const output = jailed.stdout.replace(STARTED, '')
       const own = /own child: (.*)/.exec(output)?.[1] ?? ''
       const supervisors = [...output.matchAll(/supervisor \d+: (.*)/g)].map((match) => match[1])
+      const pid1 = /pid 1: (.*)/.exec(output)?.[1] ?? ''
+      if (pid1 === '') throw new Error(`the command did not attack PID 1: ${brief(output)}`)
       if (supervisors.length === 0)
         throw new Error(`the command found no supervisor to attack: ${brief(output)}`)
       return {
         control: own.includes('MEM-WRITABLE') && own.includes('SEIZED'),
-        jailed: supervisors.some((said) => /MEM-WRITABLE|SEIZED/.test(said ?? '')),
+        jailed: [...supervisors, pid1].some((said) => /MEM-WRITABLE|SEIZED/.test(said ?? '')),
         detail: brief(output, 400),
       }
     },
