@@ -33,10 +33,8 @@ const PERL_MOUNT = '/opt/eitri/perl'
  * constant, and from inside the jail no signal reaches PID 1.
  */
 const REAPER_SCRIPT = String.raw`
-my $supervisor = fork() // die "eitri: the warm jail cannot start its supervisor: $!
-";
-if ($supervisor == 0) { exec { $ARGV[0] } @ARGV or die "eitri: cannot run $ARGV[0]: $!
-" }
+my $supervisor = fork() // die "eitri: the warm jail cannot start its supervisor: $!\n";
+if ($supervisor == 0) { exec { $ARGV[0] } @ARGV or die "eitri: cannot run $ARGV[0]: $!\n" }
 while ((my $gone = wait()) != -1) {
   exit(($? & 127) ? 128 + ($? & 127) : $? >> 8) if $gone == $supervisor;
 }
