@@ -26,6 +26,7 @@ function groups(args: readonly string[]): string[][] {
     '--disable-userns': 0,
     '--new-session': 0,
     '--die-with-parent': 0,
+    '--as-pid-1': 0,
     '--clearenv': 0,
     '--cap-drop': 1,
     '--proc': 1,
@@ -72,6 +73,12 @@ describe('buildBwrapArgs', () => {
       ['--setenv', 'PATH', '/usr/bin'],
     ])
     assert.deepEqual(parts[8], ['--setenv', 'HOME', '/tmp'])
+  })
+
+  it('makes the command PID 1 only when asked (the reaper of a warm jail), after --die-with-parent', () => {
+    assert.ok(!args.includes('--as-pid-1'))
+    const reaping = groups(buildBwrapArgs({ ...spec, asPidOne: true }))
+    assert.deepEqual(reaping.slice(5, 7), [['--die-with-parent'], ['--as-pid-1']])
   })
 
   it('mounts a minimal read-only system, never the host root or /etc wholesale', () => {

@@ -89,6 +89,9 @@ export function buildBwrapArgs(
     '--new-session',
     // When we die or kill bubblewrap, the whole PID namespace goes with it (§19).
     '--die-with-parent',
+    // The command reaps in bubblewrap's place: bubblewrap's own PID 1 is dumpable, and the
+    // kill of a command's stragglers spares PID 1 (decision 0036).
+    ...(spec.asPidOne === true ? ['--as-pid-1'] : []),
     // Nothing of the host's environment; only what the spec lists (§21).
     '--clearenv',
   ]

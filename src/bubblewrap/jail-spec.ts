@@ -71,4 +71,10 @@ export interface JailSpec {
    * @default the caller's own
    */
   readonly runAs?: { readonly uid: number; readonly gid: number }
+  /**
+   * True makes the command PID 1 of the jail (bubblewrap's `--as-pid-1`): it must reap what is
+   * reparented to it. A warm jail's reaper, which a command cannot trace (decision 0036).
+   * @default false: bubblewrap itself is PID 1
+   */
+  readonly asPidOne?: boolean
 }

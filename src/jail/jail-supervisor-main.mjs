@@ -317,6 +317,36 @@ function parseLine(line) {
   return fine ? /** @type {Request} */ (message) : undefined
 }
 
+/**
+ * The supervisor runs as the same user as its commands: only programs that user cannot read
+ * make the kernel mark it and bubblewrap (PID 1) non-dumpable at exec, so that no command can
+ * ptrace them or write their /proc/PID/mem (execute-only-copy.ts). A Node it can read, or a
+ * PID 1 whose memory it can open, means the host started the wrong ones: it ends before it is
+ * ready, and the host runs every command cold.
+ */
+function assertNotDumpable() {
+  /** @type {[string, string][]} */
+  const guarded = [
+    [process.execPath, "the supervisor's Node"],
+    ['/proc/1/mem', "bubblewrap's memory (PID 1)"],
+  ]
+  for (const [file, what] of guarded) {
+    /** @type {number | undefined} */
+    let descriptor
+    try {
+      descriptor = fs.openSync(file, 'r')
+    } catch {
+      continue
+    }
+    fs.closeSync(descriptor)
+    process.stderr.write(
+      `eitri: ${what} is readable by the jail's user, so its commands could trace it; refusing to start\n`,
+    )
+    process.exit(70)
+  }
+}
+
+assertNotDumpable()
 createInterface({ input: process.stdin }).on('line', (line) => {
   const message = parseLine(line)
   if (message === undefined) return

@@ -423,7 +423,10 @@ export class Jail implements AsyncDisposable {
    */
   async #processStarter(
     command: readonly string[],
-    request: Pick<JailRequest, 'binds' | 'environment' | 'limits' | 'cwd'>,
+    request: Pick<JailRequest, 'binds' | 'environment' | 'limits' | 'cwd'> & {
+      /** The command reaps as PID 1 (a warm jail's): see JailSpec. */
+      readonly asPidOne?: boolean
+    },
     writable: boolean,
     workspace: WorkspaceLayer,
     cold?: {
@@ -488,6 +491,7 @@ export class Jail implements AsyncDisposable {
       ...(memoryCgroup === undefined ? {} : { memoryInCgroup: true }),
       ...(request.cwd === undefined ? {} : { cwd: request.cwd }),
       ...(runAs === undefined ? {} : { runAs }),
+      ...(request.asPidOne === true ? { asPidOne: true } : {}),
     }
     const reachable = this.#callerMounts.plan(spec)
     let enter: string[] | undefined

@@ -17,6 +17,8 @@ import { DEFAULT_JAIL_TIMEOUT_MS, type JailRequest, type JailResult } from './ja
 import type { JailWorkspaces, WorkspaceLayer } from './jail-workspaces.ts'
 import type { JailedProcess } from './jailed-process.ts'
 import { memoryReport } from './memory-report.ts'
+import { executeOnlyCopy } from './execute-only-copy.ts'
+import { JAIL_PERL } from './prestarted-jail.ts'
 import {
   NODE_MOUNT,
   OUTPUT_WINDOW_FILE,
@@ -25,6 +27,24 @@ import {
   SUPERVISOR_MOUNT,
   WarmJail,
 } from './warm-jail.ts'
+
+/** Where the reaper's Perl is mounted inside the jail. */
+const PERL_MOUNT = '/opt/eitri/perl'
+
+/**
+ * PID 1 of a warm jail: starts the supervisor, reaps every process reparented to it, and ends
+ * with the supervisor's status (the PID namespace then ends with it). In Perl, the one
+ * interpreter the jail already relies on that can wait for any child; its program is a
+ * constant, and from inside the jail no signal reaches PID 1.
+ */
+const REAPER_SCRIPT = String.raw`
+my $supervisor = fork() // die "eitri: the warm jail cannot start its supervisor: $!\n";
+if ($supervisor == 0) { exec { $ARGV[0] } @ARGV or die "eitri: cannot run $ARGV[0]: $!\n" }
+while ((my $gone = wait()) != -1) {
+  exit(($? & 127) ? 128 + ($? & 127) : $? >> 8) if $gone == $supervisor;
+}
+exit 1;
+`
 
 /** A warm jail that ran nothing for this long is closed (and its placeholders removed). */
 export const WARM_IDLE_MS = 15_000
@@ -48,7 +68,7 @@ export interface WarmJailHost {
   /** What starts bubblewrap on `command` over `workspace` (see the jail). */
   processStarter(
     command: readonly string[],
-    request: Pick<JailRequest, 'binds'>,
+    request: Pick<JailRequest, 'binds'> & { readonly asPidOne?: boolean },
     writable: boolean,
     workspace: WorkspaceLayer,
   ): Promise<ProcessStarter>
@@ -172,10 +192,16 @@ export class WarmJailPool {
         overlay !== undefined
           ? { type: 'point', mountPoint: await overlay.sharedPoint(key) }
           : (mirror ?? { type: 'mirror', mirror: await workspaces.syncIn() })
+      // The reaper (PID 1) and the supervisor (PID 2) run programs their commands may not
+      // read, so neither is dumpable (execute-only-copy.ts); bubblewrap's own PID 1 would be.
+      const [perl, node] = await Promise.all([
+        executeOnlyCopy(JAIL_PERL),
+        executeOnlyCopy(process.execPath),
+      ])
       if (this.#host.closed) return
       const start = await this.#host.processStarter(
-        [NODE_MOUNT, SUPERVISOR_MOUNT],
-        { binds: runtimeBinds() },
+        [PERL_MOUNT, '-e', REAPER_SCRIPT, '--', NODE_MOUNT, SUPERVISOR_MOUNT],
+        { binds: runtimeBinds(perl, node), asPidOne: true },
         writable,
         shown,
       )
@@ -289,13 +315,16 @@ export class WarmJailPool {
 }
 
 /**
- * Node and the supervisor, mounted read-only where they are. A root caller's jail runs as
- * `nobody`, who may not be able to reach them (a checkout under a 0700 home): then the
- * caller mounts them for it (`caller-mounts.ts`), with no copy.
+ * Perl, Node and the supervisor, mounted read-only. `perl`, `node`: execute-only copies
+ * (execute-only-copy.ts), so the reaper and the supervisor are not dumpable and no command can
+ * trace them or write their memory. A root caller's jail runs as `nobody`, who may not be able
+ * to reach the supervisor's files (a checkout under a 0700 home): then the caller mounts them
+ * for it (`caller-mounts.ts`), with no copy.
  */
-function runtimeBinds(): JailBind[] {
+function runtimeBinds(perl: string, node: string): JailBind[] {
   return [
-    { source: process.execPath, target: NODE_MOUNT, writable: false },
+    { source: perl, target: PERL_MOUNT, writable: false },
+    { source: node, target: NODE_MOUNT, writable: false },
     { source: SUPERVISOR_FILE, target: SUPERVISOR_MOUNT, writable: false },
     { source: OUTPUT_WINDOW_FILE, target: OUTPUT_WINDOW_MOUNT, writable: false },
   ]

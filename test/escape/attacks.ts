@@ -17,12 +17,14 @@ import { privilegeAttacks } from './privilege-attacks.ts'
 import { processAttacks } from './process-attacks.ts'
 import { protectedPathAttacks } from './protected-path-attacks.ts'
 import { repositoryAttacks } from './repository-attacks.ts'
+import { supervisorAttacks } from './supervisor-attacks.ts'
 
 /** Every attack, by class number. */
 export const ATTACKS: readonly Attack[] = [
   ...fileAttacks,
   ...protectedPathAttacks,
   ...processAttacks,
+  ...supervisorAttacks,
   ...privilegeAttacks,
   ...networkAttacks,
   ...repositoryAttacks,

@@ -1,0 +1,77 @@
+import assert from 'node:assert/strict'
+import fs from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
+import { describe, it, type TestContext } from 'node:test'
+import { EXECUTE_ONLY_MODE, executeOnlyCopy } from './execute-only-copy.ts'
+
+function scratch(t: TestContext): string {
+  const folder = fs.mkdtempSync(path.join(os.tmpdir(), 'eitri-test-execute-only-'))
+  t.after(() => fs.rmSync(folder, { recursive: true, force: true }))
+  return folder
+}
+
+describe('executeOnlyCopy', () => {
+  it('copies a program once, execute-only, into a 0711 folder of the caller, and reuses the copy', async (t) => {
+    const root = scratch(t)
+    const source = path.join(root, 'program')
+    fs.writeFileSync(source, 'first version\n', { mode: 0o755 })
+    const copy = await executeOnlyCopy(source, root)
+    assert.equal(path.dirname(copy), path.join(root, `eitri-execute-only-${process.getuid?.()}`))
+    assert.equal(fs.statSync(copy).mode & 0o7777, EXECUTE_ONLY_MODE)
+    assert.equal(fs.statSync(path.dirname(copy)).mode & 0o7777, 0o711)
+    assert.equal(fs.statSync(copy).uid, process.getuid?.())
+    // Made again in another process, it is the same file, not a second copy.
+    const inode = fs.statSync(copy).ino
+    assert.equal(await executeOnlyCopy(source, root), copy)
+    assert.equal(fs.statSync(copy).ino, inode)
+    // A new version at the same path gets a copy of its own, and the old one goes.
+    fs.writeFileSync(source, 'second version, longer\n')
+    const second = await executeOnlyCopy(source, root)
+    assert.notEqual(second, copy)
+    assert.deepEqual(fs.readdirSync(path.dirname(copy)), [path.basename(second)])
+    fs.chmodSync(second, 0o400)
+    assert.equal(fs.readFileSync(second, 'utf8'), 'second version, longer\n')
+  })
+
+  it('refuses a folder of that name that others may write, or a link in its place', async (t) => {
+    const root = scratch(t)
+    const source = path.join(root, 'program')
+    fs.writeFileSync(source, 'x\n', { mode: 0o755 })
+    const folder = path.join(root, `eitri-execute-only-${process.getuid?.()}`)
+    fs.mkdirSync(folder)
+    fs.chmodSync(folder, 0o777)
+    await assert.rejects(executeOnlyCopy(source, root), { code: 'jail_unavailable' })
+    fs.rmdirSync(folder)
+    const elsewhere = path.join(root, 'elsewhere')
+    fs.mkdirSync(elsewhere, { mode: 0o711 })
+    fs.chmodSync(elsewhere, 0o711)
+    fs.symlinkSync(elsewhere, folder)
+    await assert.rejects(executeOnlyCopy(source, root), { code: 'jail_unavailable' })
+    assert.deepEqual(fs.readdirSync(elsewhere), [])
+    // The control: once the link is gone, the copy is made.
+    fs.unlinkSync(folder)
+    assert.ok(fs.existsSync(await executeOnlyCopy(source, root)))
+  })
+
+  it('replaces a copy that is not execute-only', async (t) => {
+    const root = scratch(t)
+    const source = path.join(root, 'program')
+    fs.writeFileSync(source, 'x\n', { mode: 0o755 })
+    const copy = await executeOnlyCopy(source, root)
+    fs.chmodSync(copy, 0o755)
+    assert.equal(await executeOnlyCopy(source, root), copy)
+    assert.equal(fs.statSync(copy).mode & 0o7777, EXECUTE_ONLY_MODE)
+  })
+
+  it('finds a bare name on the launch PATH, and keeps a set-user-ID program as it is', async (t) => {
+    const root = scratch(t)
+    const copy = await executeOnlyCopy('bwrap', root)
+    assert.match(path.basename(copy), /^bwrap-/)
+    assert.equal(fs.statSync(copy).size, fs.statSync(fs.realpathSync('/usr/bin/bwrap')).size)
+    const setuid = path.join(root, 'setuid-program')
+    fs.writeFileSync(setuid, 'x\n')
+    fs.chmodSync(setuid, 0o4755)
+    assert.equal(await executeOnlyCopy(setuid, root), setuid)
+  })
+})
