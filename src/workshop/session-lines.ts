@@ -180,6 +180,8 @@ export function sessionLineControl(options: SessionLineOptions): LineControl {
       // Merged already: nothing is left to bring, so no person is asked (the question would list
       // the files the first merge brought, as if they were coming again).
       if (found.merged !== undefined) return { type: 'nothing', into: found.merged.into }
+      /** The fork's head as the person was shown it: only that is merged. */
+      let expectedHead: string | undefined
       if (
         found.parent !== MAIN_LINE &&
         !lines.forks(principal).some((f) => f.id === found.parent)
@@ -195,7 +197,9 @@ export function sessionLineControl(options: SessionLineOptions): LineControl {
       // Merging into a Run's world would change it behind its Run.
       if (found.parent !== MAIN_LINE) changeable(found.parent, 'merged into')
       if (found.parent === MAIN_LINE) {
-        const changes = await lines.diff(found.id)
+        const shown = await lines.diffAt(found.id)
+        expectedHead = shown.head
+        const changes = shown.changes
         const summary = `merge ${displayName(found)} into main (your live folder): ${changes.length} file${changes.length === 1 ? '' : 's'}: ${changes
           .slice(0, 20)
           .map((change) => `${change.path} (${change.status})`)
@@ -213,7 +217,10 @@ export function sessionLineControl(options: SessionLineOptions): LineControl {
           return { type: 'refused', into: MAIN_LINE, reason }
         }
       }
-      const outcome = await lines.merge(found.id)
+      const outcome = await lines.merge(
+        found.id,
+        expectedHead === undefined ? {} : { expectedHead },
+      )
       switch (outcome.type) {
         case 'merged': {
           const notes = [...(outcome.notes ?? [])]

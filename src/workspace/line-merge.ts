@@ -49,12 +49,29 @@ export interface MergeContext {
 }
 
 /** Merges `info` into its parent; see `WorkspaceLines.merge`. Only inside the queue. */
+/** How a fork is merged. */
+export interface MergeOptions {
+  readonly onStep?: (step: MergeStep) => void
+  /**
+   * The fork's head as it was shown for approval ({@link WorkspaceLines.diffAt}): the merge is
+   * refused if the fork moved since.
+   */
+  readonly expectedHead?: string
+}
+
 export async function mergeFork(
   context: MergeContext,
   info: ForkInfo,
-  options: { onStep?: (step: MergeStep) => void } = {},
+  options: MergeOptions = {},
 ): Promise<MergeOutcome> {
   const theirs = await context.head(info.id)
+  // What a person approved is the fork as shown: a write that landed while they were asked
+  // (the agent goes on calling tools meanwhile) was never theirs to approve.
+  if (options.expectedHead !== undefined && theirs !== options.expectedHead)
+    throw new EitriError(
+      'conflict',
+      `Not merged: fork ${displayName(info)} changed after its merge was shown for approval, so what was approved is not what it holds now. Merge again to be asked about its changes as they are now.`,
+    )
   if (info.parent !== MAIN_LINE) return mergeIntoFork(context, info, theirs)
   const ours = await context.head(MAIN_LINE)
   const result = await mergeCommits(context.history.gitDir, ours, theirs)

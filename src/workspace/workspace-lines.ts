@@ -54,6 +54,7 @@ import {
   mergeFork,
   undoMerge,
   type MergeContext,
+  type MergeOptions,
   type UndoOutcome,
 } from './line-merge.ts'
 import { MainLineState } from './main-line-state.ts'
@@ -327,14 +328,22 @@ export class WorkspaceLines implements AsyncDisposable {
 
   /** What a fork changed since it was forked: added, modified and deleted files with diffs. */
   async diff(fork: string): Promise<LineChange[]> {
+    return (await this.diffAt(fork)).changes
+  }
+
+  /**
+   * {@link diff}, with the fork's head it was read at: given to {@link merge} as
+   * `expectedHead`, the merge is of exactly what was shown.
+   */
+  async diffAt(fork: string): Promise<{ head: string; changes: LineChange[] }> {
     const info = this.#fork(fork)
     const head = await this.#serialize(() => this.#head(info.id))
     // Still at its fork point: nothing changed, and no git process to start.
-    if (head === info.forkPoint) return []
+    if (head === info.forkPoint) return { head, changes: [] }
     const changes = await diffTrees(this.history.gitDir, info.forkPoint, head)
-    if (changes.length === 0) return []
+    if (changes.length === 0) return { head, changes: [] }
     const texts = await unifiedDiffs(this.history.gitDir, info.forkPoint, head)
-    return changes.map((change) => {
+    const described = changes.map((change) => {
       const text = texts.get(change.path)
       const binary = text !== undefined && /^Binary files /m.test(text)
       return {
@@ -344,6 +353,7 @@ export class WorkspaceLines implements AsyncDisposable {
         ...(text === undefined || binary ? {} : { diff: text }),
       }
     })
+    return { head, changes: described }
   }
 
   /** How much review a fork needs: nothing changed, changes, or changes that conflict. */
@@ -371,10 +381,7 @@ export class WorkspaceLines implements AsyncDisposable {
    * the merge is refused, with the list, if a file it would write changed on disk meanwhile.
    * Conflicts change nothing. Approval is the caller's business (a person merges into main).
    */
-  async merge(
-    fork: string,
-    options: { onStep?: (step: MergeStep) => void } = {},
-  ): Promise<MergeOutcome> {
+  async merge(fork: string, options: MergeOptions = {}): Promise<MergeOutcome> {
     const info = this.#fork(fork)
     return this.#serialize(() => mergeFork(this.#parts, info, options))
   }

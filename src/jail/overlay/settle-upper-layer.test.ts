@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict'
+import { spawn } from 'node:child_process'
 import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
@@ -51,6 +52,50 @@ describe('settleUpperLayer', () => {
     } finally {
       process.chdir(os.tmpdir())
       fs.rmSync(upper, { recursive: true, force: true })
+    }
+  })
+  it('never changes a host file through a link swapped in while it runs', async () => {
+    const base = fs.mkdtempSync(path.join(os.tmpdir(), 'eitri-settle-test-'))
+    const upper = path.join(base, 'upper')
+    const hostFile = path.join(base, 'host-file')
+    fs.mkdirSync(upper)
+    fs.writeFileSync(hostFile, 'x', { mode: 0o600 })
+    // A process that still reaches the layer: swaps a setuid file for a link to the host file
+    // and back, each a rename, for as long as the pass runs.
+    const swapper = spawn(
+      'perl',
+      [
+        '-e',
+        `chdir $ARGV[0] or die; while (1) { open(my $f, '>', 'f.tmp'); close $f; chmod 04777, 'f.tmp'; rename 'f.tmp', 'x'; symlink $ARGV[1], 'l.tmp'; rename 'l.tmp', 'x' }`,
+        upper,
+        hostFile,
+      ],
+      { stdio: 'ignore' },
+    )
+    try {
+      while (!fs.existsSync(path.join(upper, 'x'))) await new Promise((r) => setTimeout(r, 10))
+      let settled = 0
+      for (let round = 0; round < 3000; round++) {
+        try {
+          settleUpperLayer(upper)
+          settled++
+        } catch {
+          // The swapper renamed the entry away mid-pass: this round's check fails, harmlessly.
+        }
+        assert.equal(fs.statSync(hostFile).mode & 0o7777, 0o600, `round ${round}`)
+      }
+      assert.ok(settled > 0)
+      // Positive control: once nothing swaps, the same pass clears the bits through the pin.
+      swapper.kill('SIGKILL')
+      await new Promise((resolve) => swapper.once('exit', resolve))
+      fs.rmSync(path.join(upper, 'x'), { force: true })
+      fs.writeFileSync(path.join(upper, 'x'), 'x')
+      fs.chmodSync(path.join(upper, 'x'), 0o4755)
+      settleUpperLayer(upper)
+      assert.equal(fs.statSync(path.join(upper, 'x')).mode & 0o7777, 0o755)
+    } finally {
+      swapper.kill('SIGKILL')
+      fs.rmSync(base, { recursive: true, force: true })
     }
   })
 })

@@ -9,12 +9,39 @@
  * would pass every door unseen); so is an entry whose path is longer than
  * {@link MAX_PATH_BYTES} (a program's 3,000 nested folders made each later door fail on the
  * host's path limit, after minutes of walking, and no project names such a path); and every
- * file loses its setuid and setgid bits (a kept layer is the host's disk). The layer is unmounted, so nothing changes it meanwhile; no link
- * is followed (each folder is opened with `O_NOFOLLOW` through its parent's descriptor).
+ * file loses its setuid and setgid bits (a kept layer is the host's disk). The layer is
+ * unmounted, so nothing of the jail should change it meanwhile; still no link is followed, even
+ * if one appears mid-pass (each folder is opened with `O_NOFOLLOW` through its parent's
+ * descriptor, and a mode is changed only through a descriptor that holds the entry checked).
  */
 import fs from 'node:fs'
 
 const FOLDER_FLAGS = fs.constants.O_RDONLY | fs.constants.O_DIRECTORY | fs.constants.O_NOFOLLOW
+/** Linux's `O_PATH` (the same on x86_64 and aarch64); Node does not name it. */
+const O_PATH = 0o10000000
+
+/**
+ * Sets the mode of the entry at `entry` to `mode(stat)`, but only while it is what `wanted` says:
+ * the entry is pinned first (`O_PATH | O_NOFOLLOW`, which holds a link itself, never its
+ * target), checked, and changed through that descriptor. A command's process that still reaches
+ * the layer (a warm jail's supervisor taken over, docs/attacks/warm-supervisor-ptrace.md) may
+ * swap the entry for a link to a host file between a check by path and a chmod by path, and this
+ * pass runs as the caller: by path, the host file got the mode.
+ */
+function chmodPinned(
+  entry: Buffer,
+  wanted: (stat: fs.Stats) => boolean,
+  mode: (stat: fs.Stats) => number,
+): void {
+  const pinned = fs.openSync(entry, O_PATH | fs.constants.O_NOFOLLOW)
+  try {
+    const stat = fs.fstatSync(pinned)
+    // A chmod through /proc/self/fd of an O_PATH descriptor reaches the inode it holds.
+    if (wanted(stat)) fs.chmodSync(`/proc/self/fd/${pinned}`, mode(stat))
+  } finally {
+    fs.closeSync(pinned)
+  }
+}
 
 /**
  * The longest workspace-relative path that stays: half the host's `PATH_MAX`, leaving the other
@@ -39,7 +66,11 @@ function openFolder(folder: Buffer, stat: fs.Stats): number {
     return fs.openSync(folder, FOLDER_FLAGS)
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'EACCES') throw error
-    fs.chmodSync(folder, (stat.mode & 0o7777) | 0o700)
+    chmodPinned(
+      folder,
+      (now) => now.isDirectory() && now.ino === stat.ino && now.dev === stat.dev,
+      (now) => (now.mode & 0o7777) | 0o700,
+    )
     return fs.openSync(folder, FOLDER_FLAGS)
   }
 }
@@ -69,7 +100,12 @@ export function settleUpperLayer(upper: string): SettledAway[] {
         continue
       }
       const stat = fs.lstatSync(child)
-      if (stat.isFile() && (stat.mode & 0o6000) !== 0) fs.chmodSync(child, stat.mode & 0o1777)
+      if (stat.isFile() && (stat.mode & 0o6000) !== 0)
+        chmodPinned(
+          child,
+          (now) => now.isFile(),
+          (now) => now.mode & 0o1777,
+        )
       if (!stat.isDirectory()) continue
       const next = openFolder(child, stat)
       try {
