@@ -8,6 +8,7 @@ import fs from 'node:fs'
 import fsp from 'node:fs/promises'
 import path from 'node:path'
 import { ownedPrefix } from '../../util/owned-folders.ts'
+import { chmodPinned } from '../pinned-folder.ts'
 import { ForkKeepFolder } from './fork-keep.ts'
 import type { ForkBelow } from './fork-layer.ts'
 
@@ -27,8 +28,12 @@ export async function removeLayer(folder: string, depth = 0): Promise<void> {
     // A kept layer may hold a `work/work` a program made: nothing is opened through a link.
     const work = path.join(folder, 'work')
     const stuck = path.join(work, 'work')
-    if ((await fsp.lstat(work)).isDirectory() && (await fsp.lstat(stuck)).isDirectory())
-      await fsp.chmod(stuck, 0o700)
+    if ((await fsp.lstat(work)).isDirectory())
+      chmodPinned(
+        Buffer.from(stuck),
+        (stat) => stat.isDirectory(),
+        () => 0o700,
+      )
   } catch {
     // none, or not ours to open
   }

@@ -15,34 +15,9 @@
  * descriptor, and a mode is changed only through a descriptor that holds the entry checked).
  */
 import fs from 'node:fs'
+import { chmodPinned } from '../pinned-folder.ts'
 
 const FOLDER_FLAGS = fs.constants.O_RDONLY | fs.constants.O_DIRECTORY | fs.constants.O_NOFOLLOW
-/** Linux's `O_PATH` (the same on x86_64 and aarch64); Node does not name it. */
-const O_PATH = 0o10000000
-
-/**
- * Sets the mode of the entry at `entry` to `mode(stat)`, but only while it is what `wanted` says:
- * the entry is pinned first (`O_PATH | O_NOFOLLOW`, which holds a link itself, never its
- * target), checked, and changed through that descriptor. A command's process that still reaches
- * the layer (a warm jail's supervisor taken over, docs/attacks/warm-supervisor-ptrace.md) may
- * swap the entry for a link to a host file between a check by path and a chmod by path, and this
- * pass runs as the caller: by path, the host file got the mode.
- */
-function chmodPinned(
-  entry: Buffer,
-  wanted: (stat: fs.Stats) => boolean,
-  mode: (stat: fs.Stats) => number,
-): void {
-  const pinned = fs.openSync(entry, O_PATH | fs.constants.O_NOFOLLOW)
-  try {
-    const stat = fs.fstatSync(pinned)
-    // A chmod through /proc/self/fd of an O_PATH descriptor reaches the inode it holds.
-    if (wanted(stat)) fs.chmodSync(`/proc/self/fd/${pinned}`, mode(stat))
-  } finally {
-    fs.closeSync(pinned)
-  }
-}
-
 /**
  * The longest workspace-relative path that stays: half the host's `PATH_MAX`, leaving the other
  * half for the folder the workspace or a layer lies in.
