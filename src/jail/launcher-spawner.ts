@@ -438,8 +438,9 @@ export class LauncherSpawner {
     for (const launcher of this.#waiting.values()) launcher.failed('the launcher spawner ended')
     this.#waiting.clear()
     // Its children are orphans now, reaped by the host: ended here, as their parent's end.
-    for (const [pid, launcher] of this.#running) {
-      killProcessGroup(pid)
+    for (const launcher of this.#running.values()) {
+      // Its group, or the launcher alone if it has not made its session yet.
+      launcher.kill('SIGKILL')
       launcher.exited(null, 'SIGKILL')
     }
     this.#running.clear()
