@@ -196,17 +196,17 @@ export function walkPinned(
       } catch {
         continue // replaced by something else meanwhile: nothing below it is the mirror's
       }
-      try {
-        walkFolder(child, childRelative)
-      } finally {
-        fs.closeSync(child)
-      }
+      usingFolder(child, (opened) => walkFolder(opened, childRelative))
     }
   }
-  const top = fs.openSync(root, FOLDER_FLAGS)
+  usingFolder(fs.openSync(root, FOLDER_FLAGS), (top) => walkFolder(top, ''))
+}
+
+/** Runs `work` on an open folder's descriptor, which is closed after. */
+export function usingFolder<T>(folder: number, work: (folder: number) => T): T {
   try {
-    walkFolder(top, '')
+    return work(folder)
   } finally {
-    fs.closeSync(top)
+    fs.closeSync(folder)
   }
 }

@@ -15,7 +15,7 @@
  * descriptor, and a mode is changed only through a descriptor that holds the entry checked).
  */
 import fs from 'node:fs'
-import { chmodPinned } from '../pinned-folder.ts'
+import { chmodPinned, usingFolder } from '../pinned-folder.ts'
 
 const FOLDER_FLAGS = fs.constants.O_RDONLY | fs.constants.O_DIRECTORY | fs.constants.O_NOFOLLOW
 /**
@@ -82,19 +82,9 @@ export function settleUpperLayer(upper: string): SettledAway[] {
           (now) => now.mode & 0o1777,
         )
       if (!stat.isDirectory()) continue
-      const next = openFolder(child, stat)
-      try {
-        walk(next, display)
-      } finally {
-        fs.closeSync(next)
-      }
+      usingFolder(openFolder(child, stat), (next) => walk(next, display))
     }
   }
-  const top = fs.openSync(upper, FOLDER_FLAGS)
-  try {
-    walk(top, '')
-  } finally {
-    fs.closeSync(top)
-  }
+  usingFolder(fs.openSync(upper, FOLDER_FLAGS), (top) => walk(top, ''))
   return removed
 }
