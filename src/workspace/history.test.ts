@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict'
-import { execFileSync } from 'node:child_process'
+import { execFileSync, spawn } from 'node:child_process'
 import fs from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
@@ -491,5 +491,59 @@ describe('another history on the same state', () => {
     assert.equal(mine.tree, theirs.tree)
     assert.equal(await f.history.readRef(MAIN_REF), theirs.commit)
     assert.deepEqual((await f.history.mainTree({ paths: [] })).tree, theirs.tree)
+  })
+})
+
+/** Opens the history of argv[1] on state argv[2] when told (a line on stdin); prints the outcome. */
+const OPENER = `
+import { WorkspaceHistory } from ${JSON.stringify(new URL('./history.ts', import.meta.url).pathname)}
+const [workTree, stateDir] = process.argv.slice(1)
+console.log('ready')
+process.stdin.once('data', async () => {
+  try {
+    const history = await WorkspaceHistory.open({ stateDir, workTree })
+    history.close()
+    console.log('opened')
+  } catch (error) {
+    console.log(String(error))
+  }
+})
+`
+
+/** Starts an opener; resolves with its process, once it is ready. */
+async function opener(workTree: string, stateDir: string) {
+  const child = spawn(process.execPath, ['--input-type=module', '-e', OPENER, workTree, stateDir], {
+    stdio: ['pipe', 'pipe', 'inherit'],
+  })
+  let out = ''
+  child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()))
+  const ended = new Promise<string>((resolve) => child.once('exit', () => resolve(out)))
+  while (!out.includes('ready')) await new Promise((resolve) => setTimeout(resolve, 10))
+  return { go: () => child.stdin.end('\n'), ended }
+}
+
+describe('a new state opened by several processes at once', () => {
+  it('opens whole for each of them, and leaves nothing aside', async (t) => {
+    const base = await fs.mkdtemp(path.join(os.tmpdir(), 'eitri-history-race-'))
+    t.after(() => fs.rm(base, { recursive: true, force: true }))
+    const workTree = path.join(base, 'work')
+    await fs.mkdir(workTree)
+    await fs.writeFile(path.join(workTree, 'a.txt'), 'a\n')
+    // Servers started together: each waits at a barrier, then all open the new state at once.
+    for (let round = 0; round < 3; round++) {
+      const stateDir = path.join(base, `state-${round}`)
+      const openers = await Promise.all(Array.from({ length: 6 }, () => opener(workTree, stateDir)))
+      for (const { go } of openers) go()
+      const outputs = await Promise.all(openers.map(({ ended }) => ended))
+      assert.deepEqual(
+        outputs,
+        outputs.map(() => 'ready\nopened\n'),
+      )
+      assert.deepEqual(await fs.readdir(stateDir), ['history.git'])
+      const history = await WorkspaceHistory.open({ stateDir, workTree })
+      t.after(() => history.close())
+      const snapshot = await history.snapshotMain()
+      assert.equal(await history.readRef(MAIN_REF), snapshot.commit)
+    }
   })
 })

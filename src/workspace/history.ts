@@ -4,6 +4,7 @@
  * user's `.git`), readable with plain git. Main's snapshots form one line of commits; each fork
  * is a reference to its own line.
  */
+import { randomBytes } from 'node:crypto'
 import fs from 'node:fs'
 import path from 'node:path'
 import { encodeCommit, treeOfCommit } from './git/git-objects.ts'
@@ -75,20 +76,16 @@ export class WorkspaceHistory {
     maxFileBytes?: number
   }): Promise<WorkspaceHistory> {
     const gitDir = path.join(options.stateDir, 'history.git')
-    if (!fs.existsSync(path.join(gitDir, 'HEAD'))) {
-      fs.mkdirSync(gitDir, { recursive: true, mode: 0o700 })
-      await runGit({ gitDir }, ['init', '--quiet', '--bare'])
-    }
+    if (!fs.existsSync(path.join(gitDir, 'HEAD'))) await createHistory(gitDir)
     const history = new WorkspaceHistory(
       gitDir,
       options.workTree,
       options.maxFileBytes ?? DEFAULT_MAX_FILE_BYTES,
     )
-    const exclude = path.join(gitDir, 'info', 'exclude')
-    fs.mkdirSync(path.dirname(exclude), { recursive: true })
-    fs.writeFileSync(path.join(gitDir, 'info', 'attributes'), STORE_AS_IS)
-    fs.writeFileSync(
-      exclude,
+    fs.mkdirSync(path.join(gitDir, 'info'), { recursive: true })
+    replaceIfChanged(path.join(gitDir, 'info', 'attributes'), STORE_AS_IS)
+    replaceIfChanged(
+      path.join(gitDir, 'info', 'exclude'),
       (options.excluded ?? []).map((relative) => `${excludeLine(relative)}\n`).join(''),
     )
     return history
@@ -460,4 +457,45 @@ function indexSignature(file: string): string {
   } catch {
     return 'none'
   }
+}
+
+/**
+ * Makes the history repository whole before it appears at `gitDir`: two processes opening a
+ * new state at once (two servers started together) each made it in place, and the second
+ * `git init` failed on the first one's files. Each now makes one aside and renames it in; the
+ * one that finds the place taken uses what is there. A folder an older eitri left without its
+ * `HEAD` is made whole in place, as before.
+ */
+async function createHistory(gitDir: string): Promise<void> {
+  fs.mkdirSync(path.dirname(gitDir), { recursive: true })
+  const staged = `${gitDir}.new-${process.pid}-${randomBytes(4).toString('hex')}`
+  fs.mkdirSync(staged, { mode: 0o700 })
+  try {
+    await runGit({ gitDir: staged }, ['init', '--quiet', '--bare'])
+    try {
+      fs.renameSync(staged, gitDir)
+    } catch {
+      // taken meanwhile (whole, or an older eitri's folder without HEAD)
+      if (!fs.existsSync(path.join(gitDir, 'HEAD'))) {
+        await runGit({ gitDir }, ['init', '--quiet', '--bare'])
+      }
+    }
+  } finally {
+    fs.rmSync(staged, { recursive: true, force: true })
+  }
+}
+
+/**
+ * Writes `content` to `file` unless it holds it already, by a rename, so git in another
+ * process on the same state never reads it half written.
+ */
+function replaceIfChanged(file: string, content: string): void {
+  try {
+    if (fs.readFileSync(file, 'utf8') === content) return
+  } catch {
+    // none yet
+  }
+  const temporary = `${file}.${process.pid}-${randomBytes(4).toString('hex')}`
+  fs.writeFileSync(temporary, content, { mode: 0o600 })
+  fs.renameSync(temporary, file)
 }
