@@ -23,99 +23,19 @@
  */
 import type { Node, TreeCursor } from 'web-tree-sitter'
 import { isQuotedHeredoc } from './backticks.ts'
-
-/** Zero-width characters the grammar's scanner may skip; no shell reads them as anything but text. */
-const ZERO_WIDTH: ReadonlySet<number> = new Set([0x180e, 0x200b, 0x200c, 0x200d, 0x2060, 0xfeff])
-
-/**
- * True for a character the grammar may take for a space (its `\s`) and bash does not, or a
- * control character: bash separates words with space, tab and newline only.
- */
-function isForeignCharacter(character: string): boolean {
-  if (character === ' ' || character === '\t' || character === '\n') return false
-  const code = character.codePointAt(0) ?? 0
-  if (code < 0x20 || (code >= 0x7f && code <= 0x9f)) return true
-  return code > 0x7f && (/\s/u.test(character) || ZERO_WIDTH.has(code))
-}
-
-/** Nodes whose every character both bash and the grammar read as text, whatever it is. */
-const TEXT_NODES: ReadonlySet<string> = new Set([
-  'string',
-  'raw_string',
-  'ansi_c_string',
-  'translated_string',
-  'heredoc_body',
-])
-
-/**
- * Nodes inside which the grammar reads characters as code or as a delimiter, so a foreign
- * character there can part the readings (a comment, which the grammar may end at `\r`, too).
- */
-const CODE_NODES: ReadonlySet<string> = new Set([
-  'comment',
-  'heredoc_start',
-  'heredoc_end',
-  'expansion',
-  'simple_expansion',
-  'command_substitution',
-  'process_substitution',
-  'arithmetic_expansion',
-  'subscript',
-])
-
-/** Characters after which bash starts a new word (a `#` there starts a comment). */
-const WORD_BREAKS = new Set([' ', '\t', '\n', ';', '&', '|', '(', ')', '<', '>'])
-
-/** A here-document delimiter the grammar and bash read alike: a name, whole-quoted or not. */
-const PLAIN_DELIMITER = /^(?:[A-Za-z0-9_]+|'[A-Za-z0-9_]+'|"[A-Za-z0-9_]+"|\\[A-Za-z0-9_]+)$/
-
-/** Nodes whose word children bash separates with blanks. */
-const SEPARATE_WORDS_PARENTS: ReadonlySet<string> = new Set([
-  'command',
-  'command_name',
-  'declaration_command',
-  'unset_command',
-  'for_statement',
-  'file_redirect',
-  'herestring_redirect',
-])
-
-/** Tokens of code that bash ends at an unquoted blank or newline. */
-const SPLIT_TOKENS: ReadonlySet<string> = new Set([
-  'word',
-  'number',
-  'variable_name',
-  'special_variable_name',
-  'extglob_pattern',
-  'file_descriptor',
-])
-
-/**
- * Text inside `${…}` that reads the same whether bash takes the quote or backslash before it
- * as quoting or as a literal character.
- */
-const INERT_TEXT = /^[^{}'"`$\\\n]*$/
-
-/** A space, tab or newline that no backslash escapes. */
-const UNESCAPED_BLANK = /(?:^|[^\\])(?:\\\\)*[ \t\n]/
-
-/** Node types that make (part of) a word. */
-const WORD_TYPES: ReadonlySet<string> = new Set([
-  'word',
-  'command_name',
-  'string',
-  'raw_string',
-  'ansi_c_string',
-  'translated_string',
-  'concatenation',
-  'simple_expansion',
-  'expansion',
-  'command_substitution',
-  'process_substitution',
-  'arithmetic_expansion',
-  'number',
-  'brace_expression',
-])
+import { bashHeredocEnd, closingBacktick, nestedRanges, excerpt } from './bash-text-scans.ts'
+import {
+  isForeignCharacter,
+  TEXT_NODES,
+  CODE_NODES,
+  WORD_BREAKS,
+  PLAIN_DELIMITER,
+  SEPARATE_WORDS_PARENTS,
+  SPLIT_TOKENS,
+  INERT_TEXT,
+  UNESCAPED_BLANK,
+  WORD_TYPES,
+} from './parser-node-sets.ts'
 
 /** Where a character of the source stands, as the grammar read it. */
 type Context =
@@ -537,70 +457,4 @@ class DifferenceFinder {
     const column = index - (before.lastIndexOf('\n') + 1) + 1
     return `at line ${line}, column ${column}`
   }
-}
-
-/**
- * The line on which bash ends a here-document whose body starts at `bodyStart`: each line is
- * compared whole with the delimiter, after an unquoted here-document's line continuations are
- * joined and, for `<<-`, leading tabs removed. Undefined when no line ends it.
- */
-function bashHeredocEnd(
-  source: string,
-  bodyStart: number,
-  delimiter: string,
-  quoted: boolean,
-  stripTabs: boolean,
-): { start: number; end: number } | undefined {
-  let lineStart = bodyStart
-  let line = ''
-  for (let index = bodyStart; index <= source.length; index += 1) {
-    const character = source[index]
-    if (character === undefined || character === '\n') {
-      const compared = stripTabs ? line.replace(/^\t+/, '') : line
-      if (compared === delimiter) return { start: lineStart, end: index }
-      if (character === undefined) return undefined
-      line = ''
-      lineStart = index + 1
-      continue
-    }
-    if (character === '\\' && !quoted) {
-      const next = source[index + 1]
-      if (next === '\n') {
-        index += 1
-        continue
-      }
-      line += next === undefined ? '\\' : `\\${next}`
-      index += 1
-      continue
-    }
-    line += character
-  }
-  return undefined
-}
-
-/** The index of the unescaped backquote that closes one opened before `from`. */
-function closingBacktick(source: string, from: number, limit: number): number | undefined {
-  for (let index = from; index < limit; index += 1) {
-    if (source[index] === '\\') index += 1
-    else if (source[index] === '`') return index
-  }
-  return undefined
-}
-
-/** Ranges of `$(…)`, `` `…` `` and `${…}` nested anywhere in `node`, in source order. */
-function nestedRanges(node: Node): Array<readonly [number, number]> {
-  const ranges: Array<readonly [number, number]> = []
-  const visit = (parent: Node): void => {
-    for (const child of parent.namedChildren) {
-      if (child.type === 'command_substitution' || child.type === 'expansion')
-        ranges.push([child.startIndex, child.endIndex])
-      else visit(child)
-    }
-  }
-  visit(node)
-  return ranges
-}
-
-function excerpt(text: string): string {
-  return text.length > 40 ? `${text.slice(0, 40)}…` : text
 }
