@@ -95,7 +95,8 @@ describe('buildBwrapArgs', () => {
     assert.ok(
       !parts.some(
         (part) =>
-          part[1] === '/' || part[1] === '/etc' || part[1] === '/root' || part[1] === '/home',
+          part[0] !== '--remount-ro' &&
+          (part[1] === '/' || part[1] === '/etc' || part[1] === '/root' || part[1] === '/home'),
       ),
     )
   })
@@ -106,6 +107,14 @@ describe('buildBwrapArgs', () => {
     assert.ok(flat.includes('--dev /dev'))
     const size = flat.indexOf(`--size ${DEFAULT_JAIL_LIMITS.tmpBytes}`)
     assert.ok(size >= 0 && flat[size + 1] === '--tmpfs /tmp', 'the size applies to /tmp')
+    assert.equal(flat[size + 2], `--size ${DEFAULT_JAIL_LIMITS.tmpBytes}`)
+    assert.equal(flat[size + 3], '--tmpfs /dev/shm', 'and to /dev/shm')
+  })
+
+  it('makes the root and /dev read-only once every mount point exists', () => {
+    const flat = parts.map((part) => part.join(' '))
+    const chdir = flat.indexOf('--chdir /workspace')
+    assert.deepEqual(flat.slice(chdir - 2, chdir), ['--remount-ro /dev', '--remount-ro /'])
   })
 
   it('binds the workspace at /workspace, then the overlays in order, then hidden folders and binds', () => {
@@ -119,7 +128,7 @@ describe('buildBwrapArgs', () => {
       '--remount-ro /workspace/.eitri',
       '--bind /tmp/scratch /scratch',
     ])
-    assert.equal(flat[workspace + 6], '--chdir /workspace')
+    assert.equal(flat[workspace + 8], '--chdir /workspace')
   })
 
   it('mounts the workspace read-only for read-only access', () => {

@@ -99,8 +99,10 @@ export function buildBwrapArgs(
   // A minimal read-only system: /usr and a short list from /etc, not the host's root (§10, §11).
   args.push(...readOnlySystemArgs())
   args.push('--proc', '/proc', '--dev', '/dev')
-  // A private, size-capped /tmp (§26).
+  // A private, size-capped /tmp and /dev/shm (§26): the only places outside the workspace a
+  // program can write (the root and /dev are made read-only below).
   args.push('--size', String(spec.limits.tmpBytes), '--tmpfs', '/tmp')
+  args.push('--size', String(spec.limits.tmpBytes), '--tmpfs', '/dev/shm')
   // The workspace at a fixed path, so nothing reveals where it lives on the host.
   args.push(
     spec.workspaceAccess === 'read-write' ? '--bind' : '--ro-bind',
@@ -114,6 +116,10 @@ export function buildBwrapArgs(
   for (const folder of spec.hiddenFolders) args.push('--tmpfs', folder, '--remount-ro', folder)
   for (const bind of spec.binds)
     args.push(bind.writable ? '--bind' : '--ro-bind', bind.source, bind.target)
+  // The root and /dev are bubblewrap's own folders, writable by the program: read-only, so
+  // nothing (an /etc/ld.so.preload, a file in /dev) outlives a command in a jail that runs the
+  // next one (a warm jail, a jail started ahead: decision 0038). After every mount point exists.
+  args.push('--remount-ro', '/dev', '--remount-ro', '/')
   args.push('--chdir', spec.cwd ?? JAIL_WORKSPACE)
   // Limits that bind inside the jail: processes (fork bombs), memory, file size (§26). Memory
   // is the cgroup's when there is one; else private writable memory (RLIMIT_DATA), never

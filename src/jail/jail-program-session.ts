@@ -118,6 +118,8 @@ export class JailProgramSession implements ProgramSession {
     const job = await this.#jail.start({
       command: request.command,
       access: request.access,
+      // A jail started ahead that ran one of this session's jobs takes only its later ones.
+      sharer: this.#sharer,
       maxOutputChars: 0,
       onOutput: (stream, chunk) => (stream === 'stdout' ? stdout : stderr).push(chunk),
     })

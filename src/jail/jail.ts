@@ -30,9 +30,12 @@ import {
   PrestartedLaunchers,
   type LauncherShape,
 } from './prestarted-launcher.ts'
-import { JAIL_PERL, PrestartedJail, WAITER_SCRIPT } from './prestarted-jail.ts'
+import { JAIL_PERL, PERL_MOUNT, PrestartedJail } from './prestarted-jail.ts'
+import { JOB_WAITER_SCRIPT } from './job-waiter-script.ts'
+import { executeOnlyCopy } from './execute-only-copy.ts'
 import { PrestartedJails } from './prestarted-jails.ts'
-import { MemoryCgroups, type MemorySupport } from './memory-cgroup.ts'
+import { MemoryCgroups, type MemoryAccount, type MemorySupport } from './memory-cgroup.ts'
+import { WaiterJob } from './waiter-job.ts'
 import { memoryReport } from './memory-report.ts'
 import { planProtectedMounts, removeMountPoints, type Placeholders } from './protected-mounts.ts'
 import {
@@ -46,6 +49,7 @@ import type { ForkBelow } from './overlay/fork-layer.ts'
 import type { OverlayWorkspace } from './overlay/overlay-workspace.ts'
 import { probeJail } from './availability-probe.ts'
 import { JailWorkspaces, type WorkspaceLayer } from './jail-workspaces.ts'
+import type { SyncReport } from './workspace-mirror.ts'
 import type { WriteBackLimits } from '../access/write-back/plan-write-back.ts'
 import { ownedPrefix } from '../util/owned-folders.ts'
 
@@ -260,8 +264,10 @@ export class Jail implements AsyncDisposable {
     prestart: boolean,
   ): Promise<{ job: JailJob; workspace: WorkspaceLayer }> {
     const writable = await this.#admit(request)
-    const key = aheadKey(writable, this.#limits(request), request.binds ?? [])
-    const ahead = this.#ahead.take(key)
+    const key = aheadKey(request.sharer, writable, this.#limits(request), request.binds ?? [])
+    // A job of a jail started ahead reads /dev/null: input to give goes the old way.
+    const ahead =
+      request.stdin === undefined || request.stdin === '' ? this.#ahead.take(key) : undefined
     const workspace =
       ahead === undefined
         ? await this.#workspaces.prepareCold(writable)
@@ -286,7 +292,7 @@ export class Jail implements AsyncDisposable {
     this.#jobs.add(process)
     const finished = process.exited.then(async (exit): Promise<JailResult> => {
       this.#jobs.delete(process)
-      const sync = await this.#workspaces.finish(workspace, writable)
+      const sync = await this.#finishJob(workspace, writable, ahead, start.ranAhead === true)
       const stdout = process.stdout.text()
       const stderr = process.stderr.text()
       return {
@@ -310,6 +316,36 @@ export class Jail implements AsyncDisposable {
       void finished.then(resolve, resolve)
     }
     return { job: { process, finished }, workspace }
+  }
+
+  /**
+   * Brings back what a start changed and ends its overlay. A job that ran in a jail started
+   * ahead leaves the jail running: its point is kept (and the next job's overlay mounted on it
+   * ahead), and the jail is given back once its waiter says it is ready again, or its point let
+   * go of if it ended instead.
+   */
+  async #finishJob(
+    workspace: WorkspaceLayer,
+    writable: boolean,
+    ahead: PrestartedJail | undefined,
+    ranAhead: boolean,
+  ): Promise<SyncReport | undefined> {
+    if (ahead === undefined || !ranAhead || ahead.ended || workspace.type !== 'overlay') {
+      if (ahead !== undefined) this.#ahead.lost(ahead)
+      return this.#workspaces.finish(workspace, writable)
+    }
+    const { release: _kept, ...layer } = workspace
+    const sync = this.#workspaces.finish(layer, writable, { writable })
+    void Promise.allSettled([sync, ahead.reusable()]).then(([, reusable]) => {
+      if (reusable.status === 'fulfilled' && reusable.value && !this.#closed) {
+        this.#ahead.giveBack(ahead)
+      } else {
+        this.#ahead.lost(ahead)
+        ahead.discard()
+        this.#releaseAheadPoint(ahead.point)
+      }
+    })
+    return sync
   }
 
   /** The fresh overlay of a start that takes a jail started ahead, on that jail's point. */
@@ -365,6 +401,9 @@ export class Jail implements AsyncDisposable {
   ): Promise<PrestartedJail> {
     const overlay = this.#workspaces.openOverlay
     if (overlay === undefined) throw new Error('no overlays')
+    // The waiter runs an execute-only copy of Perl, so no job can trace it and it may take the
+    // next job; without one it runs one job and ends (decision 0038).
+    const perl = await executeOnlyCopy(JAIL_PERL).catch(() => undefined)
     const point = await overlay.jobSharedPoint()
     try {
       const limits = this.#limits(request)
@@ -376,15 +415,21 @@ export class Jail implements AsyncDisposable {
         workspaceAccess: writable ? 'read-write' : 'read-only',
         overlays: [],
         hiddenFolders: [],
-        binds: [...(this.#options.mounts ?? []), ...(request.binds ?? [])],
+        binds: [
+          ...(this.#options.mounts ?? []),
+          ...(request.binds ?? []),
+          ...(perl === undefined ? [] : [{ source: perl, target: PERL_MOUNT, writable: false }]),
+        ],
         environment: {},
         limits,
         ...(memoryCgroup === undefined ? {} : { memoryInCgroup: true }),
         cwd: '/',
         ...(runAs === undefined ? {} : { runAs }),
+        asPidOne: true,
       }
       // The waiter sets the limits itself: no prlimit before it.
-      const spec = { ...base, command: [JAIL_PERL, '-e', WAITER_SCRIPT, '--', ...limitWords(base)] }
+      const program = perl === undefined ? JAIL_PERL : PERL_MOUNT
+      const spec = { ...base, command: [program, '-e', JOB_WAITER_SCRIPT, '--', ...limitWords(base)] }
       const reachable = this.#callerMounts.plan(spec)
       await overlay.callerMounts(reachable.mounts)
       if (this.#closed) throw new Error('the jail closed')
@@ -436,7 +481,7 @@ export class Jail implements AsyncDisposable {
       /** When the next start's jail may start ahead; at once without it. */
       readonly refillAfter?: Promise<void>
     },
-  ): Promise<ProcessStarter> {
+  ): Promise<ProcessStarter & { ranAhead?: boolean }> {
     const mirrored = workspace.type === 'mirror'
     const root =
       workspace.type === 'mirror'
@@ -472,7 +517,7 @@ export class Jail implements AsyncDisposable {
     const ahead = cold?.ahead
     const prestarted =
       ahead !== undefined || shape === undefined ? undefined : this.#launchers.take(shape)
-    const memoryCgroup =
+    const memoryCgroup: MemoryAccount | undefined =
       ahead !== undefined
         ? ahead.memoryCgroup
         : prestarted === undefined
@@ -513,7 +558,7 @@ export class Jail implements AsyncDisposable {
         ? ahead
         : undefined
     if (ahead !== undefined && started === undefined) ahead.discard({ keepCgroup: true })
-    return (processOptions) => {
+    const starter: ProcessStarter & { ranAhead?: boolean } = (processOptions) => {
       this.#activeRuns++
       const process = new JailedProcess({
         ...processOptions,
@@ -521,7 +566,7 @@ export class Jail implements AsyncDisposable {
         args: buildBwrapArgs(reachable.spec),
         identity: this.identity,
         ...(enter === undefined ? { callerMounts: reachable.mounts } : { enter }),
-        memoryCgroup,
+        memoryCgroup: started === undefined ? memoryCgroup : started.jobMemory(),
         ...(started !== undefined
           ? { prestarted: started }
           : launcher === undefined || prestarted === undefined
@@ -546,8 +591,10 @@ export class Jail implements AsyncDisposable {
         removeMountPoints([...this.#pendingMountPoints])
         this.#pendingMountPoints.clear()
       })
+      starter.ranAhead = started !== undefined && started.child instanceof WaiterJob
       return process
     }
+    return starter
   }
 
   /** A request's limits: its own, else the jail's, else the defaults. */
@@ -585,6 +632,11 @@ export class Jail implements AsyncDisposable {
 }
 
 /** What a jail started ahead must match: everything of its bubblewrap argv but the command. */
-function aheadKey(writable: boolean, limits: JailLimits, binds: readonly JailBind[]): string {
-  return JSON.stringify([writable, limits, binds])
+function aheadKey(
+  sharer: string | undefined,
+  writable: boolean,
+  limits: JailLimits,
+  binds: readonly JailBind[],
+): string {
+  return JSON.stringify([sharer ?? null, writable, limits, binds])
 }

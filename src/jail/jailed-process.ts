@@ -10,8 +10,9 @@ import { BoundedChild, type ProgramChild } from '../util/bounded-spawn.ts'
 import { enteringLaunch, mountingLaunch, type CallerMount } from '../bubblewrap/caller-mounts.ts'
 import { hideOptions, OPTIONS_FD, optionsData } from '../bubblewrap/hidden-args.ts'
 import type { HostIdentity } from '../bubblewrap/jail-identity.ts'
-import type { MemoryCgroup } from './memory-cgroup.ts'
+import type { MemoryAccount } from './memory-cgroup.ts'
 import type { Writable } from 'node:stream'
+import { WaiterJob } from './waiter-job.ts'
 
 /**
  * A start made ahead (prestarted-launcher.ts, prestarted-jail.ts): `run` makes it go on with
@@ -70,7 +71,7 @@ export interface JailedProcessOptions {
   /** Called with every chunk as it arrives (background jobs keep a rolling window). */
   readonly onOutput?: ((stream: 'stdout' | 'stderr', chunk: Buffer) => void) | undefined
   /** The memory cgroup it runs in, removed when it ended. */
-  readonly memoryCgroup?: MemoryCgroup | undefined
+  readonly memoryCgroup?: MemoryAccount | undefined
   /**
    * A jail started ahead (prestarted-jail.ts), told its command already, or a launcher started
    * ahead (prestarted-launcher.ts) that joined `memoryCgroup`, entered the
@@ -87,7 +88,7 @@ export class JailedProcess {
   /** Resolves once the process and every stream it held have ended. */
   readonly exited: Promise<JailedExit>
   readonly #child: BoundedChild<ProgramChild>
-  readonly #memoryCgroup: MemoryCgroup | undefined
+  readonly #memoryCgroup: MemoryAccount | undefined
 
   constructor(options: JailedProcessOptions) {
     this.stdout = new BoundedOutput(options.maxOutputChars)
@@ -196,6 +197,8 @@ export class JailedProcess {
    * when it cannot be found.
    */
   #interrupt(): boolean {
+    // A job of a jail started ahead: its waiter signals the job's group.
+    if (this.#child.child instanceof WaiterJob) return this.#child.child.kill('SIGINT')
     const pid = this.#child.pid
     if (pid === undefined || !this.running) return false
     let interrupted = false

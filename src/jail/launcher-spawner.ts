@@ -279,6 +279,11 @@ export class ForkedLauncher extends EventEmitter implements ProgramChild {
     socket.on('error', () => undefined)
     if (!this.#held) socket.unref()
     this.#sockets.push(socket)
+    // A closed socket's ref() and unref() wait for a 'connect' that never comes: a jail that
+    // runs many jobs (prestarted-jail.ts) would pile up listeners on its closed pipes.
+    socket.once('close', () => {
+      this.#sockets = this.#sockets.filter((open) => open !== socket)
+    })
     if (writes) {
       stream.pipe(socket)
       socket.once('close', () => {

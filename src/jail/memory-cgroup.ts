@@ -41,6 +41,9 @@ const SYSTEM_FILES: CgroupFiles = {
 }
 
 /** One process's memory cgroup. */
+/** What a start needs of the memory cgroup it runs in (a job's view of a jail's: prestarted-jail.ts). */
+export type MemoryAccount = Pick<MemoryCgroup, 'launch' | 'oomKills' | 'remove'>
+
 export class MemoryCgroup {
   readonly folder: string
   readonly version: 1 | 2

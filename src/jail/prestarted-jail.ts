@@ -1,95 +1,57 @@
 /**
  * @module jail/prestarted-jail
- * A cold start's whole jail, started ahead of its command. The launcher started ahead
- * (prestarted-launcher.ts) took the cgroup, namespace and user steps off a cold start's path;
- * what was left was bubblewrap's own start with the full hardening and `prlimit`, each a
- * program exec'd, several milliseconds of CPU apiece on a small VM. So after a cold start the
- * jail now starts the next one entirely: the launcher execs bubblewrap at once, with the same
- * argv a cold start would get except for the command, which is a small waiter that sets the
- * same limits `prlimit` would (setrlimit, inside the jail's user namespace, before it reads
- * anything) in place of a `prlimit` exec'd before it.
+ * A cold start's whole jail, started ahead of its command, and kept for the next one. The
+ * launcher started ahead (prestarted-launcher.ts) took the cgroup, namespace and user steps off
+ * a cold start's path; what was left was bubblewrap's own start with the full hardening, several
+ * milliseconds of CPU on a small VM. So after a cold start the jail starts the next one
+ * entirely: the launcher execs bubblewrap at once, with the argv a cold start would get except
+ * for the command, which is the job waiter (job-waiter-script.ts) as the jail's PID 1.
  *
- * The waiter is a constant Perl script (Perl is part of every Debian system; the jail's /usr has
- * it). It reads one command on stdin: a ten-digit length, then NUL-terminated words (the working
- * folder, the number of environment entries, the entries, the argv), read with `sysread` so not
- * a byte of the program's own input is taken. It then enters the working folder, sets exactly
- * that environment and execs the program, which keeps stdin (the rest of the pipe) and the
- * waiter's process: the jail's tree is the one a cold start makes (bubblewrap, its init, the
- * program). An end of stdin before the command ends it without running anything.
+ * The waiter runs one job after another (decision 0038): a job is its child, with pipes of its
+ * own relayed to eitri as frames; when the job's first process ends, the waiter kills and reaps
+ * every other process of the jail, says how the job ended, empties /tmp and /dev/shm, removes
+ * SysV IPC objects and checks nothing a job can change in it changed, then says it is ready
+ * again. Only then is the jail given back for the next job of the same sharer, access, limits
+ * and binds; back-to-back jobs then cost no bubblewrap start at all. A waiter that can be traced
+ * (not the execute-only copy of Perl) runs one job and ends.
  *
  * The workspace: the jail binds a mount point of its own, made shared in the layer host (as a
- * warm jail's is); the command's fresh overlay is mounted on it only when the command is known,
- * and reaches the running jail. Nothing but the waiter runs in the jail before that, and its
- * /tmp is its own. Whatever the jail would differ in (access, limits, binds) is its key; a start
- * that does not match, or a jail that ended meanwhile, is not used, and the start goes the old way.
+ * warm jail's is); each job's fresh overlay is mounted on it only when the job is known (or
+ * ahead of it, while the jail waits), reaches the running jail, and is unmounted and read back
+ * after the job as a warm jail's command's is.
  */
-import type { MemoryCgroup } from './memory-cgroup.ts'
+import type { MemoryAccount, MemoryCgroup } from './memory-cgroup.ts'
 import type { ForkedLauncher } from './launcher-spawner.ts'
 import type { PrestartedLauncher } from './prestarted-launcher.ts'
+import { jobRecord, WaiterFrames, WaiterJob } from './waiter-job.ts'
 
 /** Perl inside the jail (the jail's /usr is the host's, read-only). */
 export const JAIL_PERL = '/usr/bin/perl'
 
-/** The waiter's program; the command reaches it only on stdin, never as code. */
-export const WAITER_SCRIPT = String.raw`
-# No 'use warnings': loading warnings.pm doubled Perl's start here (about 10 ms of CPU on a
-# small VM, on every jail started ahead); the script is constant and tested.
-use strict;
-sub fail { print STDERR "eitri: $_[0]: $!\n"; exit($_[1] // 125) }
-# The jail's limits, set here rather than by a prlimit exec'd before Perl (one program less to
-# start); before the command is read, so a failure ends the jail unused (the start goes the old way).
-my %SETRLIMIT = (x86_64 => 160, aarch64 => 164);
-my %RESOURCE = (fsize => 1, data => 2, nproc => 6);
-my $machine = '';
-if (open(my $arch, '<', '/proc/sys/kernel/arch')) { $machine = <$arch> // ''; close $arch }
-chomp $machine;
-for my $word (@ARGV) {
-  my ($name, $value) = $word =~ /\A--([a-z]+)=([0-9]+)\z/ or do { $! = 0; fail("unknown limit $word") };
-  my $resource = $RESOURCE{$name} // do { $! = 0; fail("unknown limit $word") };
-  my $nr = $SETRLIMIT{$machine} or do { $! = 0; fail("this machine ($machine) is not one the waiter knows") };
-  my $limit = pack('QQ', $value, $value);
-  syscall($nr, $resource, $limit) == 0 or fail("could not set the limit $word");
-}
-# Ready: said on fd 4 (a pipe to eitri, where there is one), which is closed before anything
-# else; the command never has it.
-if (open(my $ready, '>&=', 4)) { syswrite($ready, 'R'); close $ready }
-sub take {
-  my ($count) = @_;
-  my $buffer = '';
-  while (length $buffer < $count) {
-    my $read = sysread(STDIN, $buffer, $count - length $buffer, length $buffer);
-    defined $read or fail('could not read the command');
-    exit 0 if $read == 0;
-  }
-  return $buffer;
-}
-my $size = take(10);
-$size =~ /\A[0-9]{10}\z/ or do { $! = 0; fail('the command was not readable') };
-my @words = split /\0/, take($size + 0), -1;
-pop @words;
-my ($cwd, $count) = splice @words, 0, 2;
-defined $count && $count =~ /\A[0-9]+\z/ && @words > $count or do { $! = 0; fail('the command was not readable') };
-my @environment = splice @words, 0, $count;
-chdir $cwd or fail("could not enter $cwd", 1);
-%ENV = ();
-for my $entry (@environment) { my ($name, $value) = split /=/, $entry, 2; $ENV{$name} = $value }
-exec { $words[0] } @words;
-fail("failed to execute $words[0]", ($! + 0) == 2 ? 127 : 126);
-`
+/** Where an execute-only copy of Perl is mounted inside a jail (decision 0036). */
+export const PERL_MOUNT = '/opt/eitri/perl'
 
-/** A jail waiting for its command; see the module comment. */
+/** A jail waiting for its next job; see the module comment. */
 export class PrestartedJail {
-  /** What a start must match to use it (access, limits, binds). */
+  /** What a start must match to use it (sharer, access, limits, binds). */
   readonly key: string
-  /** The shared mount point bound at the jail's workspace; the command's overlay goes on it. */
+  /** The shared mount point bound at the jail's workspace; each job's overlay goes on it. */
   readonly point: string
-  /** Resolves once its waiter said it is ready, or it ended (then {@link ready} is false). */
+  /** Resolves once its waiter said it is ready the first time, or it ended (then {@link ready} is false). */
   readonly started: Promise<void>
+  /** How many jobs it ran. */
+  jobs = 0
   readonly #launcher: PrestartedLauncher
-  #header: string | undefined
-  #used = false
+  readonly #frames = new WaiterFrames()
+  #record: Buffer | undefined
+  /** The job it runs now, from its start until the waiter said it is ready again. */
+  #job: WaiterJob | undefined
+  #busy = false
+  #discarded = false
   #signalled = false
   #taken = false
+  #reusable: PromiseWithResolvers<boolean> | undefined
+  #oomKillsBefore = 0
 
   /** Starts bubblewrap (`bwrap` with `args`, whose command is the waiter) through `launcher`. */
   constructor(
@@ -102,19 +64,28 @@ export class PrestartedJail {
     this.#launcher = launcher
     this.key = key
     this.point = point
+    const child = launcher.child
     this.started = new Promise((resolve) => {
-      const readiness = launcher.child.stdio[4] as NodeJS.ReadableStream | null | undefined
+      const readiness = child.stdio[4] as NodeJS.ReadableStream | null | undefined
       readiness?.once('data', () => {
         this.#signalled = true
         resolve()
       })
       readiness?.once('end', resolve)
-      launcher.child.once('exit', () => resolve())
-      launcher.child.once('error', () => resolve())
+      child.once('exit', () => resolve())
+      child.once('error', () => resolve())
       if (launcher.ended || readiness === null || readiness === undefined) resolve()
     })
+    child.stdout.on('data', (chunk: Buffer) => this.#read(chunk))
+    const ended = (): void => {
+      this.#job?.lost()
+      this.#job = undefined
+      this.#reusable?.resolve(false)
+    }
+    child.once('exit', ended)
+    child.once('error', ended)
     // Not held: an idle jail keeps no event loop alive.
-    if (!launcher.run(bwrap, args, { hold: false })) this.#used = true
+    if (!launcher.run(bwrap, args, { hold: false })) this.#discarded = true
   }
 
   /** True once its processes ended (or never started). */
@@ -122,12 +93,12 @@ export class PrestartedJail {
     return this.#launcher.ended
   }
 
-  /** True once its waiter said it waits for the command (it may have ended since: {@link ready}). */
+  /** True once its waiter said it waits for a job (it may have ended since: {@link ready}). */
   get signalled(): boolean {
     return this.#signalled
   }
 
-  /** True once a start took it (its command may not be known yet). */
+  /** True once a start took it (its job may not be known yet). */
   get taken(): boolean {
     return this.#taken
   }
@@ -137,8 +108,14 @@ export class PrestartedJail {
     this.#taken = true
   }
 
-  get child(): ForkedLauncher {
+  /** The launcher's process (bubblewrap's, once it runs). */
+  get launcherChild(): ForkedLauncher {
     return this.#launcher.child
+  }
+
+  /** The job a start runs, once {@link run} said yes (the launcher before). */
+  get child(): WaiterJob | ForkedLauncher {
+    return this.#job ?? this.#launcher.child
   }
 
   get memoryCgroup(): MemoryCgroup | undefined {
@@ -146,15 +123,31 @@ export class PrestartedJail {
   }
 
   /**
-   * True while it waits, unused: its processes have not ended (its process id may not be known
-   * yet: the spawner's answer is on its way, and a kill waits for it).
+   * The memory cgroup as one job sees it: the kernel's kills since the job started, and kept
+   * when the job ends (the jail may take the next one; it is removed when the jail ends).
    */
-  get ready(): boolean {
-    return !this.#used && !this.#launcher.ended
+  jobMemory(): MemoryAccount | undefined {
+    const cgroup = this.memoryCgroup
+    if (cgroup === undefined) return undefined
+    return {
+      launch: (command, args) => cgroup.launch(command, args),
+      oomKills: () => cgroup.oomKills() - this.#oomKillsBefore,
+      remove: async () => {
+        if (this.ended || this.#discarded) await cgroup.remove()
+      },
+    }
   }
 
   /**
-   * Sets the command it runs, in `cwd` with exactly `environment`. False when no program can
+   * True while it waits for a job: its processes have not ended, and no job runs in it (its
+   * process id may not be known yet: the spawner's answer is on its way, and a kill waits for it).
+   */
+  get ready(): boolean {
+    return !this.#busy && !this.#discarded && !this.#launcher.ended
+  }
+
+  /**
+   * Sets the job it runs, in `cwd` with exactly `environment`. False when no program can
    * receive it (a NUL in a word): the start then goes the old way.
    */
   command(
@@ -162,35 +155,83 @@ export class PrestartedJail {
     environment: Readonly<Record<string, string>>,
     argv: readonly string[],
   ): boolean {
-    const entries = Object.entries(environment).map(([name, value]) => `${name}=${value}`)
-    const words = [cwd, String(entries.length), ...entries, ...argv]
-    if (argv.length === 0 || words.some((word) => word.includes('\0'))) return false
-    const body = Buffer.from(words.map((word) => `${word}\0`).join(''))
-    if (body.length > 9_999_999_999) return false
-    this.#header = `${String(body.length).padStart(10, '0')}${body.toString()}`
+    this.#record = jobRecord(cwd, environment, argv)
+    return this.#record !== undefined
+  }
+
+  /**
+   * Sends the job set by {@link command} (bubblewrap's argv is the fallback's, unused here);
+   * the caller adopts {@link child} in the same tick. False when it cannot be used.
+   */
+  run(_program?: string, _args?: readonly string[]): boolean {
+    const record = this.#record
+    if (!this.ready || record === undefined) return false
+    const stdin = this.#launcher.child.stdin
+    this.#record = undefined
+    this.#busy = true
+    this.#reusable = Promise.withResolvers<boolean>()
+    this.#oomKillsBefore = this.memoryCgroup?.oomKills() ?? 0
+    this.jobs++
+    this.#job = new WaiterJob({
+      send: (bytes) => {
+        if (this.#launcher.ended) return false
+        stdin.write(bytes)
+        return true
+      },
+      end: () => this.#kill(),
+      hold: (held) => this.#launcher.hold(held),
+    })
+    this.#launcher.hold(true)
+    stdin.write(record)
     return true
   }
 
   /**
-   * Sends the command set by {@link command} (bubblewrap's argv is the fallback's, unused
-   * here); the caller adopts {@link child} in the same tick. False when it cannot be used.
+   * Resolves once the job it runs ended and the jail is ready for the next one (true), or
+   * ended instead (false).
    */
-  run(_program?: string, _args?: readonly string[]): boolean {
-    if (!this.ready || this.#header === undefined) return false
-    this.#used = true
-    this.#launcher.hold(true)
-    const stdin = this.child.stdin
-    if (stdin === null) return false
-    stdin.write(this.#header)
-    return true
+  reusable(): Promise<boolean> {
+    return this.#reusable?.promise ?? Promise.resolve(false)
+  }
+
+  /** Given back after a job: free for the next start. */
+  untake(): void {
+    this.#taken = false
   }
 
   /** Ends it unused; its cgroup is removed too unless the caller starts in it (`keepCgroup`). */
   discard(options: { keepCgroup?: boolean } = {}): void {
-    if (this.#used && options.keepCgroup === true) return
-    this.#used = true
-    this.child.stdin?.end()
-    if (!this.#launcher.ended) this.child.kill('SIGKILL')
+    if (this.#discarded) return
+    this.#discarded = true
+    this.#kill()
     if (options.keepCgroup !== true) void this.memoryCgroup?.remove()
+  }
+
+  #kill(): void {
+    this.#launcher.child.stdin.end()
+    if (!this.#launcher.ended) this.#launcher.child.kill('SIGKILL')
+  }
+
+  /** The waiter's frames: a job's output and end, and its word that it is ready again. */
+  #read(chunk: Buffer): void {
+    let frames
+    try {
+      frames = this.#frames.push(chunk)
+    } catch {
+      // Only the waiter writes here; anything else ends the jail.
+      return this.discard()
+    }
+    for (const frame of frames) {
+      if (frame.type === 'O') this.#job?.output('stdout', frame.payload)
+      else if (frame.type === 'E') this.#job?.output('stderr', frame.payload)
+      else if (frame.type === 'X') {
+        this.#job?.exited(Number(frame.payload.toString()))
+        this.#job = undefined
+        this.#launcher.hold(false)
+      } else if (frame.type === 'R' && this.#busy && this.#job === undefined) {
+        this.#busy = false
+        this.#reusable?.resolve(true)
+      }
+    }
   }
 }

@@ -21,6 +21,7 @@ function fakeJail(key: string, point: string) {
       return state.ended
     },
     take: () => (state.taken = true),
+    untake: () => (state.taken = false),
     discard: () => (state.ended = true),
   }
   return {
@@ -56,13 +57,58 @@ describe('jails started ahead (the refill)', () => {
     assert.equal(made.length, 2)
     made[1]?.ready()
     await turn()
-    // Both taken: the refill starts two side by side, neither waiting for the other.
-    jails.take('k')
-    jails.take('k')
+    // Both taken: they come back when their jobs end, so the refill starts one, which waits.
+    const first = jails.take('k')
+    const second = jails.take('k')
+    void jails.prepare('k', make)
+    await turn()
+    await turn()
+    assert.equal(made.length, 3)
+    made[2]?.ready()
+    // Neither comes back (their jails ended with their jobs): the refill fills up again.
+    if (first !== undefined) jails.lost(first)
+    if (second !== undefined) jails.lost(second)
     void jails.prepare('k', make)
     await turn()
     await turn()
     assert.equal(made.length, 4)
+    jails.close()
+  })
+
+  it('takes back a jail whose job ended, first in line, unless enough wait or another key is wanted', async () => {
+    const { made, jails, make } = refill()
+    void jails.prepare('k', make)
+    await turn()
+    made[0]?.ready()
+    await turn()
+    made[1]?.ready()
+    await turn()
+    const out = jails.take('k')
+    assert.equal(out, made[0]?.jail)
+    void jails.prepare('k', make)
+    await turn()
+    // One is out and comes back: no third starts beside the one that waits.
+    assert.equal(made.length, 2)
+    if (out !== undefined) jails.giveBack(out)
+    assert.equal(jails.waiting, 2)
+    assert.equal(jails.take('k'), out, 'the one given back is taken first')
+    // Both out: one more starts and waits; given back, the first fills the line, the second ends.
+    const other = jails.take('k')
+    void jails.prepare('k', make)
+    await turn()
+    assert.equal(made.length, 3)
+    made[2]?.ready()
+    await turn()
+    if (out !== undefined) jails.giveBack(out)
+    if (other !== undefined) jails.giveBack(other)
+    assert.equal(jails.waiting, 2)
+    assert.equal(out?.ended, false)
+    assert.equal(other?.ended, true)
+    // Another key is wanted now: one given back for the old key is ended.
+    const taken = jails.take('k')
+    void jails.prepare('j', make)
+    if (taken !== undefined) jails.giveBack(taken)
+    assert.equal(taken?.ended, true)
     jails.close()
   })
 

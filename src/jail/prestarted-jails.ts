@@ -37,6 +37,8 @@ export class PrestartedJails {
   readonly #idleMs: number
   readonly #capacity: number
   #waiting: PrestartedJail[] = []
+  /** Taken by a job, and given back once it ended, if its jail takes another. */
+  readonly #out = new Set<PrestartedJail>()
   /** What the jails started next are for; none after an idle end, until the next start. */
   #wanted: Wanted | undefined
   #preparing = false
@@ -66,7 +68,32 @@ export class PrestartedJails {
     const chosen = this.#waiting.find((jail) => jail.signalled) ?? this.#waiting[0]
     this.#waiting = this.#waiting.filter((jail) => jail !== chosen)
     chosen?.take()
+    if (chosen !== undefined) this.#out.add(chosen)
     return chosen
+  }
+
+  /**
+   * A jail whose job ended and that is ready for the next one: it waits again, first in line,
+   * unless this closed, another key is wanted now, or enough wait already.
+   */
+  giveBack(jail: PrestartedJail): void {
+    this.#out.delete(jail)
+    if (
+      this.#closed ||
+      !jail.ready ||
+      (this.#wanted !== undefined && this.#wanted.key !== jail.key) ||
+      this.#waiting.length >= this.#capacity
+    ) {
+      return this.#end(jail)
+    }
+    jail.untake()
+    this.#waiting.unshift(jail)
+    this.#touch()
+  }
+
+  /** A jail that was taken and will not come back (it ended with or after its job). */
+  lost(jail: PrestartedJail): void {
+    this.#out.delete(jail)
   }
 
   /**
@@ -85,7 +112,9 @@ export class PrestartedJails {
         const wanted = this.#wanted
         if (this.#closed || wanted === undefined) return
         this.#keep(wanted.key)
-        if (this.#waiting.length >= this.#capacity) return
+        // Jails out with a job come back when it ends, so they count as waiting; but one waits
+        // while jobs run side by side, or the next would start the old way.
+        if (this.#waiting.length >= Math.max(1, this.#capacity - this.#out.size)) return
         const made = await wanted.make()
         if (this.#closed || this.#wanted === undefined) return this.#end(made)
         this.#waiting.push(made)
