@@ -429,7 +429,10 @@ export class Jail implements AsyncDisposable {
       }
       // The waiter sets the limits itself: no prlimit before it.
       const program = perl === undefined ? JAIL_PERL : PERL_MOUNT
-      const spec = { ...base, command: [program, '-e', JOB_WAITER_SCRIPT, '--', ...limitWords(base)] }
+      const spec = {
+        ...base,
+        command: [program, '-e', JOB_WAITER_SCRIPT, '--', ...limitWords(base)],
+      }
       const reachable = this.#callerMounts.plan(spec)
       await overlay.callerMounts(reachable.mounts)
       if (this.#closed) throw new Error('the jail closed')
