@@ -1,0 +1,163 @@
+import assert from 'node:assert/strict'
+import { describe, it, type TestContext } from 'node:test'
+import type { Jail, JailRequest } from './jail.ts'
+import { assertJailAvailable, jailFixture } from './test-jail.ts'
+
+const IS_ROOT = process.getuid?.() === 0
+
+/** Long enough for the jails started ahead to be ready on a loaded machine. */
+const PAUSE_MS = 1500
+
+const pause = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms))
+
+/** Prints which jail a job runs in: when its PID 1 started (clock ticks since boot), on a line. */
+const JAIL_ID = `echo "jail $(cut -d' ' -f22 /proc/1/stat)"`
+
+async function readyJail(t: TestContext): Promise<Jail> {
+  const { jail } = await jailFixture(
+    t,
+    { 'a.txt': 'a\n' },
+    { layers: 'overlay', waitForWarmJail: false },
+  )
+  await assertJailAvailable(jail)
+  // The first job goes the old way and starts the jails ahead.
+  await job(jail, 'true')
+  await pause(PAUSE_MS)
+  return jail
+}
+
+async function job(
+  jail: Jail,
+  script: string,
+  options: Partial<Omit<JailRequest, 'timeoutMs'>> = {},
+) {
+  const started = await jail.start({
+    command: ['/bin/bash', '-c', script],
+    access: 'workspace-write',
+    ...options,
+  })
+  return started.finished
+}
+
+/** The jail a job's output names (see JAIL_ID). */
+function jailOf(stdout: string): string {
+  const line = stdout.split('\n').find((text) => text.startsWith('jail '))
+  assert.ok(line !== undefined, stdout)
+  return line
+}
+
+describe(
+  'a jail started ahead, one job after another',
+  { skip: !IS_ROOT && 'overlays need root' },
+  () => {
+    it('runs back-to-back jobs in one jail, and leaves nothing of a job to the next', async (t) => {
+      const jail = await readyJail(t)
+      const first = await job(
+        jail,
+        [
+          JAIL_ID,
+          'echo left > /tmp/left; mkdir -p /tmp/deep/er; chmod 000 /tmp/deep; echo left > /dev/shm/left',
+          'ipcmk -M 4096 >/dev/null',
+          '(setsid bash -c "exec -a eitri-left-behind sleep 300" &)',
+          'sleep 0.2',
+          // Positive control: each is there while the job runs.
+          'ls -A /tmp /dev/shm; ipcs -m | grep -c "^0x"; ps -eo args | grep -c "^eitri-left-behind"',
+        ].join('; '),
+      )
+      assert.equal(first.exitCode, 0, first.stderr)
+      assert.match(first.stdout, /\/dev\/shm:\nleft\n\n\/tmp:\ndeep\nleft\n1\n1\n$/)
+      // Given back once its waiter said it is ready again (a job sent at once takes the other).
+      await pause(PAUSE_MS)
+      const second = await job(
+        jail,
+        `${JAIL_ID}; ls -A /tmp /dev/shm; ipcs -m | grep -c "^0x"; ps -eo args | grep -c "^eitri-left-behind"; touch /x 2>&1`,
+      )
+      assert.equal(jailOf(second.stdout), jailOf(first.stdout), 'the same jail took it')
+      assert.match(second.stdout, /\/dev\/shm:\n\n\/tmp:\n0\n0\n.*Read-only file system\n$/)
+    })
+
+    it('ends a jail whose job changed its waiter (priority, limits) rather than give it the next job', async (t) => {
+      const jail = await readyJail(t)
+      for (const change of ['renice -n 5 -p 1', 'prlimit --pid 1 --nofile=64:64']) {
+        const changed = await job(jail, `${JAIL_ID}; ${change} >/dev/null && echo changed`)
+        // Positive control: the job could change it.
+        assert.match(changed.stdout, /changed\n$/, changed.stderr)
+        const next = await job(jail, JAIL_ID)
+        assert.notEqual(jailOf(next.stdout), jailOf(changed.stdout), change)
+        await pause(PAUSE_MS)
+      }
+    })
+
+    it("keeps the waiter out of its jobs' reach: no trace, no memory, no descriptors, no signal", async (t) => {
+      const jail = await readyJail(t)
+      const ptrace = (pid: string) =>
+        `python3 -c 'import ctypes,sys; libc=ctypes.CDLL(None, use_errno=True); print(libc.ptrace(16, int(sys.argv[1]), 0, 0))' ${pid}`
+      const result = await job(
+        jail,
+        [
+          JAIL_ID,
+          // Positive control: a process of its own can be traced.
+          'sleep 30 & own=$!; sleep 0.1',
+          ptrace('$own'),
+          ptrace('1'),
+          'head -c1 /proc/1/mem >/dev/null 2>&1 || echo no-memory',
+          'ls /proc/1/fd >/dev/null 2>&1 || echo no-descriptors',
+          'kill -9 1; kill -STOP 1; sleep 0.1',
+          'kill $own',
+        ].join('; '),
+      )
+      assert.match(result.stdout, /\n0\n-1\nno-memory\nno-descriptors\n$/, result.stderr)
+      await pause(PAUSE_MS)
+      const next = await job(jail, JAIL_ID)
+      assert.equal(jailOf(next.stdout), jailOf(result.stdout), 'the waiter still runs, unchanged')
+    })
+
+    it('kills a job through its waiter, and gives the jail the next job', async (t) => {
+      const jail = await readyJail(t)
+      const started = await jail.start({
+        command: ['/bin/bash', '-c', `${JAIL_ID}; sleep 300 & sleep 300`],
+        access: 'workspace-write',
+      })
+      await pause(300)
+      started.process.kill()
+      const killed = await started.finished
+      assert.equal(killed.signal, 'SIGKILL')
+      await pause(PAUSE_MS)
+      const next = await job(jail, `${JAIL_ID}; ps -eo args | grep -c "^sleep 300"`)
+      assert.equal(jailOf(next.stdout), jailOf(killed.stdout))
+      assert.match(next.stdout, /\n0\n$/)
+    })
+
+    it("never gives a jail that ran one sharer's job to another's", async (t) => {
+      const jail = await readyJail(t)
+      // Another sharer's jails were waiting: this one's first job starts the old way.
+      await job(jail, 'true', { sharer: 'one' })
+      await pause(PAUSE_MS)
+      const mine = await job(jail, JAIL_ID, { sharer: 'one' })
+      await pause(PAUSE_MS)
+      const again = await job(jail, JAIL_ID, { sharer: 'one' })
+      // Positive control: the same sharer's next job takes it.
+      assert.equal(jailOf(again.stdout), jailOf(mine.stdout))
+      await pause(PAUSE_MS)
+      const theirs = await job(jail, JAIL_ID, { sharer: 'two' })
+      assert.notEqual(jailOf(theirs.stdout), jailOf(mine.stdout))
+    })
+
+    it("relays a job's output whole, each stream apart, and how it ended", async (t) => {
+      const jail = await readyJail(t)
+      const loud = await job(
+        jail,
+        'for i in $(seq 1 20000); do echo "out $i"; echo "err $i" >&2; done; exit 7',
+        { maxOutputChars: 1_000_000 },
+      )
+      assert.equal(loud.exitCode, 7)
+      const expected = (name: string) =>
+        Array.from({ length: 20000 }, (_, index) => `${name} ${index + 1}\n`).join('')
+      assert.equal(loud.stdout, expected('out'))
+      assert.equal(loud.stderr, expected('err'))
+      const signalled = await job(jail, 'kill -TERM $$')
+      assert.equal(signalled.exitCode, null)
+      assert.equal(signalled.signal, 'SIGTERM')
+    })
+  },
+)
