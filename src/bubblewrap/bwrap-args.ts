@@ -118,7 +118,7 @@ export function buildBwrapArgs(
     args.push(bind.writable ? '--bind' : '--ro-bind', bind.source, bind.target)
   // The root and /dev are bubblewrap's own folders, writable by the program: read-only, so
   // nothing (an /etc/ld.so.preload, a file in /dev) outlives a command in a jail that runs the
-  // next one (a warm jail, a jail started ahead: decision 0038). After every mount point exists.
+  // next one (a warm jail, a jail started ahead: decision 0042). After every mount point exists.
   args.push('--remount-ro', '/dev', '--remount-ro', '/')
   args.push('--chdir', spec.cwd ?? JAIL_WORKSPACE)
   // Limits that bind inside the jail: processes (fork bombs), memory, file size (§26). Memory

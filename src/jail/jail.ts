@@ -402,7 +402,7 @@ export class Jail implements AsyncDisposable {
     const overlay = this.#workspaces.openOverlay
     if (overlay === undefined) throw new Error('no overlays')
     // The waiter runs an execute-only copy of Perl, so no job can trace it and it may take the
-    // next job; without one it runs one job and ends (decision 0038).
+    // next job; without one it runs one job and ends (decision 0042).
     const perl = await executeOnlyCopy(JAIL_PERL).catch(() => undefined)
     const point = await overlay.jobSharedPoint()
     try {

@@ -4,7 +4,7 @@
  * jail's limits, says it is ready, then runs one job after another, each as its own child, and
  * between two jobs leaves nothing of the first behind. A constant Perl script (Perl is part of
  * every Debian system; the jail's /usr has it, and decision 0036 gives it an execute-only copy);
- * the jobs reach it only as data on its stdin, never as code. Decision 0038 says why.
+ * the jobs reach it only as data on its stdin, never as code. Decision 0042 says why.
  *
  * From eitri, on fd 0, records: a type byte, a ten-digit length, the payload.
  * - `C`: a job: NUL-terminated words (its working folder, the number of environment entries,

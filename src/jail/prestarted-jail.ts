@@ -7,7 +7,7 @@
  * entirely: the launcher execs bubblewrap at once, with the argv a cold start would get except
  * for the command, which is the job waiter (job-waiter-script.ts) as the jail's PID 1.
  *
- * The waiter runs one job after another (decision 0038): a job is its child, with pipes of its
+ * The waiter runs one job after another (decision 0042): a job is its child, with pipes of its
  * own relayed to eitri as frames; when the job's first process ends, the waiter kills and reaps
  * every other process of the jail, says how the job ended, empties /tmp and /dev/shm, removes
  * SysV IPC objects and checks nothing a job can change in it changed, then says it is ready
