@@ -34,7 +34,7 @@ function fakeJail(key: string, point: string) {
 /** A refill of fake jails under key `k`: `made` lists them in the order `make` started them. */
 function refill() {
   const made: ReturnType<typeof fakeJail>[] = []
-  const jails = new PrestartedJails(() => undefined, { idleMs: 60_000 })
+  const jails = new PrestartedJails(() => undefined, { idleMs: 60_000, comesBackMs: 60_000 })
   const make = async () => {
     const fake = fakeJail('k', `p${made.length}`)
     made.push(fake)
@@ -57,21 +57,41 @@ describe('jails started ahead (the refill)', () => {
     assert.equal(made.length, 2)
     made[1]?.ready()
     await turn()
-    // Both taken: they come back when their jobs end, so the refill starts one, which waits.
+    // Both taken: they come back when their jobs end, so the refill waits for one of them.
     const first = jails.take('k')
     const second = jails.take('k')
     void jails.prepare('k', make)
     await turn()
+    assert.equal(made.length, 2)
+    if (first !== undefined) jails.giveBack(first)
+    await turn()
+    assert.equal(made.length, 2, 'one came back: none starts')
+    assert.equal(jails.take('k'), first)
+    // The other one's jail ended with its job: now one starts.
+    void jails.prepare('k', make)
+    if (second !== undefined) jails.lost(second)
+    await turn()
     await turn()
     assert.equal(made.length, 3)
-    made[2]?.ready()
-    // Neither comes back (their jails ended with their jobs): the refill fills up again.
-    if (first !== undefined) jails.lost(first)
-    if (second !== undefined) jails.lost(second)
-    void jails.prepare('k', make)
-    await turn()
-    await turn()
-    assert.equal(made.length, 4)
+    jails.close()
+  })
+
+  it('starts one when every jail is out and none comes back in time', async () => {
+    const made: ReturnType<typeof fakeJail>[] = []
+    const jails = new PrestartedJails(() => undefined, { idleMs: 60_000, comesBackMs: 20 })
+    const make = async () => {
+      const fake = fakeJail('k', `p${made.length}`)
+      made.push(fake)
+      fake.ready()
+      return fake.jail
+    }
+    await jails.prepare('k', make)
+    assert.equal(made.length, 2)
+    jails.take('k')
+    jails.take('k')
+    await jails.prepare('k', make)
+    assert.equal(made.length, 3)
+    assert.equal(jails.waiting, 1)
     jails.close()
   })
 
@@ -92,18 +112,14 @@ describe('jails started ahead (the refill)', () => {
     if (out !== undefined) jails.giveBack(out)
     assert.equal(jails.waiting, 2)
     assert.equal(jails.take('k'), out, 'the one given back is taken first')
-    // Both out: one more starts and waits; given back, the first fills the line, the second ends.
-    const other = jails.take('k')
-    void jails.prepare('k', make)
-    await turn()
-    assert.equal(made.length, 3)
-    made[2]?.ready()
-    await turn()
+    // Two wait already: a third given back is ended.
     if (out !== undefined) jails.giveBack(out)
-    if (other !== undefined) jails.giveBack(other)
+    const extra = fakeJail('k', 'extra')
+    extra.ready()
+    jails.giveBack(extra.jail)
     assert.equal(jails.waiting, 2)
     assert.equal(out?.ended, false)
-    assert.equal(other?.ended, true)
+    assert.equal(extra.jail.ended, true)
     // Another key is wanted now: one given back for the old key is ended.
     const taken = jails.take('k')
     void jails.prepare('j', make)

@@ -13,6 +13,11 @@
  * under way is nearer its end than a new one). Jails for another key (access, limits, binds)
  * are ended when a start or a preparation asks for a different one.
  *
+ * A jail whose job ended comes back (prestarted-jail.ts, decision 0042) and waits first in
+ * line; one more than {@link AHEAD_JAILS} is ended. Jails out with a job count as waiting for
+ * the refill; when all are out and none waits, it gives them {@link COMES_BACK_MS} to come back
+ * (back-to-back jobs) before it starts another (jobs side by side).
+ *
  * Idle: started-ahead jails (each a bubblewrap, its init, Perl and a memory cgroup) that no
  * start took for {@link AHEAD_IDLE_MS} are ended; the next cold start goes the old way and
  * starts them ahead again.
@@ -21,6 +26,13 @@ import type { PrestartedJail } from './prestarted-jail.ts'
 
 /** How many jails wait ahead at most. */
 export const AHEAD_JAILS = 2
+
+/**
+ * How long the refill waits, when every jail is out with a job, for one to come back before it
+ * starts another: longer than a short job's end and the waiter's cleanup, shorter than the gap
+ * before an agent's next job.
+ */
+export const COMES_BACK_MS = 150
 
 /** How long unused jails started ahead wait before they are ended. */
 export const AHEAD_IDLE_MS = 60_000
@@ -39,6 +51,9 @@ export class PrestartedJails {
   #waiting: PrestartedJail[] = []
   /** Taken by a job, and given back once it ended, if its jail takes another. */
   readonly #out = new Set<PrestartedJail>()
+  /** Told when a jail out comes back or is lost (the refill waits for it: {@link #comesBack}). */
+  #returned: (() => void) | undefined
+  readonly #comesBackMs: number
   /** What the jails started next are for; none after an idle end, until the next start. */
   #wanted: Wanted | undefined
   #preparing = false
@@ -49,10 +64,15 @@ export class PrestartedJails {
 
   constructor(
     release: (point: string) => void,
-    options: { readonly idleMs?: number; readonly capacity?: number } = {},
+    options: {
+      readonly idleMs?: number
+      readonly capacity?: number
+      readonly comesBackMs?: number
+    } = {},
   ) {
     this.#release = release
     this.#idleMs = options.idleMs ?? AHEAD_IDLE_MS
+    this.#comesBackMs = options.comesBackMs ?? COMES_BACK_MS
     this.#capacity = options.capacity ?? AHEAD_JAILS
   }
 
@@ -78,6 +98,7 @@ export class PrestartedJails {
    */
   giveBack(jail: PrestartedJail): void {
     this.#out.delete(jail)
+    this.#returned?.()
     if (
       this.#closed ||
       !jail.ready ||
@@ -94,6 +115,7 @@ export class PrestartedJails {
   /** A jail that was taken and will not come back (it ended with or after its job). */
   lost(jail: PrestartedJail): void {
     this.#out.delete(jail)
+    this.#returned?.()
   }
 
   /**
@@ -112,9 +134,14 @@ export class PrestartedJails {
         const wanted = this.#wanted
         if (this.#closed || wanted === undefined) return
         this.#keep(wanted.key)
-        // Jails out with a job come back when it ends, so they count as waiting; but one waits
-        // while jobs run side by side, or the next would start the old way.
-        if (this.#waiting.length >= Math.max(1, this.#capacity - this.#out.size)) return
+        // Jails out with a job come back when it ends, so they count as waiting.
+        if (this.#waiting.length >= this.#capacity - this.#out.size) {
+          if (this.#waiting.length > 0 || this.#out.size === 0) return
+          // None waits: one starts unless a job's jail comes back soon (jobs back to back,
+          // which would otherwise start a jail each), or the next job would go the old way.
+          if (await this.#comesBack()) continue
+          if (this.#waiting.length > 0) return
+        }
         const made = await wanted.make()
         if (this.#closed || this.#wanted === undefined) return this.#end(made)
         this.#waiting.push(made)
@@ -132,6 +159,20 @@ export class PrestartedJails {
     } finally {
       this.#preparing = false
     }
+  }
+
+  /** True when a jail out with a job came back (or ended) within {@link COMES_BACK_MS}. */
+  #comesBack(): Promise<boolean> {
+    const { promise, resolve } = Promise.withResolvers<boolean>()
+    const timer = setTimeout(() => resolve(false), this.#comesBackMs)
+    timer.unref()
+    this.#returned = () => {
+      clearTimeout(timer)
+      resolve(true)
+    }
+    return promise.finally(() => {
+      this.#returned = undefined
+    })
   }
 
   /** Ends the waiting jails; none is started after. */
