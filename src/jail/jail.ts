@@ -264,10 +264,12 @@ export class Jail implements AsyncDisposable {
     prestart: boolean,
   ): Promise<{ job: JailJob; workspace: WorkspaceLayer }> {
     const writable = await this.#admit(request)
-    const key = aheadKey(request.sharer, writable, this.#limits(request), request.binds ?? [])
+    const key = aheadKey(writable, this.#limits(request), request.binds ?? [])
     // A job of a jail started ahead reads /dev/null: input to give goes the old way.
     const ahead =
-      request.stdin === undefined || request.stdin === '' ? this.#ahead.take(key) : undefined
+      request.stdin === undefined || request.stdin === ''
+        ? this.#ahead.take(key, request.sharer)
+        : undefined
     const workspace =
       ahead === undefined
         ? await this.#workspaces.prepareCold(writable)
@@ -635,11 +637,6 @@ export class Jail implements AsyncDisposable {
 }
 
 /** What a jail started ahead must match: everything of its bubblewrap argv but the command. */
-function aheadKey(
-  sharer: string | undefined,
-  writable: boolean,
-  limits: JailLimits,
-  binds: readonly JailBind[],
-): string {
-  return JSON.stringify([sharer ?? null, writable, limits, binds])
+function aheadKey(writable: boolean, limits: JailLimits, binds: readonly JailBind[]): string {
+  return JSON.stringify([writable, limits, binds])
 }

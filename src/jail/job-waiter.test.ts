@@ -130,9 +130,6 @@ describe(
 
     it("never gives a jail that ran one sharer's job to another's", async (t) => {
       const jail = await readyJail(t)
-      // Another sharer's jails were waiting: this one's first job starts the old way.
-      await job(jail, 'true', { sharer: 'one' })
-      await pause(PAUSE_MS)
       const mine = await job(jail, JAIL_ID, { sharer: 'one' })
       await pause(PAUSE_MS)
       const again = await job(jail, JAIL_ID, { sharer: 'one' })
@@ -141,6 +138,13 @@ describe(
       await pause(PAUSE_MS)
       const theirs = await job(jail, JAIL_ID, { sharer: 'two' })
       assert.notEqual(jailOf(theirs.stdout), jailOf(mine.stdout))
+      await pause(PAUSE_MS)
+      // Each keeps its own: neither takes the other's.
+      const mineAgain = await job(jail, JAIL_ID, { sharer: 'one' })
+      await pause(PAUSE_MS)
+      const theirsAgain = await job(jail, JAIL_ID, { sharer: 'two' })
+      assert.equal(jailOf(mineAgain.stdout), jailOf(mine.stdout))
+      assert.equal(jailOf(theirsAgain.stdout), jailOf(theirs.stdout))
     })
 
     it("relays a job's output whole, each stream apart, and how it ended", async (t) => {

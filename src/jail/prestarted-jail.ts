@@ -33,7 +33,7 @@ export const PERL_MOUNT = '/opt/eitri/perl'
 
 /** A jail waiting for its next job; see the module comment. */
 export class PrestartedJail {
-  /** What a start must match to use it (sharer, access, limits, binds). */
+  /** What a start must match to use it (access, limits, binds); and its {@link owner}. */
   readonly key: string
   /** The shared mount point bound at the jail's workspace; each job's overlay goes on it. */
   readonly point: string
@@ -50,6 +50,7 @@ export class PrestartedJail {
   #discarded = false
   #signalled = false
   #taken = false
+  #owner: string | undefined
   #reusable: PromiseWithResolvers<boolean> | undefined
   #oomKillsBefore = 0
 
@@ -103,9 +104,18 @@ export class PrestartedJail {
     return this.#taken
   }
 
-  /** Marks it taken by a start: nothing is to be prepared for it any more. */
-  take(): void {
+  /**
+   * The sharer whose job it ran first (`''`: the jail's own caller); it takes no other's job.
+   * Undefined until a start took it.
+   */
+  get owner(): string | undefined {
+    return this.#owner
+  }
+
+  /** Marks it taken by a start for `sharer`: nothing is to be prepared for it any more. */
+  take(sharer = ''): void {
     this.#taken = true
+    this.#owner ??= sharer
   }
 
   /** The launcher's process (bubblewrap's, once it runs). */

@@ -6,7 +6,11 @@ import { PrestartedJails } from './prestarted-jails.ts'
 /** A stand-in for a jail started ahead: it says it is ready (or ends) when told. */
 function fakeJail(key: string, point: string) {
   let settle: () => void = () => undefined
-  const state = { signalled: false, ended: false, taken: false }
+  const state: { signalled: boolean; ended: boolean; taken: boolean; owner?: string } = {
+    signalled: false,
+    ended: false,
+    taken: false,
+  }
   const jail = {
     key,
     point,
@@ -20,7 +24,13 @@ function fakeJail(key: string, point: string) {
     get ended() {
       return state.ended
     },
-    take: () => (state.taken = true),
+    get owner() {
+      return state.owner
+    },
+    take: (sharer = '') => {
+      state.taken = true
+      state.owner ??= sharer
+    },
     untake: () => (state.taken = false),
     discard: () => (state.ended = true),
   }
@@ -125,6 +135,30 @@ describe('jails started ahead (the refill)', () => {
     void jails.prepare('j', make)
     if (taken !== undefined) jails.giveBack(taken)
     assert.equal(taken?.ended, true)
+    jails.close()
+  })
+
+  it("gives a jail that ran a sharer's job to that sharer only; a new one to any", async () => {
+    const { made, jails, make } = refill()
+    void jails.prepare('k', make)
+    await turn()
+    made[0]?.ready()
+    await turn()
+    made[1]?.ready()
+    await turn()
+    const mine = jails.take('k', 'one')
+    if (mine !== undefined) jails.giveBack(mine)
+    const theirs = jails.take('k', 'two')
+    assert.notEqual(theirs, mine)
+    if (theirs !== undefined) jails.giveBack(theirs)
+    assert.equal(jails.take('k', 'one'), mine)
+    if (mine !== undefined) jails.giveBack(mine)
+    assert.equal(jails.take('k', 'two'), theirs)
+    if (theirs !== undefined) jails.giveBack(theirs)
+    // A third sharer finds none of its own: it goes the old way, and the oldest makes room.
+    assert.equal(jails.take('k', 'three'), undefined)
+    assert.equal(jails.waiting, 1)
+    assert.equal(theirs?.ended, true)
     jails.close()
   })
 

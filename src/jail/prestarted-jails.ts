@@ -81,14 +81,26 @@ export class PrestartedJails {
     return this.#waiting.length
   }
 
-  /** A waiting jail for `key` (the oldest ready one, else the oldest); others' keys are ended. */
-  take(key: string): PrestartedJail | undefined {
+  /**
+   * A waiting jail for `key` and `sharer` (the oldest ready one, else the oldest); others' keys
+   * are ended.
+   */
+  take(key: string, sharer = ''): PrestartedJail | undefined {
     this.#touch()
     this.#keep(key)
-    const chosen = this.#waiting.find((jail) => jail.signalled) ?? this.#waiting[0]
+    // A jail that ran a job serves only that job's sharer (decision 0042); a new one any.
+    const mine = this.#waiting.filter((jail) => jail.owner === undefined || jail.owner === sharer)
+    const chosen = mine.find((jail) => jail.signalled) ?? mine[0]
+    if (chosen === undefined) {
+      // All are another sharer's: the oldest makes room for a new one, and this start goes the
+      // old way.
+      const other = this.#waiting.shift()
+      if (other !== undefined) this.#end(other)
+      return undefined
+    }
     this.#waiting = this.#waiting.filter((jail) => jail !== chosen)
-    chosen?.take()
-    if (chosen !== undefined) this.#out.add(chosen)
+    chosen.take(sharer)
+    this.#out.add(chosen)
     return chosen
   }
 
