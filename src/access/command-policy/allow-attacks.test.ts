@@ -30,10 +30,10 @@ interface Attack {
   /** What the control gets. */
   readonly controlVerdict?: CommandVerdict
   /**
-   * What the attack does: a file `pwned` appears, the uncommitted change is lost, or a branch
-   * `pwned` appears.
+   * What the attack does: a file `pwned` appears, the uncommitted change is lost, a branch
+   * `pwned` appears, or the untracked file `draft.txt` is removed.
    */
-  readonly harm: 'runs-or-writes' | 'destroys-work' | 'makes-branch'
+  readonly harm: 'runs-or-writes' | 'destroys-work' | 'makes-branch' | 'removes-untracked'
   /** Files to create before running (name, content). */
   readonly files?: Readonly<Record<string, string>>
   /** Shell run before the command to stage or change things (`git add`). */
@@ -166,6 +166,23 @@ const ATTACKS: readonly Attack[] = [
     verdict: 'jail',
     harm: 'makes-branch',
   },
+  // git takes the name it is called by (argv[0]) for its subcommand: named `git-clean`, the
+  // words `grep -f .` are `git clean -f grep .`; named `git-checkout`, `log -- .` checks out
+  // the branch `log` over the work.
+  {
+    attack: 'exec -a git-clean git grep -f .',
+    control: 'exec git grep -f .',
+    verdict: 'ask',
+    harm: 'removes-untracked',
+    files: { 'draft.txt': 'not yet added\n' },
+  },
+  {
+    attack: 'exec -a git-checkout git log -- .',
+    control: 'exec git log -- .',
+    verdict: 'ask',
+    harm: 'destroys-work',
+    prepare: 'git branch log',
+  },
   {
     attack: 'git read-tree -u --reset HEAD',
     control: 'git ls-tree HEAD',
@@ -230,6 +247,8 @@ describe('commands that were allow, run for real', () => {
     const bash = await repository(attack)
     await bash(command)
     if (attack.harm === 'runs-or-writes') return (await bash('ls -A')).split('\n').includes('pwned')
+    if (attack.harm === 'removes-untracked')
+      return !(await bash('ls -A')).split('\n').includes('draft.txt')
     if (attack.harm === 'makes-branch')
       return (await bash("git for-each-ref --format='%(refname)' refs/heads/pwned")) !== ''
     return (await bash('cat notes.txt')) !== CHANGED

@@ -71,6 +71,13 @@ const RUNS_OR_WRITES: readonly Row[] = [
   ['nohup ls', 'jail', 'confined', 'nice ls'],
   ['env -i ls', 'jail', 'environment', 'env -C src ls'],
   ['exec -c ls', 'jail', 'environment', 'exec ls'],
+  // A name of the command's choosing (argv[0]): git named `git-clean` runs `git clean`.
+  ['exec -a git-clean git grep -f .', 'ask', 'unclear-command', 'exec git grep -f .'],
+  ['exec -agit-checkout git log -- .', 'ask', 'unclear-command', 'exec -- git log -- .'],
+  ['exec -la git-init git status', 'ask', 'unclear-command', 'exec git status'],
+  ['exec -l git log', 'ask', 'unclear-command', 'builtin exec git log'],
+  ['command exec -a rm ls -rf x', 'ask', 'unclear-command', 'command exec ls -R x'],
+  ['exec -a x sudo id', 'deny', 'privilege', 'exec ls'],
   ['setsid -f ls', 'jail', 'confined', 'setsid -w ls'],
   ['busybox ls', 'jail', 'confined', 'ls'],
   ['coproc ls', 'jail', 'confined', 'command ls'],

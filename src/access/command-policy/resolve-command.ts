@@ -183,6 +183,15 @@ function wrapperNotes(
   const writing = wrapper.writingOptions?.find((option) => hasOption(scan, option))
   if (writing !== undefined)
     notes.push(jail(`${name} --${writing} writes a file or leaves a process behind`))
+  const renaming = wrapper.renamingOptions?.find((option) => hasOption(scan, option))
+  if (renaming !== undefined) {
+    // Still judged as what the words say too: `exec -a x sudo id` stays denied.
+    notes.push({
+      verdict: 'ask',
+      rule: 'unclear-command',
+      reason: `${name} -${renaming} gives the program another name to see as its own, and programs such as git, busybox and bash run another command or read other code by that name, so the policy cannot tell what runs; run the program by its own name`,
+    })
+  }
   const clearing = wrapper.clearingOptions?.find((option) => hasOption(scan, option))
   if (clearing !== undefined) {
     notes.push({
