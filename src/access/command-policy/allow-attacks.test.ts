@@ -166,6 +166,38 @@ const ATTACKS: readonly Attack[] = [
     verdict: 'jail',
     harm: 'makes-branch',
   },
+  // A word the shell makes several words of, or none, where the policy read one: an option's
+  // value (the words after it are read out of place) or the words before a wrapper's command.
+  {
+    attack: 'nice -n {1,touch,pwned} git log',
+    control: 'nice -n 1 git log',
+    verdict: 'ask',
+    harm: 'runs-or-writes',
+  },
+  {
+    attack: "n='1 touch pwned'; nice -n $n git log",
+    control: `n='1 touch pwned'; nice -n "$n" git log`,
+    verdict: 'ask',
+    harm: 'runs-or-writes',
+  },
+  {
+    attack: 'timeout {5,touch,pwned} git log',
+    control: 'timeout 5 git log',
+    verdict: 'ask',
+    harm: 'runs-or-writes',
+  },
+  {
+    attack: "k='1 --output=pwned'; sort -k $k notes.txt",
+    control: `k='1 --output=pwned'; sort -k "$k" notes.txt`,
+    verdict: 'jail',
+    harm: 'runs-or-writes',
+  },
+  {
+    attack: 'git log --author {,} --grep --output=pwned',
+    control: "git log --author '' --grep --output=pwned",
+    verdict: 'jail',
+    harm: 'runs-or-writes',
+  },
   // git takes the name it is called by (argv[0]) for its subcommand: named `git-clean`, the
   // words `grep -f .` are `git clean -f grep .`; named `git-checkout`, `log -- .` checks out
   // the branch `log` over the work.

@@ -100,6 +100,28 @@ const EXPANDS_TO_OPTIONS: readonly Row[] = [
   ['[ * ]', 'jail', 'environment', '[ -n "$x" ]'],
 ]
 
+/**
+ * Words the shell may make none or several words of, where the policy reads one: an option's
+ * value in the next word (`sort -k {1,--output=x}` is `sort -k 1 --output=x`) or the words a
+ * wrapper takes before its command (`nice -n {1,touch,x} git log` runs `touch x git log`).
+ */
+const SPLITS_INTO_WORDS: readonly Row[] = [
+  ['sort -k {1,--output=x} a', 'jail', 'writes-file', 'sort -k 1,2 a'],
+  ["x='1 --output=f'; sort -k $x a", 'jail', 'writes-file', `x='1'; sort -k "$x" a`],
+  ['sort -k {,} -k --output=x a', 'jail', 'writes-file', "sort -k '' -k --output=x a"],
+  ["x='a --pre=./x.sh'; rg -e $x .", 'jail', 'writes-file', `x='a'; rg -e "$x" .`],
+  ["x='in out'; uniq -f $x", 'jail', 'writes-file', 'uniq -f 1 in'],
+  ['git log --author {,} --grep --output=x', 'jail', 'confined', 'git log --author x'],
+  ['shopt -s nullglob; git log --author x* --grep --output=y', 'jail', 'confined', 'git log'],
+  ['nice -n {1,touch,x} git log', 'ask', 'unclear-command', 'nice -n 1 git log'],
+  ["n='1 touch x'; nice -n $n git log", 'ask', 'unclear-command', `n=1; nice -n "$n" git log`],
+  ['timeout {5,touch,x} git log', 'ask', 'unclear-command', 'timeout 5 git log'],
+  ['timeout -s {TERM,5,touch,x} 5 ls', 'ask', 'unclear-command', 'timeout -s TERM 5 ls'],
+  ['stdbuf -o {L,touch,x} ls', 'ask', 'unclear-command', 'stdbuf -o L ls'],
+  ['env v=$x git log', 'ask', 'unclear-command', 'env v="$x" git log'],
+  ['sudo -u {a,b} id', 'deny', 'privilege', 'id -u'],
+]
+
 /** Abbreviated long options: git and GNU programs take any unambiguous prefix. */
 const ABBREVIATED: readonly Row[] = [
   ['git log --out=log.txt', 'jail', 'confined', 'git log --oneline'],
@@ -277,6 +299,7 @@ describe('allow comes only from a closed list', () => {
   const classes = {
     'options that run a program or write a file': RUNS_OR_WRITES,
     'words that expand to options': EXPANDS_TO_OPTIONS,
+    'words the shell may split': SPLITS_INTO_WORDS,
     'abbreviated long options': ABBREVIATED,
     'builtins that set variables': SETS_VARIABLES,
     'arithmetic on values': EVALUATES_VALUES,

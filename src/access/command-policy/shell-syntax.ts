@@ -26,6 +26,12 @@ export interface ShellWord {
    * substitution (`<(sort a)`) expands to a file name such as `/dev/fd/63`.
    */
   readonly operandOnly?: boolean
+  /**
+   * True when the word, though only known at run time, always becomes exactly one word: every
+   * expansion in it is inside double quotes and none is `"$@"`-like. Unquoted, bash splits an
+   * expansion's value on blanks and drops it when empty (see {@link isOneWord}).
+   */
+  readonly oneWord?: boolean
 }
 
 /**
@@ -91,6 +97,17 @@ export type ParsedShell =
   | { readonly type: 'parsed'; readonly units: readonly ShellUnit[] }
   | { readonly type: 'error'; readonly message: string }
   | { readonly type: 'ambiguous'; readonly message: string }
+
+/**
+ * True when the shell makes exactly one word of `word`. A glob or a brace expansion can make
+ * none or several (`{1,touch,x}` is three words, `{,}` none), and so can an unquoted
+ * expansion (`$x` holding `1 touch x`, or nothing): where the policy reads one word (an
+ * option's value, `timeout`'s duration), the words after it would be read out of place.
+ */
+export function isOneWord(word: ShellWord): boolean {
+  if (word.glob) return false
+  return word.value !== undefined || word.oneWord === true || word.operandOnly === true
+}
 
 /** A word made by the policy itself (arguments that `xargs` or `find` add at run time). */
 export function dynamicWord(text: string, staticPrefix = ''): ShellWord {
