@@ -198,6 +198,12 @@ const ATTACKS: readonly Attack[] = [
     verdict: 'jail',
     harm: 'runs-or-writes',
   },
+  {
+    attack: 'find . -name {notes.txt,-delete}',
+    control: 'find . -name notes.txt',
+    verdict: 'ask',
+    harm: 'destroys-work',
+  },
   // git takes the name it is called by (argv[0]) for its subcommand: named `git-clean`, the
   // words `grep -f .` are `git clean -f grep .`; named `git-checkout`, `log -- .` checks out
   // the branch `log` over the work.

@@ -120,6 +120,14 @@ const SPLITS_INTO_WORDS: readonly Row[] = [
   ['stdbuf -o {L,touch,x} ls', 'ask', 'unclear-command', 'stdbuf -o L ls'],
   ['env v=$x git log', 'ask', 'unclear-command', 'env v="$x" git log'],
   ['sudo -u {a,b} id', 'deny', 'privilege', 'id -u'],
+  ['find . -maxdepth {1,-delete}', 'ask', 'dynamic-argument', 'find . -maxdepth 1'],
+  ['find . -name {x,-delete}', 'ask', 'dynamic-argument', "find . -name '{x,-delete}'"],
+  ['find . -newer {x,-fprint,y}', 'ask', 'dynamic-argument', 'find . -newer x -print'],
+  // Any of these could be `set -o posix` or `shopt -s extglob`.
+  ['set {-o,} posix', 'deny', 'ambiguous-syntax', 'set -- {-o,} posix'],
+  ['set -o {posix,}', 'deny', 'ambiguous-syntax', 'set -o pipefail'],
+  ['shopt {-s,} extglob', 'deny', 'ambiguous-syntax', 'shopt -s nullglob'],
+  ['shopt -s {extglob,}', 'deny', 'ambiguous-syntax', 'shopt -s dotglob'],
 ]
 
 /** Abbreviated long options: git and GNU programs take any unambiguous prefix. */

@@ -105,8 +105,26 @@ export type ParsedShell =
  * option's value, `timeout`'s duration), the words after it would be read out of place.
  */
 export function isOneWord(word: ShellWord): boolean {
-  if (word.glob) return false
-  return word.value !== undefined || word.oneWord === true || word.operandOnly === true
+  if (word.value === undefined)
+    return !word.glob && (word.oneWord === true || word.operandOnly === true)
+  return !word.glob || !expandsToWords(word.pattern)
+}
+
+/**
+ * True when a literal word's pattern (quoted specials escaped) holds a glob character (`*`,
+ * `?`, `[`) or a brace expansion (`{` with a `,` or `..` after it): `{}` alone is one word.
+ */
+function expandsToWords(pattern: string): boolean {
+  let braces = 0
+  for (let index = 0; index < pattern.length; index += 1) {
+    const character = pattern[index]
+    if (character === '\\') index += 1
+    else if (character === '*' || character === '?' || character === '[') return true
+    else if (character === '{') braces += 1
+    else if (character === '}') braces = Math.max(0, braces - 1)
+    else if (braces > 0 && (character === ',' || pattern.startsWith('..', index))) return true
+  }
+  return false
 }
 
 /** A word made by the policy itself (arguments that `xargs` or `find` add at run time). */
