@@ -195,8 +195,16 @@ const ATTACKS: readonly Attack[] = [
   {
     attack: 'git log --author {,} --grep --output=pwned',
     control: "git log --author '' --grep --output=pwned",
-    verdict: 'jail',
+    verdict: 'ask',
     harm: 'runs-or-writes',
+  },
+  {
+    attack: 'git clean {-q,-f}',
+    control: 'git clean -q',
+    verdict: 'ask',
+    controlVerdict: 'jail',
+    harm: 'removes-untracked',
+    files: { 'draft.txt': 'not yet added\n' },
   },
   {
     attack: 'find . -name {notes.txt,-delete}',
