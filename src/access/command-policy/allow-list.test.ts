@@ -128,6 +128,12 @@ const SPLITS_INTO_WORDS: readonly Row[] = [
   ['find . -maxdepth {1,-delete}', 'ask', 'dynamic-argument', 'find . -maxdepth 1'],
   ['find . -name {x,-delete}', 'ask', 'dynamic-argument', "find . -name '{x,-delete}'"],
   ['find . -newer {x,-fprint,y}', 'ask', 'dynamic-argument', 'find . -newer x -print'],
+  // Where a shell, eval or trap finds its code.
+  ["bash {-c,'git reset --hard'}", 'ask', 'dynamic-code', "bash -c 'git status'", 'jail'],
+  ["bash {-xc,'git reset --hard'}", 'ask', 'dynamic-code', "bash -xc 'git status'", 'jail'],
+  ['echo x | bash {-s,}', 'ask', 'dynamic-code', 'echo x | bash -s', 'ask'],
+  ["eval git push x{,' --force'}", 'deny', 'dynamic-eval', "eval 'git status'", 'jail'],
+  ["trap {'touch x',} EXIT", 'ask', 'dynamic-code', "trap 'touch x' EXIT", 'jail'],
   // Any of these could be `set -o posix` or `shopt -s extglob`.
   ['set {-o,} posix', 'deny', 'ambiguous-syntax', 'set -- {-o,} posix'],
   ['set -o {posix,}', 'deny', 'ambiguous-syntax', 'set -o pipefail'],
