@@ -30,10 +30,10 @@ interface Attack {
   /** What the control gets. */
   readonly controlVerdict?: CommandVerdict
   /**
-   * What the attack does: a file `pwned` appears, the uncommitted change is lost, or a branch
-   * `pwned` appears.
+   * What the attack does: a file `pwned` appears, the uncommitted change is lost, a branch
+   * `pwned` appears, or the untracked file `draft.txt` is removed.
    */
-  readonly harm: 'runs-or-writes' | 'destroys-work' | 'makes-branch'
+  readonly harm: 'runs-or-writes' | 'destroys-work' | 'makes-branch' | 'removes-untracked'
   /** Files to create before running (name, content). */
   readonly files?: Readonly<Record<string, string>>
   /** Shell run before the command to stage or change things (`git add`). */
@@ -166,6 +166,69 @@ const ATTACKS: readonly Attack[] = [
     verdict: 'jail',
     harm: 'makes-branch',
   },
+  // A word the shell makes several words of, or none, where the policy read one: an option's
+  // value (the words after it are read out of place) or the words before a wrapper's command.
+  {
+    attack: 'nice -n {1,touch,pwned} git log',
+    control: 'nice -n 1 git log',
+    verdict: 'ask',
+    harm: 'runs-or-writes',
+  },
+  {
+    attack: "n='1 touch pwned'; nice -n $n git log",
+    control: `n='1 touch pwned'; nice -n "$n" git log`,
+    verdict: 'ask',
+    harm: 'runs-or-writes',
+  },
+  {
+    attack: 'timeout {5,touch,pwned} git log',
+    control: 'timeout 5 git log',
+    verdict: 'ask',
+    harm: 'runs-or-writes',
+  },
+  {
+    attack: "k='1 --output=pwned'; sort -k $k notes.txt",
+    control: `k='1 --output=pwned'; sort -k "$k" notes.txt`,
+    verdict: 'jail',
+    harm: 'runs-or-writes',
+  },
+  {
+    attack: 'git log --author {,} --grep --output=pwned',
+    control: "git log --author '' --grep --output=pwned",
+    verdict: 'ask',
+    harm: 'runs-or-writes',
+  },
+  {
+    attack: 'git clean {-q,-f}',
+    control: 'git clean -q',
+    verdict: 'ask',
+    controlVerdict: 'jail',
+    harm: 'removes-untracked',
+    files: { 'draft.txt': 'not yet added\n' },
+  },
+  {
+    attack: 'find . -name {notes.txt,-delete}',
+    control: 'find . -name notes.txt',
+    verdict: 'ask',
+    harm: 'destroys-work',
+  },
+  // git takes the name it is called by (argv[0]) for its subcommand: named `git-clean`, the
+  // words `grep -f .` are `git clean -f grep .`; named `git-checkout`, `log -- .` checks out
+  // the branch `log` over the work.
+  {
+    attack: 'exec -a git-clean git grep -f .',
+    control: 'exec git grep -f .',
+    verdict: 'ask',
+    harm: 'removes-untracked',
+    files: { 'draft.txt': 'not yet added\n' },
+  },
+  {
+    attack: 'exec -a git-checkout git log -- .',
+    control: 'exec git log -- .',
+    verdict: 'ask',
+    harm: 'destroys-work',
+    prepare: 'git branch log',
+  },
   {
     attack: 'git read-tree -u --reset HEAD',
     control: 'git ls-tree HEAD',
@@ -230,6 +293,8 @@ describe('commands that were allow, run for real', () => {
     const bash = await repository(attack)
     await bash(command)
     if (attack.harm === 'runs-or-writes') return (await bash('ls -A')).split('\n').includes('pwned')
+    if (attack.harm === 'removes-untracked')
+      return !(await bash('ls -A')).split('\n').includes('draft.txt')
     if (attack.harm === 'makes-branch')
       return (await bash("git for-each-ref --format='%(refname)' refs/heads/pwned")) !== ''
     return (await bash('cat notes.txt')) !== CHANGED

@@ -71,6 +71,13 @@ const RUNS_OR_WRITES: readonly Row[] = [
   ['nohup ls', 'jail', 'confined', 'nice ls'],
   ['env -i ls', 'jail', 'environment', 'env -C src ls'],
   ['exec -c ls', 'jail', 'environment', 'exec ls'],
+  // A name of the command's choosing (argv[0]): git named `git-clean` runs `git clean`.
+  ['exec -a git-clean git grep -f .', 'ask', 'unclear-command', 'exec git grep -f .'],
+  ['exec -agit-checkout git log -- .', 'ask', 'unclear-command', 'exec -- git log -- .'],
+  ['exec -la git-init git status', 'ask', 'unclear-command', 'exec git status'],
+  ['exec -l git log', 'ask', 'unclear-command', 'builtin exec git log'],
+  ['command exec -a rm ls -rf x', 'ask', 'unclear-command', 'command exec ls -R x'],
+  ['exec -a x sudo id', 'deny', 'privilege', 'exec ls'],
   ['setsid -f ls', 'jail', 'confined', 'setsid -w ls'],
   ['busybox ls', 'jail', 'confined', 'ls'],
   ['coproc ls', 'jail', 'confined', 'command ls'],
@@ -85,12 +92,53 @@ const EXPANDS_TO_OPTIONS: readonly Row[] = [
   ['sort *', 'jail', 'writes-file', 'sort ./*'],
   ['rg {--pre=./x.sh,foo} .', 'jail', 'writes-file', 'rg foo .'],
   ['xargs sort', 'jail', 'writes-file', 'xargs grep -l foo'],
-  ['git log *', 'jail', 'confined', 'git log -- "*.ts"'],
+  ['git log *', 'ask', 'dynamic-argument', 'git log -- "*.ts"'],
   ['find * -name x', 'jail', 'confined', 'find . -name x'],
   ['diff "$a" b', 'jail', 'writes-file', 'diff <(sort a) <(sort b)'],
   ['printf "$fmt" "$x"', 'jail', 'environment', 'printf "%s\\n" "$x"'],
   ['printf *', 'jail', 'environment', "printf '%s\\n' *"],
   ['[ * ]', 'jail', 'environment', '[ -n "$x" ]'],
+]
+
+/**
+ * Words the shell may make none or several words of, where the policy reads one: an option's
+ * value in the next word (`sort -k {1,--output=x}` is `sort -k 1 --output=x`) or the words a
+ * wrapper takes before its command (`nice -n {1,touch,x} git log` runs `touch x git log`).
+ */
+const SPLITS_INTO_WORDS: readonly Row[] = [
+  ['sort -k {1,--output=x} a', 'jail', 'writes-file', 'sort -k 1,2 a'],
+  ["x='1 --output=f'; sort -k $x a", 'jail', 'writes-file', `x='1'; sort -k "$x" a`],
+  ['sort -k {,} -k --output=x a', 'jail', 'writes-file', "sort -k '' -k --output=x a"],
+  ["x='a --pre=./x.sh'; rg -e $x .", 'jail', 'writes-file', `x='a'; rg -e "$x" .`],
+  ["x='in out'; uniq -f $x", 'jail', 'writes-file', 'uniq -f 1 in'],
+  ['git log --author {,} --grep --output=x', 'ask', 'dynamic-argument', 'git log --author x'],
+  ['shopt -s nullglob; git log --author x* --grep --output=y', 'jail', 'confined', 'git log'],
+  ['nice -n {1,touch,x} git log', 'ask', 'unclear-command', 'nice -n 1 git log'],
+  ["n='1 touch x'; nice -n $n git log", 'ask', 'unclear-command', `n=1; nice -n "$n" git log`],
+  ['timeout {5,touch,x} git log', 'ask', 'unclear-command', 'timeout 5 git log'],
+  ['timeout -s {TERM,5,touch,x} 5 ls', 'ask', 'unclear-command', 'timeout -s TERM 5 ls'],
+  ['stdbuf -o {L,touch,x} ls', 'ask', 'unclear-command', 'stdbuf -o L ls'],
+  ['env v=$x git log', 'ask', 'unclear-command', 'env v="$x" git log'],
+  ['sudo -u {a,b} id', 'deny', 'privilege', 'id -u'],
+  // The rules that ask before git destroys work read the words as written.
+  ['git reset {--soft,--hard}', 'ask', 'dynamic-argument', 'git reset --soft HEAD', 'jail'],
+  ['git clean {-q,-f}', 'ask', 'dynamic-argument', 'git clean -q', 'jail'],
+  ['git checkout {main,-f}', 'ask', 'dynamic-argument', 'git checkout main', 'jail'],
+  ['git stash {list,clear}', 'ask', 'dynamic-argument', 'git stash list', 'jail'],
+  ['find . -maxdepth {1,-delete}', 'ask', 'dynamic-argument', 'find . -maxdepth 1'],
+  ['find . -name {x,-delete}', 'ask', 'dynamic-argument', "find . -name '{x,-delete}'"],
+  ['find . -newer {x,-fprint,y}', 'ask', 'dynamic-argument', 'find . -newer x -print'],
+  // Where a shell, eval or trap finds its code.
+  ["bash {-c,'git reset --hard'}", 'ask', 'dynamic-code', "bash -c 'git status'", 'jail'],
+  ["bash {-xc,'git reset --hard'}", 'ask', 'dynamic-code', "bash -xc 'git status'", 'jail'],
+  ['echo x | bash {-s,}', 'ask', 'dynamic-code', 'echo x | bash -s', 'ask'],
+  ["eval git push x{,' --force'}", 'deny', 'dynamic-eval', "eval 'git status'", 'jail'],
+  ["trap {'touch x',} EXIT", 'ask', 'dynamic-code', "trap 'touch x' EXIT", 'jail'],
+  // Any of these could be `set -o posix` or `shopt -s extglob`.
+  ['set {-o,} posix', 'deny', 'ambiguous-syntax', 'set -- {-o,} posix'],
+  ['set -o {posix,}', 'deny', 'ambiguous-syntax', 'set -o pipefail'],
+  ['shopt {-s,} extglob', 'deny', 'ambiguous-syntax', 'shopt -s nullglob'],
+  ['shopt -s {extglob,}', 'deny', 'ambiguous-syntax', 'shopt -s dotglob'],
 ]
 
 /** Abbreviated long options: git and GNU programs take any unambiguous prefix. */
@@ -270,6 +318,7 @@ describe('allow comes only from a closed list', () => {
   const classes = {
     'options that run a program or write a file': RUNS_OR_WRITES,
     'words that expand to options': EXPANDS_TO_OPTIONS,
+    'words the shell may split': SPLITS_INTO_WORDS,
     'abbreviated long options': ABBREVIATED,
     'builtins that set variables': SETS_VARIABLES,
     'arithmetic on values': EVALUATES_VALUES,

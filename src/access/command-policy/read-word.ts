@@ -24,6 +24,10 @@ class WordBuilder {
   staticPrefix = ''
   dynamic = false
   glob = false
+  /** Inside double quotes, where an expansion is not split into words. */
+  quoted = false
+  /** An expansion the shell may split into several words or drop (see `isOneWord`). */
+  splits = false
   readonly substitutions: SimpleCommand[] = []
 
   get empty(): boolean {
@@ -43,7 +47,10 @@ class WordBuilder {
 
   unquoted(text: string): void {
     // A backquote the grammar left in literal text still runs a command (see backticks.ts).
-    if (hasUnescapedBacktick(text)) this.markDynamic()
+    if (hasUnescapedBacktick(text)) {
+      this.markDynamic()
+      this.splits = true
+    }
     let index = 0
     if (this.empty && text.startsWith('~')) {
       // Tilde expansion: `~`, `~/x` and `~user` name a home folder, which the policy knows.
@@ -68,6 +75,12 @@ class WordBuilder {
     this.dynamic = true
   }
 
+  /** An expansion `text`: split into words unless quoted, and `"$@"`, `"${a[@]}"` even then. */
+  expansion(text: string): void {
+    this.markDynamic()
+    if (!this.quoted || text.includes('@')) this.splits = true
+  }
+
   build(text: string): ShellWord {
     return {
       text,
@@ -76,6 +89,7 @@ class WordBuilder {
       glob: this.glob,
       pattern: this.dynamic ? '' : this.pattern,
       substitutions: this.substitutions,
+      ...(this.dynamic && !this.splits && !this.glob ? { oneWord: true } : {}),
     }
   }
 }
@@ -154,6 +168,16 @@ export function isLocaleDollar(node: Node): boolean {
 }
 
 function appendDoubleQuoted(builder: WordBuilder, node: Node, read: SubstitutionReader): void {
+  const outside = builder.quoted
+  builder.quoted = true
+  try {
+    appendQuotedChildren(builder, node, read)
+  } finally {
+    builder.quoted = outside
+  }
+}
+
+function appendQuotedChildren(builder: WordBuilder, node: Node, read: SubstitutionReader): void {
   const children = node.children
   let position = node.startIndex + 1
   children.forEach((child, index) => {
@@ -206,7 +230,7 @@ function quotedText(builder: WordBuilder, text: string): void {
 
 /** An expansion or substitution: unknown until run time; its substitutions still run. */
 function dynamicNode(builder: WordBuilder, node: Node, read: SubstitutionReader): void {
-  builder.markDynamic()
+  builder.expansion(node.text)
   collectSubstitutions(node, read, builder.substitutions)
 }
 

@@ -9,6 +9,7 @@ import type { CommandFinding } from './command-judgement.ts'
 import { hasOption, scanOptions, type OptionScan } from './scan-options.ts'
 import {
   dynamicWord,
+  isOneWord,
   literalWord,
   type Assignment,
   type ShellWord,
@@ -139,21 +140,44 @@ function peel(
   if (unknown !== undefined || wrapper.stopOptions?.some((option) => hasOption(scan, option))) {
     return { type: 'self' }
   }
+  // Where the command starts is counted in words: a value, a duration or an assignment the
+  // shell may make none or several words of (`nice -n {1,touch,x} git log` runs `touch x git
+  // log`) puts it elsewhere.
+  const splitting = scan.options.find(({ value }) => value !== undefined && !isOneWord(value))
+  // A privileged wrapper is judged as itself whatever it runs.
+  const cannotTell = (word: ShellWord): Peeled =>
+    wrapper.privileged === true ? { type: 'self' } : notOneWord(name, word)
+  if (splitting?.value !== undefined) return cannotTell(splitting.value)
   let index = scan.end
   while (wrapper.assignments === true && index < words.length) {
     const word = words[index] as ShellWord
     const variable = ASSIGNMENT_WORD.exec(word.staticPrefix)?.[1]
     if (variable === undefined) break
+    if (!isOneWord(word)) return cannotTell(word)
     const rest = (word.value ?? word.text).slice(variable.length + 1)
     const value = word.value === undefined ? dynamicWord(rest) : literalWord(rest)
     assignments.push({ name: variable, value })
     index += 1
   }
-  index += wrapper.leadingOperands ?? 0
+  const operands = words.slice(index, index + (wrapper.leadingOperands ?? 0))
+  const split = operands.find((word) => !isOneWord(word))
+  if (split !== undefined) return cannotTell(split)
+  index += operands.length
   const inner = words.slice(index)
   if (inner.length > 0) return { type: 'inner', words: wrapper.adjust?.(inner, scan) ?? inner }
   const fallback = wrapper.defaultCommand
   return fallback === undefined ? { type: 'self' } : { type: 'inner', words: [fallback] }
+}
+
+function notOneWord(name: string, word: ShellWord): Peeled {
+  return {
+    type: 'unclear',
+    finding: {
+      verdict: 'ask',
+      rule: 'unclear-command',
+      reason: `${name}: the shell may make several words of ${word.text}, or none, so the policy cannot tell which program ${name} runs; quote it ("$x") or write it out`,
+    },
+  }
 }
 
 function unclear(reason: string): Peeled {
@@ -183,6 +207,15 @@ function wrapperNotes(
   const writing = wrapper.writingOptions?.find((option) => hasOption(scan, option))
   if (writing !== undefined)
     notes.push(jail(`${name} --${writing} writes a file or leaves a process behind`))
+  const renaming = wrapper.renamingOptions?.find((option) => hasOption(scan, option))
+  if (renaming !== undefined) {
+    // Still judged as what the words say too: `exec -a x sudo id` stays denied.
+    notes.push({
+      verdict: 'ask',
+      rule: 'unclear-command',
+      reason: `${name} -${renaming} gives the program another name to see as its own, and programs such as git, busybox and bash run another command or read other code by that name, so the policy cannot tell what runs; run the program by its own name`,
+    })
+  }
   const clearing = wrapper.clearingOptions?.find((option) => hasOption(scan, option))
   if (clearing !== undefined) {
     notes.push({

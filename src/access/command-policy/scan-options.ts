@@ -5,7 +5,7 @@
  * bundled, long options by any unambiguous prefix, options after operands (unless `--` or
  * `stopAtOperand`), values attached or in the next word.
  */
-import { literalWord, type ShellWord } from './shell-syntax.ts'
+import { isOneWord, literalWord, type ShellWord } from './shell-syntax.ts'
 
 /** One option a program accepts. */
 export interface OptionDefinition {
@@ -105,7 +105,23 @@ export function scanOptions(
   return { ...scan, end: index }
 }
 
-type Found = { options: { name: string; value: ShellWord | undefined }[]; unknown: string[] }
+type Found = {
+  options: { name: string; value: ShellWord | undefined }[]
+  unknown: string[]
+  dynamic: ShellWord[]
+}
+
+/**
+ * Records `next` as the value of `name`. A value the shell may make none or several words of
+ * (`sort -k {1,--output=x}`, `nice -n $n` with `n='1 rm -rf .'`) leaves the words after it out
+ * of place: the program may read one of them as an option, so it counts among `dynamic`.
+ */
+function takeNext(name: string, next: ShellWord | undefined, found: Found): number {
+  found.options.push({ name, value: next })
+  if (next === undefined) return 0
+  if (!isOneWord(next)) found.dynamic.push(next)
+  return 1
+}
 
 /** Reads `--name[=value]`; answers how many following words it consumed. */
 function readLong(
@@ -128,10 +144,7 @@ function readLong(
     found.options.push({ name: definition.name, value: literalWord(body.slice(equals + 1)) })
     return 0
   }
-  if (definition.value === 'required') {
-    found.options.push({ name: definition.name, value: next })
-    return next === undefined ? 0 : 1
-  }
+  if (definition.value === 'required') return takeNext(definition.name, next, found)
   found.options.push({ name: definition.name, value: undefined })
   return 0
 }
@@ -159,8 +172,7 @@ function readShort(
       found.options.push({ name: definition.name, value: literalWord(rest) })
       return 0
     }
-    found.options.push({ name: definition.name, value: next })
-    return next === undefined ? 0 : 1
+    return takeNext(definition.name, next, found)
   }
   return 0
 }

@@ -4,14 +4,17 @@
  * Options are read as bash reads them: bundled (`-xc`), with `+` too, `-o`/`-O` taking a value,
  * all of them before the first operand.
  */
-import type { ShellWord } from './shell-syntax.ts'
+import { isOneWord, type ShellWord } from './shell-syntax.ts'
 
 /** Where a shell's program comes from. */
 export type ShellInvocation =
   | { readonly type: 'string'; readonly script: ShellWord }
   | { readonly type: 'file'; readonly file: ShellWord }
   | { readonly type: 'stdin' }
-  /** A word only known at run time stands where an option or the program could. */
+  /**
+   * A word only known at run time, or one the shell makes several words of (`{-c,'code'}`),
+   * stands where an option or the program could.
+   */
   | { readonly type: 'unclear'; readonly word: ShellWord }
 
 /** Long options that take the next word as their value. */
@@ -31,7 +34,7 @@ export function readShellInvocation(args: readonly ShellWord[]): ShellInvocation
   for (let index = 0; index < args.length; index += 1) {
     const word = args[index] as ShellWord
     const text = word.value
-    if (text === undefined) return { type: 'unclear', word }
+    if (text === undefined || !isOneWord(word)) return { type: 'unclear', word }
     if (text === '--' || text === '-') {
       return operand(args[index + 1], commandString, fromStdin)
     }
@@ -62,8 +65,9 @@ export function readShellInvocation(args: readonly ShellWord[]): ShellInvocation
 export function shellOptions(args: readonly ShellWord[]): Array<string | undefined> {
   const options: Array<string | undefined> = []
   for (let index = 0; index < args.length; index += 1) {
-    const text = args[index]?.value
-    if (text === undefined) return [...options, undefined]
+    const word = args[index] as ShellWord
+    const text = word.value
+    if (text === undefined || !isOneWord(word)) return [...options, undefined]
     if (text === '--' || text === '-') return options
     if (text.startsWith('--')) {
       if (text === '--posix') options.push('posix')

@@ -26,6 +26,12 @@ export interface ShellWord {
    * substitution (`<(sort a)`) expands to a file name such as `/dev/fd/63`.
    */
   readonly operandOnly?: boolean
+  /**
+   * True when the word, though only known at run time, always becomes exactly one word: every
+   * expansion in it is inside double quotes and none is `"$@"`-like. Unquoted, bash splits an
+   * expansion's value on blanks and drops it when empty (see {@link isOneWord}).
+   */
+  readonly oneWord?: boolean
 }
 
 /**
@@ -91,6 +97,35 @@ export type ParsedShell =
   | { readonly type: 'parsed'; readonly units: readonly ShellUnit[] }
   | { readonly type: 'error'; readonly message: string }
   | { readonly type: 'ambiguous'; readonly message: string }
+
+/**
+ * True when the shell makes exactly one word of `word`. A glob or a brace expansion can make
+ * none or several (`{1,touch,x}` is three words, `{,}` none), and so can an unquoted
+ * expansion (`$x` holding `1 touch x`, or nothing): where the policy reads one word (an
+ * option's value, `timeout`'s duration), the words after it would be read out of place.
+ */
+export function isOneWord(word: ShellWord): boolean {
+  if (word.value === undefined)
+    return !word.glob && (word.oneWord === true || word.operandOnly === true)
+  return !word.glob || !expandsToWords(word.pattern)
+}
+
+/**
+ * True when a literal word's pattern (quoted specials escaped) holds a glob character (`*`,
+ * `?`, `[`) or a brace expansion (`{` with a `,` or `..` after it): `{}` alone is one word.
+ */
+function expandsToWords(pattern: string): boolean {
+  let braces = 0
+  for (let index = 0; index < pattern.length; index += 1) {
+    const character = pattern[index]
+    if (character === '\\') index += 1
+    else if (character === '*' || character === '?' || character === '[') return true
+    else if (character === '{') braces += 1
+    else if (character === '}') braces = Math.max(0, braces - 1)
+    else if (braces > 0 && (character === ',' || pattern.startsWith('..', index))) return true
+  }
+  return false
+}
 
 /** A word made by the policy itself (arguments that `xargs` or `find` add at run time). */
 export function dynamicWord(text: string, staticPrefix = ''): ShellWord {

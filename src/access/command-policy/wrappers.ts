@@ -38,6 +38,13 @@ export interface WrapperDefinition {
   readonly variableOptions?: readonly string[]
   /** Options that run the inner command in another folder (`env -C dir`). */
   readonly directoryOptions?: readonly string[]
+  /**
+   * Options that give the inner program another name to see as its own (`exec -a NAME`,
+   * `exec -l`): programs that act by that name do something else than the words say (git named
+   * `git-clean` runs `git clean`, a busybox `ls` named `rm` removes, bash named `-bash` reads
+   * the profile in its home, named `sh` reads code in POSIX mode), so what runs is unknown.
+   */
+  readonly renamingOptions?: readonly string[]
 }
 
 const flag = (name: string, short?: string): OptionDefinition =>
@@ -136,7 +143,11 @@ export const WRAPPERS: Readonly<Record<string, WrapperDefinition>> = {
   },
   command: { options: [shortFlag('p'), shortFlag('v'), shortFlag('V')], stopOptions: ['v', 'V'] },
   builtin: { options: [] },
-  exec: { options: [shortValued('a'), shortFlag('c'), shortFlag('l')], clearingOptions: ['c'] },
+  exec: {
+    options: [shortValued('a'), shortFlag('c'), shortFlag('l')],
+    clearingOptions: ['c'],
+    renamingOptions: ['a', 'l'],
+  },
   coproc: { options: [], notReadOnly: 'coproc runs the command in the background' },
   busybox: {
     options: [],

@@ -11,7 +11,7 @@ import { mostSevere, type CommandFinding } from '../command-judgement.ts'
 import { pathDanger } from '../dangerous-paths.ts'
 import { resolveCommand } from '../resolve-command.ts'
 import { couldBecomeOption } from '../scan-options.ts'
-import { dynamicWord, literalWord, type ShellWord } from '../shell-syntax.ts'
+import { dynamicWord, isOneWord, literalWord, type ShellWord } from '../shell-syntax.ts'
 import { quoted, type CommandRuleCheck, type RuleContext } from './rule.ts'
 import type { ResolvedCommand } from '../resolve-command.ts'
 
@@ -56,6 +56,7 @@ export const checkFind: CommandRuleCheck = (command, context) => {
     starts.push(word)
   }
   if (starts.length === 0) starts.push(literalWord('.'))
+  const expression = index
   for (; index < args.length; index += 1) {
     const value = args[index]?.value
     if (value === undefined || LISTING_FLAGS.has(value)) continue
@@ -73,12 +74,16 @@ export const checkFind: CommandRuleCheck = (command, context) => {
       index = end === -1 ? args.length : end
     }
   }
-  const dynamic = args.find((word) => word.value === undefined)
+  // In the expression every word counts: a value the shell makes none or several words of
+  // (`-maxdepth {1,-delete}` is `-maxdepth 1 -delete`) puts the words after it out of place.
+  const dynamic = args.find(
+    (word, at) => word.value === undefined || (at >= expression && !isOneWord(word)),
+  )
   if (dynamic !== undefined) {
     findings.push({
       verdict: 'ask',
       rule: 'dynamic-argument',
-      reason: `${quoted(command)}: ${dynamic.text} is only known when it runs and could make find delete files or run a program; write it literally`,
+      reason: `${quoted(command)}: ${dynamic.text} is only known when it runs (or the shell makes other words of it) and could make find delete files or run a program; write it literally, quoted`,
     })
   }
   if (findings.length > 0) return findings

@@ -90,7 +90,11 @@ export const checkGit: CommandRuleCheck = (command, context) => {
     return [...findings, { verdict: 'allow', rule: 'read-only', reason: 'git only prints' }]
   const rest = args.slice(index + 1)
   findings.push(...judgeGitSubcommand(subcommand.value as string, rest, context))
-  const unknown = rest.find((word) => word.value === undefined)
+  // A glob or brace that could make an option (`git reset {--soft,--hard}`) is as unknown as
+  // `$x`: the subcommand's rules read only the words as written.
+  const unknown = rest.find(
+    (word) => word.value === undefined || (word.glob && couldBecomeOption(word)),
+  )
   if (unknown !== undefined) findings.push(dynamic(quoted(command), unknown))
   if (findings.length === 0) {
     findings.push({
@@ -106,6 +110,6 @@ function dynamic(command: string, word: ShellWord): CommandFinding {
   return {
     verdict: 'ask',
     rule: 'dynamic-argument',
-    reason: `${command}: ${word.text} is only known when it runs and could be any git option; write it literally`,
+    reason: `${command}: ${word.text} is only known when it runs (or the shell makes other words of it) and could be any git option; write it literally, quoted`,
   }
 }

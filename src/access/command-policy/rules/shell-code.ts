@@ -19,6 +19,7 @@ import { SHELLS, STREAM_FILES } from '../programs.ts'
 import type { ResolvedCommand } from '../resolve-command.ts'
 import { changesParsing, parseModeFinding, variableChangesParsing } from '../parse-modes.ts'
 import { readShellInvocation, shellOptions } from '../shell-invocation.ts'
+import { isOneWord } from '../shell-syntax.ts'
 import { dynamicEval, judged, unreadable } from './nested-code.ts'
 import { quoted, type CommandRuleCheck, type RuleContext } from './rule.ts'
 
@@ -134,7 +135,8 @@ function stdinFindings(command: ResolvedCommand, context: RuleContext): CommandF
 }
 
 function evalFindings(command: ResolvedCommand, context: RuleContext): CommandFinding[] {
-  const dynamic = command.args.find((word) => word.value === undefined)
+  // eval joins its words with blanks: a word the shell makes several of is code unread too.
+  const dynamic = command.args.find((word) => word.value === undefined || !isOneWord(word))
   if (dynamic !== undefined) return [dynamicEval(command, dynamic.text)]
   if (command.args.length === 0) return []
   return judged(context, command.args.map((word) => word.value).join(' '))
@@ -151,7 +153,7 @@ function sourceFindings(command: ResolvedCommand): CommandFinding[] {
 function trapFindings(command: ResolvedCommand, context: RuleContext): CommandFinding[] {
   const first = command.args[0]?.value === '--' ? command.args[1] : command.args[0]
   if (first === undefined) return []
-  if (first.value === undefined) return [unreadable(command, first.text)]
+  if (first.value === undefined || !isOneWord(first)) return [unreadable(command, first.text)]
   if (first.value.startsWith('-') || command.args.length < 2) return []
   return judged(context, first.value)
 }

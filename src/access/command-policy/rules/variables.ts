@@ -17,7 +17,7 @@ import type { CommandFinding } from '../command-judgement.ts'
 import { changesParsing, parseModeFinding } from '../parse-modes.ts'
 import type { ResolvedCommand } from '../resolve-command.ts'
 import { couldBecomeOption } from '../scan-options.ts'
-import type { ShellWord } from '../shell-syntax.ts'
+import { isOneWord, type ShellWord } from '../shell-syntax.ts'
 import { shellVariableFinding } from './environment-changes.ts'
 import { quoted, type CommandRuleCheck, type RuleContext } from './rule.ts'
 
@@ -260,13 +260,18 @@ const SAFE_SET_NAMES = new Set([
 function shellOptionFindings(command: ResolvedCommand): CommandFinding[] {
   const args = command.args
   for (let index = 0; index < args.length; index += 1) {
-    const text = args[index]?.value
-    if (text === undefined) return [unclear(command, `${args[index]?.text} could be any option`)]
-    if (text === '--' || text === '-' || !/^[-+]/.test(text)) return []
+    const word = args[index] as ShellWord
+    const text = word.value
+    // A word only known at run time, or one the shell makes several words of (`{-o,} posix`),
+    // could be `-o posix`.
+    if (!isOneWord(word))
+      return [parseModeFinding(`${quoted(command)} (${word.text} could be any option)`)]
+    if (text === undefined || text === '--' || text === '-' || !/^[-+]/.test(text)) return []
     // `set -o` alone lists the options; a name only known at run time could be `posix`.
     const next = args[index + 1]
     const parsingMode =
-      next !== undefined && (next.value === undefined || changesParsing(next.value))
+      next !== undefined &&
+      (next.value === undefined || !isOneWord(next) || changesParsing(next.value))
     if (text === '-o' && parsingMode) return [parseModeFinding(quoted(command))]
     if (text === '-o' || text === '+o') {
       const name = args[index + 1]?.value
@@ -301,7 +306,7 @@ const SAFE_SHOPT = new Set([
 
 function shoptFindings(command: ResolvedCommand): CommandFinding[] {
   const words = command.args
-  const dynamic = words.find((word) => word.value === undefined)
+  const dynamic = words.find((word) => word.value === undefined || !isOneWord(word))
   // A name only known at run time could turn on expand_aliases.
   if (dynamic !== undefined)
     return [parseModeFinding(`${quoted(command)} (an option only known at run time)`)]
