@@ -31,6 +31,7 @@ import {
   type LauncherShape,
 } from './prestarted-launcher.ts'
 import { JAIL_PERL, PrestartedJail, WAITER_SCRIPT } from './prestarted-jail.ts'
+import { reaperPerl, underReaper } from './jail-reaper.ts'
 import { PrestartedJails } from './prestarted-jails.ts'
 import { MemoryCgroups, type MemorySupport } from './memory-cgroup.ts'
 import { memoryReport } from './memory-report.ts'
@@ -118,6 +119,7 @@ export class Jail implements AsyncDisposable {
   #activeRuns = 0
   #pendingMountPoints = new Set<string>()
   readonly #jobs = new Set<JailedProcess>()
+  #reaper: Promise<string | undefined> | undefined
   readonly #warm: WarmJailPool
   readonly #memory: MemoryCgroups
   /** The launcher of the next cold start, started ahead of it. */
@@ -383,8 +385,13 @@ export class Jail implements AsyncDisposable {
         cwd: '/',
         ...(runAs === undefined ? {} : { runAs }),
       }
-      // The waiter sets the limits itself: no prlimit before it.
-      const spec = { ...base, command: [JAIL_PERL, '-e', WAITER_SCRIPT, '--', ...limitWords(base)] }
+      // The waiter sets the limits itself: no prlimit before it. As PID 1 it reaps too.
+      const waiter = { ...base, command: limitWords(base) }
+      const perl = await this.#reaperPerl()
+      const spec =
+        perl === undefined
+          ? { ...waiter, command: [JAIL_PERL, '-e', WAITER_SCRIPT, '--', ...waiter.command] }
+          : underReaper(waiter, perl, WAITER_SCRIPT)
       const reachable = this.#callerMounts.plan(spec)
       await overlay.callerMounts(reachable.mounts)
       if (this.#closed) throw new Error('the jail closed')
@@ -493,7 +500,9 @@ export class Jail implements AsyncDisposable {
       ...(runAs === undefined ? {} : { runAs }),
       ...(request.asPidOne === true ? { asPidOne: true } : {}),
     }
-    const reachable = this.#callerMounts.plan(spec)
+    // A cold start's PID 1 is the reaper (jail-reaper.ts): bubblewrap's own is dumpable.
+    const perl = cold === undefined ? undefined : await this.#reaperPerl()
+    const reachable = this.#callerMounts.plan(perl === undefined ? spec : underReaper(spec, perl))
     let enter: string[] | undefined
     try {
       if (overlay !== undefined) await overlay.callerMounts(reachable.mounts)
@@ -508,8 +517,7 @@ export class Jail implements AsyncDisposable {
     if (launcher === undefined) prestarted?.discard({ keepCgroup: true })
     // The jail started ahead runs the command itself (else the usual chain, in its cgroup).
     const started =
-      ahead !== undefined &&
-      ahead.command(spec.cwd ?? JAIL_WORKSPACE, spec.environment, spec.command)
+      ahead !== undefined && ahead.command(spec.cwd ?? JAIL_WORKSPACE, spec.environment, command)
         ? ahead
         : undefined
     if (ahead !== undefined && started === undefined) ahead.discard({ keepCgroup: true })
@@ -548,6 +556,16 @@ export class Jail implements AsyncDisposable {
       })
       return process
     }
+  }
+
+  /**
+   * The execute-only Perl that runs a cold jail's PID 1 (jail-reaper.ts), made once; undefined
+   * where it cannot be made (a `noexec` temporary folder): bubblewrap's own PID 1 then, as in
+   * decision 0036's known limit.
+   */
+  #reaperPerl(): Promise<string | undefined> {
+    this.#reaper ??= reaperPerl().catch(() => undefined)
+    return this.#reaper
   }
 
   /** A request's limits: its own, else the jail's, else the defaults. */

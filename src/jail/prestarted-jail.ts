@@ -14,8 +14,9 @@
  * folder, the number of environment entries, the entries, the argv), read with `sysread` so not
  * a byte of the program's own input is taken. It then enters the working folder, sets exactly
  * that environment and execs the program, which keeps stdin (the rest of the pipe) and the
- * waiter's process: the jail's tree is the one a cold start makes (bubblewrap, its init, the
- * program). An end of stdin before the command ends it without running anything.
+ * waiter's process: the jail's tree is the one a cold start makes (bubblewrap, its PID 1, the
+ * program). PID 1 is the waiter run by the reaper's execute-only Perl (jail-reaper.ts): it forks
+ * the command's process at once and reaps, so nothing a command can trace holds the namespace. An end of stdin before the command ends it without running anything.
  *
  * The workspace: the jail binds a mount point of its own, made shared in the layer host (as a
  * warm jail's is); the command's fresh overlay is mounted on it only when the command is known,
@@ -49,6 +50,20 @@ for my $word (@ARGV) {
   my $nr = $SETRLIMIT{$machine} or do { $! = 0; fail("this machine ($machine) is not one the waiter knows") };
   my $limit = pack('QQ', $value, $value);
   syscall($nr, $resource, $limit) == 0 or fail("could not set the limit $word");
+}
+# As PID 1 (run by the reaper's execute-only Perl, jail-reaper.ts): the command's process is a
+# child forked now, ahead of the command; this process reaps whatever is reparented to it and
+# ends with the command's status.
+if ($$ == 1) {
+  my $command = fork() // fail('could not start the command');
+  if ($command != 0) {
+    close STDIN;
+    if (open(my $ready, '>&=', 4)) { close $ready }
+    while ((my $gone = wait()) != -1) {
+      exit(($? & 127) ? 128 + ($? & 127) : $? >> 8) if $gone == $command;
+    }
+    exit 1;
+  }
 }
 # Ready: said on fd 4 (a pipe to eitri, where there is one), which is closed before anything
 # else; the command never has it.
