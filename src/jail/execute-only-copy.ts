@@ -1,8 +1,8 @@
 /**
  * @module jail/execute-only-copy
- * Copies of the programs a warm jail trusts, which the jail's user may execute but not read:
- * bubblewrap (PID 1 in the jail, spared by every kill of a command's stragglers) and Node (its
- * supervisor, PID 2). Both run as the same user as the commands the supervisor starts, so were
+ * Copies of the programs a jail trusts, which the jail's user may execute but not read: Perl
+ * (PID 1 of every jail, the reaper, spared by every kill of a command's stragglers) and Node
+ * (a warm jail's supervisor, PID 2). Both run as the same user as the commands the supervisor starts, so were
  * they dumpable, any command could `ptrace` them or write `/proc/PID/mem`, outlive its end and
  * take over every later command of the session. Node cannot make itself non-dumpable (it has
  * no `prctl`) and bubblewrap does not, but the kernel does it for any program its user cannot
@@ -13,15 +13,18 @@
  * folder of the caller's own under the temporary folder (`eitri-execute-only-UID`, mode 0711),
  * written under a temporary name and renamed into place, and reused while it is still the
  * caller's, of mode 0111 and of the source's size. Nothing of it is trusted otherwise: a
- * folder of that name that is not the caller's own, a link, or a folder others may write
- * refuses the copy, and the warm jail does not start (every command then runs cold, one
- * bubblewrap each, with no supervisor).
+ * folder of that name that is not the caller's own, a link, or a folder others may write is
+ * not used; the copies go to a folder of this process's own with a random name instead (another
+ * account could make the shared name first, and without the copies every jail's PID 1 would be
+ * bubblewrap's, which commands can trace: decision 0038). Where no copy can be made at all (a
+ * `noexec` temporary folder), the warm jail does not start and cold jails keep bubblewrap's PID 1.
  */
 import { createHash, randomBytes } from 'node:crypto'
 import fs from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
 import { EitriError } from '../errors/eitri-error.ts'
+import { ownedPrefix } from '../util/owned-folders.ts'
 
 /** The copy's mode: execute only, for everyone (root reads it all the same). */
 export const EXECUTE_ONLY_MODE = 0o111
@@ -78,7 +81,13 @@ async function makeCopy(source: string, temporaryRoot: string): Promise<string> 
   if ((stat.mode & 0o4000) !== 0) return real
   const folder = await ownFolder(
     path.join(temporaryRoot, `eitri-execute-only-${process.getuid?.() ?? 'user'}`),
-  )
+  ).catch((error: unknown) => {
+    // Another account made a folder of that name first (or a link): a folder of this process's
+    // own instead, whose random name no one can make ahead. Refusing would leave every jail's
+    // PID 1 to bubblewrap, which any command can trace (decision 0038).
+    if (!(error instanceof EitriError)) throw error
+    return privateFolder(temporaryRoot)
+  })
   const pathHash = hash(real)
   const name = `${path.basename(real)}-${pathHash}-${hash(identity(stat))}`
   const copy = path.join(folder, name)
@@ -126,6 +135,27 @@ async function ownFolder(folder: string): Promise<string> {
       `the warm jail's programs are kept in ${folder}, which is not a folder of this user with mode 0711; remove it and try again`,
     )
   return folder
+}
+
+/** This process's own copy folder under each temporary root, made at the first refusal. */
+const PRIVATE_FOLDERS = new Map<string, Promise<string>>()
+
+/**
+ * A 0711 folder of this process's (`eitri-execute-only-PID.START-XXXXXX`, removed by the sweep
+ * of folders whose process ended, jail/temporary-folders.ts), for when the shared one is refused.
+ */
+function privateFolder(temporaryRoot: string): Promise<string> {
+  let made = PRIVATE_FOLDERS.get(temporaryRoot)
+  if (made === undefined) {
+    made = (async () => {
+      const folder = await fs.mkdtemp(ownedPrefix('execute-only', temporaryRoot))
+      await fs.chmod(folder, FOLDER_MODE)
+      return ownFolder(folder)
+    })()
+    PRIVATE_FOLDERS.set(temporaryRoot, made)
+    made.catch(() => PRIVATE_FOLDERS.delete(temporaryRoot))
+  }
+  return made
 }
 
 /** Whether `copy` is a finished copy: the caller's, execute-only, of the source's size. */

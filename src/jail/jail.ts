@@ -30,9 +30,9 @@ import {
   PrestartedLaunchers,
   type LauncherShape,
 } from './prestarted-launcher.ts'
-import { JAIL_PERL, PERL_MOUNT, PrestartedJail } from './prestarted-jail.ts'
+import { JAIL_PERL, PrestartedJail } from './prestarted-jail.ts'
 import { JOB_WAITER_SCRIPT } from './job-waiter-script.ts'
-import { executeOnlyCopy } from './execute-only-copy.ts'
+import { REAPER_PERL_MOUNT, reaperBind, reaperPerl, underReaper } from './jail-reaper.ts'
 import { PrestartedJails } from './prestarted-jails.ts'
 import { MemoryCgroups, type MemoryAccount, type MemorySupport } from './memory-cgroup.ts'
 import { WaiterJob } from './waiter-job.ts'
@@ -122,6 +122,7 @@ export class Jail implements AsyncDisposable {
   #activeRuns = 0
   #pendingMountPoints = new Set<string>()
   readonly #jobs = new Set<JailedProcess>()
+  #reaper: Promise<string | undefined> | undefined
   readonly #warm: WarmJailPool
   readonly #memory: MemoryCgroups
   /** The launcher of the next cold start, started ahead of it. */
@@ -405,7 +406,7 @@ export class Jail implements AsyncDisposable {
     if (overlay === undefined) throw new Error('no overlays')
     // The waiter runs an execute-only copy of Perl, so no job can trace it and it may take the
     // next job; without one it runs one job and ends (decision 0042).
-    const perl = await executeOnlyCopy(JAIL_PERL).catch(() => undefined)
+    const perl = await this.#reaperPerl()
     const point = await overlay.jobSharedPoint()
     try {
       const limits = this.#limits(request)
@@ -420,7 +421,7 @@ export class Jail implements AsyncDisposable {
         binds: [
           ...(this.#options.mounts ?? []),
           ...(request.binds ?? []),
-          ...(perl === undefined ? [] : [{ source: perl, target: PERL_MOUNT, writable: false }]),
+          ...(perl === undefined ? [] : [reaperBind(perl)]),
         ],
         environment: {},
         limits,
@@ -430,7 +431,7 @@ export class Jail implements AsyncDisposable {
         asPidOne: true,
       }
       // The waiter sets the limits itself: no prlimit before it.
-      const program = perl === undefined ? JAIL_PERL : PERL_MOUNT
+      const program = perl === undefined ? JAIL_PERL : REAPER_PERL_MOUNT
       const spec = {
         ...base,
         command: [program, '-e', JOB_WAITER_SCRIPT, '--', ...limitWords(base)],
@@ -543,7 +544,9 @@ export class Jail implements AsyncDisposable {
       ...(runAs === undefined ? {} : { runAs }),
       ...(request.asPidOne === true ? { asPidOne: true } : {}),
     }
-    const reachable = this.#callerMounts.plan(spec)
+    // A cold start's PID 1 is the reaper (jail-reaper.ts): bubblewrap's own is dumpable.
+    const perl = cold === undefined ? undefined : await this.#reaperPerl()
+    const reachable = this.#callerMounts.plan(perl === undefined ? spec : underReaper(spec, perl))
     let enter: string[] | undefined
     try {
       if (overlay !== undefined) await overlay.callerMounts(reachable.mounts)
@@ -558,8 +561,7 @@ export class Jail implements AsyncDisposable {
     if (launcher === undefined) prestarted?.discard({ keepCgroup: true })
     // The jail started ahead runs the command itself (else the usual chain, in its cgroup).
     const started =
-      ahead !== undefined &&
-      ahead.command(spec.cwd ?? JAIL_WORKSPACE, spec.environment, spec.command)
+      ahead !== undefined && ahead.command(spec.cwd ?? JAIL_WORKSPACE, spec.environment, command)
         ? ahead
         : undefined
     if (ahead !== undefined && started === undefined) ahead.discard({ keepCgroup: true })
@@ -600,6 +602,16 @@ export class Jail implements AsyncDisposable {
       return process
     }
     return starter
+  }
+
+  /**
+   * The execute-only Perl that runs a cold jail's PID 1 (jail-reaper.ts), made once; undefined
+   * where it cannot be made (a `noexec` temporary folder): bubblewrap's own PID 1 then, as in
+   * decision 0036's known limit.
+   */
+  #reaperPerl(): Promise<string | undefined> {
+    this.#reaper ??= reaperPerl().catch(() => undefined)
+    return this.#reaper
   }
 
   /** A request's limits: its own, else the jail's, else the defaults. */

@@ -11,6 +11,14 @@ import fs from 'node:fs'
 import path from 'node:path'
 import { EitriError } from '../errors/eitri-error.ts'
 
+/**
+ * How a program's file is opened: no link followed, and never waiting. A FIFO a program swapped
+ * in after the entry was looked at (a background job beside a mirror's sync can) would block
+ * an open without `O_NONBLOCK` until some writer came, and with it eitri's one thread and every
+ * session it serves. The open's `fstat` then refuses anything but a regular file.
+ */
+export const READ_FLAGS = fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW | fs.constants.O_NONBLOCK
+
 const FOLDER_FLAGS = fs.constants.O_RDONLY | fs.constants.O_DIRECTORY | fs.constants.O_NOFOLLOW
 
 /** Errors that mean "something on the way is not a folder (any more)". */

@@ -28,9 +28,6 @@ import { jobRecord, WaiterFrames, WaiterJob } from './waiter-job.ts'
 /** Perl inside the jail (the jail's /usr is the host's, read-only). */
 export const JAIL_PERL = '/usr/bin/perl'
 
-/** Where an execute-only copy of Perl is mounted inside a jail (decision 0036). */
-export const PERL_MOUNT = '/opt/eitri/perl'
-
 /** A jail waiting for its next job; see the module comment. */
 export class PrestartedJail {
   /** What a start must match to use it (access, limits, binds); and its {@link owner}. */

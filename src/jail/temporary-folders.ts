@@ -23,7 +23,7 @@ const SWEPT = 'swept'
 
 /** `eitri-KIND-PID.STARTTIME-XXXXXX`: the names the sweep considers, and only those. */
 const OWNED_NAME =
-  /^eitri-(jail|mirror|layers|drive|mounts|confine|confine-tmp|swept)-(\d{1,10})\.(\d{1,20})-[A-Za-z0-9]{6}$/
+  /^eitri-(jail|mirror|layers|drive|mounts|confine|confine-tmp|execute-only|swept)-(\d{1,10})\.(\d{1,20})-[A-Za-z0-9]{6}$/
 
 const RM = ['/usr/bin/rm', '/bin/rm'].find((candidate) => fs.existsSync(candidate)) ?? 'rm'
 

@@ -18,7 +18,7 @@ import type { JailWorkspaces, WorkspaceLayer } from './jail-workspaces.ts'
 import type { JailedProcess } from './jailed-process.ts'
 import { memoryReport } from './memory-report.ts'
 import { executeOnlyCopy } from './execute-only-copy.ts'
-import { JAIL_PERL } from './prestarted-jail.ts'
+import { reaped, reaperBind, reaperPerl } from './jail-reaper.ts'
 import {
   NODE_MOUNT,
   OUTPUT_WINDOW_FILE,
@@ -27,24 +27,6 @@ import {
   SUPERVISOR_MOUNT,
   WarmJail,
 } from './warm-jail.ts'
-
-/** Where the reaper's Perl is mounted inside the jail. */
-const PERL_MOUNT = '/opt/eitri/perl'
-
-/**
- * PID 1 of a warm jail: starts the supervisor, reaps every process reparented to it, and ends
- * with the supervisor's status (the PID namespace then ends with it). In Perl, the one
- * interpreter the jail already relies on that can wait for any child; its program is a
- * constant, and from inside the jail no signal reaches PID 1.
- */
-const REAPER_SCRIPT = String.raw`
-my $supervisor = fork() // die "eitri: the warm jail cannot start its supervisor: $!\n";
-if ($supervisor == 0) { exec { $ARGV[0] } @ARGV or die "eitri: cannot run $ARGV[0]: $!\n" }
-while ((my $gone = wait()) != -1) {
-  exit(($? & 127) ? 128 + ($? & 127) : $? >> 8) if $gone == $supervisor;
-}
-exit 1;
-`
 
 /** A warm jail that ran nothing for this long is closed (and its placeholders removed). */
 export const WARM_IDLE_MS = 15_000
@@ -194,13 +176,10 @@ export class WarmJailPool {
           : (mirror ?? { type: 'mirror', mirror: await workspaces.syncIn() })
       // The reaper (PID 1) and the supervisor (PID 2) run programs their commands may not
       // read, so neither is dumpable (execute-only-copy.ts); bubblewrap's own PID 1 would be.
-      const [perl, node] = await Promise.all([
-        executeOnlyCopy(JAIL_PERL),
-        executeOnlyCopy(process.execPath),
-      ])
+      const [perl, node] = await Promise.all([reaperPerl(), executeOnlyCopy(process.execPath)])
       if (this.#host.closed) return
       const start = await this.#host.processStarter(
-        [PERL_MOUNT, '-e', REAPER_SCRIPT, '--', NODE_MOUNT, SUPERVISOR_MOUNT],
+        reaped([NODE_MOUNT, SUPERVISOR_MOUNT]),
         { binds: runtimeBinds(perl, node), asPidOne: true },
         writable,
         shown,
@@ -323,7 +302,7 @@ export class WarmJailPool {
  */
 function runtimeBinds(perl: string, node: string): JailBind[] {
   return [
-    { source: perl, target: PERL_MOUNT, writable: false },
+    reaperBind(perl),
     { source: node, target: NODE_MOUNT, writable: false },
     { source: SUPERVISOR_FILE, target: SUPERVISOR_MOUNT, writable: false },
     { source: OUTPUT_WINDOW_FILE, target: OUTPUT_WINDOW_MOUNT, writable: false },

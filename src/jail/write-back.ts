@@ -20,7 +20,7 @@ import {
 } from '../access/write-back/plan-write-back.ts'
 import type { ContentSource, WorkspaceView } from '../ports/workspace-view.ts'
 import type { WorkspaceTree } from '../workspace/workspace-tree.ts'
-import { atPinned } from './pinned-folder.ts'
+import { atPinned, READ_FLAGS } from './pinned-folder.ts'
 
 /** What a sync back to the host did. */
 export interface SyncReport {
@@ -112,9 +112,7 @@ async function copyOut(
     await view.writeFile(relative, change.content, { mode: change.mode })
   } else if (change.type === 'file') {
     // Opened once, without following a link, and copied a piece at a time: never whole in memory.
-    const descriptor = atPinned(source, relative, (pinned) =>
-      fs.openSync(pinned, fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW),
-    )
+    const descriptor = atPinned(source, relative, (pinned) => fs.openSync(pinned, READ_FLAGS))
     try {
       const stat = fs.fstatSync(descriptor)
       if (!stat.isFile()) throw new Error(`${relative} is no longer a regular file`)
@@ -138,7 +136,7 @@ async function copyOut(
 /** A file of the command's version, at most `maxBytes` (undefined when larger or not a file). */
 export function readPinned(root: string, relative: string, maxBytes: number): Buffer | undefined {
   return atPinned(root, relative, (source) => {
-    const descriptor = fs.openSync(source, fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW)
+    const descriptor = fs.openSync(source, READ_FLAGS)
     try {
       const stat = fs.fstatSync(descriptor)
       if (!stat.isFile() || stat.size > maxBytes) return undefined

@@ -11,7 +11,7 @@ import path from 'node:path'
 
 /** The kinds of folder eitri makes in the temporary folder and sweeps. */
 export type TemporaryKind =
-  'jail' | 'mirror' | 'layers' | 'drive' | 'mounts' | 'confine' | 'confine-tmp'
+  'jail' | 'mirror' | 'layers' | 'drive' | 'mounts' | 'confine' | 'confine-tmp' | 'execute-only'
 
 /**
  * A process's start time, in clock ticks since boot (field 22 of /proc/PID/stat); undefined

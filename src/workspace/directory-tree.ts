@@ -99,12 +99,16 @@ export class DirectoryTree implements WorkspaceTree {
    * `bounds`, never more than they allow is read, even if the file grows meanwhile.
    */
   async readFile(relativePath: string, bounds: ReadBounds = {}): Promise<Uint8Array> {
+    // Never waiting: a FIFO (put there by a program, or swapped in since the policy looked)
+    // would block the open, and eitri's one thread with it, until some writer came.
     const descriptor = openSync(
       this.hostPath(relativePath),
-      constants.O_RDONLY | constants.O_NOFOLLOW,
+      constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK,
     )
     try {
-      const { size } = fstatSync(descriptor)
+      const stat = fstatSync(descriptor)
+      if (!stat.isFile() && !stat.isDirectory()) throw notRegular(relativePath)
+      const { size } = stat
       if (bounds.range !== undefined) {
         const { offset, length } = bounds.range
         return await readAt(descriptor, offset, Math.min(length, Math.max(size - offset, 0)))
@@ -320,6 +324,13 @@ async function readAt(descriptor: number, offset: number, length: number): Promi
     filled += read
   }
   return buffer.subarray(0, filled)
+}
+
+function notRegular(relativePath: string): EitriError {
+  return new EitriError(
+    'invalid_input',
+    `Not a regular file (a FIFO, a socket or a device), so it is not read: ${relativePath}.`,
+  )
 }
 
 function tooLarge(relativePath: string, size: number, maxBytes: number): EitriError {

@@ -20,7 +20,7 @@ import path from 'node:path'
 import { GIT_FOLDER, gitEntryKind, gitPlaceByName } from '../../access/git-metadata/git-place.ts'
 import { namesProgram } from '../../access/git-metadata/program-paths.ts'
 import { parseGitConfigFile, type GitConfigEntry } from '../../workspace/git/git-config-file.ts'
-import { atPinned, listPinned, removePinned } from '../pinned-folder.ts'
+import { atPinned, listPinned, READ_FLAGS, removePinned } from '../pinned-folder.ts'
 
 /** A configuration larger than this is not kept (git's own are a few kilobytes). */
 const MAX_CONFIG_BYTES = 256 * 1024
@@ -147,12 +147,14 @@ function entryId({ key, value }: GitConfigEntry): string {
   return `${key}\0${value ?? ''}`
 }
 
-/** A file's bytes, opened without following a link; undefined when larger than a config may be. */
+/** A file's bytes, opened without following a link; undefined when not a regular file or larger than a config may be. */
 function readPinned(root: string, relative: string): Buffer | undefined {
   return atPinned(root, relative, (pinned) => {
-    const descriptor = fs.openSync(pinned, fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW)
+    // Never waiting on a FIFO (pinned-folder.ts, READ_FLAGS); only a regular file is read.
+    const descriptor = fs.openSync(pinned, READ_FLAGS)
     try {
-      if (fs.fstatSync(descriptor).size > MAX_CONFIG_BYTES) return undefined
+      const stat = fs.fstatSync(descriptor)
+      if (!stat.isFile() || stat.size > MAX_CONFIG_BYTES) return undefined
       return fs.readFileSync(descriptor)
     } finally {
       fs.closeSync(descriptor)
