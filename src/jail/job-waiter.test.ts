@@ -143,6 +143,21 @@ describe(
       assert.notEqual(jailOf(theirs.stdout), jailOf(mine.stdout))
     })
 
+    it("leaves no key for the next job or another sharer's: the jail's user is one kernel user in every jail", async (t) => {
+      const jail = await readyJail(t)
+      // A key in the user keyring that its user may read: the same kernel user in every jail.
+      const plant = `python3 -c 'import ctypes; l=ctypes.CDLL(None, use_errno=True); l.syscall.restype=ctypes.c_long; k=l.syscall(248, b"user", b"eitri-left-key", b"secret", 6, ctypes.c_long(-4)); print("key", k, ctypes.get_errno()); print(l.syscall(250, 5, ctypes.c_long(k), 0x3f3f0000))'`
+      const count = 'grep -c eitri-left-key /proc/keys'
+      const first = await job(jail, `${JAIL_ID}; ${plant}; ${count}`)
+      assert.match(first.stdout, /\nkey -1 38\n-1\n0\n$/, 'refused as by a kernel without keys')
+      await pause(PAUSE_MS)
+      const next = await job(jail, `${JAIL_ID}; ${count}`)
+      assert.equal(jailOf(next.stdout), jailOf(first.stdout), 'the same jail took it')
+      assert.match(next.stdout, /\n0\n$/)
+      const theirs = await job(jail, count, { sharer: 'another' })
+      assert.equal(theirs.stdout, '0\n')
+    })
+
     it("relays a job's output whole, each stream apart, and how it ended", async (t) => {
       const jail = await readyJail(t)
       const loud = await job(
