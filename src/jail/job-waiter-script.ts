@@ -17,7 +17,7 @@
  * - `O`, `E`: bytes the job wrote to its stdout, its stderr (its own pipes; stdin is /dev/null).
  * - `X`: the job's wait status, in decimal, once the job's first process ended, every other
  *   process of the jail was killed and reaped, and both pipes were read to their end.
- * - `R`: ready for the next job: /tmp and /dev/shm are empty, no SysV IPC object is left, and
+ * - `R`: ready for the next job: /tmp, /dev/shm and /dev/mqueue (POSIX message queues) are empty, no SysV IPC object is left, and
  *   nothing a job can change in this process (limits, priority, CPUs) changed. When any of
  *   that fails, or this process can be traced or read by the jail's user (it is dumpable: not
  *   the execute-only copy), it sends no `R` and ends, and the jail ends with it.
@@ -153,7 +153,7 @@ sub fresh {
   return 0 unless $reusable && $control_open;
   chmod $tmp_mode, '/tmp' or return 0;
   my $budget = 10000;
-  return empty('/tmp', \$budget) && empty('/dev/shm', \$budget) && clean_ipc() && (own_state() // '') eq $state;
+  return empty('/tmp', \$budget) && empty('/dev/shm', \$budget) && empty('/dev/mqueue', \$budget) && clean_ipc() && (own_state() // '') eq $state;
 }
 sub run_job {
   my @words = split /\0/, $_[0], -1;

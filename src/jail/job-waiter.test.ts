@@ -143,6 +143,22 @@ describe(
       assert.notEqual(jailOf(theirs.stdout), jailOf(mine.stdout))
     })
 
+    it('removes the POSIX message queues a job left', async (t) => {
+      const jail = await readyJail(t)
+      const open = (flags: string) =>
+        `python3 -c 'import ctypes, os; l=ctypes.CDLL(None, use_errno=True); print("queue", l.mq_open(b"/eitri-left", ${flags}, 0o600, None), ctypes.get_errno())'`
+      const first = await job(
+        jail,
+        `${JAIL_ID}; ${open('os.O_CREAT|os.O_RDWR')}; ls -A /dev/mqueue`,
+      )
+      // Positive control: the queue is there while the job runs.
+      assert.match(first.stdout, /\nqueue 3 0\neitri-left\n$/, first.stderr)
+      await pause(PAUSE_MS)
+      const next = await job(jail, `${JAIL_ID}; ${open('os.O_RDWR')}; ls -A /dev/mqueue`)
+      assert.equal(jailOf(next.stdout), jailOf(first.stdout), 'the same jail took it')
+      assert.match(next.stdout, /\nqueue -1 2\n$/)
+    })
+
     it("leaves no key for the next job or another sharer's: the jail's user is one kernel user in every jail", async (t) => {
       const jail = await readyJail(t)
       // A key in the user keyring that its user may read: the same kernel user in every jail.
