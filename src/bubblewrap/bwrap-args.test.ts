@@ -32,6 +32,7 @@ function groups(args: readonly string[]): string[][] {
     '--proc': 1,
     '--dev': 1,
     '--tmpfs': 1,
+    '--mqueue': 1,
     '--remount-ro': 1,
     '--chdir': 1,
     '--size': 1,
@@ -109,6 +110,7 @@ describe('buildBwrapArgs', () => {
     assert.ok(size >= 0 && flat[size + 1] === '--tmpfs /tmp', 'the size applies to /tmp')
     assert.equal(flat[size + 2], `--size ${DEFAULT_JAIL_LIMITS.tmpBytes}`)
     assert.equal(flat[size + 3], '--tmpfs /dev/shm', 'and to /dev/shm')
+    assert.equal(flat[size + 4], '--mqueue /dev/mqueue', 'POSIX message queues, listed')
   })
 
   it('makes the root and /dev read-only once every mount point exists', () => {

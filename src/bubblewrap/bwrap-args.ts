@@ -103,6 +103,9 @@ export function buildBwrapArgs(
   // program can write (the root and /dev are made read-only below).
   args.push('--size', String(spec.limits.tmpBytes), '--tmpfs', '/tmp')
   args.push('--size', String(spec.limits.tmpBytes), '--tmpfs', '/dev/shm')
+  // The IPC namespace's POSIX message queues, listed: a jail that runs one job after another
+  // removes them between two as it empties /tmp (decision 0043).
+  args.push('--mqueue', '/dev/mqueue')
   // The workspace at a fixed path, so nothing reveals where it lives on the host.
   args.push(
     spec.workspaceAccess === 'read-write' ? '--bind' : '--ro-bind',

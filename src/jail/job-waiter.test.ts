@@ -147,6 +147,37 @@ describe(
       assert.equal(jailOf(theirsAgain.stdout), jailOf(theirs.stdout))
     })
 
+    it('removes the POSIX message queues a job left', async (t) => {
+      const jail = await readyJail(t)
+      const open = (flags: string) =>
+        `python3 -c 'import ctypes, os; l=ctypes.CDLL(None, use_errno=True); print("queue", l.mq_open(b"/eitri-left", ${flags}, 0o600, None), ctypes.get_errno())'`
+      const first = await job(
+        jail,
+        `${JAIL_ID}; ${open('os.O_CREAT|os.O_RDWR')}; ls -A /dev/mqueue`,
+      )
+      // Positive control: the queue is there while the job runs.
+      assert.match(first.stdout, /\nqueue 3 0\neitri-left\n$/, first.stderr)
+      await pause(PAUSE_MS)
+      const next = await job(jail, `${JAIL_ID}; ${open('os.O_RDWR')}; ls -A /dev/mqueue`)
+      assert.equal(jailOf(next.stdout), jailOf(first.stdout), 'the same jail took it')
+      assert.match(next.stdout, /\nqueue -1 2\n$/)
+    })
+
+    it("leaves no key for the next job or another sharer's: the jail's user is one kernel user in every jail", async (t) => {
+      const jail = await readyJail(t)
+      // A key in the user keyring that its user may read: the same kernel user in every jail.
+      const plant = `python3 -c 'import ctypes; l=ctypes.CDLL(None, use_errno=True); l.syscall.restype=ctypes.c_long; k=l.syscall(248, b"user", b"eitri-left-key", b"secret", 6, ctypes.c_long(-4)); print("key", k, ctypes.get_errno()); print(l.syscall(250, 5, ctypes.c_long(k), 0x3f3f0000))'`
+      const count = 'grep -c eitri-left-key /proc/keys'
+      const first = await job(jail, `${JAIL_ID}; ${plant}; ${count}`)
+      assert.match(first.stdout, /\nkey -1 38\n-1\n0\n$/, 'refused as by a kernel without keys')
+      await pause(PAUSE_MS)
+      const next = await job(jail, `${JAIL_ID}; ${count}`)
+      assert.equal(jailOf(next.stdout), jailOf(first.stdout), 'the same jail took it')
+      assert.match(next.stdout, /\n0\n$/)
+      const theirs = await job(jail, count, { sharer: 'another' })
+      assert.equal(theirs.stdout, '0\n')
+    })
+
     it("relays a job's output whole, each stream apart, and how it ended", async (t) => {
       const jail = await readyJail(t)
       const loud = await job(
