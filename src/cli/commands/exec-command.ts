@@ -3,6 +3,7 @@
  * `eitri exec -- CMD…`: one command in the jail, run by the person at the terminal, its output
  * streamed live; eitri exits with the command's status.
  */
+import os from 'node:os'
 import type { CliIo } from '../cli-io.ts'
 import { UsageError } from '../cli-io.ts'
 import type { CommandLine } from '../parse-command-line.ts'
@@ -41,7 +42,18 @@ export async function execCommand(
       },
       { oneShot: true },
     )
-    return job.finished
+    // Our reader went away (`eitri exec -- yes | head -1`): the command ends as in a shell's
+    // pipeline, by SIGPIPE, and eitri exits 141, what bash reports for `yes` in `yes | head -1`
+    // (`PIPESTATUS`, `pipefail`); a command that ignores SIGPIPE gets EPIPE at its next write
+    // and ends as it chooses. Not a kill of the jail, which read 137 ("out of memory?").
+    const closeStdout = (): void => job.process.endAsPipeline()
+    io.stdoutClosed?.addEventListener('abort', closeStdout, { once: true })
+    if (io.stdoutClosed?.aborted === true) closeStdout()
+    try {
+      return await job.finished
+    } finally {
+      io.stdoutClosed?.removeEventListener('abort', closeStdout)
+    }
   }
   // On main, the command runs between snapshots of it, so what it did can be restored.
   const result =
@@ -58,5 +70,11 @@ export async function execCommand(
     io.stderr(`eitri: kept in the jail: ${kept.path}: ${kept.reason}\n`)
   for (const hidden of result.sync?.hidden ?? [])
     io.stderr(`eitri: not shown in the jail: ${hidden.path}: ${hidden.reason}\n`)
-  return result.exitCode ?? EXIT_KILLED
+  return result.exitCode ?? signalStatus(result.signal)
+}
+
+/** A shell's status for a program a signal ended: 128 + its number (137 when unknown). */
+function signalStatus(signal: string | null): number {
+  const number = signal === null ? undefined : os.constants.signals[signal as NodeJS.Signals]
+  return number === undefined ? EXIT_KILLED : 128 + number
 }
