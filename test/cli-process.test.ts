@@ -100,6 +100,15 @@ describe('bin/eitri.js', () => {
     }
   })
 
+  it('exec of an npm install says the jail has no network and to install outside it', async () => {
+    await using scratch = await makeScratch({ 'package.json': '{"name":"p","version":"1.0.0"}' })
+    const args = ['exec', ...scratch.flags, '--', 'npm', 'install', 'left-pad-for-eitri-tests']
+    const result = await runEitri(args)
+    assert.equal(result.status, 1, result.stderr)
+    assert.match(result.stderr, /ENOTCACHED/)
+    assert.match(result.stderr, /\neitri: the jail has no network .*\(npm install\)/)
+  })
+
   it('exec in a folder of a repository says programs see only that folder, and where to run it', async () => {
     await using scratch = await makeScratch({ 'src/a.js': 'a\n', 'package.json': '{}' })
     const { execFileSync } = await import('node:child_process')

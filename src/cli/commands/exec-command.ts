@@ -10,9 +10,13 @@ import type { CommandLine } from '../parse-command-line.ts'
 import { enclosingRepositoryNote } from '../enclosing-repository.ts'
 import { openFromCommandLine } from './open-from-command-line.ts'
 import { MAIN_LINE } from '../../ports/line-control.ts'
+import { NETWORK_NOTE_FOR_PERSON, wantedNetwork } from '../../tools/shell/network-note.ts'
 
 /** Exit status when the jail killed the command (as shells report 128 + SIGKILL). */
 const EXIT_KILLED = 137
+
+/** How much of one chunk's end is kept to find a message cut between two chunks. */
+const NETWORK_WATCH_CHARS = 64
 
 /** Runs the command; returns its exit status. */
 export async function execCommand(
@@ -30,6 +34,14 @@ export async function execCommand(
   // The jail's probe (one bubblewrap on an empty folder, which changes nothing) runs while main
   // is snapshotted, not after; the command's start waits for it, and reports what it found.
   jail.availability().catch(() => undefined)
+  // Whether the command's output showed it wanted the network (npm's ENOTCACHED), read across
+  // chunks by keeping the end of the last one.
+  let wanted = false
+  let last = ''
+  const watch = (text: string): void => {
+    if (!wanted && wantedNetwork(last + text)) wanted = true
+    last = text.slice(-NETWORK_WATCH_CHARS)
+  }
   const run = async () => {
     const job = await jail.start(
       {
@@ -37,8 +49,11 @@ export async function execCommand(
         access: 'workspace-write',
         maxOutputChars: 0,
         signal,
-        onOutput: (stream, chunk) =>
-          (stream === 'stdout' ? io.stdout : io.stderr)(chunk.toString()),
+        onOutput: (stream, chunk) => {
+          const text = chunk.toString()
+          watch(text)
+          ;(stream === 'stdout' ? io.stdout : io.stderr)(text)
+        },
       },
       { oneShot: true },
     )
@@ -70,6 +85,7 @@ export async function execCommand(
     io.stderr(`eitri: kept in the jail: ${kept.path}: ${kept.reason}\n`)
   for (const hidden of result.sync?.hidden ?? [])
     io.stderr(`eitri: not shown in the jail: ${hidden.path}: ${hidden.reason}\n`)
+  if (wanted && result.exitCode !== 0) io.stderr(NETWORK_NOTE_FOR_PERSON)
   return result.exitCode ?? signalStatus(result.signal)
 }
 
