@@ -80,6 +80,35 @@ describe('bin/eitri.js', () => {
     assert.equal(await readFile(`${scratch.workspace}/out.txt`, 'utf8'), 'made\n')
   })
 
+  it('exec whose reader goes away ends its command by SIGPIPE and exits 141, as bash reports `yes` in `yes | head -1`', async () => {
+    await using scratch = await makeScratch()
+    const { spawn } = await import('node:child_process')
+    const eitri = [process.execPath, EITRI_BIN, 'exec', ...scratch.flags, '--']
+      .map((word) => `'${word}'`)
+      .join(' ')
+    for (const command of ['yes', "bash -c 'yes | tr y n'"]) {
+      const shell = spawn(
+        'bash',
+        ['-o', 'pipefail', '-c', `${eitri} ${command} | head -1; echo "status $?" >&2`],
+        { stdio: 'pipe' },
+      )
+      shell.stdin.end()
+      const result = await finished(shell)
+      assert.match(result.stdout, /^[yn]\n$/)
+      // Not 137 (killed), and no "Connection reset by peer" from a writer whose pipe was shut.
+      assert.equal(result.stderr, 'status 141\n')
+    }
+  })
+
+  it('exec of an npm install says the jail has no network and to install outside it', async () => {
+    await using scratch = await makeScratch({ 'package.json': '{"name":"p","version":"1.0.0"}' })
+    const args = ['exec', ...scratch.flags, '--', 'npm', 'install', 'left-pad-for-eitri-tests']
+    const result = await runEitri(args)
+    assert.equal(result.status, 1, result.stderr)
+    assert.match(result.stderr, /ENOTCACHED/)
+    assert.match(result.stderr, /\neitri: the jail has no network .*\(npm install\)/)
+  })
+
   it('exec in a folder of a repository says programs see only that folder, and where to run it', async () => {
     await using scratch = await makeScratch({ 'src/a.js': 'a\n', 'package.json': '{}' })
     const { execFileSync } = await import('node:child_process')

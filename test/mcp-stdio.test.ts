@@ -188,3 +188,50 @@ describe('cancellation over stdio', () => {
     }
   })
 })
+
+describe('a first shell command prepared for over stdio', () => {
+  /** The programs eitri serve started itself (its direct children), by their argv. */
+  async function children(pid: number): Promise<string[][]> {
+    const tasks = await fs.readdir(`/proc/${pid}/task`)
+    const ids = (
+      await Promise.all(
+        tasks.map((task) => fs.readFile(`/proc/${pid}/task/${task}/children`, 'utf8')),
+      )
+    ).flatMap((line) => line.split(' ').filter((word) => word !== ''))
+    const argvs = await Promise.all(
+      ids.map((id) => fs.readFile(`/proc/${id}/cmdline`, 'utf8').catch(() => '')),
+    )
+    return argvs.map((argv) => argv.split('\0'))
+  }
+  const isLayerHost = (argv: string[]): boolean =>
+    path.basename(argv[0] ?? '') === 'perl' && argv[1] === '-e'
+
+  it('starts the jail of the session (its layer host) once the client lists the tools, before any call', async () => {
+    await using scratch = await makeScratch({ 'README.md': '# hello\n' })
+    const transport = new StdioClientTransport({
+      command: process.execPath,
+      args: [EITRI_BIN, 'serve', ...scratch.flags],
+      stderr: 'pipe',
+    })
+    const client = new Client({ name: 'eitri-test', version: '1.0.0' })
+    await client.connect(transport)
+    try {
+      const pid = transport.pid
+      assert.ok(pid !== null)
+      // The control: connected, nothing of the jail runs yet (it would hold up the handshake).
+      assert.deepEqual((await children(pid)).filter(isLayerHost), [])
+      await client.listTools()
+      // Prepared while the client's model thinks: the first call then waits for none of it.
+      let found = false
+      for (let attempt = 0; attempt < 200 && !found; attempt++) {
+        found = (await children(pid)).some(isLayerHost)
+        if (!found) await delay(100)
+      }
+      assert.ok(found, 'no layer host started after tools/list')
+      const ran = await call(client, 'shell', { command: 'cat README.md' })
+      assert.equal(text(ran), '# hello\n\n[exit 0]')
+    } finally {
+      await client.close()
+    }
+  })
+})

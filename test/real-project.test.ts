@@ -74,6 +74,12 @@ describe('a real project with dependencies', { timeout: 120_000 }, () => {
     })
     assert.doesNotMatch(ran.content, /timed out/, ran.content)
     assert.match(ran.content, /ENOTCACHED/, ran.content)
+    // npm's words blame its cache; the answer says the jail has no network, and what to do.
+    assert.match(
+      ran.content,
+      /\[the jail has no network: .*ask the person to run the install .*escalate: \{reason\}/,
+      ran.content,
+    )
   })
 
   it('passes the same npm test in a fork, node_modules and .git showing through', async () => {

@@ -80,6 +80,38 @@ describe('eitri log and eitri restore', () => {
     )
   })
 
+  it('eitri log lists a call that waited for a person once, by the snapshot before it', async () => {
+    await using scratch = await makeScratch({ 'a.txt': 'a1\n', 'old/b.txt': 'b1\n' })
+    const { openWorkshop } = await import('../src/workshop/workshop.ts')
+    {
+      await using workshop = await openWorkshop({
+        workspace: scratch.workspace,
+        stateDir: scratch.stateDir,
+        configPath: scratch.configPath,
+        approver: async () => ({ type: 'approved', by: 'test' }),
+      })
+      // Wiping the workspace asks a person; the snapshots around the wait are the person's time.
+      const ran = await workshop.call('shell', { command: 'rm -rf *' })
+      assert.equal(ran.type, 'success', ran.content)
+      const kinds = (await workshop.lines.snapshots.list()).map((record) => record.kind)
+      assert.deepEqual(kinds, ['after', 'before', 'after', 'before'])
+    }
+    const text = await runEitri(['log', ...scratch.flags])
+    assert.equal(text.status, 0, text.stderr)
+    assert.equal(text.stdout.match(/shell: rm -rf \*/g)?.length, 1, text.stdout)
+    const listed = JSON.parse(
+      (await runEitri(['log', '--json', ...scratch.flags])).stdout,
+    ) as Listed[]
+    assert.deepEqual(
+      listed.map((entry) => [entry.id, entry.kind, entry.call?.detail]),
+      [[1, 'before', 'rm -rf *']],
+    )
+    // That snapshot undoes the whole call.
+    const restored = await runEitri(['restore', '1', ...scratch.flags])
+    assert.equal(restored.status, 0, restored.stderr)
+    assert.equal(await fs.readFile(path.join(scratch.workspace, 'old/b.txt'), 'utf8'), 'b1\n')
+  })
+
   it('eitri log shows an escape sequence in a command as an escape, not to the terminal', async () => {
     await using scratch = await makeScratch({ 'a.txt': 'a1\n' })
     // Raw, it sets the terminal's title and clears the line before "innocent".

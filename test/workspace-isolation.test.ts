@@ -167,6 +167,27 @@ describe('merging', () => {
     assert.equal((await workshop.call('workspace_merge', { fork: 't' })).type, 'success')
     assert.match((await workshop.call('task_list', {})).content, /fork task/)
   })
+
+  it('a merged fork says so when used, and is refused as a parent before a fork of it is made', async () => {
+    await using scratch = await makeScratch()
+    await using workshop = await open(scratch, { approver: approve })
+    await workshop.call('workspace_fork', { name: 'done' })
+    await workshop.call('room_write', { fork: 'done', files: [{ path: 'x.txt', content: 'x' }] })
+    assert.equal((await workshop.call('workspace_merge', { fork: 'done' })).type, 'success')
+    const used = await workshop.call('workspace_use', { fork: 'done' })
+    assert.match(
+      used.content,
+      /^This session now works on done \(f-[0-9a-f]{8}\)\. It was merged, so it is read-only/,
+    )
+    const forked = await workshop.call('workspace_fork', { name: 'next' })
+    assert.equal(forked.type === 'error' && forked.code, 'conflict')
+    assert.match(
+      forked.content,
+      /^Fork done was merged into main and takes no more work; fork main instead/,
+    )
+    const listed = await workshop.call('workspace_list', {})
+    assert.doesNotMatch(listed.content, /\(next\)/, listed.content)
+  })
 })
 
 describe('isolate', () => {

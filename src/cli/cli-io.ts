@@ -20,6 +20,12 @@ export interface CliIo {
    * @default stderr
    */
   readonly stderrControls?: (controls: string) => void
+  /**
+   * Aborts when stdout's reader went away (`eitri exec -- yes | head -1`). Only the commands of
+   * `READER_AWARE_COMMANDS` hear of it here; any other is cancelled instead, as SIGPIPE would.
+   * @default never
+   */
+  readonly stdoutClosed?: AbortSignal
 }
 
 /**
@@ -32,6 +38,7 @@ export function visibleIo(io: CliIo, options: { readonly exactStdout: boolean })
     stdout: options.exactStdout ? io.stdout : (text) => io.stdout(visibleText(text)),
     stderr: (text) => io.stderr(visibleText(text)),
     ...(io.stdin === undefined ? {} : { stdin: io.stdin }),
+    ...(io.stdoutClosed === undefined ? {} : { stdoutClosed: io.stdoutClosed }),
     stderrControls: io.stderrControls ?? io.stderr,
   }
 }

@@ -72,3 +72,10 @@ export const JSON_COMMANDS: ReadonlySet<string> = new Set([
   'diff',
   'merge',
 ])
+
+/**
+ * Commands that handle stdout's reader going away themselves (`CliIo.stdoutClosed`): `exec`
+ * closes its command's stdout so the command ends as in a shell's pipeline, by SIGPIPE at its
+ * next write. Every other command is cancelled then.
+ */
+export const READER_AWARE_COMMANDS: ReadonlySet<string> = new Set(['exec'])

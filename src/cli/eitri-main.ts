@@ -24,14 +24,18 @@ for (const name of ['SIGINT', 'SIGTERM'] as const) {
 /**
  * A reader that goes away (`eitri log | head`, a client that closed its end) ends eitri as
  * SIGPIPE ends other programs: quietly, through the same cleanup as Ctrl-C, with no stack trace;
- * what is still written to that stream is dropped. Other write errors stay errors.
+ * what is still written to that stream is dropped. Other write errors stay errors. stdout's
+ * reader going away reaches the command as `stdoutClosed` (main.ts cancels the commands that
+ * do not handle it: `eitri exec` ends its program as a pipeline would instead).
  */
 const gone = { stdout: false, stderr: false }
+const stdoutClosed = new AbortController()
 for (const name of ['stdout', 'stderr'] as const) {
   process[name].on('error', (error: NodeJS.ErrnoException) => {
     if (error.code !== 'EPIPE') throw error
     gone[name] = true
-    controller.abort()
+    if (name === 'stdout') stdoutClosed.abort()
+    else controller.abort()
   })
 }
 
@@ -41,6 +45,7 @@ const status = await main(
     stdout: (text) => void (gone.stdout || process.stdout.write(text)),
     stderr: (text) => void (gone.stderr || process.stderr.write(text)),
     stdin: process.stdin,
+    stdoutClosed: stdoutClosed.signal,
   },
   controller.signal,
 )

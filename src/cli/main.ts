@@ -5,7 +5,7 @@
 import { EitriError } from '../errors/eitri-error.ts'
 import { packageInfo } from '../util/package-info.ts'
 import { EXIT_FAILURE, EXIT_OK, EXIT_USAGE, UsageError, visibleIo, type CliIo } from './cli-io.ts'
-import { commandNamed, JSON_COMMANDS } from './command-table.ts'
+import { commandNamed, JSON_COMMANDS, READER_AWARE_COMMANDS } from './command-table.ts'
 import { parseCommandLine } from './parse-command-line.ts'
 import { HELP, USAGE_LINE } from './usage.ts'
 
@@ -36,7 +36,13 @@ export async function main(
     if (line.command === undefined) throw new UsageError('no command given')
     const run = commandNamed(line.command)
     if (run === undefined) throw new UsageError(`unknown command '${line.command}'`)
-    return await run(line, io, signal)
+    // A reader that went away cancels the command, unless it handles that itself.
+    const stdoutClosed = given.stdoutClosed
+    const cancel =
+      stdoutClosed === undefined || READER_AWARE_COMMANDS.has(line.command)
+        ? signal
+        : AbortSignal.any([signal, stdoutClosed])
+    return await run(line, io, cancel)
   } catch (error) {
     if (error instanceof UsageError) {
       io.stderr(`eitri: ${error.message}\n${USAGE_LINE}\n`)

@@ -197,17 +197,23 @@ export class JailedProcess {
    * when it cannot be found.
    */
   #interrupt(): boolean {
+    if (!this.running) return false
     // A job of a jail started ahead: its waiter signals the job's group.
     if (this.#child.child instanceof WaiterJob) return this.#child.child.kill('SIGINT')
+    return this.#signalProgram('SIGINT')
+  }
+
+  /** Sends `signal` to the program below bubblewrap's init; false when it cannot be found. */
+  #signalProgram(signal: NodeJS.Signals): boolean {
     const pid = this.#child.pid
-    if (pid === undefined || !this.running) return false
+    if (pid === undefined) return false
     let interrupted = false
     for (const init of childrenOf(pid)) {
       for (const program of childrenOf(init)) {
         // Its group when it leads one, else the program alone.
         for (const target of [-program, program]) {
           try {
-            process.kill(target, 'SIGINT')
+            process.kill(target, signal)
             interrupted = true
             break
           } catch {
@@ -217,6 +223,38 @@ export class JailedProcess {
       }
     }
     return interrupted
+  }
+
+  /**
+   * Ends the program as a shell's pipeline does when its reader exits: SIGPIPE to the program
+   * (its process group), then the reading end of its stdout is closed, so whatever ignores
+   * SIGPIPE gets EPIPE at its next write. The signal comes first because Node's pipes are
+   * socket pairs: closing one with data unread makes the writer's next write fail with
+   * ECONNRESET instead ("yes: standard output: Connection reset by peer", exit 1).
+   */
+  endAsPipeline(): void {
+    if (this.running) this.#signalJail('SIGPIPE')
+    this.#child.closeStdout()
+  }
+
+  /**
+   * Sends `signal` to every process of the jail's process group (bubblewrap's init leads it:
+   * `bash -c 'yes | tr y n'` is one group), else to the program alone. The init itself, PID 1
+   * of its namespace, ignores it: the kernel delivers only SIGKILL and SIGSTOP to a namespace's
+   * init from outside.
+   */
+  #signalJail(signal: NodeJS.Signals): void {
+    const pid = this.#child.pid
+    if (pid === undefined) return
+    for (const init of childrenOf(pid)) {
+      try {
+        process.kill(-init, signal)
+        return
+      } catch {
+        // not a group leader, or gone
+      }
+    }
+    this.#signalProgram(signal)
   }
 
   /**

@@ -29,6 +29,12 @@ export interface McpServerOptions {
   readonly onClose?: () => Promise<void> | void
   /** Called with the server once it exists (an approver elicits through it). */
   readonly onCreated?: (server: Server) => void
+  /**
+   * Called after each answer to `tools/list` has been sent. A client lists the tools, then
+   * waits on its model: a server prepares for the first call then (`eitri serve` loads what a
+   * shell command needs), without holding up the handshake or the list.
+   */
+  readonly onToolsListed?: () => void
 }
 
 /** Instructions sent to clients at initialization. */
@@ -50,15 +56,18 @@ export function createMcpServer(options: McpServerOptions): Server {
   server.onerror = (error) => options.log?.(`MCP protocol error: ${error.message}`)
   server.onclose = () => void options.onClose?.()
   options.onCreated?.(server)
-  server.setRequestHandler(ListToolsRequestSchema, async (_request, extra) => ({
-    tools: (await options.toolset.offeredIn(await options.context({ signal: extra.signal }))).map(
-      (tool): McpTool => ({
+  server.setRequestHandler(ListToolsRequestSchema, async (_request, extra) => {
+    const offered = await options.toolset.offeredIn(await options.context({ signal: extra.signal }))
+    // The answer is written in this turn of the event loop; the callback runs after it.
+    if (options.onToolsListed !== undefined) setImmediate(options.onToolsListed)
+    return {
+      tools: offered.map((tool): McpTool => ({
         name: tool.name,
         description: tool.description,
         inputSchema: tool.input_schema as McpTool['inputSchema'],
-      }),
-    ),
-  }))
+      })),
+    }
+  })
   server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
     const base = await options.context({ signal: extra.signal })
     const token = request.params._meta?.progressToken

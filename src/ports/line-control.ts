@@ -77,9 +77,20 @@ export interface SnapshotInfo {
   readonly time: string
   /** The call it was taken for: tool, command or path, session. */
   readonly call?: { readonly tool: string; readonly detail?: string; readonly session?: string }
+  /** A `before` taken as the call went on after a person answered it (not listed). */
+  readonly resumed?: true
   /** Paths left out: over the size bound, nested repositories (`folder/`), refused by git. */
   readonly skipped: readonly string[]
   readonly skippedCount: number
+}
+
+/**
+ * Whether a snapshot is one a person picks from (`eitri log`, `workspace_snapshots`): taken at
+ * open or before a call. Not the one after a call, nor where a call went on after a person's
+ * answer: each call is listed once, by the snapshot before it started, which undoes all of it.
+ */
+export function isListedSnapshot(snapshot: Pick<SnapshotInfo, 'kind' | 'resumed'>): boolean {
+  return snapshot.kind !== 'after' && snapshot.resumed !== true
 }
 
 /** A git reference a restore moved back: from its value before (absent: gone) to the recorded one. */

@@ -7,7 +7,7 @@ import type { Tool } from './define-tool.ts'
 import type { ToolContext } from './tool-context.ts'
 import { toolError, type ToolResult } from './tool-result.ts'
 import { truncateResult } from './truncate.ts'
-import { describeIssues } from './validate-input.ts'
+import { describeInvalidInput } from './validate-input.ts'
 import { MAIN_LINE } from '../ports/line-control.ts'
 
 /**
@@ -27,7 +27,7 @@ export async function runToolCall(
   if (!parsed.success) {
     return toolError(
       'invalid_input',
-      `Invalid input for tool "${tool.name}":\n${describeIssues(parsed.error)}\nFix these fields and call again.`,
+      `Invalid input for tool "${tool.name}":\n${describeInvalidInput(tool.parameters, input ?? {}, parsed.error)}\nFix these fields and call again.`,
       {
         tool: tool.name,
         issues: parsed.error.issues.map(({ path, message }) => ({ path, message })),

@@ -152,6 +152,21 @@ describe('Toolset', () => {
     assert.deepEqual(ran, [])
   })
 
+  it('says a missing field is missing, and names a field the tool does not have with those it has', async () => {
+    const { toolset, ran } = fixture()
+    const result = await toolset.run({ name: 'echo', input: { txt: 'hi' } }, contextWith())
+    assert.equal(result.type === 'error' && result.code, 'invalid_input')
+    assert.match(result.content, /^- text: missing; it is required \(string\)$/m)
+    assert.match(
+      result.content,
+      /^- txt: not a field of this tool; its fields: text, nested\? \(\? optional\)$/m,
+    )
+    assert.deepEqual(ran, [])
+    // A call that parses ignores a field it does not know, as before.
+    const extra = await toolset.run({ name: 'echo', input: { text: 'hi', more: 1 } }, contextWith())
+    assert.equal(extra.type, 'success')
+  })
+
   it('treats a missing or non-object input as invalid, not as a crash', async () => {
     const { toolset } = fixture()
     const missing = await toolset.run({ name: 'echo', input: undefined }, contextWith())

@@ -2,7 +2,7 @@
  * @module tool/validate-input
  * Turns a zod failure into a message that names each field and what it expected.
  */
-import type { z } from 'zod'
+import { z } from 'zod'
 
 /**
  * Describes every issue of a failed parse, one per line, each led by its field path.
@@ -23,4 +23,51 @@ export function fieldPath(path: readonly PropertyKey[]): string {
     else rendered += rendered === '' ? String(key) : `.${String(key)}`
   }
   return rendered
+}
+
+/**
+ * What a tool call's failed input needs to be fixed: each issue (a missing field said to be
+ * missing, not "expected string, received undefined"), then the fields the tool does not have,
+ * with the ones it does (`{"cmd": "ls"}` for `shell`: "cmd: not a field of this tool; its
+ * fields: command, timeout_s?, …"). Unknown fields are named only when the input failed anyway:
+ * a call that parses ignores them, as before.
+ */
+export function describeInvalidInput(
+  parameters: z.ZodType,
+  input: unknown,
+  error: z.ZodError,
+): string {
+  const lines = error.issues.map((issue) =>
+    issue.code === 'invalid_type' && valueAt(input, issue.path) === undefined
+      ? `- ${fieldPath(issue.path)}: missing; it is required (${issue.expected})`
+      : `- ${fieldPath(issue.path)}: ${issue.message}`,
+  )
+  if (parameters instanceof z.ZodObject && isRecord(input)) {
+    const shape = parameters.shape as Record<string, z.ZodType>
+    const unknown = Object.keys(input).filter((key) => !Object.hasOwn(shape, key))
+    if (unknown.length > 0) {
+      const fields = Object.entries(shape).map(([name, field]) =>
+        field.safeParse(undefined).success ? `${name}?` : name,
+      )
+      const optional = fields.some((field) => field.endsWith('?')) ? ' (? optional)' : ''
+      for (const key of unknown)
+        lines.push(
+          `- ${key}: not a field of this tool; its fields: ${fields.join(', ')}${optional}`,
+        )
+    }
+  }
+  return lines.join('\n')
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value)
+}
+
+function valueAt(input: unknown, path: readonly PropertyKey[]): unknown {
+  let value = input
+  for (const key of path) {
+    if (typeof value !== 'object' || value === null) return undefined
+    value = (value as Record<PropertyKey, unknown>)[key]
+  }
+  return value
 }

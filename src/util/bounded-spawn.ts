@@ -264,6 +264,15 @@ export class BoundedChild<C extends ProgramChild = ChildProcess> {
     this.child.stdin?.write(text)
   }
 
+  /**
+   * Closes eitri's end of the program's stdout, as a pipeline's reader that exits does: its
+   * next write gets SIGPIPE (or EPIPE where it ignores that). What it wrote but eitri has not
+   * read yet is dropped.
+   */
+  closeStdout(): void {
+    this.child.stdout?.destroy()
+  }
+
   /** Kills the whole group now, while the program runs. */
   kill(): void {
     if (this.running) this.#killGroup()

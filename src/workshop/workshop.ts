@@ -126,6 +126,13 @@ export interface Workshop extends AsyncDisposable {
   /** Opens a session: one per MCP connection. */
   readonly openSession: (options?: SessionOptions) => Promise<WorkshopSession>
   /**
+   * Starts loading the command policy's bash parser in the background, which a session's first
+   * shell command would otherwise wait for (with a session's jail, `ProgramSession.availability`,
+   * that is what such a command waits for). `eitri serve` calls both once a client has listed
+   * the tools. A failure is reported by the first command, as without it.
+   */
+  readonly prepareCommands: () => void
+  /**
    * The lines of work: main and its forks, with their history. For eitri's own commands and
    * server; a library user reaches lines through a session's `lines`.
    * @internal
@@ -393,6 +400,9 @@ export async function openWorkshop(options: WorkshopOptions = {}): Promise<Works
     store,
     configPath,
     openSession,
+    prepareCommands: () => {
+      if (!closed) commands.prepare()
+    },
     lines,
     jailOf: async (line) => {
       const found = lines.find(line)

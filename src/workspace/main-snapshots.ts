@@ -11,6 +11,7 @@ import { randomBytes } from 'node:crypto'
 import { EitriError } from '../errors/eitri-error.ts'
 import type { SnapshotCall, SnapshotKind, SnapshotRecord } from './snapshot-record.ts'
 import { MAX_LISTED_SKIPPED } from './snapshot-record.ts'
+import { isListedSnapshot } from '../ports/line-control.ts'
 import type { SnapshotLog } from './snapshot-log.ts'
 import { encodeRefs, type RefsReading, type UserGitRefs } from './user-git-refs.ts'
 
@@ -136,7 +137,7 @@ export class MainSnapshots {
       await this.#options
         .serialize(async () => {
           this.#inFlight++
-          await this.#record('before', call)
+          await this.#record('before', call, undefined, { resumed: true })
         })
         .catch(() => undefined)
     }
@@ -176,7 +177,7 @@ export class MainSnapshots {
   async prune(retention: SnapshotRetention, now = Date.now()): Promise<number[]> {
     return this.#options.serialize(async () => {
       const records = await this.log.list()
-      const points = records.filter((record) => record.kind !== 'after')
+      const points = records.filter(isListedSnapshot)
       const cutoff = now - retention.maxAgeDays * 24 * 60 * 60 * 1000
       const kept = points.filter(
         (record, index) =>
@@ -208,6 +209,7 @@ export class MainSnapshots {
     kind: SnapshotKind,
     call?: SnapshotCall,
     outcome?: string,
+    options: { readonly resumed?: true } = {},
   ): Promise<SnapshotRecord | undefined> {
     const main = await this.#options.takeMain()
     let refsText: string | undefined
@@ -233,6 +235,7 @@ export class MainSnapshots {
         time: new Date().toISOString(),
         ...(call === undefined ? {} : { call }),
         ...(outcome === undefined ? {} : { outcome }),
+        ...(options.resumed === undefined ? {} : { resumed: options.resumed }),
         skipped: main.skipped.slice(0, MAX_LISTED_SKIPPED),
         skippedCount: main.skipped.length,
         ...(refsNote === undefined ? {} : { refsNote }),

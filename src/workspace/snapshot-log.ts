@@ -20,6 +20,7 @@ import {
   type SnapshotRecord,
 } from './snapshot-record.ts'
 import { decodeRefs, type GitRefs } from './user-git-refs.ts'
+import { isListedSnapshot } from '../ports/line-control.ts'
 
 /** The namespace of snapshot references. */
 export const SNAPSHOT_REF_PREFIX = 'refs/eitri/snapshots/'
@@ -127,7 +128,7 @@ export class SnapshotLog {
         : undefined
     if (found !== undefined) return found
     const newest = records
-      .filter((record) => record.kind !== 'after')
+      .filter(isListedSnapshot)
       .slice(0, 5)
       .map((record) => `#${record.id}`)
       .join(', ')

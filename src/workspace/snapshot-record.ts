@@ -34,6 +34,12 @@ export interface SnapshotRecord {
   /** How a call ended (`after` snapshots): `success` or an error code. */
   readonly outcome?: string
   /**
+   * A `before` taken as a call went on after a person answered it (the wait between is the
+   * person's time: main-snapshots.ts `aside`). Not listed: the call's first `before` stands
+   * for it (see {@link isListedSnapshot}).
+   */
+  readonly resumed?: true
+  /**
    * Paths left out of this snapshot (at most {@link MAX_LISTED_SKIPPED}): files over the size
    * bound, nested repositories (`folder/`), paths git refuses to store.
    */
@@ -63,6 +69,7 @@ const recordBody = z.object({
     })
     .optional(),
   outcome: z.string().optional(),
+  resumed: z.literal(true).optional(),
   skipped: z.array(z.string()).default([]),
   skippedCount: z.number().int().nonnegative().default(0),
   refsNote: z.string().optional(),
@@ -98,7 +105,7 @@ export function decodeRecord(
   }
   const parsed = recordBody.safeParse(value)
   if (!parsed.success) return undefined
-  const { version: _version, call, outcome, refsNote, ...rest } = parsed.data
+  const { version: _version, call, outcome, refsNote, resumed, ...rest } = parsed.data
   return {
     id,
     commit,
@@ -113,13 +120,15 @@ export function decodeRecord(
           },
         }),
     ...(outcome === undefined ? {} : { outcome }),
+    ...(resumed === undefined ? {} : { resumed }),
     ...(refsNote === undefined ? {} : { refsNote }),
   }
 }
 
 /** One line saying what a snapshot was taken for. */
-export function recordTitle(fields: Pick<SnapshotFields, 'kind' | 'call'>): string {
+export function recordTitle(fields: Pick<SnapshotFields, 'kind' | 'call' | 'resumed'>): string {
   if (fields.kind === 'open' || fields.call === undefined) return 'at open'
   const detail = fields.call.detail === undefined ? '' : `: ${fields.call.detail}`
-  return `${fields.kind} ${fields.call.tool}${detail}`.replace(/\s+/g, ' ').slice(0, 200)
+  const kind = fields.resumed === true ? "resumed after a person's answer:" : fields.kind
+  return `${kind} ${fields.call.tool}${detail}`.replace(/\s+/g, ' ').slice(0, 200)
 }

@@ -226,6 +226,13 @@ export class WorkspaceLines implements AsyncDisposable {
           'conflict',
           `Fork ${displayName(from)} is being discarded; fork another line.`,
         )
+      // A merged fork takes no more work, its store rows included: refused here, before a fork
+      // of it is made (was: made, then its store hook failed with the store's words).
+      if (from !== MAIN_LINE && from.merged !== undefined)
+        throw new EitriError(
+          'conflict',
+          `Fork ${displayName(from)} was merged into ${from.merged.into} and takes no more work; fork ${from.merged.into} instead (workspace_fork {"from":"${from.merged.into}"}).`,
+        )
       const forming = [...this.#forming.values()]
       const named =
         options.name === undefined

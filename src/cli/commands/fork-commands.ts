@@ -5,7 +5,7 @@
  * lines and its snapshots. Running `eitri merge FORK` or `eitri restore` is itself the person's
  * approval; each takes a snapshot of main first, so it can be undone.
  */
-import { MAIN_LINE } from '../../ports/line-control.ts'
+import { isListedSnapshot, MAIN_LINE } from '../../ports/line-control.ts'
 import { displayName } from '../../workspace/fork-registry.ts'
 import { describeSnapshot } from '../../tools/workspace/snapshot-tools.ts'
 import type { Workshop } from '../../workshop/workshop.ts'
@@ -139,9 +139,7 @@ export async function forkCommand(line: CommandLine, io: CliIo): Promise<number>
       return EXIT_OK
     case 'log': {
       if (target === undefined) {
-        const snapshots = (await lines.snapshots.list()).filter(
-          (snapshot) => snapshot.kind !== 'after',
-        )
+        const snapshots = (await lines.snapshots.list()).filter(isListedSnapshot)
         if (line.json) io.stdout(`${JSON.stringify(snapshots, null, 2)}\n`)
         else if (snapshots.length === 0) io.stdout('No snapshots yet.\n')
         else for (const snapshot of snapshots) io.stdout(`${describeSnapshot(snapshot)}\n`)
@@ -187,7 +185,7 @@ async function restore(
     case 'restored': {
       if (line.json) return EXIT_OK
       const undo = (await workshop.lines.snapshots.list()).find(
-        (record) => record.kind === 'before' && record.call?.tool === 'eitri restore',
+        (record) => isListedSnapshot(record) && record.call?.tool === 'eitri restore',
       )
       io.stdout(
         `Restored snapshot #${outcome.snapshot}: ${outcome.paths.length === 0 ? 'no files' : outcome.paths.join(', ')}\n`,

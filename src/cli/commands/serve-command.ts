@@ -76,6 +76,16 @@ export async function serveCommand(
       onCreated: (created: Server) => {
         server = created
       },
+      // What a first shell command needs (the command policy's parser, the jail's probe and
+      // layer host of the session's line) loads while the client's model thinks, instead of
+      // inside that command's call, one part after the other; not at start, where the
+      // parser's compile held up the handshake. Nothing runs in the jail, nothing is judged.
+      onToolsListed: () => {
+        workshop.prepareCommands()
+        void opening
+          ?.then((session) => session.context().programs?.availability())
+          .catch(() => undefined)
+      },
       log,
     }
   }

@@ -3,9 +3,13 @@
  * How a finished command reads to a model: its output, its errors, its exit code.
  */
 import type { ProgramMemory, ProgramRun } from '../../ports/program-session.ts'
+import { NETWORK_NOTE, wantedNetwork } from './network-note.ts'
 
-/** stdout, then stderr under a heading, then the exit code and anything not written back. */
-export function formatRun(run: ProgramRun): string {
+/**
+ * stdout, then stderr under a heading, then the exit code and anything not written back. A
+ * jailed (`confined`) command that failed for want of the network says so, and what to do.
+ */
+export function formatRun(run: ProgramRun, options: { readonly confined: boolean }): string {
   const parts: string[] = []
   if (run.stdout !== '') parts.push(run.stdout.replace(/\n$/, ''))
   if (run.stderr !== '') parts.push(`stderr:\n${run.stderr.replace(/\n$/, '')}`)
@@ -13,6 +17,8 @@ export function formatRun(run: ProgramRun): string {
     parts.push(run.timedOut ? '(no output before the timeout)' : '(no output)')
   if (!run.timedOut) parts.push(`[exit ${run.exitCode ?? `by signal ${run.signal ?? 'unknown'}`}]`)
   if (run.memory?.exceeded !== undefined) parts.push(memoryNote(run.memory))
+  if (options.confined && run.exitCode !== 0 && wantedNetwork(`${run.stdout}\n${run.stderr}`))
+    parts.push(NETWORK_NOTE)
   // Where output was dropped, a marker in the output itself says how much (output-window.mjs).
   for (const refused of run.refused ?? [])
     parts.push(`[not written back: ${refused.path}: ${refused.reason}]`)

@@ -61,6 +61,9 @@ export const shellTool = defineTool({
         'background and escalate cannot go together: background jobs always run in the jail. Run it in the foreground with escalate, or in the background without it.',
       )
     }
+    // The jail's probe (once per jail) runs while the command is judged, not after: it runs an
+    // empty command on an empty folder, so probing for a command then refused changes nothing.
+    if (escalate === undefined) ctx.programs?.availability().catch(() => undefined)
     const authorization = await authorize(ctx, command, escalate)
     if (authorization.type === 'refused') {
       return toolError(
@@ -95,7 +98,7 @@ export const shellTool = defineTool({
     const outside = authorization.confined
       ? {}
       : { confined: false, dangerous: true, approvedBy: authorization.approvedBy }
-    const content = `${authorization.confined ? '' : `[ran OUTSIDE the jail with full access, approved by ${authorization.approvedBy}]\n\n`}${formatRun(run)}`
+    const content = `${authorization.confined ? '' : `[ran OUTSIDE the jail with full access, approved by ${authorization.approvedBy}]\n\n`}${formatRun(run, { confined: authorization.confined })}`
     if (run.timedOut) {
       return toolError(
         'timeout',

@@ -6,7 +6,12 @@
  */
 import { z } from 'zod'
 import { defineTool } from '../../tool/define-tool.ts'
-import { MAIN_LINE, type RestoredRef, type SnapshotInfo } from '../../ports/line-control.ts'
+import {
+  isListedSnapshot,
+  MAIN_LINE,
+  type RestoredRef,
+  type SnapshotInfo,
+} from '../../ports/line-control.ts'
 import { toolError, toolSuccess } from '../../tool/tool-result.ts'
 import { linesOf } from './lines-of.ts'
 import { visibleText } from '../../access/visible-text.ts'
@@ -41,9 +46,7 @@ export const workspaceSnapshotsTool = defineTool({
       .describe(`How many to list. Default ${DEFAULT_LISTED}.`),
   }),
   async execute({ limit = DEFAULT_LISTED }, ctx) {
-    const snapshots = (await linesOf(ctx).snapshots())
-      .filter((snapshot) => snapshot.kind !== 'after')
-      .slice(0, limit)
+    const snapshots = (await linesOf(ctx).snapshots()).filter(isListedSnapshot).slice(0, limit)
     return toolSuccess(
       snapshots.length === 0 ? 'No snapshots yet.' : snapshots.map(describeSnapshot).join('\n'),
       { snapshots: snapshots.map(({ id, kind, time, call }) => ({ id, kind, time, call })) },
@@ -84,7 +87,7 @@ export const workspaceRestoreTool = defineTool({
       case 'restored': {
         const undo = (await lines.snapshots()).find(
           (candidate) =>
-            candidate.kind === 'before' && candidate.call?.tool === 'workspace_restore',
+            isListedSnapshot(candidate) && candidate.call?.tool === 'workspace_restore',
         )
         const parts = [
           `Restored snapshot #${outcome.snapshot}: ${outcome.paths.length} file(s)${outcome.paths.length === 0 ? '' : `: ${outcome.paths.join(', ')}`}.`,

@@ -73,7 +73,16 @@ export const workspaceUseTool = defineTool({
         `Still on ${lines.current}: switching to ${outcome.line} needs a person's approval (${outcome.reason}). Work in your fork and merge it (a person approves the merge).`,
         { line: lines.current },
       )
-    return toolSuccess(`This session now works on ${lines.current}.`, { line: lines.current })
+    // The fork as it was named, and whether it still takes writes (a merged fork does not).
+    const info = (await lines.overview()).find((line) => line.id === lines.current)
+    const shown = info === undefined ? lines.current : `${displayName(info)} (${info.id})`
+    const readOnly =
+      info?.state === 'merged'
+        ? ' It was merged, so it is read-only: its files can be read, writes are refused; fork main to go on.'
+        : info?.readOnly === true
+          ? ' It is read-only: writes are refused.'
+          : ''
+    return toolSuccess(`This session now works on ${shown}.${readOnly}`, { line: lines.current })
   },
 })
 

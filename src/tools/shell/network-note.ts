@@ -1,0 +1,22 @@
+/**
+ * @module tools/shell/network-note
+ * Output that shows a program wanted the network the jail does not have, and what to say about
+ * it: npm's own words ("cache mode is 'only-if-cached'") never mention a jail, so a model reads
+ * them as a broken cache and tries `npm cache clean` or `--prefer-online`.
+ */
+
+/** npm (and npx) told it is offline (jail-environment.ts) failing a fetch. */
+const NPM_OFFLINE = /npm (?:error|ERR!) code ENOTCACHED/
+
+/** True when `output` shows npm failing for want of the network (`ENOTCACHED`). */
+export function wantedNetwork(output: string): boolean {
+  return NPM_OFFLINE.test(output)
+}
+
+/** What a model is told after a jailed command that wanted the network failed. */
+export const NETWORK_NOTE =
+  "[the jail has no network: npm is told it is offline there, so a package it has not cached cannot be fetched (ENOTCACHED). Dependencies are installed on main: ask the person to run the install (npm install) in the workspace, or run it outside the jail with shell's escalate: {reason}, which a person approves (full access only). Forks use main's node_modules as they are.]"
+
+/** What a person is told after `eitri exec` of a command that wanted the network failed. */
+export const NETWORK_NOTE_FOR_PERSON =
+  'eitri: the jail has no network (npm is told it is offline: ENOTCACHED). Install dependencies outside it, in the workspace itself (npm install), then run the command again; forks use them as they are.\n'
