@@ -194,10 +194,6 @@ export async function runLlmLoop(
       // Awaited on every path below; this only keeps a refusal from counting as unhandled.
       intent.catch(() => undefined)
       intentDurable = intent
-      // The write's commit is microtasks on the thread (SQLite is synchronous), up to handing
-      // its sync to the thread pool; let it all run first, so the sync starts as soon as it
-      // can and the SDK's preparation fills the wait, not the time before it.
-      await new Promise<void>((resolve) => setImmediate(resolve))
       let result: Awaited<ReturnType<typeof generateText<ToolSet>>>
       try {
         result = await generateText({
