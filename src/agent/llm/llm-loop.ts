@@ -39,6 +39,7 @@ import {
   transcript,
 } from './compaction.ts'
 import { systemPrompt, taskMessage } from './harness-prompt.ts'
+import { gatedModel } from './gated-model.ts'
 import { inputsId } from './inputs-id.ts'
 import {
   dollarsOf,
@@ -98,6 +99,9 @@ export async function runLlmLoop(
   const toolsText = JSON.stringify(
     offered.map(({ name, description, input_schema }) => ({ name, description, input_schema })),
   )
+  // The intent the next model call waits for (see gatedModel).
+  let intentDurable: Promise<void> = Promise.resolve()
+  const gatedCalls = gatedModel(model.model, () => intentDurable)
   const journal = new StepJournal({
     store,
     runId: context.runId,
@@ -176,7 +180,9 @@ export async function runLlmLoop(
       )
       if (reservation === undefined) return { status: 'waiting', reason: 'budget-exhausted' }
       // Durable before the call: an owner dying during it leaves the journal on this intent.
-      await journal.write({
+      // Not awaited here: the AI SDK prepares the call while the intent's commit is synced,
+      // and the gated model calls the provider only once it is durable (decision 0041).
+      const intent = journal.write({
         type: 'model-call-intent',
         data: {
           step,
@@ -185,10 +191,13 @@ export async function runLlmLoop(
           estimatedInputTokens: estimated,
         },
       })
+      // Awaited on every path below; this only keeps a refusal from counting as unhandled.
+      intent.catch(() => undefined)
+      intentDurable = intent
       let result: Awaited<ReturnType<typeof generateText<ToolSet>>>
       try {
         result = await generateText({
-          model: model.model,
+          model: gatedCalls,
           system,
           messages,
           tools,
@@ -196,6 +205,10 @@ export async function runLlmLoop(
           abortSignal: signal,
         })
       } catch (error) {
+        // An intent that was not written (cancelled, the store refused) failed the call before
+        // the provider heard of it: the loop ends on the write's error, as it always did.
+        // Otherwise the call failed after its intent was durable (or before it was made).
+        await intent
         // A call that failed may still have been billed: the reservation is kept as spent.
         ledger.settle(reservation, reservation.dollars)
         signal.throwIfAborted()

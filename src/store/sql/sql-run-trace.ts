@@ -8,6 +8,7 @@ import type { ChatMessage, ChatMessageRecord, RunMetrics } from '../run-trace.ts
 import type { StoreDependencies } from '../store-dependencies.ts'
 import { fromJsonColumn, toJsonColumn } from './json-column.ts'
 import type { SqlDriver, SqlTransaction } from './sql-driver.ts'
+import { insertRows } from './sql-runs.ts'
 
 type CallOptions = { readonly signal?: AbortSignal | undefined }
 
@@ -121,28 +122,50 @@ export async function insertChatMessages(
   runId: string,
   messages: readonly ChatMessage[],
   time: string,
+  /** The chat's last message (null: none yet), when the caller has read it in this transaction. */
+  known?: ChatTail | null,
 ): Promise<ChatMessageRecord[]> {
   // The chat's last message gives both its owner (every message of a chat is its Run's) and
   // where the sequence goes on: one lookup on the key, not two.
-  const last = await transaction.get<{ run_id: string; sequence: number }>(
-    'SELECT run_id, sequence FROM chat_messages WHERE chat_id = ? ORDER BY sequence DESC LIMIT 1',
-    [chatId],
-  )
-  if (last !== undefined && last.run_id !== runId) {
+  const last =
+    known !== undefined
+      ? known
+      : await transaction.get<{ run_id: string; sequence: number }>(
+          'SELECT run_id, sequence FROM chat_messages WHERE chat_id = ? ORDER BY sequence DESC LIMIT 1',
+          [chatId],
+        )
+  if (last != null && last.run_id !== runId) {
     throw new EitriError('conflict', `Chat ${chatId} belongs to another Run.`)
   }
+  if (messages.length === 0) return []
   let sequence = Number(last?.sequence ?? 0)
-  const stored: ChatMessageRecord[] = []
-  for (const message of messages) {
-    sequence += 1
-    await transaction.run(
-      `INSERT INTO chat_messages (chat_id, sequence, run_id, role, content, time)
-        VALUES (?, ?, ?, ?, ?, ?)`,
-      [chatId, sequence, runId, message.role, toJsonColumn(message.content), time],
-    )
-    stored.push({ chatId, runId, sequence, role: message.role, content: message.content, time })
-  }
+  const stored = messages.map((message): ChatMessageRecord => ({
+    chatId,
+    runId,
+    sequence: (sequence += 1),
+    role: message.role,
+    content: message.content,
+    time,
+  }))
+  await insertRows(
+    transaction,
+    'INSERT INTO chat_messages (chat_id, sequence, run_id, role, content, time) VALUES',
+    stored.map((message) => [
+      chatId,
+      message.sequence,
+      runId,
+      message.role,
+      toJsonColumn(message.content),
+      time,
+    ]),
+  )
   return stored
+}
+
+/** A chat's last message: its Run and sequence. */
+export interface ChatTail {
+  readonly run_id: string
+  readonly sequence: number
 }
 
 /** The messages of a chat, in order. */

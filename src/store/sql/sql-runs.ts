@@ -282,22 +282,54 @@ export async function insertRunEvents(
   runId: string,
   events: readonly { readonly type: string; readonly data?: unknown }[],
   time: string,
+  /** The journal's last sequence, when the caller has read it under the lock (0: empty). */
+  lastSequence?: number,
 ): Promise<RunEvent[]> {
-  const last = await transaction.get<{ last: number | null }>(
-    'SELECT MAX(sequence) AS last FROM run_events WHERE run_id = ?',
-    [runId],
-  )
-  const stored: RunEvent[] = []
-  let sequence = Number(last?.last ?? 0)
-  for (const event of events) {
-    sequence += 1
-    await transaction.run(
-      'INSERT INTO run_events (run_id, sequence, type, data, time) VALUES (?, ?, ?, ?, ?)',
-      [runId, sequence, event.type, toJsonColumn(event.data), time],
+  if (events.length === 0) return []
+  let sequence: number
+  if (lastSequence !== undefined) sequence = lastSequence
+  else {
+    const last = await transaction.get<{ last: number | null }>(
+      'SELECT MAX(sequence) AS last FROM run_events WHERE run_id = ?',
+      [runId],
     )
-    stored.push({ runId, sequence, type: event.type, data: event.data ?? null, time })
+    sequence = Number(last?.last ?? 0)
   }
+  const stored = events.map((event): RunEvent => ({
+    runId,
+    sequence: (sequence += 1),
+    type: event.type,
+    data: event.data ?? null,
+    time,
+  }))
+  await insertRows(
+    transaction,
+    'INSERT INTO run_events (run_id, sequence, type, data, time) VALUES',
+    stored.map((event, index) => [
+      runId,
+      event.sequence,
+      event.type,
+      toJsonColumn((events[index] as { readonly data?: unknown }).data),
+      time,
+    ]),
+  )
   return stored
+}
+
+/** Rows to insert with one statement per {@link ROWS_PER_INSERT} (a step's few are one). */
+const ROWS_PER_INSERT = 64
+
+/** Inserts `rows` with `insert` (`INSERT INTO t (columns) VALUES`), several rows a statement. */
+export async function insertRows(
+  transaction: SqlTransaction,
+  insert: string,
+  rows: readonly (readonly SqlValue[])[],
+): Promise<void> {
+  for (let start = 0; start < rows.length; start += ROWS_PER_INSERT) {
+    const chunk = rows.slice(start, start + ROWS_PER_INSERT)
+    const row = `(${(chunk[0] as readonly SqlValue[]).map(() => '?').join(', ')})`
+    await transaction.run(`${insert} ${chunk.map(() => row).join(', ')}`, chunk.flat())
+  }
 }
 
 /** Refuses lease terms with no owner or a duration that is not a positive number of ms. */
