@@ -13,13 +13,14 @@
  */
 import type { JailBind, JailSpec } from '../bubblewrap/jail-spec.ts'
 import { executeOnlyCopy } from './execute-only-copy.ts'
+import { NO_KEYS_PERL } from './no-keys-filter.ts'
 import { JAIL_PERL } from './prestarted-jail.ts'
 
 /** Where the reaper's Perl (an execute-only copy) is mounted inside a jail. */
 export const REAPER_PERL_MOUNT = '/opt/eitri/perl'
 
 /** The reaper's program: `perl -e REAPER_SCRIPT -- COMMAND...`. */
-export const REAPER_SCRIPT = String.raw`
+export const REAPER_SCRIPT = String.raw`${NO_KEYS_PERL}
 my $command = fork() // die "eitri: the jail cannot start its command: $!\n";
 if ($command == 0) {
   exec { $ARGV[0] } @ARGV;

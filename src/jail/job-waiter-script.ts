@@ -26,6 +26,8 @@
  * the jail's user is one kernel user in every jail, so a key was seen by every session's jails.
  */
 
+import { NO_KEYS_PERL } from './no-keys-filter.ts'
+
 /** The waiter; see the module comment. */
 export const JOB_WAITER_SCRIPT = String.raw`
 # No 'use warnings' or modules: each doubled Perl's start on a small VM.
@@ -35,8 +37,8 @@ my $machine = '';
 if (open(my $arch, '<', '/proc/sys/kernel/arch')) { $machine = <$arch> // ''; close $arch }
 chomp $machine;
 my %CALLS = (
-  x86_64 => { setrlimit => 160, setsid => 112, prctl => 157, ioprio_get => 252, audit => 0xc000003e, keys => [248, 249, 250] },
-  aarch64 => { setrlimit => 164, setsid => 157, prctl => 167, ioprio_get => 31, audit => 0xc00000b7, keys => [217, 218, 219] },
+  x86_64 => { setrlimit => 160, setsid => 112, prctl => 157, ioprio_get => 252 },
+  aarch64 => { setrlimit => 164, setsid => 157, prctl => 167, ioprio_get => 31 },
 );
 my $call = $CALLS{$machine} or do { $! = 0; fail("this machine ($machine) is not one the waiter knows") };
 # kill(-1) below must only ever reach the jail's own processes.
@@ -62,19 +64,7 @@ sub own_state {
   }
   return $state . getpriority(0, 0) . ':' . syscall($call->{ioprio_get}, 1, 0);
 }
-# No keys (add_key, request_key, keyctl) for this process and every job it starts: the jail's
-# user is the same kernel user in every jail, so a key one job made (its description, and its
-# payload if it allows its user to read it) was there for the next job and for every other
-# session's jails. A seccomp filter (no_new_privs is set), answered 'no such call' as a kernel
-# without keys would; other machines' calls (i386, x32) are refused outright.
-my $filter = join '', map { pack('SCCL', @$_) } (
-  [0x20, 0, 0, 4], [0x15, 1, 0, $call->{audit}], [0x06, 0, 0, 0x50026],
-  [0x20, 0, 0, 0], [0x35, 4, 0, 0x40000000],
-  (map { [0x15, 3 - $_, 0, $call->{keys}[$_]] } 0 .. 2),
-  [0x06, 0, 0, 0x7fff0000], [0x06, 0, 0, 0x50026],
-);
-syscall($call->{prctl}, 22, 2, pack('Sx6P', length($filter) / 8, $filter), 0, 0) == 0
-  or fail('could not refuse the key calls');
+${NO_KEYS_PERL}
 my $state = own_state() // fail('could not read its own state');
 # Reused only while no job can trace it or read its memory (PR_GET_DUMPABLE).
 my $reusable = syscall($call->{prctl}, 3, 0, 0, 0, 0) == 0;
