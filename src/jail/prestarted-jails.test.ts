@@ -55,6 +55,18 @@ function refill() {
 
 const turn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve))
 
+/** A refill whose first two jails said they are ready. */
+async function twoReady() {
+  const filled = refill()
+  void filled.jails.prepare('k', filled.make)
+  await turn()
+  filled.made[0]?.ready()
+  await turn()
+  filled.made[1]?.ready()
+  await turn()
+  return filled
+}
+
 describe('jails started ahead (the refill)', () => {
   it('starts one at a time until one said it is ready, then side by side', async () => {
     const { made, jails, make } = refill()
@@ -106,13 +118,7 @@ describe('jails started ahead (the refill)', () => {
   })
 
   it('takes back a jail whose job ended, first in line, unless enough wait or another key is wanted', async () => {
-    const { made, jails, make } = refill()
-    void jails.prepare('k', make)
-    await turn()
-    made[0]?.ready()
-    await turn()
-    made[1]?.ready()
-    await turn()
+    const { made, jails, make } = await twoReady()
     const out = jails.take('k')
     assert.equal(out, made[0]?.jail)
     void jails.prepare('k', make)
@@ -139,13 +145,7 @@ describe('jails started ahead (the refill)', () => {
   })
 
   it("gives a jail that ran a sharer's job to that sharer only; a new one to any", async () => {
-    const { made, jails, make } = refill()
-    void jails.prepare('k', make)
-    await turn()
-    made[0]?.ready()
-    await turn()
-    made[1]?.ready()
-    await turn()
+    const { jails } = await twoReady()
     const mine = jails.take('k', 'one')
     if (mine !== undefined) jails.giveBack(mine)
     const theirs = jails.take('k', 'two')

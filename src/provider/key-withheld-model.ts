@@ -11,6 +11,7 @@ import type {
   LanguageModelV4CallOptions,
   LanguageModelV4StreamPart,
 } from '@ai-sdk/provider'
+import { withCalls } from './replaced-calls.ts'
 
 /** What stands in an error for the key it echoed. */
 export const WITHHELD_KEY = '[API key withheld]'
@@ -44,15 +45,7 @@ export function withholdKey(model: LanguageModelV4, key: string | undefined): La
     }
     return { ...started, stream: withheldStream(started.stream, cut) }
   }
-  // A proxy, not a copy: the adapter's getters (supportedUrls, provider) keep working.
-  return new Proxy(model, {
-    get(target, property) {
-      if (property === 'doGenerate') return doGenerate
-      if (property === 'doStream') return doStream
-      const value: unknown = Reflect.get(target, property, target)
-      return typeof value === 'function' ? (value as () => unknown).bind(target) : value
-    },
-  })
+  return withCalls(model, { doGenerate, doStream })
 }
 
 /** `stream` with its error parts, and the error it may end with, cut. */

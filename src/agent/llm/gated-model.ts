@@ -7,6 +7,7 @@
  * provider hears of it.
  */
 import type { LanguageModelV4, LanguageModelV4CallOptions } from '@ai-sdk/provider'
+import { withCalls } from '../../provider/replaced-calls.ts'
 
 /**
  * `model`, each of whose calls first awaits `gate()` (read at the call, so one gated model
@@ -24,13 +25,5 @@ export function gatedModel(model: LanguageModelV4, gate: () => Promise<void>): L
     options.abortSignal?.throwIfAborted()
     return model.doStream(options)
   }
-  // A proxy, not a copy: the adapter's getters (supportedUrls, provider) keep working.
-  return new Proxy(model, {
-    get(target, property) {
-      if (property === 'doGenerate') return doGenerate
-      if (property === 'doStream') return doStream
-      const value: unknown = Reflect.get(target, property, target)
-      return typeof value === 'function' ? (value as () => unknown).bind(target) : value
-    },
-  })
+  return withCalls(model, { doGenerate, doStream })
 }
