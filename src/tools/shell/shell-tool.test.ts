@@ -243,6 +243,23 @@ describe('shell', () => {
     assert.equal(gone.type === 'error' && gone.code, 'not_running')
   })
 
+  it('says a background job that failed for want of the network did so, and what to do', async () => {
+    await using fixture = await workshopOn()
+    const npm = (code: string) =>
+      `echo "npm error code ${code}" >&2; echo "npm error request to https://registry.npmjs.org/x failed" >&2; exit 1`
+    const answers: string[] = []
+    for (const code of ['ENOTCACHED', 'E404']) {
+      const started = await fixture.workshop.call('shell', { command: npm(code), background: true })
+      answers.push(await waitFor(fixture.workshop, started.metadata['id'] as string, /exited/))
+    }
+    assert.match(
+      answers[0] ?? '',
+      /exited with 1\]\n\n\[the jail has no network: npm is told it is offline/,
+    )
+    // Positive control: another npm failure gets no such note.
+    assert.doesNotMatch(answers[1] ?? '', /no network/)
+  })
+
   it('stops background jobs started with wider access when the mode narrows, and says so', async () => {
     await using fixture = await workshopOn()
     const started = await fixture.workshop.call('shell', {
