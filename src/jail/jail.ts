@@ -6,10 +6,7 @@
  */
 import fs from 'node:fs'
 import os from 'node:os'
-import path from 'node:path'
 import { EitriError } from '../errors/eitri-error.ts'
-import type { WorkspaceView } from '../ports/workspace-view.ts'
-import type { WorkspaceTree } from '../workspace/workspace-tree.ts'
 import { DEFAULT_MAX_OUTPUT_CHARS } from '../util/bounded-output.ts'
 import { buildBwrapArgs, limitWords } from '../bubblewrap/bwrap-args.ts'
 import { CallerMounts } from '../bubblewrap/caller-mounts.ts'
@@ -20,7 +17,6 @@ import type { JailAvailability } from '../bubblewrap/jail-probe.ts'
 import {
   DEFAULT_JAIL_LIMITS,
   JAIL_WORKSPACE,
-  type JailBind,
   type JailLimits,
   type JailSpec,
 } from '../bubblewrap/jail-spec.ts'
@@ -33,11 +29,16 @@ import {
 import { JAIL_PERL, PrestartedJail } from './prestarted-jail.ts'
 import { JOB_WAITER_SCRIPT } from './job-waiter-script.ts'
 import { REAPER_PERL_MOUNT, reaperBind, reaperPerl, underReaper } from './jail-reaper.ts'
-import { PrestartedJails } from './prestarted-jails.ts'
+import { aheadKey, PrestartedJails } from './prestarted-jails.ts'
 import { MemoryCgroups, type MemoryAccount, type MemorySupport } from './memory-cgroup.ts'
 import { WaiterJob } from './waiter-job.ts'
 import { memoryReport } from './memory-report.ts'
-import { planProtectedMounts, removeMountPoints, type Placeholders } from './protected-mounts.ts'
+import {
+  makePlaceholders,
+  planProtectedMounts,
+  removeMountPoints,
+  type Placeholders,
+} from './protected-mounts.ts'
 import {
   DEFAULT_JAIL_TIMEOUT_MS,
   type JailJob,
@@ -45,13 +46,11 @@ import {
   type JailResult,
 } from './jail-request.ts'
 import { WarmJailPool, type ProcessStarter } from './warm-jail-pool.ts'
-import type { ForkBelow } from './overlay/fork-layer.ts'
 import type { OverlayWorkspace } from './overlay/overlay-workspace.ts'
 import { probeJail } from './availability-probe.ts'
 import { JailWorkspaces, type WorkspaceLayer } from './jail-workspaces.ts'
+import type { JailOptions } from './jail-options.ts'
 import type { SyncReport } from './workspace-mirror.ts'
-import type { WriteBackLimits } from '../access/write-back/plan-write-back.ts'
-import { ownedPrefix } from '../util/owned-folders.ts'
 
 export {
   DEFAULT_JAIL_TIMEOUT_MS,
@@ -60,53 +59,7 @@ export {
   type JailResult,
 } from './jail-request.ts'
 export { WARM_IDLE_MS } from './warm-jail-pool.ts'
-
-/** What a jail is built on. */
-export interface JailOptions {
-  /** The workspace folder. */
-  readonly tree: WorkspaceTree
-  /** The same folder behind the path policy: what a mirror writes back goes through it. */
-  readonly view: WorkspaceView
-  /** Extra protected patterns from the configuration. */
-  readonly protectedPaths?: readonly string[]
-  /** Host paths of eitri's state and configuration, hidden if inside the workspace. */
-  readonly privatePaths?: readonly string[]
-  /** Workspace-relative paths hidden like private paths (resolved from their real paths). */
-  readonly hiddenPaths?: readonly string[]
-  /** The bubblewrap program. @default 'bwrap' */
-  readonly bwrap?: string
-  /** Where the jail keeps placeholders and the mirror. @default os.tmpdir() */
-  readonly temporaryRoot?: string
-  /** Binds every program gets (the blob drive, read-only at /drive). */
-  readonly mounts?: readonly JailBind[]
-  /** What one command may bring back. @default 64 MiB a file, 256 MiB a command */
-  readonly writeBack?: WriteBackLimits
-  /**
-   * How programs see the workspace: `overlay` (a fresh copy-on-write layer per command, for a
-   * root caller on a workspace folder), `mirror` (a copy kept in step). `auto` takes the
-   * overlay where it can run and the mirror elsewhere. @default 'auto'
-   */
-  readonly layers?: 'auto' | 'overlay' | 'mirror'
-  /**
-   * For a fork's jail: main's folder and where the fork differs from it. The fork's overlays
-   * then show main's folder (with its ignored files and `.git`) below the fork's own layer;
-   * without it a fork is mirrored whole.
-   */
-  readonly below?: ForkBelow
-  /** Limits of every program (a request's own override them). @default DEFAULT_JAIL_LIMITS */
-  readonly limits?: Partial<JailLimits>
-  /** False bounds memory by RLIMIT_DATA alone, never a cgroup (tests). @default true */
-  readonly memoryCgroups?: boolean
-  /**
-   * True makes plain foreground commands wait for the warm jail to start and run in it. By
-   * default they run cold (one bubblewrap each, as background jobs do) until the warm jail,
-   * started beside the first of them, is ready: a session's first command then costs a cold
-   * start, not a warm jail's. For tests of the warm jail itself. @default false
-   */
-  readonly waitForWarmJail?: boolean
-  /** How long jails started ahead of cold starts wait unused (tests). @default AHEAD_IDLE_MS */
-  readonly aheadIdleMs?: number
-}
+export type { JailOptions } from './jail-options.ts'
 
 /** Runs programs in bubblewrap for one workspace. */
 export class Jail implements AsyncDisposable {
@@ -635,20 +588,7 @@ export class Jail implements AsyncDisposable {
   }
 
   #ensureSupport(): { root: string; placeholders: Placeholders } {
-    if (this.#support !== undefined) return this.#support
-    const root = fs.mkdtempSync(ownedPrefix('jail', this.#options.temporaryRoot))
-    fs.chmodSync(root, 0o755)
-    const emptyFile = path.join(root, 'empty-file')
-    const emptyFolder = path.join(root, 'empty-folder')
-    fs.writeFileSync(emptyFile, '', { mode: 0o444 })
-    fs.mkdirSync(emptyFolder, { mode: 0o555 })
-    fs.chmodSync(emptyFolder, 0o555)
-    this.#support = { root, placeholders: { emptyFile, emptyFolder } }
+    this.#support ??= makePlaceholders(this.#options.temporaryRoot)
     return this.#support
   }
-}
-
-/** What a jail started ahead must match: everything of its bubblewrap argv but the command. */
-function aheadKey(writable: boolean, limits: JailLimits, binds: readonly JailBind[]): string {
-  return JSON.stringify([writable, limits, binds])
 }

@@ -22,6 +22,7 @@
  * start took for {@link AHEAD_IDLE_MS} are ended; the next cold start goes the old way and
  * starts them ahead again.
  */
+import type { JailBind, JailLimits } from '../bubblewrap/jail-spec.ts'
 import type { PrestartedJail } from './prestarted-jail.ts'
 
 /** How many jails wait ahead at most. */
@@ -226,4 +227,13 @@ export class PrestartedJails {
     jail.discard()
     this.#release(jail.point)
   }
+}
+
+/** What a jail started ahead must match: everything of its bubblewrap argv but the command. */
+export function aheadKey(
+  writable: boolean,
+  limits: JailLimits,
+  binds: readonly JailBind[],
+): string {
+  return JSON.stringify([writable, limits, binds])
 }

@@ -9,6 +9,7 @@ import fs from 'node:fs'
 import path from 'node:path'
 import picomatch from 'picomatch'
 import { EitriError } from '../errors/eitri-error.ts'
+import { ownedPrefix } from '../util/owned-folders.ts'
 import { DEFAULT_PROTECTED_PATHS } from '../access/protected-paths.ts'
 import { JAIL_WORKSPACE, type JailBind } from '../bubblewrap/jail-spec.ts'
 
@@ -159,4 +160,22 @@ function refuseLink(relative: string): never {
     'protected_path',
     `${relative} is a symbolic link: the jail cannot keep what it points to read-only, so it will not start. Replace the link with the folder or file itself.`,
   )
+}
+
+/**
+ * The folder of a jail's placeholders (an empty file and an empty folder, read-only), made in
+ * the temporary root; removed by the jail when it closes.
+ */
+export function makePlaceholders(temporaryRoot: string | undefined): {
+  root: string
+  placeholders: Placeholders
+} {
+  const root = fs.mkdtempSync(ownedPrefix('jail', temporaryRoot))
+  fs.chmodSync(root, 0o755)
+  const emptyFile = path.join(root, 'empty-file')
+  const emptyFolder = path.join(root, 'empty-folder')
+  fs.writeFileSync(emptyFile, '', { mode: 0o444 })
+  fs.mkdirSync(emptyFolder, { mode: 0o555 })
+  fs.chmodSync(emptyFolder, 0o555)
+  return { root, placeholders: { emptyFile, emptyFolder } }
 }

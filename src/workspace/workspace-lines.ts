@@ -26,7 +26,8 @@ import {
   type ForkInfo,
 } from './fork-registry.ts'
 import { MAIN_LINE } from '../ports/line-control.ts'
-import { ForkTree } from './fork-tree.ts'
+import type { ForkTree } from './fork-tree.ts'
+import { forkWriteLog, openForkTree } from './fork-trees.ts'
 
 export { forkRef, type ForkInfo, type Principal, type RestoreOutcome }
 export { type LinesOptions, type MainWriteGuard } from './line-types.ts'
@@ -423,9 +424,7 @@ export class WorkspaceLines implements AsyncDisposable {
       // removals (which wait on the journal while other writers sync) overlap.
       await this.history.deleteRef(forkRef(info.id))
       this.#trees.delete(info.id)
-      await fsPromises.rm(path.join(this.#stateDir, 'forks', info.id, 'writes.jsonl'), {
-        force: true,
-      })
+      await fsPromises.rm(forkWriteLog(this.#stateDir, info.id), { force: true })
     } finally {
       this.#discarding.delete(info.id)
     }
@@ -582,19 +581,7 @@ export class WorkspaceLines implements AsyncDisposable {
   async #forkTree(info: ForkInfo): Promise<ForkTree> {
     const cached = this.#trees.get(info.id)
     if (cached !== undefined) return cached
-    const head = (await this.history.readRef(forkRef(info.id))) ?? info.forkPoint
-    const tree = new ForkTree({
-      store: this.history.store,
-      baseTree: await this.history.treeOf(head),
-      logFile: path.join(this.#stateDir, 'forks', info.id, 'writes.jsonl'),
-      readOnly: info.readOnly,
-      quotaBytes: info.quotaBytes,
-      baseTime: Date.parse(info.created),
-    })
-    if (info.merged !== undefined)
-      tree.freeze(
-        `fork ${displayName(info)} was merged into ${info.merged.into} and is read-only now; fork again to go on.`,
-      )
+    const tree = await openForkTree(this.history, this.#stateDir, info)
     this.#trees.set(info.id, tree)
     return tree
   }
