@@ -8,7 +8,7 @@ import fs from 'node:fs'
 import os from 'node:os'
 import { EitriError } from '../errors/eitri-error.ts'
 import { DEFAULT_MAX_OUTPUT_CHARS } from '../util/bounded-output.ts'
-import { buildBwrapArgs, limitWords } from '../bubblewrap/bwrap-args.ts'
+import { buildBwrapArgs } from '../bubblewrap/bwrap-args.ts'
 import { CallerMounts } from '../bubblewrap/caller-mounts.ts'
 import { closeInheritedDescriptors } from './fd-hygiene.ts'
 import { jailEnvironment } from '../bubblewrap/jail-environment.ts'
@@ -21,15 +21,11 @@ import {
   type JailSpec,
 } from '../bubblewrap/jail-spec.ts'
 import { JailedProcess } from './jailed-process.ts'
-import {
-  PrestartedLauncher,
-  PrestartedLaunchers,
-  type LauncherShape,
-} from './prestarted-launcher.ts'
-import { JAIL_PERL, PrestartedJail } from './prestarted-jail.ts'
-import { JOB_WAITER_SCRIPT } from './job-waiter-script.ts'
-import { REAPER_PERL_MOUNT, reaperBind, reaperPerl, underReaper } from './jail-reaper.ts'
-import { aheadKey, PrestartedJails } from './prestarted-jails.ts'
+import { PrestartedLaunchers, type LauncherShape } from './prestarted-launcher.ts'
+import type { PrestartedJail } from './prestarted-jail.ts'
+import { reaperPerl, underReaper } from './jail-reaper.ts'
+import { aheadKey } from './prestarted-jails.ts'
+import { PrestartedJailJobs } from './prestarted-jail-jobs.ts'
 import { MemoryCgroups, type MemoryAccount, type MemorySupport } from './memory-cgroup.ts'
 import { WaiterJob } from './waiter-job.ts'
 import { memoryReport } from './memory-report.ts'
@@ -46,11 +42,9 @@ import {
   type JailResult,
 } from './jail-request.ts'
 import { WarmJailPool, type ProcessStarter } from './warm-jail-pool.ts'
-import type { OverlayWorkspace } from './overlay/overlay-workspace.ts'
 import { probeJail } from './availability-probe.ts'
 import { JailWorkspaces, type WorkspaceLayer } from './jail-workspaces.ts'
 import type { JailOptions } from './jail-options.ts'
-import type { SyncReport } from './workspace-mirror.ts'
 
 export {
   DEFAULT_JAIL_TIMEOUT_MS,
@@ -81,7 +75,7 @@ export class Jail implements AsyncDisposable {
   /** The launcher of the next cold start, started ahead of it. */
   readonly #launchers: PrestartedLaunchers
   /** The next cold starts' whole jails, started ahead of them (on overlays). */
-  readonly #ahead: PrestartedJails
+  readonly #ahead: PrestartedJailJobs
   #closed = false
 
   constructor(options: JailOptions) {
@@ -89,14 +83,29 @@ export class Jail implements AsyncDisposable {
     this.#bwrap = options.bwrap ?? 'bwrap'
     this.#memory = new MemoryCgroups({ enabled: options.memoryCgroups !== false })
     this.#launchers = new PrestartedLaunchers(this.#memory)
-    this.#ahead = new PrestartedJails(
-      (point) => this.#releaseAheadPoint(point),
-      options.aheadIdleMs === undefined ? {} : { idleMs: options.aheadIdleMs },
-    )
     this.identity = jailIdentity()
     this.#workspaces = new JailWorkspaces(options, this.identity, () => this.#pendingMountPoints)
     const workspaces = this.#workspaces
     const isClosed = (): boolean => this.#closed
+    this.#callerMounts = new CallerMounts(this.identity, [
+      options.temporaryRoot ?? os.tmpdir(),
+      os.tmpdir(),
+      '/tmp',
+      '/dev/shm',
+    ])
+    this.#ahead = new PrestartedJailJobs(
+      {
+        workspaces,
+        memory: this.#memory,
+        callerMounts: this.#callerMounts,
+        bwrap: this.#bwrap,
+        mounts: options.mounts ?? [],
+        closed: isClosed,
+        reaperPerl: () => this.#reaperPerl(),
+        limits: (request) => this.#limits(request),
+      },
+      options.aheadIdleMs === undefined ? {} : { idleMs: options.aheadIdleMs },
+    )
     this.#warm = new WarmJailPool(
       {
         workspaces,
@@ -110,12 +119,6 @@ export class Jail implements AsyncDisposable {
       },
       options,
     )
-    this.#callerMounts = new CallerMounts(this.identity, [
-      options.temporaryRoot ?? os.tmpdir(),
-      os.tmpdir(),
-      '/tmp',
-      '/dev/shm',
-    ])
   }
 
   /**
@@ -227,7 +230,7 @@ export class Jail implements AsyncDisposable {
     const workspace =
       ahead === undefined
         ? await this.#workspaces.prepareCold(writable)
-        : await this.#mountAhead(ahead, writable)
+        : await this.#ahead.mount(ahead, writable)
     // Another jail still waits: the refill starts once this job has answered, not beside it
     // (its fork from this thread, Perl and bubblewrap's mounts would compete with the job).
     const answered =
@@ -248,7 +251,7 @@ export class Jail implements AsyncDisposable {
     this.#jobs.add(process)
     const finished = process.exited.then(async (exit): Promise<JailResult> => {
       this.#jobs.delete(process)
-      const sync = await this.#finishJob(workspace, writable, ahead, start.ranAhead === true)
+      const sync = await this.#ahead.finish(workspace, writable, ahead, start.ranAhead === true)
       const stdout = process.stdout.text()
       const stderr = process.stderr.text()
       return {
@@ -272,139 +275,6 @@ export class Jail implements AsyncDisposable {
       void finished.then(resolve, resolve)
     }
     return { job: { process, finished }, workspace }
-  }
-
-  /**
-   * Brings back what a start changed and ends its overlay. A job that ran in a jail started
-   * ahead leaves the jail running: its point is kept (and the next job's overlay mounted on it
-   * ahead), and the jail is given back once its waiter says it is ready again, or its point let
-   * go of if it ended instead.
-   */
-  async #finishJob(
-    workspace: WorkspaceLayer,
-    writable: boolean,
-    ahead: PrestartedJail | undefined,
-    ranAhead: boolean,
-  ): Promise<SyncReport | undefined> {
-    if (ahead === undefined || !ranAhead || ahead.ended || workspace.type !== 'overlay') {
-      if (ahead !== undefined) this.#ahead.lost(ahead)
-      return this.#workspaces.finish(workspace, writable)
-    }
-    const { release: _kept, ...layer } = workspace
-    const sync = this.#workspaces.finish(layer, writable, { writable })
-    void Promise.allSettled([sync, ahead.reusable()]).then(([, reusable]) => {
-      if (reusable.status === 'fulfilled' && reusable.value && !this.#closed) {
-        this.#ahead.giveBack(ahead)
-      } else {
-        this.#ahead.lost(ahead)
-        ahead.discard()
-        this.#releaseAheadPoint(ahead.point)
-      }
-    })
-    return sync
-  }
-
-  /** The fresh overlay of a start that takes a jail started ahead, on that jail's point. */
-  async #mountAhead(ahead: PrestartedJail, writable: boolean): Promise<WorkspaceLayer> {
-    const overlay = this.#workspaces.openOverlay
-    try {
-      if (overlay === undefined) throw new Error('the overlays are closed')
-      const layer = await this.#workspaces.mount(overlay, ahead.point, writable)
-      return {
-        type: 'overlay',
-        layer,
-        release: () => overlay.releaseSharedPoint(ahead.point),
-      }
-    } catch (error) {
-      ahead.discard()
-      this.#releaseAheadPoint(ahead.point)
-      throw error
-    }
-  }
-
-  /** Gives back a jail started ahead's point that no command used, and its overlay mounted ahead. */
-  #releaseAheadPoint(point: string): void {
-    const overlay = this.#workspaces.openOverlay
-    if (overlay === undefined) return
-    void this.#workspaces
-      .discardPrepared(overlay, point)
-      .then(() => overlay.releaseSharedPoint(point))
-  }
-
-  /**
-   * Mounts the command's fresh overlay on a jail started ahead once its waiter is ready, as
-   * for a warm jail's next command (decision 0019): the start that takes the jail takes the
-   * overlay if what it was made from still holds, else mounts its own. Nothing runs in that
-   * jail but the waiter, which never looks at the workspace.
-   */
-  #mountBeforeTaken(made: PrestartedJail, overlay: OverlayWorkspace, writable: boolean): void {
-    const unused = (): boolean => made.ready && !made.taken && !this.#closed
-    void made.started.then(() => {
-      if (made.signalled && unused())
-        void this.#workspaces.prepare(overlay, made.point, writable, unused)
-    })
-  }
-
-  /**
-   * Starts the next cold start's jail ahead (see prestarted-jail.ts): the spec a start with
-   * `request`'s access, limits and binds gets, on a shared point of its own, running the waiter.
-   */
-  async #startAhead(
-    key: string,
-    request: Pick<JailRequest, 'binds' | 'limits'>,
-    writable: boolean,
-    shape: LauncherShape,
-  ): Promise<PrestartedJail> {
-    const overlay = this.#workspaces.openOverlay
-    if (overlay === undefined) throw new Error('no overlays')
-    // The waiter runs an execute-only copy of Perl, so no job can trace it and it may take the
-    // next job; without one it runs one job and ends (decision 0042).
-    const perl = await this.#reaperPerl()
-    const point = await overlay.jobSharedPoint()
-    try {
-      const limits = this.#limits(request)
-      const memoryCgroup = this.#memory.create(limits.memoryBytes)
-      const runAs = overlay.runAs()
-      const base: JailSpec = {
-        command: [],
-        workspace: point,
-        workspaceAccess: writable ? 'read-write' : 'read-only',
-        overlays: [],
-        hiddenFolders: [],
-        binds: [
-          ...(this.#options.mounts ?? []),
-          ...(request.binds ?? []),
-          ...(perl === undefined ? [] : [reaperBind(perl)]),
-        ],
-        environment: {},
-        limits,
-        ...(memoryCgroup === undefined ? {} : { memoryInCgroup: true }),
-        cwd: '/',
-        ...(runAs === undefined ? {} : { runAs }),
-        asPidOne: true,
-      }
-      // The waiter sets the limits itself: no prlimit before it.
-      const program = perl === undefined ? JAIL_PERL : REAPER_PERL_MOUNT
-      const spec = {
-        ...base,
-        command: [program, '-e', JOB_WAITER_SCRIPT, '--', ...limitWords(base)],
-      }
-      const reachable = this.#callerMounts.plan(spec)
-      await overlay.callerMounts(reachable.mounts)
-      if (this.#closed) throw new Error('the jail closed')
-      const made = new PrestartedJail(
-        new PrestartedLauncher(shape, memoryCgroup, { readiness: true }),
-        key,
-        point,
-        this.#bwrap,
-        buildBwrapArgs(reachable.spec, { limitsBy: 'command' }),
-      )
-      this.#mountBeforeTaken(made, overlay, writable)
-      return made
-    } catch (error) {
-      overlay.releaseSharedPoint(point)
-      throw error
-    }
   }
 
   /** Checks the jail can run; answers whether the workspace is writable for this request. */
@@ -541,7 +411,7 @@ export class Jail implements AsyncDisposable {
         const refill = (): void => {
           if (this.#closed) return
           if (overlay === undefined) return this.#launchers.prepare(launcher)
-          void this.#ahead.prepare(key, () => this.#startAhead(key, request, writable, launcher))
+          void this.#ahead.prepare(key, request, writable, launcher)
         }
         if (cold.refillAfter === undefined) setImmediate(refill)
         else void cold.refillAfter.then(() => setImmediate(refill))
