@@ -1,4 +1,6 @@
 import assert from 'node:assert/strict'
+import fs from 'node:fs'
+import path from 'node:path'
 import { describe, it, type TestContext } from 'node:test'
 import type { Jail, JailRequest } from './jail.ts'
 import { assertJailAvailable, jailFixture } from './test-jail.ts'
@@ -14,7 +16,12 @@ const pause = (ms: number): Promise<void> => new Promise((resolve) => setTimeout
 const JAIL_ID = `echo "jail $(cut -d' ' -f22 /proc/1/stat)"`
 
 async function readyJail(t: TestContext): Promise<Jail> {
-  const { jail } = await jailFixture(
+  return (await readyFixture(t)).jail
+}
+
+/** A jail whose jails started ahead are ready, and its workspace folder. */
+async function readyFixture(t: TestContext): Promise<{ jail: Jail; workspace: string }> {
+  const { jail, workspace } = await jailFixture(
     t,
     { 'a.txt': 'a\n' },
     { layers: 'overlay', waitForWarmJail: false },
@@ -23,7 +30,7 @@ async function readyJail(t: TestContext): Promise<Jail> {
   // The first job goes the old way and starts the jails ahead.
   await job(jail, 'true')
   await pause(PAUSE_MS)
-  return jail
+  return { jail, workspace }
 }
 
 async function job(
@@ -126,6 +133,27 @@ describe(
       const next = await job(jail, `${JAIL_ID}; ps -eo args | grep -c "^sleep 300"`)
       assert.equal(jailOf(next.stdout), jailOf(killed.stdout))
       assert.match(next.stdout, /\n0\n$/)
+    })
+
+    it('ends a jail whose job could not be read back rather than give it the next job', async (t) => {
+      const { jail, workspace } = await readyFixture(t)
+      // A link that leads to itself in the workspace: a job that makes a folder in its place
+      // and writes in it cannot be read back (the host's look at loop/x meets the loop).
+      fs.symlinkSync('loop', path.join(workspace, 'loop'))
+      const before = await job(jail, JAIL_ID)
+      await pause(PAUSE_MS)
+      const failed = await jail.start({
+        command: ['/bin/bash', '-c', `${JAIL_ID}; rm loop && mkdir loop && echo x > loop/x`],
+        access: 'workspace-write',
+      })
+      await assert.rejects(failed.finished, /ELOOP/)
+      const failedIn = jailOf(failed.process.stdout.text())
+      // Positive control: jails are reused here (the job took the one the job before ran in).
+      assert.equal(failedIn, jailOf(before.stdout))
+      await pause(PAUSE_MS)
+      const next = await job(jail, `${JAIL_ID}; cat a.txt`)
+      assert.notEqual(jailOf(next.stdout), failedIn)
+      assert.match(next.stdout, /\na\n$/)
     })
 
     it("never gives a jail that ran one sharer's job to another's", async (t) => {

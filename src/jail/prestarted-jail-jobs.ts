@@ -100,8 +100,8 @@ export class PrestartedJailJobs {
   /**
    * Brings back what a start changed and ends its overlay. A job that ran in a jail started
    * ahead leaves the jail running: its point is kept (and the next job's overlay mounted on it
-   * ahead), and the jail is given back once its waiter says it is ready again, or its point let
-   * go of if it ended instead.
+   * ahead), and the jail is given back once its waiter says it is ready again and the job was
+   * read back; else it is ended and its point let go of.
    */
   async finish(
     workspace: WorkspaceLayer,
@@ -116,8 +116,15 @@ export class PrestartedJailJobs {
     }
     const { release: _kept, ...layer } = workspace
     const sync = workspaces.finish(layer, writable, { writable })
-    void Promise.allSettled([sync, ahead.reusable()]).then(([, reusable]) => {
-      if (reusable.status === 'fulfilled' && reusable.value && !this.#host.closed()) {
+    void Promise.allSettled([sync, ahead.reusable()]).then(([readBack, reusable]) => {
+      // Fail closed: a read-back that failed may have left the job's overlay on the point, or
+      // its upper layer half brought back; the jail takes no other job.
+      if (
+        readBack.status === 'fulfilled' &&
+        reusable.status === 'fulfilled' &&
+        reusable.value &&
+        !this.#host.closed()
+      ) {
         this.#jails.giveBack(ahead)
       } else {
         this.#jails.lost(ahead)
