@@ -92,6 +92,8 @@ export function buildBwrapArgs(
     // The command reaps in bubblewrap's place: bubblewrap's own PID 1 is dumpable, and the
     // kill of a command's stragglers spares PID 1 (decision 0036).
     ...(spec.asPidOne === true ? ['--as-pid-1'] : []),
+    // A filter for a jail whose PID 1 sets none itself (jail/no-keys-filter.ts).
+    ...(spec.seccompFd === undefined ? [] : ['--seccomp', String(spec.seccompFd)]),
     // Nothing of the host's environment; only what the spec lists (§21).
     '--clearenv',
   ]

@@ -12,6 +12,12 @@
 export const OPTIONS_FD = 3
 
 /**
+ * The descriptor bubblewrap reads a seccomp program from (`--seccomp`), when a start passes one:
+ * after the options'. Only the chains that Node spawns pass it, not a launcher started ahead.
+ */
+export const SECCOMP_FD = 4
+
+/**
  * How many words follow each bubblewrap option (bubblewrap 0.8's list); a word not here, where an
  * option is expected, ends the options (the command starts there, as bubblewrap reads it).
  */

@@ -77,4 +77,10 @@ export interface JailSpec {
    * @default false: bubblewrap itself is PID 1
    */
   readonly asPidOne?: boolean
+  /**
+   * A seccomp program bubblewrap installs on its PID 1 and the command (`--seccomp FD`), read
+   * from this descriptor, which the start must hold open: for a jail whose PID 1 installs none.
+   * @default none
+   */
+  readonly seccompFd?: number
 }

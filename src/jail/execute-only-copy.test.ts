@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict'
+import { execFileSync } from 'node:child_process'
 import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
@@ -76,6 +77,25 @@ describe('executeOnlyCopy', () => {
     assert.equal(await executeOnlyCopy(source, root), copy)
     assert.equal(fs.statSync(copy).mode & 0o7777, EXECUTE_ONLY_MODE)
   })
+
+  it(
+    'refuses a copy it cannot execute where it lies (a noexec folder)',
+    { skip: process.getuid?.() !== 0 && 'mounting a noexec folder needs root' },
+    async (t) => {
+      const root = scratch(t)
+      const source = path.join(root, 'program')
+      fs.writeFileSync(source, 'x\n', { mode: 0o755 })
+      // Positive control: on the scratch folder's own mount the copy is made.
+      await executeOnlyCopy(source, root)
+      const noexec = fs.mkdtempSync(path.join(os.tmpdir(), 'eitri-test-noexec-'))
+      execFileSync('mount', ['-t', 'tmpfs', '-o', 'noexec,size=1m', 'tmpfs', noexec])
+      t.after(() => {
+        execFileSync('umount', ['-l', noexec])
+        fs.rmdirSync(noexec)
+      })
+      await assert.rejects(executeOnlyCopy(source, noexec), /cannot be executed there/)
+    },
+  )
 
   it('finds a bare name on the launch PATH, and keeps a set-user-ID program as it is', async (t) => {
     const root = scratch(t)

@@ -49,7 +49,12 @@ export async function executeOnlyCopy(
 ): Promise<string> {
   try {
     const source = program.includes('/') ? program : await findProgram(program)
-    return await makeCopy(source, temporaryRoot)
+    const copy = await makeCopy(source, temporaryRoot)
+    // On a `noexec` mount the copy is made but cannot run (access(2) says so): no copy, then.
+    await fs.access(copy, fs.constants.X_OK).catch((error: unknown) => {
+      throw new Error(`${copy} cannot be executed there (a noexec mount?)`, { cause: error })
+    })
+    return copy
   } catch (error) {
     if (error instanceof EitriError) throw error
     throw new EitriError(

@@ -24,6 +24,8 @@ import { JailedProcess } from './jailed-process.ts'
 import { PrestartedLaunchers, type LauncherShape } from './prestarted-launcher.ts'
 import type { PrestartedJail } from './prestarted-jail.ts'
 import { reaperPerl, underReaper } from './jail-reaper.ts'
+import { noKeysProgram } from './no-keys-filter.ts'
+import { SECCOMP_FD } from '../bubblewrap/hidden-args.ts'
 import { aheadKey } from './prestarted-jails.ts'
 import { PrestartedJailJobs } from './prestarted-jail-jobs.ts'
 import { MemoryCgroups, type MemoryAccount, type MemorySupport } from './memory-cgroup.ts'
@@ -344,8 +346,15 @@ export class Jail implements AsyncDisposable {
             memoryBytes: limits.memoryBytes,
           }
     const ahead = cold?.ahead
+    // A cold start's PID 1 is the reaper (jail-reaper.ts): bubblewrap's own is dumpable.
+    const perl = cold === undefined ? undefined : await this.#reaperPerl()
+    // Without the reaper, bubblewrap installs the filter the reaper would have (decision 0044),
+    // from a descriptor that only the chain passes, not a launcher started ahead.
+    const seccomp = cold !== undefined && perl === undefined ? noKeysSeccomp() : undefined
     const prestarted =
-      ahead !== undefined || shape === undefined ? undefined : this.#launchers.take(shape)
+      ahead !== undefined || shape === undefined || seccomp !== undefined
+        ? undefined
+        : this.#launchers.take(shape)
     const memoryCgroup: MemoryAccount | undefined =
       ahead !== undefined
         ? ahead.memoryCgroup
@@ -366,9 +375,8 @@ export class Jail implements AsyncDisposable {
       ...(request.cwd === undefined ? {} : { cwd: request.cwd }),
       ...(runAs === undefined ? {} : { runAs }),
       ...(request.asPidOne === true ? { asPidOne: true } : {}),
+      ...(seccomp === undefined ? {} : { seccompFd: SECCOMP_FD }),
     }
-    // A cold start's PID 1 is the reaper (jail-reaper.ts): bubblewrap's own is dumpable.
-    const perl = cold === undefined ? undefined : await this.#reaperPerl()
     const reachable = this.#callerMounts.plan(perl === undefined ? spec : underReaper(spec, perl))
     let enter: string[] | undefined
     try {
@@ -402,6 +410,8 @@ export class Jail implements AsyncDisposable {
           : launcher === undefined || prestarted === undefined
             ? {}
             : { prestarted }),
+        // A jail started ahead runs it under its waiter, which installs the filter itself.
+        ...(started === undefined && seccomp !== undefined ? { seccompProgram: seccomp } : {}),
       })
       if (launcher !== undefined && cold?.prestart === true) {
         // Off this start's path: the next one's start overlaps the program's. On overlays the
@@ -410,7 +420,9 @@ export class Jail implements AsyncDisposable {
         const key = cold.key
         const refill = (): void => {
           if (this.#closed) return
-          if (overlay === undefined) return this.#launchers.prepare(launcher)
+          // No launcher ahead where the start passes a seccomp program (see above).
+          if (overlay === undefined)
+            return seccomp === undefined ? this.#launchers.prepare(launcher) : undefined
           void this.#ahead.prepare(key, request, writable, launcher)
         }
         if (cold.refillAfter === undefined) setImmediate(refill)
@@ -430,7 +442,7 @@ export class Jail implements AsyncDisposable {
   /**
    * The execute-only Perl that runs a cold jail's PID 1 (jail-reaper.ts), made once; undefined
    * where it cannot be made (a `noexec` temporary folder): bubblewrap's own PID 1 then, as in
-   * decision 0036's known limit.
+   * decision 0036's known limit, which installs the no-keys filter itself (decision 0044).
    */
   #reaperPerl(): Promise<string | undefined> {
     this.#reaper ??= reaperPerl().catch(() => undefined)
@@ -461,4 +473,19 @@ export class Jail implements AsyncDisposable {
     this.#support ??= makePlaceholders(this.#options.temporaryRoot)
     return this.#support
   }
+}
+
+/**
+ * The no-keys filter for bubblewrap to install.
+ *
+ * @throws EitriError `jail_unavailable` on a machine the filter does not know; nothing ran.
+ */
+function noKeysSeccomp(): Buffer {
+  const program = noKeysProgram()
+  if (program === undefined)
+    throw new EitriError(
+      'jail_unavailable',
+      `The jail cannot refuse kernel keys on this machine (${process.arch}), so nothing ran. To fix: run eitri on x86_64 or aarch64.`,
+    )
+  return program
 }

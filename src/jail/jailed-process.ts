@@ -8,7 +8,7 @@ import fs from 'node:fs'
 import { BoundedOutput } from '../util/bounded-output.ts'
 import { BoundedChild, type ProgramChild } from '../util/bounded-spawn.ts'
 import { enteringLaunch, mountingLaunch, type CallerMount } from '../bubblewrap/caller-mounts.ts'
-import { hideOptions, OPTIONS_FD, optionsData } from '../bubblewrap/hidden-args.ts'
+import { hideOptions, OPTIONS_FD, optionsData, SECCOMP_FD } from '../bubblewrap/hidden-args.ts'
 import type { HostIdentity } from '../bubblewrap/jail-identity.ts'
 import type { MemoryAccount } from './memory-cgroup.ts'
 import type { Writable } from 'node:stream'
@@ -79,6 +79,11 @@ export interface JailedProcessOptions {
    * place of that chain. Not used when it cannot run (then the chain starts as usual).
    */
   readonly prestarted?: PrestartedStart | undefined
+  /**
+   * The seccomp program bubblewrap reads on {@link SECCOMP_FD} (its args say `--seccomp`); a
+   * start with one takes no launcher started ahead, which passes no such descriptor.
+   */
+  readonly seccompProgram?: Buffer | undefined
 }
 
 /** A running jailed process. */
@@ -125,13 +130,17 @@ export class JailedProcess {
       }
       launch = options.memoryCgroup.launch(launch.command, launch.args)
     }
+    const seccomp = options.seccompProgram
+    if (seccomp !== undefined && options.prestarted !== undefined)
+      throw new Error('a start with a seccomp program cannot take a start made ahead')
     const prestarted =
       options.prestarted?.run(options.bwrap, options.args) === true ? options.prestarted : undefined
     // Unusable (it ended meanwhile): the usual chain starts in the same cgroup.
     if (prestarted === undefined) options.prestarted?.discard({ keepCgroup: true })
     this.#child = new BoundedChild<ProgramChild>(launch.command, launch.args, {
       spawned: prestarted?.child,
-      extraPipes: hidden.options.length > 0 ? 1 : 0,
+      // After fds 0-2: the options' pipe (fd 3), and the seccomp program's (fd 4).
+      extraPipes: seccomp !== undefined ? 2 : hidden.options.length > 0 ? 1 : 0,
       // Only fds 0-2 reach bubblewrap; Node marks its own descriptors close-on-exec. Its own
       // process group (BoundedChild), so a kill reaches everything it started on the host side.
       env: { PATH: '/usr/local/bin:/usr/bin:/bin' },
@@ -150,6 +159,11 @@ export class JailedProcess {
       const optionsPipe = this.#child.child.stdio[OPTIONS_FD] as Writable | null | undefined
       optionsPipe?.on('error', () => undefined)
       optionsPipe?.end(optionsData(hidden.options))
+    }
+    if (seccomp !== undefined) {
+      const seccompPipe = this.#child.child.stdio[SECCOMP_FD] as Writable | null | undefined
+      seccompPipe?.on('error', () => undefined)
+      seccompPipe?.end(seccomp)
     }
     this.exited = this.#child.exited.then((exit) => {
       const oomKills = this.oomKills()

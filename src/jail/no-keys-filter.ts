@@ -8,8 +8,82 @@
  * seccomp filter on itself before it starts anything, so everything in the jail inherits it
  * and nothing can lift it (no_new_privs is set by bubblewrap): `add_key`, `request_key` and
  * `keyctl` answer ENOSYS, as on a kernel without keys; another ABI's calls (i386 `int 0x80`,
- * x32) are refused outright, so no other number reaches the same calls.
+ * x32) are refused outright, so no other number reaches the same calls. Where no reaper can run
+ * (no execute-only copy of Perl: a `noexec` temporary folder), bubblewrap installs the same
+ * program (`--seccomp`, {@link noKeysProgram}) on its own PID 1 and the command (decision 0044).
+ *
+ * One definition of the filter ({@link filterOf}) gives both: the bytes bubblewrap reads, and the
+ * instructions written into the Perl block.
  */
+
+/** One classic BPF instruction (`struct sock_filter`): code, jump if true, jump if false, k. */
+type Instruction = readonly [code: number, ifTrue: number, ifFalse: number, k: number]
+
+/** The calls the filter names on one architecture. */
+interface KeyCalls {
+  /** The kernel's machine name (`/proc/sys/kernel/arch`). */
+  readonly machine: string
+  /** `AUDIT_ARCH_*`: the ABI a call comes through. */
+  readonly audit: number
+  readonly prctl: number
+  /** add_key, request_key, keyctl. */
+  readonly keys: readonly [number, number, number]
+}
+
+/** By Node's `process.arch`: x86_64 and aarch64. */
+const KEY_CALLS: Readonly<Record<string, KeyCalls>> = {
+  x64: { machine: 'x86_64', audit: 0xc000003e, prctl: 157, keys: [248, 249, 250] },
+  arm64: { machine: 'aarch64', audit: 0xc00000b7, prctl: 167, keys: [217, 218, 219] },
+}
+
+/** `SECCOMP_RET_ERRNO | ENOSYS`. */
+const ANSWER_ENOSYS = 0x50026
+/** `SECCOMP_RET_ALLOW`. */
+const ALLOW = 0x7fff0000
+/** x32 calls carry this bit in their number. */
+const X32_SYSCALL_BIT = 0x40000000
+
+/** The filter: another ABI's calls and the key calls answer ENOSYS; everything else passes. */
+function filterOf(calls: KeyCalls): Instruction[] {
+  return [
+    // Load seccomp_data.arch; another ABI: ENOSYS.
+    [0x20, 0, 0, 4],
+    [0x15, 1, 0, calls.audit],
+    [0x06, 0, 0, ANSWER_ENOSYS],
+    // Load seccomp_data.nr; an x32 number: ENOSYS.
+    [0x20, 0, 0, 0],
+    [0x35, 4, 0, X32_SYSCALL_BIT],
+    ...calls.keys.map((call, index): Instruction => [0x15, 3 - index, 0, call]),
+    [0x06, 0, 0, ALLOW],
+    [0x06, 0, 0, ANSWER_ENOSYS],
+  ]
+}
+
+/**
+ * The filter as bubblewrap's `--seccomp FD` reads it (`struct sock_filter` in the machine's
+ * order, little-endian on both): for this machine, or undefined on one the jail does not know.
+ */
+export function noKeysProgram(arch: string = process.arch): Buffer | undefined {
+  const calls = KEY_CALLS[arch]
+  if (calls === undefined) return undefined
+  const instructions = filterOf(calls)
+  const program = Buffer.alloc(instructions.length * 8)
+  instructions.forEach(([code, ifTrue, ifFalse, k], index) => {
+    program.writeUInt16LE(code, index * 8)
+    program.writeUInt8(ifTrue, index * 8 + 2)
+    program.writeUInt8(ifFalse, index * 8 + 3)
+    program.writeUInt32LE(k, index * 8 + 4)
+  })
+  return program
+}
+
+/** Each machine's prctl number and filter, as a Perl hash's entries. */
+const PERL_FILTERS = Object.values(KEY_CALLS)
+  .map((calls) => {
+    const instructions = filterOf(calls).map((instruction) => `[${instruction.join(', ')}]`)
+    return `${calls.machine} => [${calls.prctl}, [${instructions.join(', ')}]]`
+  })
+  .join(',\n    ')
 
 /**
  * A Perl block that installs the filter, or ends the process with status 125 and a message
@@ -17,18 +91,15 @@
  */
 export const NO_KEYS_PERL = String.raw`
 {
-  # x86_64 and aarch64: the audit architecture, prctl, then add_key, request_key, keyctl.
-  my %KEYS = (x86_64 => [0xc000003e, 157, 248, 249, 250], aarch64 => [0xc00000b7, 167, 217, 218, 219]);
+  # Each machine's prctl, then the filter (no-keys-filter.ts).
+  my %FILTERS = (
+    ${PERL_FILTERS}
+  );
   my $machine = '';
   if (open(my $arch, '<', '/proc/sys/kernel/arch')) { $machine = <$arch> // ''; close $arch }
   chomp $machine;
-  my ($audit, $prctl, @keys) = @{ $KEYS{$machine} // do { print STDERR "eitri: this machine ($machine) is not one the jail knows\n"; exit 125 } };
-  my $filter = join '', map { pack('SCCL', @$_) } (
-    [0x20, 0, 0, 4], [0x15, 1, 0, $audit], [0x06, 0, 0, 0x50026],
-    [0x20, 0, 0, 0], [0x35, 4, 0, 0x40000000],
-    (map { [0x15, 3 - $_, 0, $keys[$_]] } 0 .. 2),
-    [0x06, 0, 0, 0x7fff0000], [0x06, 0, 0, 0x50026],
-  );
+  my ($prctl, $program) = @{ $FILTERS{$machine} // do { print STDERR "eitri: this machine ($machine) is not one the jail knows\n"; exit 125 } };
+  my $filter = join '', map { pack('SCCL', @$_) } @$program;
   syscall($prctl, 22, 2, pack('Sx6P', length($filter) / 8, $filter), 0, 0) == 0
     or do { print STDERR "eitri: the jail could not refuse the key calls: $!\n"; exit 125 };
 }
