@@ -68,4 +68,30 @@ describe("the jail's command lines", () => {
       await checkBoth(t, jail, base)
     },
   )
+
+  it(
+    'show no host path of the workspace in the mount table, read-only or writable',
+    { skip: !IS_ROOT && 'overlays need root' },
+    async (t) => {
+      const { jail, workspace } = await jailFixture(
+        t,
+        { 'a.txt': 'a\n' },
+        { layers: 'overlay', privateInside: ['state'] },
+      )
+      await assertJailAvailable(jail)
+      const command = ['cat', '/proc/self/mountinfo']
+      for (const access of ['read-only', 'workspace-write'] as const) {
+        const foreground = await jail.run({ command, access })
+        const job = await (await jail.start({ command, access })).finished
+        for (const [what, result] of Object.entries({ foreground, job })) {
+          // Positive control: the workspace's line was read.
+          assert.match(result.stdout, / \/workspace /, `${access} ${what}: ${result.stderr}`)
+          assert.ok(
+            !result.stdout.includes(workspace),
+            `${access} ${what} shows ${workspace}:\n${result.stdout}`,
+          )
+        }
+      }
+    },
+  )
 })

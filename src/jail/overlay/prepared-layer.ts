@@ -64,11 +64,19 @@ export function pendingLayer(options: {
   const base = { mountPoint, folder, lowers: lower, writable }
   const release = fork === undefined ? {} : { release: fork.release }
   if (!writable) {
-    // An overlay needs an upper layer or two lower ones: alone, the workspace is bound.
-    const request =
-      lowers.length === 1
-        ? ['bind', lowers[0] as string, mountPoint, 'ro']
-        : overlayWords({ lower, target: mountPoint, options: options.options })
+    // An overlay needs an upper layer or two lower ones: alone, the workspace gets an empty one
+    // below it. Never a bind of it: a bind's line in /proc/self/mountinfo names its root, the
+    // workspace's host path; an overlay's names only the layers' neutral paths.
+    let lowest = ''
+    if (lowers.length === 1) {
+      fs.mkdirSync(path.join(folder, 'empty'), { mode: 0o755 })
+      lowest = `:${path.join(mounted, 'empty')}`
+    }
+    const request = overlayWords({
+      lower: `${lower}${lowest}`,
+      target: mountPoint,
+      options: options.options,
+    })
     return { ...base, upper: undefined, request, ...release }
   }
   const upper = path.join(folder, 'upper')
