@@ -54,8 +54,13 @@ describe('kernel keys in the jail', () => {
     'refuses them where no execute-only Perl can be made (a noexec temporary folder): bubblewrap installs the filter',
     { skip: !IS_ROOT && 'mounting a noexec folder needs root' },
     async (t) => {
-      const { jail } = await jailFixture(t)
-      await assertJailAvailable(jail)
+      const jails = await Promise.all(
+        (['overlay', 'mirror'] as const).map(async (layers) => {
+          const { jail } = await jailFixture(t, {}, { layers })
+          await assertJailAvailable(jail)
+          return [layers, jail] as const
+        }),
+      )
       const temporary = process.env.TMPDIR
       process.env.TMPDIR = noexecFolder(t)
       t.after(() => {
@@ -70,9 +75,11 @@ describe('kernel keys in the jail', () => {
         'tr "\\0" " " < /proc/1/cmdline | cut -c1-14 >&2; exec "$@"',
         'sh',
       ]
-      for (const [name, result] of Object.entries(await everyKind(jail, pidOne))) {
-        assert.equal(result.stdout, 'key -1 38\n', `${name}: ${result.stderr}`)
-        assert.match(result.stderr, /^bwrap --args 3\n$/, name)
+      for (const [layers, jail] of jails) {
+        for (const [name, result] of Object.entries(await everyKind(jail, pidOne))) {
+          assert.equal(result.stdout, 'key -1 38\n', `${layers} ${name}: ${result.stderr}`)
+          assert.match(result.stderr, /^bwrap --args 3\n$/, `${layers} ${name}`)
+        }
       }
     },
   )
