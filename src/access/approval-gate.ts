@@ -41,7 +41,10 @@ export class ApprovalGate {
    * client that cannot show prompts).
    */
   async decide(asked: ApprovalRequest, signal: AbortSignal): Promise<ApprovalAnswer> {
-    const key = `${asked.tool}\u0000${JSON.stringify(asked.input)}`
+    // The exact action is what the person was shown as well as the input: a door whose input
+    // leaves out what it acts on (a fork's head, a file's content) must put it in, and two
+    // requests shown differently are never one action.
+    const key = `${asked.tool}\u0000${JSON.stringify(asked.input)}\u0000${asked.summary}`
     // What every approver shows and the log keeps: a control character in a command (an escape
     // that clears the line) must not hide from the person what runs.
     const request = {

@@ -13,6 +13,11 @@ export type ApprovalPolicy = (typeof APPROVAL_POLICIES)[number]
 /** What a person is asked to approve. */
 export interface ApprovalRequest {
   readonly tool: string
+  /**
+   * What is done, whole: with the tool and the summary, the key "approved for the session"
+   * covers. A request that acts on state (a fork's head, the content it writes) names it here,
+   * or a later request with other content would pass for the one the person approved.
+   */
   readonly input: unknown
   /** Why it needs a person, in words a person reads in a prompt. */
   readonly reason: string

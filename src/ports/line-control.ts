@@ -151,6 +151,8 @@ export interface LineWriteIntent {
   /** One line a prompt can show: what will be written. */
   readonly summary: string
   readonly tool: string
+  /** Exactly what will be written (each path with a digest of its content): the approval's input. */
+  readonly writes: unknown
 }
 
 /**

@@ -206,7 +206,9 @@ export function sessionLineControl(options: SessionLineOptions): LineControl {
           .join(', ')}${changes.length > 20 ? ', …' : ''}`
         const refusal = await askForMain({
           tool: 'workspace_merge',
-          input: { fork: found.id },
+          // The head shown: approved for the session, a merge of the fork as it is later (after
+          // a conflict, with other files) is asked again.
+          input: { fork: found.id, head: expectedHead },
           reason: 'a merge into main changes the user’s live files',
           summary,
           signal,
@@ -332,7 +334,7 @@ export function sessionLineControl(options: SessionLineOptions): LineControl {
 function mainWrite(write: LineWriteIntent, signal: AbortSignal) {
   return {
     tool: write.tool,
-    input: { fork: MAIN_LINE },
+    input: { fork: MAIN_LINE, writes: write.writes },
     reason: 'this session is isolated on a fork; writing main changes the user’s live folder',
     summary: `${write.summary} into main (your live folder)`,
     signal,

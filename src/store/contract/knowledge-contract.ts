@@ -107,6 +107,28 @@ export function knowledgeContract(harness: StoreHarness): void {
       await rejectsWith(knowledge.search('x', { limit: 101 }), 'invalid_input')
     })
 
+    void it("a hit's snippet is its own entry's text, never another line's or an older version's", async () => {
+      await using store = (await freshStore(harness)).store
+      // Written first, so each matches before the hit below in the search index.
+      await store.forkLine('main', 'alice')
+      await store.knowledge('alice').add({ title: 'Deploy', body: 'the password is hunter2' })
+      const main = store.knowledge('main')
+      await main.add({ title: 'Plan', body: 'an old password, replaced' })
+      await main.add({ title: 'Plan', body: 'a new password' })
+      await store.forkLine('main', 'bob')
+      const bob = store.knowledge('bob')
+      await bob.add({ title: 'Mine', body: 'my password notes' })
+      const hits = await bob.search('password')
+      const snippets = new Map(hits.map((hit) => [hit.title, hit.snippet]))
+      assert.deepEqual([...snippets.keys()].sort(), ['Mine', 'Plan'])
+      assert.match(snippets.get('Mine') ?? '', /my «password» notes/)
+      assert.match(snippets.get('Plan') ?? '', /a new «password»/)
+      assert.ok(
+        hits.every((hit) => !/hunter2|old/.test(hit.snippet)),
+        JSON.stringify(hits),
+      )
+    })
+
     void it('searches the latest version of each entry only', async () => {
       await using store = (await freshStore(harness)).store
       const knowledge = store.knowledge('main')

@@ -23,6 +23,20 @@ import type {
 import { SerialQueue } from '../../util/serial-queue.ts'
 import { WalSync, type Datasync } from './wal-sync.ts'
 
+/**
+ * The parameters as SQLite should see them: `node:sqlite` binds every JavaScript number as a
+ * REAL, and a whole number is bound as an INTEGER here instead (as PostgreSQL takes it). An
+ * ordinary table compares a REAL with an INTEGER column by value, but FTS5 ignores a `rowid = ?`
+ * whose value is a REAL and answers the first match of the whole index: the snippet of one
+ * line's search hit was read from whichever entry of any line (another connection's fork, a
+ * discarded one) matched first (found 2026-12-03, w/atkgit).
+ */
+function bound(parameters: readonly SqlValue[]): (string | number | bigint | null)[] {
+  return parameters.map((value) =>
+    typeof value === 'number' && Number.isSafeInteger(value) ? BigInt(value) : value,
+  )
+}
+
 /** How long SQLite itself waits on a lock before our retry loop takes over (it blocks). */
 const BUSY_TIMEOUT_MS = 20
 const SQLITE_BUSY = 5
@@ -304,15 +318,15 @@ export class SqliteDriver implements SqlDriver {
     return {
       dialect: 'sqlite',
       all: async <Row extends SqlRow>(sql: string, parameters: readonly SqlValue[] = []) =>
-        this.#statement(sql).all(...parameters) as Row[],
+        this.#statement(sql).all(...bound(parameters)) as Row[],
       get: async <Row extends SqlRow>(sql: string, parameters: readonly SqlValue[] = []) =>
-        this.#statement(sql).get(...parameters) as Row | undefined,
+        this.#statement(sql).get(...bound(parameters)) as Row | undefined,
       run: async (sql: string, parameters: readonly SqlValue[] = []) =>
-        Number(this.#statement(sql).run(...parameters).changes),
+        Number(this.#statement(sql).run(...bound(parameters)).changes),
       nextSequences: async (count: number) => {
         const row = this.#statement(
           'UPDATE store_clock SET value = value + ? WHERE id = 1 RETURNING value',
-        ).get(count) as { value: number }
+        ).get(...bound([count])) as { value: number }
         return Array.from({ length: count }, (_, index) => row.value - count + 1 + index)
       },
     }

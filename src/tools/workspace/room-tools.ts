@@ -3,6 +3,7 @@
  * The workspace's files by line, without switching the session: list, read, and write several
  * files in one commit, through the same gates as the file tools.
  */
+import { createHash } from 'node:crypto'
 import { z } from 'zod'
 import { EitriError } from '../../errors/eitri-error.ts'
 import { defineTool } from '../../tool/define-tool.ts'
@@ -11,6 +12,11 @@ import { MAX_READ_BYTES } from '../files/read-file.ts'
 import { decodeText } from '../files/text.ts'
 import { linesOf } from './lines-of.ts'
 import { filePath } from '../files/file-path.ts'
+
+/** A content's digest: what a person approved to be written, whatever its size. */
+function sha256(content: string): string {
+  return createHash('sha256').update(content).digest('hex')
+}
 
 const forkOption = z
   .string()
@@ -89,6 +95,7 @@ export const roomWriteTool = defineTool({
           .slice(0, 20)
           .map((file) => file.path)
           .join(', ')}${files.length > 20 ? ', …' : ''}`,
+        writes: files.map((file) => [file.path, sha256(file.content)]),
       },
     })
     // Every path is judged before any is written: a refused one leaves the line as it was.
