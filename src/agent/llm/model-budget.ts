@@ -78,6 +78,12 @@ export class BudgetLedger {
   #carved = 0
   /** What this ledger spent beyond its total, already charged to its parent. */
   #passedUp = 0
+  /** Children carved out and not back yet. */
+  #children = 0
+  /** The Run stopped: it carves nothing more, and its carve goes back once its children are. */
+  #ended = false
+  /** Its carve went back to its parent. */
+  #returned = false
 
   constructor(total: number, parent?: BudgetLedger) {
     this.total = total
@@ -130,25 +136,41 @@ export class BudgetLedger {
     this.#reserved = Math.max(0, this.#reserved - reservation.dollars)
   }
 
-  /** Carves `dollars` out for a child; false when they are not there. */
+  /**
+   * Carves `dollars` out for a child; false when they are not there, or when this Run has
+   * ended (what it had left went back, or goes back, to its own parent).
+   */
   carve(dollars: number): boolean {
-    if (dollars > this.remaining + EPSILON) return false
+    if (this.#ended || dollars > this.remaining + EPSILON) return false
     this.#carved += dollars
+    this.#children += 1
     return true
   }
 
   /** A child carved `carved` and spent `spent` of it: the rest comes back. */
   returnCarve(carved: number, spent: number): void {
     this.#carved = Math.max(0, this.#carved - carved)
+    this.#children = Math.max(0, this.#children - 1)
     this.#spent += spent
     this.#passUp()
+    this.#returnWhenIdle()
   }
 
   /**
-   * Ends a child's ledger: its carve goes back to its parent, charged with what it spent (less
-   * the excess already charged on the way).
+   * Ends a Run's ledger: its carve goes back to its parent, charged with what it spent (less
+   * the excess already charged on the way). A Run's program may end before the children it
+   * hired without waiting (they run on, and the Run waits for them after): their carves stay
+   * out until they are back, so the parent never gets money a grandchild is still spending,
+   * and what they spent is charged to it.
    */
   end(): void {
+    this.#ended = true
+    this.#returnWhenIdle()
+  }
+
+  #returnWhenIdle(): void {
+    if (!this.#ended || this.#returned || this.#children > 0) return
+    this.#returned = true
     this.#parent?.returnCarve(this.total, this.#spent - this.#passedUp)
   }
 
