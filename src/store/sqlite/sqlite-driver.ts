@@ -22,6 +22,7 @@ import type {
 } from '../sql/sql-driver.ts'
 import { SerialQueue } from '../../util/serial-queue.ts'
 import { WalSync, type Datasync } from './wal-sync.ts'
+import { storableParameters } from '../sql/storable-text.ts'
 
 /** How long SQLite itself waits on a lock before our retry loop takes over (it blocks). */
 const BUSY_TIMEOUT_MS = 20
@@ -304,11 +305,11 @@ export class SqliteDriver implements SqlDriver {
     return {
       dialect: 'sqlite',
       all: async <Row extends SqlRow>(sql: string, parameters: readonly SqlValue[] = []) =>
-        this.#statement(sql).all(...parameters) as Row[],
+        this.#statement(sql).all(...storableParameters(parameters)) as Row[],
       get: async <Row extends SqlRow>(sql: string, parameters: readonly SqlValue[] = []) =>
-        this.#statement(sql).get(...parameters) as Row | undefined,
+        this.#statement(sql).get(...storableParameters(parameters)) as Row | undefined,
       run: async (sql: string, parameters: readonly SqlValue[] = []) =>
-        Number(this.#statement(sql).run(...parameters).changes),
+        Number(this.#statement(sql).run(...storableParameters(parameters)).changes),
       nextSequences: async (count: number) => {
         const row = this.#statement(
           'UPDATE store_clock SET value = value + ? WHERE id = 1 RETURNING value',
