@@ -233,6 +233,33 @@ describe('spawn_agent and propose_change', () => {
   })
 })
 
+describe('spawn_agent without a budget', () => {
+  it('gives the child what the Run has left when that is less than the default', async () => {
+    // $0.06 less the first call's 120 μ$ is $0.059879999…, shown as 59,880 μ$: the default
+    // budget taken from that rounded figure was a hair above what was left, and refused.
+    await using scratch = await makeScratch()
+    const model = roleModel({
+      lead: [
+        () => callsTool([{ name: 'spawn_agent', input: { task: 'x' } }]),
+        () => answers('done'),
+      ],
+      other: [() => answers('child done')],
+    })
+    const { workshop, store, seen } = await open(scratch, model)
+    try {
+      const def = lead(['spawn_agent'], { program: { kind: 'llm', budgetDollars: 0.06 } })
+      const { outcome } = await hireLead(workshop, def, 'delegate')
+      assert.equal(outcome.status, 'completed', JSON.stringify(outcome))
+      const answer = seen.find((entry) => entry.name === 'spawn_agent')
+      assert.equal(answer?.result.type, 'success', answer?.result.content)
+      assert.equal(answer?.result.content, 'child done')
+    } finally {
+      await workshop.close()
+      await store.close()
+    }
+  })
+})
+
 describe('budget', () => {
   it('reports the ledger in micro-dollars after a step', async () => {
     await using scratch = await makeScratch()

@@ -49,6 +49,9 @@ export interface LlmProgramOptions {
 
 type LlmProgram = Extract<AgentProgram, { kind: 'llm' }>
 
+/** How far a child's budget may read above what its parent has left, in dollars (rounding). */
+const HALF_MICRO_DOLLAR = 0.5e-6
+
 /**
  * The factory of `llm` programs, for an agent runtime's `programs` (one per runtime: it tracks
  * the budgets of the Runs it made, so children can be carved from their parents).
@@ -210,7 +213,9 @@ function planHire(
   const parentLedger = hire.parentRun === undefined ? undefined : ledgers.get(hire.parentRun)
   if (parentLedger !== undefined) {
     const left = parentLedger.remaining
-    if (limits.budgetDollars !== undefined && limits.budgetDollars > left) {
+    // Within half a micro-dollar is what is left: tools see a budget in whole micro-dollars
+    // (`budget`, spawn_agent's default), rounded, so "all that is left" may read a hair above it.
+    if (limits.budgetDollars !== undefined && limits.budgetDollars > left + HALF_MICRO_DOLLAR) {
       throw refused(
         'limits.budgetDollars',
         `$${limits.budgetDollars} is above the $${dollarsText(left)} the parent Run has left; a child's budget comes out of its parent's, so ask for at most that`,
