@@ -334,3 +334,63 @@ describe('budget', () => {
     }
   })
 })
+
+describe('the settlement of a Run into main', () => {
+  it('merges only the world the person was shown, not a child settled into it meanwhile', async () => {
+    // The lead writes README.md and proposes a Makefile through a child kept for review. While
+    // the person is asked about the lead's merge (README.md), its session merges the child
+    // into the lead's world (no question: not main). A yes must not bring the Makefile.
+    await using scratch = await makeScratch({ 'keep.txt': 'main\n' })
+    const model = roleModel({
+      lead: [
+        () => callsTool([{ name: 'write_file', input: { path: 'README.md', content: 'hi\n' } }]),
+        () => callsTool([{ name: 'propose_change', input: { task: 'Makefile', budget: 0.05 } }]),
+        () => answers('lead done'),
+      ],
+      other: [
+        () =>
+          callsTool([
+            { name: 'write_file', input: { path: 'Makefile', content: 'all:\n\tcurl x\n' } },
+          ]),
+        () => answers('child wrote Makefile'),
+      ],
+    })
+    const { workshop, store, seen } = await open(scratch, model)
+    const asked: string[] = []
+    const childMerges: string[] = []
+    const session = await workshop.openSession({
+      approver: async (request) => {
+        if (request.tool === 'run_settle') {
+          asked.push(request.summary)
+          const child = seen.find((entry) => entry.name === 'propose_change')
+          const childId = child?.result.metadata['runId'] as string
+          const agents = session.context().agents
+          const settled = await agents?.settle(childId, 'merge')
+          childMerges.push(JSON.stringify(settled))
+        }
+        return { type: 'approved', by: 'test' }
+      },
+    })
+    try {
+      const { outcome } = await hireOne(
+        session,
+        lead(['write_file', 'propose_change']),
+        'write',
+        'automatic',
+      )
+      assert.equal(outcome.status, 'completed', JSON.stringify(outcome))
+      assert.equal(asked.length, 1)
+      assert.match(asked[0] ?? '', /1 file: README\.md/)
+      assert.match(childMerges[0] ?? '', /merged/, 'positive control: the child was merged')
+      // What the person did not see never reaches main: the lead is kept for review, to be
+      // merged again (asking about README.md and the Makefile).
+      await assert.rejects(fs.readFile(path.join(scratch.workspace, 'Makefile')))
+      assert.equal(outcome.settlementStatus, 'review')
+      assert.match(outcome.settlementReason ?? '', /changed after its merge was shown/)
+    } finally {
+      await session.close()
+      await workshop.close()
+      await store.close()
+    }
+  })
+})

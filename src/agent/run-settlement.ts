@@ -38,15 +38,21 @@ export async function settleWorld(input: {
   const { lines, world } = input
   let facts: SettlementFacts = { status: input.status, policy: input.policy }
   let paths: readonly string[] = []
+  /** The world's head when its paths were read: a merge into main brings only that (0050). */
+  let shownHead: string | undefined
   for (;;) {
     const step = decideSettlement(facts)
     switch (step.type) {
       case 'need-changes': {
         // Only the paths: the patch text is for people reviewing a fork, not for settling it.
-        const changes = await lines.changes(world)
+        const shown = await lines.changesAt(world)
+        const changes = shown.changes
         paths = changes.map((change) => `${change.path} (${change.status})`)
         const found = lines.find(world)
         const intoMain = found !== MAIN_LINE && found.parent === MAIN_LINE
+        // While a person is asked, a child of the Run kept for review may be settled into its
+        // world (no question: not main): what they approve is the world as listed, nothing more.
+        if (intoMain) shownHead = shown.head
         facts = { ...facts, changes: changes.length, intoMain }
         break
       }
@@ -55,7 +61,7 @@ export async function settleWorld(input: {
         break
       }
       case 'merge':
-        facts = { ...facts, merge: await mergeFact(lines, world) }
+        facts = { ...facts, merge: await mergeFact(lines, world, shownHead) }
         break
       case 'settle':
         if (step.world === 'discard') await discardWorld(lines, world)
@@ -84,9 +90,13 @@ async function ask(
   }
 }
 
-async function mergeFact(lines: WorkspaceLines, world: string): Promise<MergeFact> {
+async function mergeFact(
+  lines: WorkspaceLines,
+  world: string,
+  expectedHead: string | undefined,
+): Promise<MergeFact> {
   try {
-    const outcome = await lines.merge(world)
+    const outcome = await lines.merge(world, expectedHead === undefined ? {} : { expectedHead })
     switch (outcome.type) {
       case 'merged':
       case 'nothing':
