@@ -365,14 +365,16 @@ describe('the settlement of a Run into main', () => {
           const child = seen.find((entry) => entry.name === 'propose_change')
           const childId = child?.result.metadata['runId'] as string
           const agents = session.context().agents
-          const settled = await agents?.settle(childId, 'merge')
-          childMerges.push(JSON.stringify(settled))
+          // The child is merged into the lead's world only while the first question is open.
+          if (childMerges.length === 0)
+            childMerges.push(JSON.stringify(await agents?.settle(childId, 'merge')))
         }
-        return { type: 'approved', by: 'test' }
+        // "Approve for this session": it covers the exact same merge, not another content.
+        return { type: 'approved-for-session', by: 'test' }
       },
     })
     try {
-      const { outcome } = await hireOne(
+      const { id, outcome } = await hireOne(
         session,
         lead(['write_file', 'propose_change']),
         'write',
@@ -387,6 +389,10 @@ describe('the settlement of a Run into main', () => {
       await assert.rejects(fs.readFile(path.join(scratch.workspace, 'Makefile')))
       assert.equal(outcome.settlementStatus, 'review')
       assert.match(outcome.settlementReason ?? '', /changed after its merge was shown/)
+      // Merging it again asks again, about what it holds now: the same Run, another content.
+      const again = await session.context().agents?.settle(id, 'merge')
+      assert.equal(asked.length, 2, JSON.stringify(again))
+      assert.match(asked[1] ?? '', /2 files: .*Makefile/)
     } finally {
       await session.close()
       await workshop.close()

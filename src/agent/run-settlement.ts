@@ -57,7 +57,7 @@ export async function settleWorld(input: {
         break
       }
       case 'need-approval': {
-        facts = { ...facts, approval: await ask(input, paths) }
+        facts = { ...facts, approval: await ask(input, paths, shownHead) }
         break
       }
       case 'merge':
@@ -73,13 +73,16 @@ export async function settleWorld(input: {
 async function ask(
   input: Parameters<typeof settleWorld>[0],
   paths: readonly string[],
+  head: string | undefined,
 ): Promise<ApprovalAnswer> {
   if (input.approve === undefined)
     return { type: 'unavailable', reason: 'nobody was named to approve a merge into main' }
   try {
     return await input.approve({
       tool: 'run_settle',
-      input: { run: input.runId, fork: input.world },
+      // The head shown is part of the action: "approve for this session" covers this content,
+      // never a later merge of the same Run holding more.
+      input: { run: input.runId, fork: input.world, head },
       reason: 'a Run’s automatic settlement merges its changes into main, the user’s live files',
       summary: `merge the world of Run ${input.runId} (agent ${input.agentId}) into main (your live folder): ${paths.length} file${paths.length === 1 ? '' : 's'}: ${paths.slice(0, 20).join(', ')}${paths.length > 20 ? ', …' : ''}`,
       signal: input.signal,

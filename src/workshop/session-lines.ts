@@ -206,7 +206,8 @@ export function sessionLineControl(options: SessionLineOptions): LineControl {
           .join(', ')}${changes.length > 20 ? ', …' : ''}`
         const refusal = await askForMain({
           tool: 'workspace_merge',
-          input: { fork: found.id },
+          // With the head shown: a session approval covers this content only (decision 0050).
+          input: { fork: found.id, head: expectedHead },
           reason: 'a merge into main changes the user’s live files',
           summary,
           signal,
