@@ -96,3 +96,36 @@ describe('the budget of a tree of Runs', () => {
     assert.ok(total <= 0.1 + 1e-9, `the tree spent $${total}, past the root's $0.1`)
   })
 })
+
+describe('a child hired without waiting and without a budget of its own', () => {
+  it('starts with what its parent has left when it starts, not nothing', async (t) => {
+    // Hired with all the lead had left; by the time it starts, the lead has reserved its next
+    // call out of that, so the whole of it is no longer there.
+    const hireNoWait: FixtureTool = {
+      call: async (_input, _signal, context) => {
+        const child = await context.hire(TEAM, 'grand', { task: 'work' })
+        return { type: 'success', content: `hired ${child.id}`, metadata: {} }
+      },
+    }
+    let leadTurn = 0
+    const model = scriptedModel([
+      (options) => {
+        if (roleOf(options) === 'GRAND') return answers('grand done', SPEND)
+        if (leadTurn++ === 0) return callsTool([{ name: 'hire_nowait', input: {} }], SPEND)
+        return answers('lead done', SPEND)
+      },
+    ])
+    const { runtime, store } = await llmFixture(t, fixedCatalog(model), {
+      hire_nowait: hireNoWait,
+    })
+    const lead = await runtime.hire(TEAM, 'lead', { task: 'lead', settlement: 'discard' })
+    assert.equal((await lead.result()).status, 'completed')
+    const grand = (await store.listRuns()).find((run) => run.agentId === 'grand')
+    assert.equal(grand?.status, 'completed', JSON.stringify(grand))
+    assert.equal(grand?.output, 'grand done')
+    let total = 0
+    for (const run of await store.listRuns())
+      total += (await store.getRunMetrics(run.id))?.dollars ?? 0
+    assert.ok(total <= 0.1 + 1e-9, `the tree spent $${total}`)
+  })
+})

@@ -75,9 +75,16 @@ export function llmProgramFactory(options: LlmProgramOptions): ProgramFactory {
       modelRun,
       async run(context) {
         const parent = plan.parentLedger
-        // The parent may have spent since the hire was checked: then this child has nothing.
-        if (parent !== undefined && !parent.carve(plan.budget)) {
-          return { status: 'waiting', reason: 'budget-exhausted' }
+        if (parent !== undefined) {
+          // The parent may have spent or reserved since the hire was checked (its next model
+          // call, as a child hired without waiting starts): a child given no budget of its own
+          // takes what it may of what is left now; one that cannot pay its first call, or was
+          // given a budget no longer there, has nothing.
+          const budget = plan.budgetGiven ? plan.budget : Math.min(plan.budget, parent.remaining)
+          if (budget + 1e-12 < plan.firstCall || !parent.carve(budget)) {
+            return { status: 'waiting', reason: 'budget-exhausted' }
+          }
+          ledger.lowerTotal(budget)
         }
         ledgers.set(context.runId, ledger)
         try {
@@ -158,6 +165,10 @@ interface LlmHirePlan {
   readonly modelName: string
   readonly maxModelSteps: number
   readonly budget: number
+  /** The hire named its budget (`limits.budgetDollars`): it is carved whole or not at all. */
+  readonly budgetGiven: boolean
+  /** The most the first model call may cost. */
+  readonly firstCall: number
   readonly parentLedger: BudgetLedger | undefined
   readonly compaction: CompactionPlan | undefined
 }
@@ -243,6 +254,8 @@ function planHire(
     modelName: policy.model,
     maxModelSteps: limits.maxModelSteps ?? programSteps,
     budget,
+    budgetGiven: limits.budgetDollars !== undefined,
+    firstCall,
     parentLedger,
   }
 }

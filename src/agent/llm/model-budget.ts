@@ -70,8 +70,7 @@ export interface Reservation {
  * ends ({@link BudgetLedger.end}).
  */
 export class BudgetLedger {
-  /** The Run's whole budget, in dollars. */
-  readonly total: number
+  #total: number
   readonly #parent: BudgetLedger | undefined
   #spent = 0
   #reserved = 0
@@ -86,8 +85,21 @@ export class BudgetLedger {
   #returned = false
 
   constructor(total: number, parent?: BudgetLedger) {
-    this.total = total
+    this.#total = total
     this.#parent = parent
+  }
+
+  /** The Run's whole budget, in dollars. */
+  get total(): number {
+    return this.#total
+  }
+
+  /**
+   * Lowers the whole budget to `total` before the Run spends anything (a child given no budget
+   * of its own, started when its parent had less left than at its hire). Never raises it.
+   */
+  lowerTotal(total: number): void {
+    if (total < this.#total) this.#total = total
   }
 
   /** Dollars spent so far (settled calls, and what ended children spent). */
@@ -107,7 +119,7 @@ export class BudgetLedger {
 
   /** What is neither spent, reserved nor carved out for a child. */
   get remaining(): number {
-    return Math.max(0, this.total - this.#spent - this.#reserved - this.#carved)
+    return Math.max(0, this.#total - this.#spent - this.#reserved - this.#carved)
   }
 
   /** Reserves `dollars`; undefined when they are not there (nothing is reserved). */
@@ -171,7 +183,7 @@ export class BudgetLedger {
   #returnWhenIdle(): void {
     if (!this.#ended || this.#returned || this.#children > 0) return
     this.#returned = true
-    this.#parent?.returnCarve(this.total, this.#spent - this.#passedUp)
+    this.#parent?.returnCarve(this.#total, this.#spent - this.#passedUp)
   }
 
   /**
@@ -180,7 +192,7 @@ export class BudgetLedger {
    */
   #passUp(): void {
     if (this.#parent === undefined) return
-    const excess = Math.max(0, this.#spent + this.#carved - this.total) - this.#passedUp
+    const excess = Math.max(0, this.#spent + this.#carved - this.#total) - this.#passedUp
     if (excess <= EPSILON) return
     this.#passedUp += excess
     this.#parent.#overdraw(excess)
