@@ -8,6 +8,8 @@ import { MAIN_LINE } from '../ports/line-control.ts'
 import type { AccessContext, ApprovalAnswer } from '../ports/access-context.ts'
 import type { RunFinishStatus } from '../store/run-record.ts'
 import type { WorkspaceLines } from '../workspace/workspace-lines.ts'
+import { displayName, type ForkInfo } from '../workspace/fork-registry.ts'
+import { runOfWorld } from '../workspace/fork-owner.ts'
 import {
   decideSettlement,
   type MergeFact,
@@ -64,7 +66,10 @@ export async function settleWorld(input: {
         facts = { ...facts, merge: await mergeFact(lines, world, shownHead) }
         break
       case 'settle':
-        if (step.world === 'discard') await discardWorld(lines, world)
+        if (step.world === 'discard') {
+          const kept = await discardWorld(lines, world)
+          if (kept.length > 0) return { status: step.status, reason: keptReason(step.reason, kept) }
+        }
         return { status: step.status, reason: step.reason }
     }
   }
@@ -121,12 +126,27 @@ async function mergeFact(
 
 /**
  * Removes a world and every fork below it (the worlds of its children, merged into it or kept
- * for review: without their parent they would hang from nothing), newest first.
+ * for review: without their parent they would hang from nothing), newest first. Only Runs'
+ * worlds go: a fork someone made from the world (a session trying something on the Run's
+ * work) is theirs, and its work would go with it; then nothing is removed, and the forks that
+ * kept the world are answered (decision 0050).
  */
-export async function discardWorld(lines: WorkspaceLines, world: string): Promise<void> {
+export async function discardWorld(
+  lines: WorkspaceLines,
+  world: string,
+): Promise<readonly ForkInfo[]> {
   // Through the parents, not a listing of every fork: with many Runs open, a listing a
   // settlement would cost a stat per open fork.
-  for (const fork of lines.forksBelow(world)) await lines.discard(fork.id)
+  const below = lines.forksBelow(world)
+  const others = below.filter((fork) => runOfWorld(fork) === undefined)
+  if (others.length > 0) return others
+  for (const fork of below) await lines.discard(fork.id)
+  return []
+}
+
+/** A discard's reason, saying which forks made from the world kept it. */
+export function keptReason(reason: string, kept: readonly ForkInfo[]): string {
+  return `${reason}; its world is kept for the fork${kept.length === 1 ? '' : 's'} made from it (${kept.map((fork) => displayName(fork)).join(', ')}): discard ${kept.length === 1 ? 'it' : 'them'} first`
 }
 
 function messageOf(error: unknown): string {
