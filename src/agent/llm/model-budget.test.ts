@@ -66,6 +66,25 @@ describe('a budget ledger', () => {
   })
 })
 
+describe('a budget ledger whose Run ends before its children', () => {
+  it('keeps their carves out of its parent until they are back, and carves no more', () => {
+    const root = new BudgetLedger(1)
+    assert.ok(root.carve(0.5))
+    const mid = new BudgetLedger(0.5, root)
+    assert.ok(mid.carve(0.4))
+    const grand = new BudgetLedger(0.4, mid)
+    // The mid Run's program ended; its child runs on.
+    mid.end()
+    assert.equal(mid.carve(0.01), false, 'an ended Run hires no budget')
+    assert.equal(root.remaining, 0.5, 'the grandchild still holds its carve')
+    grand.reserve(0.3)
+    grand.settle({ dollars: 0.3 }, 0.3)
+    grand.end()
+    assert.equal(root.carved, 0)
+    assert.ok(Math.abs(root.spent - 0.3) < 1e-12, `the root was charged $${root.spent}`)
+  })
+})
+
 describe('an llm Run whose provider reports more than was reserved', () => {
   it('is charged the excess and ends, budget-exhausted, before any further call or tool', async (t) => {
     const ran: string[] = []

@@ -70,18 +70,36 @@ export interface Reservation {
  * ends ({@link BudgetLedger.end}).
  */
 export class BudgetLedger {
-  /** The Run's whole budget, in dollars. */
-  readonly total: number
+  #total: number
   readonly #parent: BudgetLedger | undefined
   #spent = 0
   #reserved = 0
   #carved = 0
   /** What this ledger spent beyond its total, already charged to its parent. */
   #passedUp = 0
+  /** Children carved out and not back yet. */
+  #children = 0
+  /** The Run stopped: it carves nothing more, and its carve goes back once its children are. */
+  #ended = false
+  /** Its carve went back to its parent. */
+  #returned = false
 
   constructor(total: number, parent?: BudgetLedger) {
-    this.total = total
+    this.#total = total
     this.#parent = parent
+  }
+
+  /** The Run's whole budget, in dollars. */
+  get total(): number {
+    return this.#total
+  }
+
+  /**
+   * Lowers the whole budget to `total` before the Run spends anything (a child given no budget
+   * of its own, started when its parent had less left than at its hire). Never raises it.
+   */
+  lowerTotal(total: number): void {
+    if (total < this.#total) this.#total = total
   }
 
   /** Dollars spent so far (settled calls, and what ended children spent). */
@@ -101,7 +119,7 @@ export class BudgetLedger {
 
   /** What is neither spent, reserved nor carved out for a child. */
   get remaining(): number {
-    return Math.max(0, this.total - this.#spent - this.#reserved - this.#carved)
+    return Math.max(0, this.#total - this.#spent - this.#reserved - this.#carved)
   }
 
   /** Reserves `dollars`; undefined when they are not there (nothing is reserved). */
@@ -130,26 +148,42 @@ export class BudgetLedger {
     this.#reserved = Math.max(0, this.#reserved - reservation.dollars)
   }
 
-  /** Carves `dollars` out for a child; false when they are not there. */
+  /**
+   * Carves `dollars` out for a child; false when they are not there, or when this Run has
+   * ended (what it had left went back, or goes back, to its own parent).
+   */
   carve(dollars: number): boolean {
-    if (dollars > this.remaining + EPSILON) return false
+    if (this.#ended || dollars > this.remaining + EPSILON) return false
     this.#carved += dollars
+    this.#children += 1
     return true
   }
 
   /** A child carved `carved` and spent `spent` of it: the rest comes back. */
   returnCarve(carved: number, spent: number): void {
     this.#carved = Math.max(0, this.#carved - carved)
+    this.#children = Math.max(0, this.#children - 1)
     this.#spent += spent
     this.#passUp()
+    this.#returnWhenIdle()
   }
 
   /**
-   * Ends a child's ledger: its carve goes back to its parent, charged with what it spent (less
-   * the excess already charged on the way).
+   * Ends a Run's ledger: its carve goes back to its parent, charged with what it spent (less
+   * the excess already charged on the way). A Run's program may end before the children it
+   * hired without waiting (they run on, and the Run waits for them after): their carves stay
+   * out until they are back, so the parent never gets money a grandchild is still spending,
+   * and what they spent is charged to it.
    */
   end(): void {
-    this.#parent?.returnCarve(this.total, this.#spent - this.#passedUp)
+    this.#ended = true
+    this.#returnWhenIdle()
+  }
+
+  #returnWhenIdle(): void {
+    if (!this.#ended || this.#returned || this.#children > 0) return
+    this.#returned = true
+    this.#parent?.returnCarve(this.#total, this.#spent - this.#passedUp)
   }
 
   /**
@@ -158,7 +192,7 @@ export class BudgetLedger {
    */
   #passUp(): void {
     if (this.#parent === undefined) return
-    const excess = Math.max(0, this.#spent + this.#carved - this.total) - this.#passedUp
+    const excess = Math.max(0, this.#spent + this.#carved - this.#total) - this.#passedUp
     if (excess <= EPSILON) return
     this.#passedUp += excess
     this.#parent.#overdraw(excess)

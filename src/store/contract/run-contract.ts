@@ -93,6 +93,23 @@ export function runContract(harness: StoreHarness): void {
       assert.deepEqual(await store.getRun('f'), failed)
     })
 
+    void it('finishes and settles a Run whose text holds NUL (kept as U+FFFD, JSON exact)', async () => {
+      // PostgreSQL's text cannot hold U+0000: without this the terminal write (retried until it
+      // lands) of an echo Run given "a\u0000b" never landed, and the Run stayed running.
+      await using store = (await freshStore(harness)).store
+      await store.admitRun({ id: 'nul', trigger: { task: 'a\u0000b' } })
+      const done = await store.finishRun('nul', {
+        status: 'completed',
+        value: 'a\u0000b',
+        output: 'a\u0000b',
+      })
+      assert.equal(done.output, 'a\uFFFDb')
+      assert.equal(done.value, 'a\u0000b')
+      const settled = await store.settleRun('nul', { status: 'discarded', reason: 'x\u0000' })
+      assert.equal(settled.settlementReason, 'x\uFFFD')
+      assert.deepEqual(await store.getRun('nul'), settled)
+    })
+
     void it('settles open → review → merged, and never after merged or discarded', async () => {
       await using store = (await freshStore(harness)).store
       await store.admitRun({ id: 'r', settlementPolicy: 'review' })

@@ -7,6 +7,7 @@
 import type { Pool, PoolClient } from 'pg'
 import { EitriError } from '../../errors/eitri-error.ts'
 import { retryOnContention } from '../sql/contention.ts'
+import { storableParameters } from '../sql/storable-text.ts'
 import type {
   SqlDriver,
   SqlRow,
@@ -169,7 +170,9 @@ export class PostgresDriver implements SqlDriver {
       sql: string,
       parameters: readonly SqlValue[],
     ): Promise<{ rows: Row[]; rowCount: number }> => {
-      const result = await client.query<Row>(numberPlaceholders(sql), [...parameters])
+      const result = await client.query<Row>(numberPlaceholders(sql), [
+        ...storableParameters(parameters),
+      ])
       return { rows: result.rows, rowCount: result.rowCount ?? 0 }
     }
     return {

@@ -22,6 +22,7 @@ import type {
 } from '../sql/sql-driver.ts'
 import { SerialQueue } from '../../util/serial-queue.ts'
 import { WalSync, type Datasync } from './wal-sync.ts'
+import { storableParameters } from '../sql/storable-text.ts'
 
 /**
  * The parameters as SQLite should see them: `node:sqlite` binds every JavaScript number as a
@@ -318,11 +319,11 @@ export class SqliteDriver implements SqlDriver {
     return {
       dialect: 'sqlite',
       all: async <Row extends SqlRow>(sql: string, parameters: readonly SqlValue[] = []) =>
-        this.#statement(sql).all(...bound(parameters)) as Row[],
+        this.#statement(sql).all(...bound(storableParameters(parameters))) as Row[],
       get: async <Row extends SqlRow>(sql: string, parameters: readonly SqlValue[] = []) =>
-        this.#statement(sql).get(...bound(parameters)) as Row | undefined,
+        this.#statement(sql).get(...bound(storableParameters(parameters))) as Row | undefined,
       run: async (sql: string, parameters: readonly SqlValue[] = []) =>
-        Number(this.#statement(sql).run(...bound(parameters)).changes),
+        Number(this.#statement(sql).run(...bound(storableParameters(parameters))).changes),
       nextSequences: async (count: number) => {
         const row = this.#statement(
           'UPDATE store_clock SET value = value + ? WHERE id = 1 RETURNING value',
