@@ -71,6 +71,7 @@ import { diffTrees, mergeCommits, unifiedDiffs, type TreeChange } from './tree-m
 import type { WorkspaceTree } from './workspace-tree.ts'
 import { isWithinAny } from '../util/relative-paths.ts'
 import { SerialQueue } from '../util/serial-queue.ts'
+import { reopenUndoneMerge } from './undone-merge.ts'
 
 /**
  * How far `find` walks up a fork's parents by id before it lists every fork instead (a walk
@@ -394,9 +395,29 @@ export class WorkspaceLines implements AsyncDisposable {
     return this.#serialize(() => mergeFork(this.#parts, info, options))
   }
 
-  /** Undoes the last merge into main; refused, with the list, if those files changed since. */
+  /**
+   * Undoes the last merge into main; refused, with the list, if those files changed since. The
+   * merged fork stays merged and read-only; what the merge brought goes on in a new open fork
+   * of main (`reopened`), which merges again as the first merge did.
+   */
   async undoMerge(options: { onStep?: (step: MergeStep) => void } = {}): Promise<UndoOutcome> {
-    return this.#serialize(() => undoMerge(this.#parts, options))
+    const undone = await this.#serialize(() => undoMerge(this.#parts, options))
+    if (undone.type !== 'undone') return undone
+    const record = undone.fork === undefined ? undefined : readForkById(this.#stateDir, undone.fork)
+    const merged = record === undefined ? (undone.fork ?? 'a fork') : displayName(record)
+    if (undone.entries.length === 0) return { type: 'undone', paths: undone.paths, merged }
+    const reopened = await reopenUndoneMerge(
+      {
+        store: this.history.store,
+        fork: (fork) => this.fork(fork),
+        tree: (line) => this.tree(line),
+        commit: (line, message) => this.commit(line, message),
+      },
+      undone.entries,
+      record,
+      merged,
+    )
+    return { type: 'undone', paths: undone.paths, merged, reopened }
   }
 
   /** Throws a fork away, with its history line. Refused while it has forks of its own. */
