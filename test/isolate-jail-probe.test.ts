@@ -26,7 +26,7 @@ it('isolated sessions probe the jail once between them, at once or one after ano
   const before = jailProbesStarted()
   const together = await Promise.all(['a', 'b', 'c'].map(open))
   const answers = await Promise.all(
-    together.map((session) => session.context().programs?.availability()),
+    together.map(async (session) => session.context().programs?.availability()),
   )
   for (const answer of answers)
     assert.ok(
