@@ -171,7 +171,17 @@ describe('bin/eitri.js', () => {
     assert.equal(merged.status, 0, merged.stderr)
     assert.equal(await readFile(`${scratch.workspace}/a.txt`, 'utf8'), 'v2\n')
     assert.match((await runEitri(['log', 'main', ...scratch.flags])).stdout, /merge exp into main/)
-    assert.equal((await runEitri(['undo-merge', ...scratch.flags])).status, 0)
+    const undone = await runEitri(['undo-merge', ...scratch.flags])
+    assert.equal(undone.status, 0, undone.stderr)
+    // The person is told what state the fork is in and where its work goes on.
+    assert.match(
+      undone.stdout,
+      /^Undid the merge of exp into main: a\.txt, e\.txt are as before it\.$/m,
+    )
+    assert.match(
+      undone.stdout,
+      /Fork exp stays merged and read-only; its changes go on in a new fork of main, exp-1: work there with --fork exp-1 .* eitri merge exp-1\./,
+    )
     assert.equal(await readFile(`${scratch.workspace}/a.txt`, 'utf8'), 'v1\n')
     assert.match((await runEitri(['forks', ...scratch.flags])).stdout, /exp/)
     const open = JSON.parse((await runEitri(['forks', '--json', ...scratch.flags])).stdout) as {
@@ -182,17 +192,24 @@ describe('bin/eitri.js', () => {
     }[]
     assert.deepEqual(
       open.map((fork) => [fork.name, fork.state, fork.changes]),
-      [['exp', 'merged', 2]], // a.txt and e.txt
+      [
+        ['exp', 'merged', 2], // a.txt and e.txt
+        ['exp-1', 'open', 2],
+      ],
     )
     assert.ok(!Number.isNaN(Date.parse(open[0]?.lastActivity ?? '')))
+    const again = await runEitri(['merge', 'exp-1', ...scratch.flags])
+    assert.equal(again.status, 0, again.stderr)
+    assert.equal(await readFile(`${scratch.workspace}/a.txt`, 'utf8'), 'v2\n')
+    assert.equal(await readFile(`${scratch.workspace}/e.txt`, 'utf8'), 'e\n')
     assert.equal((await runEitri(['fork', 'second', ...scratch.flags])).status, 0)
     assert.equal((await runEitri(['discard', 'second', ...scratch.flags])).status, 0)
     assert.match(
       (await runEitri(['forks', ...scratch.flags])).stdout,
-      /exp\s+merged\s+2 changed {2}last active .*\n.*second\s+discarded\s+0 changed/,
+      /exp\s+merged\s+2 changed {2}last active .*\n.*exp-1\s+merged\s+2 changed .*\n.*second\s+discarded\s+0 changed/,
     )
     const pruned = await runEitri(['forks', '--prune', ...scratch.flags])
-    assert.match(pruned.stderr, /Removed 2 fork\(s\) .*: exp, second\./)
+    assert.match(pruned.stderr, /Removed 3 fork\(s\) .*: exp, exp-1, second\./)
     assert.equal(pruned.stdout, 'No forks.\n')
   })
 

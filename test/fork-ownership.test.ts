@@ -236,6 +236,12 @@ describe('--isolate: one fork per session, main only through a person', () => {
       [forks[0]?.id],
       'a session sees only its own fork',
     )
+    const forked = await caller(workshop, first)('workspace_fork', { name: 'try' })
+    assert.match(
+      forked.content,
+      /^Forked claude-code-1 as try \(id f-[0-9a-f]{8}\)\./,
+      'the line forked by its name, not its id',
+    )
   })
 
   it('refuses writing main and switching to it without a person; reading main is allowed', async () => {

@@ -36,6 +36,7 @@ Usage:
   eitri restore SNAPSHOT [PATH...]   put main (or PATHs) back as at a snapshot, git branches too; --force also what you changed since
   eitri diff FORK                    what a fork changed, as unified diffs
   eitri merge FORK | undo-merge      merge a fork into its parent (you approve by running it); undo the last merge into main
+                                     (the merged fork stays read-only; its changes go on in a new fork of main)
   eitri discard FORK                 throw a fork away
   eitri --help | --version
 

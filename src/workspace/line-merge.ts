@@ -117,9 +117,25 @@ export async function mergeFork(
   return { type: 'merged', into: MAIN_LINE, changes, commit, ...notes }
 }
 
-/** What undoing the last merge came to: undone, refused for files changed since, or nothing. */
+/**
+ * What undoing the last merge came to: undone, refused for files changed since, or nothing.
+ * Undone, the merged fork stays merged and read-only; what the merge brought goes on in
+ * `reopened`, a new open fork of main (none when the merge changed nothing).
+ */
 export type UndoOutcome =
-  | { type: 'undone'; paths: string[] }
+  | {
+      type: 'undone'
+      paths: string[]
+      /** The fork whose merge was undone, by name (its id when it has none). */
+      merged: string
+      reopened?: ForkInfo
+    }
+  | { type: 'changed-on-disk'; paths: string[] }
+  | { type: 'nothing' }
+
+/** An undo done inside the queue: what the merge wrote, for the fork that takes it on. */
+export type UndoneInQueue =
+  | { type: 'undone'; paths: string[]; fork: string | undefined; entries: readonly JournalEntry[] }
   | { type: 'changed-on-disk'; paths: string[] }
   | { type: 'nothing' }
 
@@ -127,7 +143,7 @@ export type UndoOutcome =
 export async function undoMerge(
   context: MergeContext,
   options: { onStep?: (step: MergeStep) => void } = {},
-): Promise<UndoOutcome> {
+): Promise<UndoneInQueue> {
   const file = path.join(context.stateDir, 'last-merge.json')
   const last = readMergeJournal(file, 'last-merge')
   if (last === undefined) return { type: 'nothing' as const }
@@ -151,7 +167,12 @@ export async function undoMerge(
     options.onStep,
   )
   fs.rmSync(file, { force: true })
-  return { type: 'undone' as const, paths: reversed.map((entry) => entry.path) }
+  return {
+    type: 'undone' as const,
+    paths: reversed.map((entry) => entry.path),
+    fork: last.fork,
+    entries: last.entries,
+  }
 }
 
 /** Both sides' text of each conflict, for a person to read. */

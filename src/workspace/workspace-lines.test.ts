@@ -211,7 +211,9 @@ describe('WorkspaceLines', () => {
     await (await lines.tree('x')).writeFileAtomic('f.txt', Buffer.from('after\n'))
     await (await lines.tree('x')).writeFileAtomic('added.txt', Buffer.from('new\n'))
     await lines.merge('x')
-    assert.deepEqual(await lines.undoMerge(), { type: 'undone', paths: ['added.txt', 'f.txt'] })
+    const undone = await lines.undoMerge()
+    assert.equal(undone.type, 'undone')
+    assert.deepEqual(undone.type === 'undone' && undone.paths, ['added.txt', 'f.txt'])
     assert.equal(await live('f.txt'), 'before\n')
     assert.equal(await live('added.txt'), undefined)
     assert.deepEqual(await lines.undoMerge(), { type: 'nothing' })
@@ -221,6 +223,52 @@ describe('WorkspaceLines', () => {
     await fs.writeFile(path.join(workspace, 'f.txt'), 'edited since\n')
     assert.deepEqual(await lines.undoMerge(), { type: 'changed-on-disk', paths: ['f.txt'] })
     assert.equal(await live('f.txt'), 'edited since\n')
+  })
+
+  it('after an undone merge, the work goes on in a new open fork of main that merges again', async (t) => {
+    const { lines, live, workspace } = await linesFixture(t, {
+      'f.txt': 'before\n',
+      'gone.txt': 'old\n',
+      'other.txt': 'o\n',
+    })
+    await lines.fork({ name: 'x' })
+    const x = await lines.tree('x')
+    await x.writeFileAtomic('f.txt', Buffer.from('after\n'))
+    await x.writeFileAtomic('run.sh', Buffer.from('#!/bin/sh\n'), { mode: 0o755 })
+    await x.remove('gone.txt')
+    assert.equal((await lines.merge('x')).type, 'merged')
+    const undone = await lines.undoMerge()
+    assert.ok(undone.type === 'undone' && undone.reopened !== undefined, JSON.stringify(undone))
+    assert.equal(undone.merged, 'x')
+    const reopened = undone.reopened
+    assert.equal(reopened.name, 'x-1', 'named after the merged fork')
+    assert.equal(reopened.parent, 'main')
+    assert.equal(reopened.merged, undefined)
+    assert.equal(await live('f.txt'), 'before\n', 'main is as before the merge')
+    await assert.rejects(
+      (await lines.tree('x')).writeFileAtomic('f.txt', Buffer.from('more\n')),
+      /merged into main and is read-only/,
+      'the merged fork stays read-only',
+    )
+    assert.deepEqual(
+      (await lines.diff(reopened.id)).map(({ path, status }) => ({ path, status })),
+      [
+        { path: 'f.txt', status: 'modified' },
+        { path: 'gone.txt', status: 'deleted' },
+        { path: 'run.sh', status: 'added' },
+      ],
+      'the new fork holds what the merge brought',
+    )
+    // Main moves on meanwhile; the new fork takes more work and merges it all back.
+    await fs.writeFile(path.join(workspace, 'other.txt'), 'changed on main\n')
+    await (await lines.tree(reopened.id)).writeFileAtomic('g.txt', Buffer.from('more\n'))
+    const again = await lines.merge(reopened.id)
+    assert.equal(again.type, 'merged', JSON.stringify(again))
+    assert.equal(await live('f.txt'), 'after\n')
+    assert.equal(await live('g.txt'), 'more\n')
+    assert.equal(await live('gone.txt'), undefined)
+    assert.equal(await live('other.txt'), 'changed on main\n', "main's own change is kept")
+    assert.equal((await fs.stat(path.join(workspace, 'run.sh'))).mode & 0o111, 0o111)
   })
 
   it('forks of forks merge into their parent fork, not main', async (t) => {

@@ -5,29 +5,23 @@
  * are three-way; into main they go through a journal, so main is never left half merged.
  */
 import fs from 'node:fs'
-import fsPromises from 'node:fs/promises'
 import path from 'node:path'
 import { EitriError } from '../errors/eitri-error.ts'
 import type { RestoreOutcome } from '../ports/line-control.ts'
 import type { DirectoryTree } from './directory-tree.ts'
 import { PERSON_PRINCIPAL, visibleFork, visibleForks, type Principal } from './fork-owner.ts'
 import {
-  chooseForkName,
   displayName,
   findLine,
   forkRef,
-  forksBelowRefusal,
-  newForkId,
   readChildForks,
   readForkById,
   readForks,
-  readForksNamed,
-  writeForkAsync,
   type ForkInfo,
 } from './fork-registry.ts'
 import { MAIN_LINE } from '../ports/line-control.ts'
 import type { ForkTree } from './fork-tree.ts'
-import { forkWriteLog, openForkTree } from './fork-trees.ts'
+import { openForkTree } from './fork-trees.ts'
 
 export { forkRef, type ForkInfo, type Principal, type RestoreOutcome }
 export { type LinesOptions, type MainWriteGuard } from './line-types.ts'
@@ -39,19 +33,12 @@ import {
   type MainWriteGuard,
   type MergeOutcome,
 } from './line-types.ts'
-import {
-  changeCount,
-  forkOverviews,
-  pruneForks,
-  type ForkOverview,
-  type ForkOverviewContext,
-} from './fork-overview.ts'
+import { forkOverviews, pruneForks, type ForkOverview } from './fork-overview.ts'
 import { runGit } from './git/run-git.ts'
 import { mainWritesOf } from './main-writes.ts'
 import { MAIN_REF, WorkspaceHistory } from './history.ts'
 import { recoverJournal, type JournalContext } from './journal-runner.ts'
 import {
-  conflictReports,
   mergeFork,
   undoMerge,
   type MergeContext,
@@ -67,16 +54,25 @@ import { checkRestorePath } from './restore-plan.ts'
 import { restoreMain } from './main-restore.ts'
 import { SnapshotLog } from './snapshot-log.ts'
 import { UserGitRefs } from './user-git-refs.ts'
-import { diffTrees, mergeCommits, unifiedDiffs, type TreeChange } from './tree-merge.ts'
+import type { TreeChange } from './tree-merge.ts'
 import type { WorkspaceTree } from './workspace-tree.ts'
 import { isWithinAny } from '../util/relative-paths.ts'
 import { SerialQueue } from '../util/serial-queue.ts'
-
-/**
- * How far `find` walks up a fork's parents by id before it lists every fork instead (a walk
- * that ends without an answer is decided by the listing, so this bounds work, not the answer).
- */
-const MAX_FORK_DEPTH_WALK = 64
+import { reopenUndoneMerge } from './undone-merge.ts'
+import {
+  makeFork,
+  MAX_FORK_DEPTH_WALK,
+  type ForkMakingContext,
+  type ForkOptions,
+} from './line-fork.ts'
+import { discardFork, type DiscardContext } from './line-discard.ts'
+import {
+  forkChanges,
+  forkDiffAt,
+  forkDifferences,
+  forkReview,
+  type DiffContext,
+} from './line-diffs.ts'
 
 /** The lines of one workspace. */
 export class WorkspaceLines implements AsyncDisposable {
@@ -89,8 +85,8 @@ export class WorkspaceLines implements AsyncDisposable {
   readonly #guardMain: MainWriteGuard | undefined
   /** Main's tree and snapshots over what the watcher saw change. */
   readonly #mainLine: MainLineState
-  /** What the modules of the lines (overview, prune, merge) need from them. */
-  readonly #parts: ForkOverviewContext & MergeContext
+  /** What the modules of the lines (fork, diffs, discard, overview, prune, merge) need. */
+  readonly #parts: ForkMakingContext & DiscardContext & DiffContext & MergeContext
   readonly #trees = new Map<string, ForkTree>()
   readonly #serial = new SerialQueue()
   /** Forks whose reference is made and record not yet written (their names are taken). */
@@ -138,6 +134,10 @@ export class WorkspaceLines implements AsyncDisposable {
       forkHeld: options.forkHeld ?? (() => false),
       guard: (line, entries) => this.#guard(line, entries),
       journal: () => this.#journal(),
+      forming: this.#forming,
+      discarding: this.#discarding,
+      find: (idOrName, principal) => this.find(idOrName, principal),
+      mainTree: async () => (await this.#mainLine.tree()).tree,
     }
   }
 
@@ -206,78 +206,8 @@ export class WorkspaceLines implements AsyncDisposable {
    * Run's world is forked by its parent's session and owned by the Run). A `label` names the
    * fork LABEL-N, N the first number no fork uses (a session's fork, named after its client).
    */
-  async fork(
-    options: {
-      from?: string
-      name?: string
-      label?: string
-      by?: Principal
-      owner?: string
-      readOnly?: boolean
-      quotaBytes?: number
-    } = {},
-  ): Promise<ForkInfo> {
-    const info = await this.#serialize(async () => {
-      const by = options.by ?? PERSON_PRINCIPAL
-      // No listing unless a label asks for every name in use: `from` by id, a name among the
-      // forks so named that `by` sees (a listing costs a stat per open fork, and a hire forks).
-      const from = this.find(options.from ?? MAIN_LINE, by)
-      if (from !== MAIN_LINE && this.#discarding.has(from.id))
-        throw new EitriError(
-          'conflict',
-          `Fork ${displayName(from)} is being discarded; fork another line.`,
-        )
-      // A merged fork takes no more work, its store rows included: refused here, before a fork
-      // of it is made (was: made, then its store hook failed with the store's words).
-      if (from !== MAIN_LINE && from.merged !== undefined)
-        throw new EitriError(
-          'conflict',
-          `Fork ${displayName(from)} was merged into ${from.merged.into} and takes no more work; fork ${from.merged.into} instead (workspace_fork {"from":"${from.merged.into}"}).`,
-        )
-      const forming = [...this.#forming.values()]
-      const named =
-        options.name === undefined
-          ? []
-          : [
-              ...readForksNamed(this.#stateDir, options.name),
-              ...forming.filter((fork) => fork.name === options.name),
-            ].filter((fork) =>
-              visibleFork(fork, by, (id) => readForkById(this.#stateDir, id), MAX_FORK_DEPTH_WALK),
-            )
-      const labelled = options.name === undefined && options.label !== undefined
-      const name = chooseForkName(
-        options,
-        named,
-        labelled ? [...readForks(this.#stateDir), ...forming] : [],
-      )
-      const parent = from === MAIN_LINE ? MAIN_LINE : from.id
-      const forkPoint = await this.#head(parent)
-      const id = newForkId()
-      const info: ForkInfo = {
-        id,
-        ...(name === undefined ? {} : { name }),
-        owner: options.owner ?? by.id,
-        parent,
-        forkPoint,
-        created: new Date().toISOString(),
-        readOnly: options.readOnly === true,
-        quotaBytes: options.quotaBytes ?? 1024 ** 3,
-      }
-      // Its name taken and its parent kept from now, though nothing of it is written yet.
-      this.#forming.set(id, info)
-      return info
-    })
-    try {
-      // Outside the queue, so forks made at once sync together: the record makes the fork
-      // exist. Its history line has no reference until its first commit of its own: until then
-      // its head is its fork point, which its parent's line keeps (main's and a fork's lines
-      // only move forward, and a fork with forks of its own is never discarded).
-      await writeForkAsync(this.#stateDir, info)
-    } finally {
-      this.#forming.delete(info.id)
-    }
-    await this.#hooks.forked?.(info.parent, info.id)
-    return info
+  async fork(options: ForkOptions = {}): Promise<ForkInfo> {
+    return makeFork(this.#parts, options)
   }
 
   /**
@@ -309,17 +239,7 @@ export class WorkspaceLines implements AsyncDisposable {
    * What main's history leaves out (ignored files, `.git`) is never a difference.
    */
   async forkDifferences(fork: string): Promise<TreeChange[]> {
-    const info = this.#fork(fork)
-    return this.#serialize(async () => {
-      const main = (await this.#mainLine.tree()).tree
-      const tree = await this.#forkTree(info)
-      const forkTree = tree.clean
-        ? await this.history.treeOf(
-            (await this.history.readRef(forkRef(info.id))) ?? info.forkPoint,
-          )
-        : await tree.writeTree()
-      return main === forkTree ? [] : diffTrees(this.history.gitDir, main, forkTree)
-    })
+    return forkDifferences(this.#parts, this.#fork(fork))
   }
 
   /**
@@ -334,18 +254,11 @@ export class WorkspaceLines implements AsyncDisposable {
    * {@link changes}, with the fork's head it was read at: given to {@link merge} as
    * `expectedHead`, a settlement merges exactly the paths a person was shown.
    */
-  async changesAt(fork: string): Promise<{
+  changesAt(fork: string): Promise<{
     head: string
     changes: { path: string; status: TreeChange['status'] }[]
   }> {
-    const info = this.#fork(fork)
-    const head = await this.#serialize(() => this.#head(info.id))
-    if (head === info.forkPoint) return { head, changes: [] }
-    const changes = await diffTrees(this.history.gitDir, info.forkPoint, head)
-    return {
-      head,
-      changes: changes.map((change) => ({ path: change.path, status: change.status })),
-    }
+    return forkChanges(this.#parts, this.#fork(fork))
   }
 
   /** What a fork changed since it was forked: added, modified and deleted files with diffs. */
@@ -358,24 +271,7 @@ export class WorkspaceLines implements AsyncDisposable {
    * `expectedHead`, the merge is of exactly what was shown.
    */
   async diffAt(fork: string): Promise<{ head: string; changes: LineChange[] }> {
-    const info = this.#fork(fork)
-    const head = await this.#serialize(() => this.#head(info.id))
-    // Still at its fork point: nothing changed, and no git process to start.
-    if (head === info.forkPoint) return { head, changes: [] }
-    const changes = await diffTrees(this.history.gitDir, info.forkPoint, head)
-    if (changes.length === 0) return { head, changes: [] }
-    const texts = await unifiedDiffs(this.history.gitDir, info.forkPoint, head)
-    const described = changes.map((change) => {
-      const text = texts.get(change.path)
-      const binary = text !== undefined && /^Binary files /m.test(text)
-      return {
-        path: change.path,
-        status: change.status,
-        binary,
-        ...(text === undefined || binary ? {} : { diff: text }),
-      }
-    })
-    return { head, changes: described }
+    return forkDiffAt(this.#parts, this.#fork(fork))
   }
 
   /** How much review a fork needs: nothing changed, changes, or changes that conflict. */
@@ -384,18 +280,7 @@ export class WorkspaceLines implements AsyncDisposable {
     changes: LineChange[]
     conflicts: ConflictReport[]
   }> {
-    const changes = await this.diff(fork)
-    if (changes.length === 0) return { tier: 'trivial', changes, conflicts: [] }
-    const info = this.#fork(fork)
-    const result = await this.#serialize(async () =>
-      mergeCommits(this.history.gitDir, await this.#head(info.parent), await this.#head(info.id)),
-    )
-    if (result.type === 'clean') return { tier: 'reviewable', changes, conflicts: [] }
-    return {
-      tier: 'conflict',
-      changes,
-      conflicts: await conflictReports(this.history, result.conflicts),
-    }
+    return forkReview(this.#parts, this.#fork(fork))
   }
 
   /**
@@ -408,41 +293,34 @@ export class WorkspaceLines implements AsyncDisposable {
     return this.#serialize(() => mergeFork(this.#parts, info, options))
   }
 
-  /** Undoes the last merge into main; refused, with the list, if those files changed since. */
+  /**
+   * Undoes the last merge into main; refused, with the list, if those files changed since. The
+   * merged fork stays merged and read-only; what the merge brought goes on in a new open fork
+   * of main (`reopened`), which merges again as the first merge did.
+   */
   async undoMerge(options: { onStep?: (step: MergeStep) => void } = {}): Promise<UndoOutcome> {
-    return this.#serialize(() => undoMerge(this.#parts, options))
+    const undone = await this.#serialize(() => undoMerge(this.#parts, options))
+    if (undone.type !== 'undone') return undone
+    const record = undone.fork === undefined ? undefined : readForkById(this.#stateDir, undone.fork)
+    const merged = record === undefined ? (undone.fork ?? 'a fork') : displayName(record)
+    if (undone.entries.length === 0) return { type: 'undone', paths: undone.paths, merged }
+    const reopened = await reopenUndoneMerge(
+      {
+        store: this.history.store,
+        fork: (fork) => this.fork(fork),
+        tree: (line) => this.tree(line),
+        commit: (line, message) => this.commit(line, message),
+      },
+      undone.entries,
+      record,
+      merged,
+    )
+    return { type: 'undone', paths: undone.paths, merged, reopened }
   }
 
   /** Throws a fork away, with its history line. Refused while it has forks of its own. */
   async discard(fork: string): Promise<void> {
-    const info = this.#fork(fork)
-    const discarded = await this.#serialize(async () => {
-      if (this.#discarding.has(info.id))
-        throw new EitriError('conflict', `Fork ${displayName(info)} is being discarded already.`)
-      const children = [
-        ...readChildForks(this.#stateDir, info.id),
-        ...[...this.#forming.values()].filter((candidate) => candidate.parent === info.id),
-      ]
-      if (children.length > 0) throw forksBelowRefusal(info, children)
-      const changes = await changeCount(this.#parts, info)
-      // Nothing in this process reaches it from now: not a write, not a fork from it.
-      this.#discarding.add(info.id)
-      return { ...info, discarded: { at: new Date().toISOString(), changes } }
-    })
-    try {
-      // The record first, durable (outside the queue, so discards at once sync together): a
-      // crash after it leaves a discarded fork, never a half-removed one.
-      await writeForkAsync(this.#stateDir, discarded)
-      // Outside the queue too: no door reaches the fork now and nothing queued before the
-      // first step is left for it, so its reference and write log concern no other line; their
-      // removals (which wait on the journal while other writers sync) overlap.
-      await this.history.deleteRef(forkRef(info.id))
-      this.#trees.delete(info.id)
-      await fsPromises.rm(forkWriteLog(this.#stateDir, info.id), { force: true })
-    } finally {
-      this.#discarding.delete(info.id)
-    }
-    await this.#hooks.discarded?.(info.id)
+    await discardFork(this.#parts, this.#fork(fork))
   }
 
   /**

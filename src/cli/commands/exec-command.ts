@@ -10,7 +10,7 @@ import type { CommandLine } from '../parse-command-line.ts'
 import { enclosingRepositoryNote } from '../enclosing-repository.ts'
 import { openFromCommandLine } from './open-from-command-line.ts'
 import { MAIN_LINE } from '../../ports/line-control.ts'
-import { NETWORK_NOTE_FOR_PERSON, wantedNetwork } from '../../tools/shell/network-note.ts'
+import { NETWORK_NOTE_FOR_PERSON, wantedNetwork } from '../../bubblewrap/network-note.ts'
 
 /** Exit status when the jail killed the command (as shells report 128 + SIGKILL). */
 const EXIT_KILLED = 137

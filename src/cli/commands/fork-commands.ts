@@ -124,12 +124,24 @@ export async function forkCommand(line: CommandLine, io: CliIo): Promise<number>
       const outcome = await changingMain(workshop, 'eitri undo-merge', 'the last merge', () =>
         lines.undoMerge(),
       )
-      if (outcome.type === 'undone')
-        io.stdout(`Undid the last merge: ${outcome.paths.join(', ')}\n`)
-      else if (outcome.type === 'nothing') io.stdout('No merge to undo.\n')
-      else {
+      if (line.json) {
+        io.stdout(`${JSON.stringify(outcome, null, 2)}\n`)
+        return outcome.type === 'changed-on-disk' ? EXIT_FAILURE : EXIT_OK
+      }
+      if (outcome.type === 'nothing') io.stdout('No merge to undo.\n')
+      else if (outcome.type === 'changed-on-disk') {
         io.stderr(`Not undone: these files changed since the merge: ${outcome.paths.join(', ')}\n`)
         return EXIT_FAILURE
+      } else {
+        io.stdout(
+          `Undid the merge of ${outcome.merged} into main: ${outcome.paths.join(', ')} are as before it.\n`,
+        )
+        if (outcome.reopened !== undefined) {
+          const name = displayName(outcome.reopened)
+          io.stdout(
+            `Fork ${outcome.merged} stays merged and read-only; its changes go on in a new fork of main, ${name}: work there with --fork ${name} (eitri call, exec), look with eitri diff ${name}, and merge it again with eitri merge ${name}.\n`,
+          )
+        }
       }
       return EXIT_OK
     }

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
+import { NETWORK_NOTE } from '../../bubblewrap/network-note.ts'
 import { evalError, evalValue, evalWorkshop } from './test-eval-workshop.ts'
 
 describe('the shell capability', () => {
@@ -31,5 +32,27 @@ describe('the shell capability', () => {
       ).includes('"timedOut":true'),
       true,
     )
+  })
+
+  it('says, as the shell tool does, that a command failed for want of the network', async () => {
+    await using fixture = await evalWorkshop()
+    const availability = await fixture.workshop.jail.availability()
+    assert.ok(availability.available, 'install bubblewrap (apt-get install bubblewrap)')
+    const npm = (code: string) =>
+      JSON.stringify(
+        `echo "npm error code ${code}" >&2; echo "npm error request to https://registry.npmjs.org/x failed" >&2; exit 1`,
+      )
+    const offline = JSON.parse(
+      evalValue(await fixture.run(`JSON.stringify(await shell.run(${npm('ENOTCACHED')}))`)),
+    ) as { exitCode: number; note?: string }
+    assert.equal(offline.exitCode, 1)
+    assert.equal(offline.note, NETWORK_NOTE, "the shell tool's note, word for word")
+    // Positive controls: another npm failure, and a success, get no note.
+    for (const command of [npm('E404'), JSON.stringify('echo "npm error code ENOTCACHED"')]) {
+      const other = JSON.parse(
+        evalValue(await fixture.run(`JSON.stringify(await shell.run(${command}))`)),
+      ) as { note?: string }
+      assert.equal(other.note, undefined, command)
+    }
   })
 })

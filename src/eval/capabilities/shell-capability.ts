@@ -4,6 +4,7 @@
  * `shell` tool runs it. A refused command throws `permission_denied` with the policy's reason.
  */
 import { z } from 'zod'
+import { networkNote } from '../../bubblewrap/network-note.ts'
 import { EitriError } from '../../errors/eitri-error.ts'
 import { availablePrograms } from '../../ports/program-session.ts'
 import { capabilityFunction, type Capability } from '../capability.ts'
@@ -25,8 +26,8 @@ export const shellCapability: Capability = {
     capabilityFunction({
       name: 'run',
       signature:
-        'run(command: string, options?: { timeout_s?: number }): Promise<{ exitCode, stdout, stderr, timedOut }>',
-      description: `Runs the command and answers how it ended (default timeout ${DEFAULT_RUN_TIMEOUT_S} s). A command the policy refuses throws.`,
+        'run(command: string, options?: { timeout_s?: number }): Promise<{ exitCode, stdout, stderr, timedOut, note? }>',
+      description: `Runs the command and answers how it ended (default timeout ${DEFAULT_RUN_TIMEOUT_S} s). A command the policy refuses throws. A command that failed for want of the network (the jail has none) has a note saying so and what to do.`,
       parameters: z.tuple([
         z.string().min(1),
         z
@@ -54,11 +55,14 @@ export const shellCapability: Capability = {
           signal: ctx.signal,
         })
         if (run.cancelled) throw new EitriError('cancelled', `Command cancelled: ${command}`)
+        // As the shell tool says it (decision 0040): npm's own words never mention the jail.
+        const note = networkNote(run)
         return {
           exitCode: run.exitCode,
           stdout: run.stdout,
           stderr: run.stderr,
           timedOut: run.timedOut,
+          ...(note === undefined ? {} : { note }),
         }
       },
     }),

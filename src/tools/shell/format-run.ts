@@ -3,7 +3,7 @@
  * How a finished command reads to a model: its output, its errors, its exit code.
  */
 import type { ProgramMemory, ProgramRun } from '../../ports/program-session.ts'
-import { NETWORK_NOTE, wantedNetwork } from './network-note.ts'
+import { networkNote } from '../../bubblewrap/network-note.ts'
 
 /**
  * stdout, then stderr under a heading, then the exit code and anything not written back. A
@@ -17,8 +17,8 @@ export function formatRun(run: ProgramRun, options: { readonly confined: boolean
     parts.push(run.timedOut ? '(no output before the timeout)' : '(no output)')
   if (!run.timedOut) parts.push(`[exit ${run.exitCode ?? `by signal ${run.signal ?? 'unknown'}`}]`)
   if (run.memory?.exceeded !== undefined) parts.push(memoryNote(run.memory))
-  if (options.confined && run.exitCode !== 0 && wantedNetwork(`${run.stdout}\n${run.stderr}`))
-    parts.push(NETWORK_NOTE)
+  const network = options.confined ? networkNote(run) : undefined
+  if (network !== undefined) parts.push(network)
   // Where output was dropped, a marker in the output itself says how much (output-window.mjs).
   for (const refused of run.refused ?? [])
     parts.push(`[not written back: ${refused.path}: ${refused.reason}]`)

@@ -7,7 +7,7 @@ import { EitriError } from '../../errors/eitri-error.ts'
 import { defineTool } from '../../tool/define-tool.ts'
 import type { JobRead } from '../../ports/program-session.ts'
 import { toolSuccess } from '../../tool/tool-result.ts'
-import { NETWORK_NOTE, wantedNetwork } from './network-note.ts'
+import { networkNote } from '../../bubblewrap/network-note.ts'
 import { programsOf, shellAvailability } from './shell-tool.ts'
 
 /** Reads a background job's new output. */
@@ -38,8 +38,8 @@ export function formatJob(read: JobRead): string {
       : `[${read.id} exited${read.exitCode === null ? ' (killed)' : ` with ${read.exitCode}`}]`,
   )
   // A job runs in the jail: one that failed for want of the network says so, as shell does.
-  if (!read.running && read.exitCode !== 0 && wantedNetwork(`${read.stdout}\n${read.stderr}`))
-    parts.push(NETWORK_NOTE)
+  const network = read.running ? undefined : networkNote(read)
+  if (network !== undefined) parts.push(network)
   return parts.join('\n\n')
 }
 

@@ -27,12 +27,15 @@ export const workspaceForkTool = defineTool({
       ),
   }),
   async execute({ name, from }, ctx) {
-    const fork = await linesOf(ctx).fork({
+    const lines = linesOf(ctx)
+    const fork = await lines.fork({
       ...(name === undefined ? {} : { name }),
       ...(from === undefined ? {} : { from }),
     })
+    // The line forked by the name it is known by (an isolated session's fork is its client's).
+    const parent = lines.list().find((line) => line.id === fork.parent)
     return toolSuccess(
-      `Forked ${fork.parent} as ${displayName(fork)} (id ${fork.id}). Use it with workspace_use {"fork":"${displayName(fork)}"}.`,
+      `Forked ${parent === undefined ? fork.parent : displayName(parent)} as ${displayName(fork)} (id ${fork.id}). Use it with workspace_use {"fork":"${displayName(fork)}"}.`,
       { fork: fork.id, parent: fork.parent },
     )
   },

@@ -1,8 +1,10 @@
 /**
- * @module tools/shell/network-note
+ * @module bubblewrap/network-note
  * Output that shows a program wanted the network the jail does not have, and what to say about
  * it: npm's own words ("cache mode is 'only-if-cached'") never mention a jail, so a model reads
- * them as a broken cache and tries `npm cache clean` or `--prefer-online`.
+ * them as a broken cache and tries `npm cache clean` or `--prefer-online`. One definition for
+ * every door that runs a command in the jail: `shell`, `shell_output`, js_eval's `shell.run`
+ * and `eitri exec` (decision 0040).
  */
 
 /** npm (and npx) told it is offline (jail-environment.ts) failing a fetch. */
@@ -16,6 +18,20 @@ export function wantedNetwork(output: string): boolean {
 /** What a model is told after a jailed command that wanted the network failed. */
 export const NETWORK_NOTE =
   "[the jail has no network: npm is told it is offline there, so a package it has not cached cannot be fetched (ENOTCACHED). Dependencies are installed on main: ask the person to run the install (npm install) in the workspace, or run it outside the jail with shell's escalate: {reason}, which a person approves (full access only). Forks use main's node_modules as they are.]"
+
+/**
+ * The note for a jailed command that ended: {@link NETWORK_NOTE} when it failed and its output
+ * shows it wanted the network, else undefined.
+ */
+export function networkNote(run: {
+  readonly exitCode: number | null
+  readonly stdout: string
+  readonly stderr: string
+}): string | undefined {
+  return run.exitCode !== 0 && wantedNetwork(`${run.stdout}\n${run.stderr}`)
+    ? NETWORK_NOTE
+    : undefined
+}
 
 /** What a person is told after `eitri exec` of a command that wanted the network failed. */
 export const NETWORK_NOTE_FOR_PERSON =
