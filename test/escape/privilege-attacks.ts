@@ -173,4 +173,30 @@ export const privilegeAttacks: readonly Attack[] = [
       }
     },
   },
+  {
+    id: 34,
+    name: "settings of the jail's namespaces a command leaves for the next: pid_max, SysV and POSIX IPC",
+    callers: ['root', 'unprivileged'],
+    async run(ctx) {
+      // Settings of the PID and IPC namespaces, each owned by the root of the user namespace
+      // that owns them, which the jail's user is.
+      const settings = ['kernel/pid_max', 'kernel/msgmnb', 'kernel/shmmni', 'fs/mqueue/queues_max']
+      const set = settings.map((name) => `echo 400 > /proc/sys/${name}`).join('; ')
+      const show = settings.map((name) => `cat /proc/sys/${name}`).join('; ')
+      const left = (text: string) => text.split('\n').filter((line) => line === '400').length
+      // Where nothing stops it: a namespace of its own (its user's too, so the unprivileged
+      // caller owns it as the jail's user does), set by one command and read by the next.
+      const control = await ctx.plain(
+        `unshare --user --map-root-user --ipc --pid --fork sh -c '${set}; sh -c "${show}"'`,
+      )
+      // The warm jail runs the session's next command in the same namespaces.
+      await ctx.jailed(set)
+      const jailed = await ctx.jailed(show)
+      return {
+        control: left(control.stdout) === settings.length,
+        jailed: left(jailed.stdout) > 0,
+        detail: `control: ${brief(control.stdout + control.stderr, 200)}; next command: ${brief(jailed.stdout.replace(STARTED, ''), 200)}`,
+      }
+    },
+  },
 ]
