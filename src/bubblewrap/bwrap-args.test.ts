@@ -105,6 +105,8 @@ describe('buildBwrapArgs', () => {
   it('gives /proc, /dev and a size-capped /tmp', () => {
     const flat = parts.map((part) => part.join(' '))
     assert.ok(flat.includes('--proc /proc'))
+    // Its settings of the jail's namespaces are read-only (jail-attack-classes §34).
+    assert.equal(flat[flat.indexOf('--proc /proc') + 1], '--ro-bind /proc/sys /proc/sys')
     assert.ok(flat.includes('--dev /dev'))
     const size = flat.indexOf(`--size ${DEFAULT_JAIL_LIMITS.tmpBytes}`)
     assert.ok(size >= 0 && flat[size + 1] === '--tmpfs /tmp', 'the size applies to /tmp')

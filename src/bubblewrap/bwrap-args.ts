@@ -46,6 +46,19 @@ export function readOnlySystemArgs(): string[] {
   return args
 }
 
+/**
+ * A /proc of the jail's own PID namespace, with /proc/sys read-only. bubblewrap covers
+ * /proc/sys only where its user may write the folder, which it never may here; yet the jail's
+ * user is root of the user namespace that owns the jail's IPC and PID namespaces, so it could
+ * set their settings (`kernel/pid_max`, `kernel/msgmni`, `kernel/shmmax`, `kernel/sem`,
+ * `fs/mqueue/*`), and in a jail that runs one command after another (a warm jail, a jail
+ * started ahead: decision 0042) what one command set bound the next (jail-attack-classes §34).
+ * The values read are still the jail's own namespaces'.
+ */
+export function procArgs(): string[] {
+  return ['--proc', '/proc', '--ro-bind', '/proc/sys', '/proc/sys']
+}
+
 /** The program that applies resource limits inside the jail before running the command. */
 export const PRLIMIT = '/usr/bin/prlimit'
 
@@ -100,7 +113,7 @@ export function buildBwrapArgs(
   for (const [name, value] of Object.entries(spec.environment)) args.push('--setenv', name, value)
   // A minimal read-only system: /usr and a short list from /etc, not the host's root (§10, §11).
   args.push(...readOnlySystemArgs())
-  args.push('--proc', '/proc', '--dev', '/dev')
+  args.push(...procArgs(), '--dev', '/dev')
   // A private, size-capped /tmp and /dev/shm (§26): the only places outside the workspace a
   // program can write (the root and /dev are made read-only below).
   args.push('--size', String(spec.limits.tmpBytes), '--tmpfs', '/tmp')

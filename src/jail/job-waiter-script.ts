@@ -17,8 +17,10 @@
  * - `O`, `E`: bytes the job wrote to its stdout, its stderr (its own pipes; stdin is /dev/null).
  * - `X`: the job's wait status, in decimal, once the job's first process ended, every other
  *   process of the jail was killed and reaped, and both pipes were read to their end.
- * - `R`: ready for the next job: /tmp, /dev/shm and /dev/mqueue (POSIX message queues) are empty, no SysV IPC object is left, and
- *   nothing a job can change in this process (limits, priority, CPUs) changed. When any of
+ * - `R`: ready for the next job: /tmp, /dev/shm and /dev/mqueue (POSIX message queues) are empty, no SysV IPC object is left,
+ *   those folders, /dev/pts and its ptmx have their modes back, fresh times and the same owner,
+ *   extended attributes and ACLs as at the start, and nothing a job can change in this process
+ *   (limits, priority, scheduling, CPUs) changed. When any of
  *   that fails, or this process can be traced or read by the jail's user (it is dumpable: not
  *   the execute-only copy), it sends no `R` and ends, and the jail ends with it.
  *
@@ -37,8 +39,8 @@ my $machine = '';
 if (open(my $arch, '<', '/proc/sys/kernel/arch')) { $machine = <$arch> // ''; close $arch }
 chomp $machine;
 my %CALLS = (
-  x86_64 => { setrlimit => 160, setsid => 112, prctl => 157, ioprio_get => 252 },
-  aarch64 => { setrlimit => 164, setsid => 157, prctl => 167, ioprio_get => 31 },
+  x86_64 => { setrlimit => 160, setsid => 112, prctl => 157, ioprio_get => 252, sched_getattr => 315, llistxattr => 195 },
+  aarch64 => { setrlimit => 164, setsid => 157, prctl => 167, ioprio_get => 31, sched_getattr => 275, llistxattr => 12 },
 );
 my $call = $CALLS{$machine} or do { $! = 0; fail("this machine ($machine) is not one the waiter knows") };
 # kill(-1) below must only ever reach the jail's own processes.
@@ -62,13 +64,27 @@ sub own_state {
     if ($file eq '/proc/self/stat') { my @fields = split ' ', ($text =~ /\)\s(.*)\z/s)[0] // ''; $text = "@fields[15, 16, 37, 38]" }
     $state .= $text;
   }
-  return $state . getpriority(0, 0) . ':' . syscall($call->{ioprio_get}, 1, 0);
+  # Its whole scheduling (a custom slice, reset-on-fork, clamps), which the fields above miss.
+  my $scheduling = "\0" x 56;
+  syscall($call->{sched_getattr}, 0, $scheduling, 56, 0) == 0 or return undef;
+  return $state . unpack('H*', $scheduling) . getpriority(0, 0) . ':' . syscall($call->{ioprio_get}, 1, 0);
 }
+# The jail's own writable folders and nodes, which outlive a job: their modes are put back, and
+# the rest of them (owner, extended attributes, ACLs) must be as they were.
+my @ROOTS = ('/tmp', '/dev/shm', '/dev/mqueue', '/dev/pts', '/dev/pts/ptmx');
+sub root_state {
+  my $path = $_[0];
+  my @stat = lstat $path or return '';
+  my $names = "\0" x 65536;
+  my $length = syscall($call->{llistxattr}, $path, $names, length $names);
+  return join ':', @stat[2, 4, 5], $length < 0 ? 'none' : unpack('H*', substr($names, 0, $length));
+}
+my %root_mode = map { $_ => ((lstat $_)[2] // 0) & 07777 } @ROOTS;
+my %roots = map { $_ => root_state($_) } @ROOTS;
 ${NO_KEYS_PERL}
 my $state = own_state() // fail('could not read its own state');
 # Reused only while no job can trace it or read its memory (PR_GET_DUMPABLE).
 my $reusable = syscall($call->{prctl}, 3, 0, 0, 0, 0) == 0;
-my $tmp_mode = (stat '/tmp')[2] & 07777;
 pipe(my $wake_r, my $wake_w) or fail('could not make a pipe');
 fcntl($wake_w, 4, 2048) or fail('could not make a pipe');
 $SIG{CHLD} = sub { syswrite($wake_w, 'c') };
@@ -141,9 +157,16 @@ sub clean_ipc {
 # What the next job may find: nothing of this one.
 sub fresh {
   return 0 unless $reusable && $control_open;
-  chmod $tmp_mode, '/tmp' or return 0;
+  for my $root (@ROOTS) {
+    my @now = lstat $root or next;
+    ($now[2] & 07777) == $root_mode{$root} or chmod($root_mode{$root}, $root) or return 0;
+  }
   my $budget = 10000;
-  return empty('/tmp', \$budget) && empty('/dev/shm', \$budget) && empty('/dev/mqueue', \$budget) && clean_ipc() && (own_state() // '') eq $state;
+  empty('/tmp', \$budget) && empty('/dev/shm', \$budget) && empty('/dev/mqueue', \$budget) && clean_ipc() or return 0;
+  # Times a job set on them are gone too.
+  utime(undef, undef, '/tmp', '/dev/shm', '/dev/mqueue') == 3 or return 0;
+  for my $root (@ROOTS) { root_state($root) eq $roots{$root} or return 0 }
+  return (own_state() // '') eq $state;
 }
 sub run_job {
   my @words = split /\0/, $_[0], -1;

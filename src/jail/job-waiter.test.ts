@@ -85,7 +85,14 @@ describe(
 
     it('ends a jail whose job changed its waiter (priority, limits) rather than give it the next job', async (t) => {
       const jail = await readyJail(t)
-      for (const change of ['renice -n 5 -p 1', 'prlimit --pid 1 --nofile=64:64']) {
+      // A custom time slice (sched_setattr's runtime for SCHED_OTHER), inherited by every job.
+      const slice = `python3 -c 'import ctypes, struct, sys; l=ctypes.CDLL(None, use_errno=True); sys.exit(l.syscall(314, 1, struct.pack("IIQiIQQQ", 48, 0, 0, 0, 0, 100000, 0, 0), 0))'`
+      for (const change of [
+        'renice -n 5 -p 1',
+        'prlimit --pid 1 --nofile=64:64',
+        'chrt --other --reset-on-fork --pid 0 1',
+        slice,
+      ]) {
         const changed = await job(jail, `${JAIL_ID}; ${change} >/dev/null && echo changed`)
         // Positive control: the job could change it.
         assert.match(changed.stdout, /changed\n$/, changed.stderr)
@@ -93,6 +100,80 @@ describe(
         assert.notEqual(jailOf(next.stdout), jailOf(changed.stdout), change)
         await pause(PAUSE_MS)
       }
+    })
+
+    it("puts back the modes and times a job gave the jail's own folders and nodes", async (t) => {
+      const jail = await readyJail(t)
+      const state = 'stat -c "%n %a %y" /tmp /dev/shm /dev/mqueue /dev/pts /dev/pts/ptmx'
+      const pty = `python3 -c 'import pty; pty.openpty(); print("pty")' 2>&1 | tail -1`
+      const first = await job(
+        jail,
+        [
+          JAIL_ID,
+          'chmod 000 /dev/pts/ptmx && chmod 700 /dev/shm /dev/mqueue /dev/pts /tmp',
+          'touch -d 2001-01-01 /tmp /dev/shm /dev/mqueue',
+          state,
+          pty,
+        ].join('; '),
+      )
+      // Positive control: the job could change each of them, and no pty opens any more.
+      assert.match(
+        first.stdout,
+        /\/tmp 700 2001-01-01[^]*\/dev\/pts\/ptmx 0 .*\nOSError: out of pty devices\n$/,
+        first.stderr,
+      )
+      await pause(PAUSE_MS)
+      const next = await job(jail, `${JAIL_ID}; ${state}; ${pty}`)
+      assert.equal(jailOf(next.stdout), jailOf(first.stdout), 'the same jail took it')
+      assert.doesNotMatch(next.stdout, /2001-01-01/)
+      assert.match(
+        next.stdout,
+        /\/tmp 755 [^]*\/dev\/mqueue 1777 [^]*\/dev\/pts 755 [^]*\/dev\/pts\/ptmx 666 .*\npty\n$/,
+      )
+    })
+
+    it('ends a jail whose job left an attribute on its own folders rather than give it the next job', async (t) => {
+      const jail = await readyJail(t)
+      const read = `python3 -c 'import os; print([os.getxattr(f, "user.left") for f in ("/tmp", "/dev/shm") if "user.left" in os.listxattr(f)])'`
+      const first = await job(
+        jail,
+        `${JAIL_ID}; python3 -c 'import os; [os.setxattr(f, "user.left", b"job one") for f in ("/tmp", "/dev/shm")]'; ${read}`,
+      )
+      // Positive control: both carry it while the job runs.
+      assert.match(first.stdout, /\n\[b'job one', b'job one'\]\n$/, first.stderr)
+      await pause(PAUSE_MS)
+      const next = await job(jail, `${JAIL_ID}; ${read}`)
+      assert.match(next.stdout, /\n\[\]\n$/, next.stderr)
+      assert.notEqual(jailOf(next.stdout), jailOf(first.stdout))
+    })
+
+    it("leaves no setting of the jail's namespaces to the next job: /proc/sys is read-only", async (t) => {
+      const jail = await readyJail(t)
+      const settings = ['kernel/pid_max', 'kernel/msgmnb', 'kernel/shmmni', 'fs/mqueue/queues_max']
+      const show = settings.map((name) => `cat /proc/sys/${name}`).join('; ')
+      const first = await job(
+        jail,
+        [
+          JAIL_ID,
+          // Positive control: the jail's user owns these settings of its own namespaces (as
+          // root of the user namespace that owns them), so only the mount stops the write.
+          'stat -c %u /proc/sys/kernel/msgmnb; id -u',
+          show,
+          ...settings.map((name) => `echo 400 > /proc/sys/${name}`),
+        ].join('; '),
+      )
+      const [owner, user, ...before] = first.stdout.split('\n').slice(1)
+      assert.equal(owner, user, first.stdout)
+      assert.equal(before.slice(0, 4).includes('400'), false)
+      assert.equal(
+        first.stderr.match(/Read-only file system/g)?.length,
+        settings.length,
+        first.stderr,
+      )
+      await pause(PAUSE_MS)
+      const next = await job(jail, `${JAIL_ID}; ${show}`)
+      assert.equal(jailOf(next.stdout), jailOf(first.stdout), 'the same jail took it')
+      assert.deepEqual(next.stdout.split('\n').slice(1, 5), before.slice(0, 4))
     })
 
     it("keeps the waiter out of its jobs' reach: no trace, no memory, no descriptors, no signal", async (t) => {

@@ -110,6 +110,50 @@ export const networkAttacks: readonly Attack[] = [
     },
   },
   {
+    id: 11,
+    name: 'a unix socket and a named pipe a host program listens on inside the workspace, from read-only and writable commands',
+    callers: ['root', 'unprivileged'],
+    async run(ctx) {
+      // A host program of the person's with its socket and its pipe in the project (a database's
+      // socket folder, a dev server's, a pipe a script reads commands from): open to everyone,
+      // as many are, so only the jail stands in the way.
+      const listener = await listenStream({ path: path.join(ctx.workspace, 'host.sock') })
+      ctx.defer(() => listener.close())
+      fs.chmodSync(path.join(ctx.workspace, 'host.sock'), 0o777)
+      const pipe = path.join(ctx.workspace, 'host.fifo')
+      await ctx.plain(`mkfifo -m 666 ${quote(pipe)}`)
+      fs.chmodSync(pipe, 0o666)
+      // The host program reads the pipe (opened without waiting for a writer).
+      const reader = fs.openSync(pipe, fs.constants.O_RDONLY | fs.constants.O_NONBLOCK)
+      ctx.defer(() => fs.closeSync(reader))
+      const heard = (): string => {
+        const buffer = Buffer.alloc(4096)
+        try {
+          return buffer.subarray(0, fs.readSync(reader, buffer)).toString()
+        } catch {
+          return '' // nothing written yet
+        }
+      }
+      const attack = (who: string) =>
+        `${connect(['unix:host.sock'])}; timeout 2 sh -c 'echo ${who} > host.fifo'`
+      const said: string[] = []
+      for (const access of ['read-only', 'workspace-write'] as const) {
+        said.push((await ctx.jailed(attack('JAILED'), { access })).stdout)
+        const job = await ctx.jail.start({ command: ['/bin/bash', '-c', attack('JAILED')], access })
+        said.push((await job.finished).stdout)
+      }
+      const jailedHeard = heard()
+      const reachedByJail = listener.seen()
+      await ctx.plain(attack('PLAIN'))
+      const controlHeard = heard()
+      return {
+        control: listener.seen() > reachedByJail && controlHeard.includes('PLAIN'),
+        jailed: reachedByJail > 0 || jailedHeard.includes('JAILED'),
+        detail: `socket reached ${reachedByJail} times, pipe heard ${JSON.stringify(jailedHeard)}; jailed said: ${brief(said.join(' | ').replaceAll(STARTED, ''), 300)}`,
+      }
+    },
+  },
+  {
     id: 12,
     name: 'an abstract unix socket and host loopback TCP',
     callers: ['root', 'unprivileged'],

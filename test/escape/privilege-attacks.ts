@@ -49,18 +49,36 @@ export const privilegeAttacks: readonly Attack[] = [
     name: 'capabilities, no_new_privs and privileged operations',
     callers: ['root', 'unprivileged'],
     async run(ctx) {
-      const jailed = await ctx.jailed(
-        [
-          "grep -E '^(CapEff|NoNewPrivs)' /proc/self/status",
-          'touch f; chown 0:0 f && echo PRIVILEGED chown',
-          'mkdir -p /tmp/m; mount -t tmpfs x /tmp/m && echo PRIVILEGED mount',
-          'setpriv --reuid=0 true && echo PRIVILEGED setpriv',
-          'su -c true </dev/null && echo PRIVILEGED su',
-          'unshare -r true && echo PRIVILEGED unshare',
-        ].join('; '),
-      )
-      const capabilities = /^CapEff:\s+([0-9a-f]+)/m.exec(jailed.stdout)?.[1]
-      const noNewPrivs = /^NoNewPrivs:\s+(\d)/m.exec(jailed.stdout)?.[1]
+      const script = [
+        "grep -E '^(Cap[A-Za-z]+|NoNewPrivs)' /proc/self/status",
+        'touch /tmp/f; chown 0:0 /tmp/f && echo PRIVILEGED chown',
+        'mkdir -p /tmp/m; mount -t tmpfs x /tmp/m && echo PRIVILEGED mount',
+        'setpriv --reuid=0 true && echo PRIVILEGED setpriv',
+        'su -c true </dev/null && echo PRIVILEGED su',
+        'unshare -r true && echo PRIVILEGED unshare',
+      ].join('; ')
+      const job = async (access: 'read-only' | 'workspace-write') => {
+        const started = await ctx.jail.start({
+          command: ['/bin/bash', '-c', script],
+          access,
+        })
+        return (await started.finished).stdout
+      }
+      // Every kind of jail: the warm one of each access, a cold start, and background jobs one
+      // after another (the second may run in a jail started ahead that ran the first).
+      const outputs = {
+        warm: (await ctx.jailed(script)).stdout,
+        'warm read-only': (await ctx.jailed(script, { access: 'read-only' })).stdout,
+        cold: (await ctx.jailed(script, { fresh: true })).stdout,
+        'background job': await job('workspace-write'),
+        'next background job': await job('workspace-write'),
+        'read-only background job': await job('read-only'),
+      }
+      const held = (text: string): boolean =>
+        (text.match(/^Cap(Inh|Prm|Eff|Bnd|Amb):\s+0{16}$/gm)?.length ?? 0) === 5 &&
+        /^NoNewPrivs:\s+1$/m.test(text) &&
+        !text.includes('PRIVILEGED')
+      const broken = Object.entries(outputs).filter(([, text]) => !held(text))
       const mountPoint = path.join(ctx.outside, 'mnt')
       fs.mkdirSync(mountPoint)
       const plain = await ctx.plain(
@@ -68,11 +86,8 @@ export const privilegeAttacks: readonly Attack[] = [
       )
       return {
         control: /CapEff:\s+0*[1-9a-f]/.test(plain.stdout) && plain.stdout.includes('MOUNTED'),
-        jailed:
-          capabilities !== '0000000000000000' ||
-          noNewPrivs !== '1' ||
-          jailed.stdout.includes('PRIVILEGED'),
-        detail: `CapEff ${capabilities}, NoNewPrivs ${noNewPrivs}; ${brief(jailed.stdout.replace(STARTED, ''), 200)}`,
+        jailed: broken.length > 0,
+        detail: `${broken.map(([kind, text]) => `${kind}: ${brief(text.replace(STARTED, ''), 200)}`).join('; ') || 'no capability, no_new_privs set and nothing privileged in any kind of jail'}`,
       }
     },
   },
@@ -170,6 +185,32 @@ export const privilegeAttacks: readonly Attack[] = [
         control: reachedByControl.length === 6,
         jailed: exceeded.length > 0,
         detail: `jail exceeded: ${exceeded.join(', ') || 'nothing'} (forks ${jailedForks}, tmpfs ${size(tmpfs.stdout)}, file ${size(disk.stdout)}); control reached: ${reachedByControl.join(', ')}`,
+      }
+    },
+  },
+  {
+    id: 34,
+    name: "settings of the jail's namespaces a command leaves for the next: pid_max, SysV and POSIX IPC",
+    callers: ['root', 'unprivileged'],
+    async run(ctx) {
+      // Settings of the PID and IPC namespaces, each owned by the root of the user namespace
+      // that owns them, which the jail's user is.
+      const settings = ['kernel/pid_max', 'kernel/msgmnb', 'kernel/shmmni', 'fs/mqueue/queues_max']
+      const set = settings.map((name) => `echo 400 > /proc/sys/${name}`).join('; ')
+      const show = settings.map((name) => `cat /proc/sys/${name}`).join('; ')
+      const left = (text: string) => text.split('\n').filter((line) => line === '400').length
+      // Where nothing stops it: a namespace of its own (its user's too, so the unprivileged
+      // caller owns it as the jail's user does), set by one command and read by the next.
+      const control = await ctx.plain(
+        `unshare --user --map-root-user --ipc --pid --fork sh -c '${set}; sh -c "${show}"'`,
+      )
+      // The warm jail runs the session's next command in the same namespaces.
+      await ctx.jailed(set)
+      const jailed = await ctx.jailed(show)
+      return {
+        control: left(control.stdout) === settings.length,
+        jailed: left(jailed.stdout) > 0,
+        detail: `control: ${brief(control.stdout + control.stderr, 200)}; next command: ${brief(jailed.stdout.replace(STARTED, ''), 200)}`,
       }
     },
   },

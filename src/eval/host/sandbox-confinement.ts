@@ -18,7 +18,7 @@ import fs from 'node:fs'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { EitriError } from '../../errors/eitri-error.ts'
-import { readOnlySystemArgs } from '../../bubblewrap/bwrap-args.ts'
+import { procArgs, readOnlySystemArgs } from '../../bubblewrap/bwrap-args.ts'
 import { CallerMounts, mountingLaunch } from '../../bubblewrap/caller-mounts.ts'
 import { explainProbeFailure } from '../../bubblewrap/jail-probe.ts'
 import { jailIdentity, type HostIdentity } from '../../bubblewrap/jail-identity.ts'
@@ -149,8 +149,7 @@ export function buildSandboxBwrapArgs(
     '--clearenv',
     ...readOnlySystemArgs(),
     // V8 reads /proc/self (the main thread's stack); this /proc shows only the sandbox's own.
-    '--proc',
-    '/proc',
+    ...procArgs(),
     '--dev',
     '/dev',
     '--size',

@@ -137,7 +137,7 @@ export function makeLayerRoot(options: {
 async function removeEmptyLayer(folder: string): Promise<boolean> {
   try {
     // rmdir follows no link and removes no folder that holds anything.
-    for (const inner of ['upper', 'work/work', 'work']) {
+    for (const inner of ['upper', 'work/work', 'work', 'empty']) {
       await fsp.rmdir(path.join(folder, inner)).catch((error: NodeJS.ErrnoException) => {
         if (error.code !== 'ENOENT') throw error
       })

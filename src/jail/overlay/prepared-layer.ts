@@ -12,12 +12,15 @@ import path from 'node:path'
 import { overlayWords } from './layer-host.ts'
 import type { Cover } from './private-covers.ts'
 
+/** The empty folder below a read-only overlay of the workspace alone (see {@link pendingLayer}). */
+export const EMPTY_LOWER = 'empty'
+
 /** A layer's mount made ready: its folders, the host request that mounts it, its lease. */
 export interface PendingLayer {
   readonly mountPoint: string
   readonly upper: string | undefined
   readonly folder: string
-  /** The layer host request that mounts it (an overlay, or a read-only bind). */
+  /** The layer host request that mounts it (an overlay). */
   readonly request: readonly string[]
   /** Its lower layers, as the overlay's options name them. */
   readonly lowers: string
@@ -64,16 +67,20 @@ export function pendingLayer(options: {
   const base = { mountPoint, folder, lowers: lower, writable }
   const release = fork === undefined ? {} : { release: fork.release }
   if (!writable) {
-    // An overlay needs an upper layer or two lower ones: alone, the workspace gets an empty one
-    // below it. Never a bind of it: a bind's line in /proc/self/mountinfo names its root, the
-    // workspace's host path; an overlay's names only the layers' neutral paths.
-    let lowest = ''
+    // Always an overlay, never a bind of the workspace: through a bind the jail reaches the
+    // host's own files, so a read-only command connected to a unix socket a host program
+    // listens on in the workspace, and wrote into its named pipes (jail-attack-classes §11).
+    // The overlay's files are its own: a socket or a pipe below leads nowhere; and a bind's line
+    // in /proc/self/mountinfo names its root, the workspace's host path, where an overlay's
+    // names only the layers' neutral paths. It needs an upper layer or two lower ones, so a
+    // lone workspace gets an empty one below it.
+    let overlayLowers = lower
     if (lowers.length === 1) {
-      fs.mkdirSync(path.join(folder, 'empty'), { mode: 0o755 })
-      lowest = `:${path.join(mounted, 'empty')}`
+      fs.mkdirSync(path.join(folder, EMPTY_LOWER), { mode: 0o500 })
+      overlayLowers = `${lower}:${path.join(mounted, EMPTY_LOWER)}`
     }
     const request = overlayWords({
-      lower: `${lower}${lowest}`,
+      lower: overlayLowers,
       target: mountPoint,
       options: options.options,
     })
