@@ -229,6 +229,62 @@ const ATTACKS: readonly Attack[] = [
     harm: 'destroys-work',
     prepare: 'git branch log',
   },
+  // xargs replaces the string of its last -I/-i/--replace, in every argument after the
+  // program's name; one only known at run time may be in any of them.
+  {
+    attack: 'echo --output=pwned | xargs -i -I Y git log Y',
+    control: 'echo --output=pwned | xargs -I Y -i git log Y',
+    verdict: 'ask',
+    harm: 'runs-or-writes',
+  },
+  {
+    attack: 'echo --output=pwned | xargs --replace -I Y git log Y',
+    control: 'echo --output=pwned | xargs -I Y --replace git log Y',
+    verdict: 'ask',
+    harm: 'runs-or-writes',
+  },
+  {
+    attack: 't=Y; echo --output=pwned | xargs -I "$t" git log Y',
+    control: 'echo --output=pwned | xargs -I X git log Y',
+    verdict: 'ask',
+    harm: 'runs-or-writes',
+  },
+  // flock's long options take values too, and a brace makes two words of its lock file.
+  {
+    attack: 'flock --timeout 5 lock git clean -f',
+    control: 'flock -w 5 lock git clean -q',
+    verdict: 'ask',
+    controlVerdict: 'jail',
+    harm: 'removes-untracked',
+    files: { 'draft.txt': 'not yet added\n' },
+  },
+  {
+    attack: 'flock {lock,git} clean -f',
+    control: 'flock lock git clean -q',
+    verdict: 'ask',
+    controlVerdict: 'jail',
+    harm: 'removes-untracked',
+    files: { 'draft.txt': 'not yet added\n' },
+  },
+  // bash named `-bash` is a login shell, which runs the profile in its home (the jail's /tmp,
+  // which the commands before wrote): renaming asks whatever program it renames.
+  {
+    attack: 'exec -l bash -c true',
+    control: 'exec bash -c true',
+    verdict: 'ask',
+    controlVerdict: 'jail',
+    harm: 'runs-or-writes',
+    prepare: "echo 'touch pwned' > ~/.bash_profile",
+  },
+  // coreutils' env reads a lone `-` as `-i`: what follows is the command.
+  {
+    attack: 'env - git clean -f',
+    control: 'env - git clean -q',
+    verdict: 'ask',
+    controlVerdict: 'jail',
+    harm: 'removes-untracked',
+    files: { 'draft.txt': 'not yet added\n' },
+  },
   {
     attack: 'git read-tree -u --reset HEAD',
     control: 'git ls-tree HEAD',

@@ -34,6 +34,8 @@ export interface WrapperDefinition {
   readonly writingOptions?: readonly string[]
   /** Options that remove the inner command's environment (`env -i`). */
   readonly clearingOptions?: readonly string[]
+  /** A lone `-` before the command removes its environment too (`env - cmd` is `env -i cmd`). */
+  readonly loneDashClears?: boolean
   /** Options whose value names a variable set or unset for the inner command (`env -u X`). */
   readonly variableOptions?: readonly string[]
   /** Options that run the inner command in another folder (`env -C dir`). */
@@ -60,10 +62,19 @@ const shortValued = (letter: string): OptionDefinition => ({
   value: 'required',
 })
 
-/** `xargs` runs its command with more arguments, or with `{}` replaced, from standard input. */
+/**
+ * `xargs` runs its command with more arguments, or with `{}` replaced, from standard input. Of
+ * several `-I`/`-i`/`--replace`, the last counts (xargs reads them in order); a string to
+ * replace only known at run time (`-I "$t"`) may be in any argument, so every one after the
+ * program's name is.
+ */
 function xargsArguments(inner: readonly ShellWord[], scan: OptionScan): ShellWord[] {
-  const replace = scan.options.find((option) => option.name === 'replace')
+  const replace = scan.options.findLast((option) => option.name === 'replace')
   if (replace === undefined) return [...inner, dynamicWord('(arguments read from standard input)')]
+  if (replace.value !== undefined && replace.value.value === undefined) {
+    const [program, ...args] = inner
+    return program === undefined ? [] : [program, ...args.map((word) => dynamicWord(word.text, ''))]
+  }
   const token = replace.value?.value ?? '{}'
   return inner.map((word) => {
     const text = word.value ?? word.staticPrefix
@@ -101,6 +112,7 @@ export const WRAPPERS: Readonly<Record<string, WrapperDefinition>> = {
     assignments: true,
     unclearOptions: ['split-string'],
     clearingOptions: ['ignore-environment'],
+    loneDashClears: true,
     variableOptions: ['unset'],
     directoryOptions: ['chdir'],
   },
