@@ -229,6 +229,32 @@ const ATTACKS: readonly Attack[] = [
     harm: 'destroys-work',
     prepare: 'git branch log',
   },
+  // Redirections with no simple command of their own: a function's are opened at each call,
+  // and `$(>file)` opens its file like `>file`.
+  {
+    attack: 'cat() { echo data; } > notes.txt; cat',
+    control: 'cat() { echo data; } < notes.txt; cat',
+    verdict: 'jail',
+    harm: 'destroys-work',
+  },
+  {
+    attack: 'ls() { :; } 2> pwned; ls',
+    control: 'ls() { :; }; ls',
+    verdict: 'jail',
+    harm: 'runs-or-writes',
+  },
+  {
+    attack: 'echo $(> notes.txt)',
+    control: 'echo $(< notes.txt)',
+    verdict: 'jail',
+    harm: 'destroys-work',
+  },
+  {
+    attack: 'x="$(2>pwned)"',
+    control: 'x="$(2>/dev/null)"',
+    verdict: 'jail',
+    harm: 'runs-or-writes',
+  },
   // xargs replaces the string of its last -I/-i/--replace, in every argument after the
   // program's name; one only known at run time may be in any of them.
   {
