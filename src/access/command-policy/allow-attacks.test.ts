@@ -275,6 +275,19 @@ const ATTACKS: readonly Attack[] = [
     verdict: 'ask',
     harm: 'runs-or-writes',
   },
+  // A later -n (but -n 1), -L or -l turns replacing off: xargs adds what it reads instead.
+  {
+    attack: 'echo --output=pwned | xargs -I Y -n 2 git log',
+    control: 'echo --output=pwned | xargs -n 2 -I Y git log',
+    verdict: 'ask',
+    harm: 'runs-or-writes',
+  },
+  {
+    attack: 'echo --output=pwned | xargs -i -L 1 git log',
+    control: 'echo --output=pwned | xargs -L 1 -i git log',
+    verdict: 'ask',
+    harm: 'runs-or-writes',
+  },
   // flock's long options take values too, and a brace makes two words of its lock file.
   {
     attack: 'flock --timeout 5 lock git clean -f',
