@@ -77,7 +77,7 @@ function xargsArguments(inner: readonly ShellWord[], scan: OptionScan): ShellWor
     else if (option.name === 'L' || option.name === 'max-lines') replacing = false
     else if (option.name === 'max-args' && option.value?.value !== '1') replacing = false
   }
-  const replaced = replace === undefined ? inner : replaceIn(inner, replace.value)
+  const replaced = replace === undefined ? [...inner] : replaceIn(inner, replace.value)
   return replacing ? replaced : [...replaced, dynamicWord('(arguments read from standard input)')]
 }
 
