@@ -76,7 +76,7 @@ describe('allow under --approval untrusted, through eitri serve', () => {
     }
   })
 
-  it('asks before a redirection no simple command carries, and before xargs replaces a word', async () => {
+  it('asks before a redirection no simple command carries, xargs replacing a word, and an escape bash decodes to an option', async () => {
     await using scratch = await project()
     const prompts: string[] = []
     const client = new Client(
@@ -104,11 +104,12 @@ describe('allow under --approval untrusted, through eitri serve', () => {
         'cat() { echo data; } > notes.txt; cat',
         'echo $(> notes.txt)',
         'echo --output=pwned | xargs -i -I Y git log Y',
+        "git log $'\\455\\455output=pwned'",
       ]) {
         const refused = await call('shell', { command })
         assert.deepEqual([refused.isError, refused.code], [true, 'permission_denied'], command)
       }
-      assert.equal(prompts.length, 3, prompts.join('\n'))
+      assert.equal(prompts.length, 4, prompts.join('\n'))
       assert.equal(await notes(), 'foo\n', 'notes.txt was overwritten')
       assert.equal(await exists(scratch, 'pwned'), false, 'git log wrote pwned')
     } finally {

@@ -255,6 +255,28 @@ const ATTACKS: readonly Attack[] = [
     verdict: 'jail',
     harm: 'runs-or-writes',
   },
+  // $'…' as bash decodes it: an octal escape keeps one byte (`\455` is `-`), and `\c@` is a
+  // NUL, which ends the word.
+  {
+    attack: "git log $'\\455\\455output=pwned'",
+    control: "git log $'\\055\\055oneline'",
+    verdict: 'jail',
+    harm: 'runs-or-writes',
+  },
+  {
+    attack: "sort $'\\455o' pwned notes.txt",
+    control: "sort $'\\055r' notes.txt",
+    verdict: 'jail',
+    harm: 'runs-or-writes',
+  },
+  {
+    attack: "git $'clean\\c@' -f",
+    control: "git $'clean' -q",
+    verdict: 'ask',
+    controlVerdict: 'jail',
+    harm: 'removes-untracked',
+    files: { 'draft.txt': 'not yet added\n' },
+  },
   // xargs replaces the string of its last -I/-i/--replace, in every argument after the
   // program's name; one only known at run time may be in any of them.
   {
