@@ -212,6 +212,13 @@ const ATTACKS: readonly Attack[] = [
     verdict: 'ask',
     harm: 'destroys-work',
   },
+  // A brace among find's starting points writes the expression as well: `find . '' -delete`.
+  {
+    attack: 'find . {"",-delete}',
+    control: 'find . -name notes.txt',
+    verdict: 'ask',
+    harm: 'destroys-work',
+  },
   // git takes the name it is called by (argv[0]) for its subcommand: named `git-clean`, the
   // words `grep -f .` are `git clean -f grep .`; named `git-checkout`, `log -- .` checks out
   // the branch `log` over the work.
