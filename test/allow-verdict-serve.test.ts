@@ -75,4 +75,45 @@ describe('allow under --approval untrusted, through eitri serve', () => {
       await client.close()
     }
   })
+
+  it('asks before a redirection no simple command carries, xargs replacing a word, and an escape bash decodes to an option', async () => {
+    await using scratch = await project()
+    const prompts: string[] = []
+    const client = new Client(
+      { name: 'allow-verdict-client', version: '1.0.0' },
+      { capabilities: { elicitation: {} } },
+    )
+    client.setRequestHandler(ElicitRequestSchema, async (request) => {
+      prompts.push(request.params.message)
+      return { action: 'accept', content: { decision: 'deny' } }
+    })
+    const call = await connectServe(client, scratch, ['--approval', 'untrusted'])
+    const notes = () => fs.readFile(path.join(scratch.workspace, 'notes.txt'), 'utf8')
+    try {
+      // Controls: the same shapes reading, not writing, run with no question.
+      const read = await call('shell', { command: 'cat() { command cat; } < notes.txt; cat' })
+      assert.match(read.text, /foo/)
+      const substituted = await call('shell', { command: 'echo "[$(< notes.txt)]"' })
+      assert.match(substituted.text, /\[foo\]/)
+      const replaced = await call('shell', {
+        command: 'echo --output=pwned | xargs -I Y -i git log --oneline Y',
+      })
+      assert.equal(prompts.length, 0, `${replaced.text}\n${prompts.join('\n')}`)
+
+      for (const command of [
+        'cat() { echo data; } > notes.txt; cat',
+        'echo $(> notes.txt)',
+        'echo --output=pwned | xargs -i -I Y git log Y',
+        "git log $'\\455\\455output=pwned'",
+      ]) {
+        const refused = await call('shell', { command })
+        assert.deepEqual([refused.isError, refused.code], [true, 'permission_denied'], command)
+      }
+      assert.equal(prompts.length, 4, prompts.join('\n'))
+      assert.equal(await notes(), 'foo\n', 'notes.txt was overwritten')
+      assert.equal(await exists(scratch, 'pwned'), false, 'git log wrote pwned')
+    } finally {
+      await client.close()
+    }
+  })
 })

@@ -212,6 +212,13 @@ const ATTACKS: readonly Attack[] = [
     verdict: 'ask',
     harm: 'destroys-work',
   },
+  // A brace among find's starting points writes the expression as well: `find . '' -delete`.
+  {
+    attack: 'find . {"",-delete}',
+    control: 'find . -name notes.txt',
+    verdict: 'ask',
+    harm: 'destroys-work',
+  },
   // git takes the name it is called by (argv[0]) for its subcommand: named `git-clean`, the
   // words `grep -f .` are `git clean -f grep .`; named `git-checkout`, `log -- .` checks out
   // the branch `log` over the work.
@@ -228,6 +235,123 @@ const ATTACKS: readonly Attack[] = [
     verdict: 'ask',
     harm: 'destroys-work',
     prepare: 'git branch log',
+  },
+  // Redirections with no simple command of their own: a function's are opened at each call,
+  // and `$(>file)` opens its file like `>file`.
+  {
+    attack: 'cat() { echo data; } > notes.txt; cat',
+    control: 'cat() { echo data; } < notes.txt; cat',
+    verdict: 'jail',
+    harm: 'destroys-work',
+  },
+  {
+    attack: 'ls() { :; } 2> pwned; ls',
+    control: 'ls() { :; }; ls',
+    verdict: 'jail',
+    harm: 'runs-or-writes',
+  },
+  {
+    attack: 'echo $(> notes.txt)',
+    control: 'echo $(< notes.txt)',
+    verdict: 'jail',
+    harm: 'destroys-work',
+  },
+  {
+    attack: 'x="$(2>pwned)"',
+    control: 'x="$(2>/dev/null)"',
+    verdict: 'jail',
+    harm: 'runs-or-writes',
+  },
+  // $'…' as bash decodes it: an octal escape keeps one byte (`\455` is `-`), and `\c@` is a
+  // NUL, which ends the word.
+  {
+    attack: "git log $'\\455\\455output=pwned'",
+    control: "git log $'\\055\\055oneline'",
+    verdict: 'jail',
+    harm: 'runs-or-writes',
+  },
+  {
+    attack: "sort $'\\455o' pwned notes.txt",
+    control: "sort $'\\055r' notes.txt",
+    verdict: 'jail',
+    harm: 'runs-or-writes',
+  },
+  {
+    attack: "git $'clean\\c@' -f",
+    control: "git $'clean' -q",
+    verdict: 'ask',
+    controlVerdict: 'jail',
+    harm: 'removes-untracked',
+    files: { 'draft.txt': 'not yet added\n' },
+  },
+  // xargs replaces the string of its last -I/-i/--replace, in every argument after the
+  // program's name; one only known at run time may be in any of them.
+  {
+    attack: 'echo --output=pwned | xargs -i -I Y git log Y',
+    control: 'echo --output=pwned | xargs -I Y -i git log Y',
+    verdict: 'ask',
+    harm: 'runs-or-writes',
+  },
+  {
+    attack: 'echo --output=pwned | xargs --replace -I Y git log Y',
+    control: 'echo --output=pwned | xargs -I Y --replace git log Y',
+    verdict: 'ask',
+    harm: 'runs-or-writes',
+  },
+  {
+    attack: 't=Y; echo --output=pwned | xargs -I "$t" git log Y',
+    control: 'echo --output=pwned | xargs -I X git log Y',
+    verdict: 'ask',
+    harm: 'runs-or-writes',
+  },
+  // A later -n (but -n 1), -L or -l turns replacing off: xargs adds what it reads instead.
+  {
+    attack: 'echo --output=pwned | xargs -I Y -n 2 git log',
+    control: 'echo --output=pwned | xargs -n 2 -I Y git log',
+    verdict: 'ask',
+    harm: 'runs-or-writes',
+  },
+  {
+    attack: 'echo --output=pwned | xargs -i -L 1 git log',
+    control: 'echo --output=pwned | xargs -L 1 -i git log',
+    verdict: 'ask',
+    harm: 'runs-or-writes',
+  },
+  // flock's long options take values too, and a brace makes two words of its lock file.
+  {
+    attack: 'flock --timeout 5 lock git clean -f',
+    control: 'flock -w 5 lock git clean -q',
+    verdict: 'ask',
+    controlVerdict: 'jail',
+    harm: 'removes-untracked',
+    files: { 'draft.txt': 'not yet added\n' },
+  },
+  {
+    attack: 'flock {lock,git} clean -f',
+    control: 'flock lock git clean -q',
+    verdict: 'ask',
+    controlVerdict: 'jail',
+    harm: 'removes-untracked',
+    files: { 'draft.txt': 'not yet added\n' },
+  },
+  // bash named `-bash` is a login shell, which runs the profile in its home (the jail's /tmp,
+  // which the commands before wrote): renaming asks whatever program it renames.
+  {
+    attack: 'exec -l bash -c true',
+    control: 'exec bash -c true',
+    verdict: 'ask',
+    controlVerdict: 'jail',
+    harm: 'runs-or-writes',
+    prepare: "echo 'touch pwned' > ~/.bash_profile",
+  },
+  // coreutils' env reads a lone `-` as `-i`: what follows is the command.
+  {
+    attack: 'env - git clean -f',
+    control: 'env - git clean -q',
+    verdict: 'ask',
+    controlVerdict: 'jail',
+    harm: 'removes-untracked',
+    files: { 'draft.txt': 'not yet added\n' },
   },
   {
     attack: 'git read-tree -u --reset HEAD',

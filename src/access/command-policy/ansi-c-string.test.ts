@@ -17,6 +17,15 @@ describe('decodeAnsiCString', () => {
       ['\\x', '\\x'],
       ['a\\x00b', undefined],
       ['\\U00110000', undefined],
+      // bash keeps one byte of an octal escape, ends the word at a NUL however made, and
+      // reads `\c` as its TOCTRL does.
+      ['\\455\\455output', '--output'],
+      ['\\543at', 'cat'],
+      ['\\400', undefined],
+      ['clean\\c@', undefined],
+      ['\\c ', undefined],
+      ['a\\c?b', 'a\x7fb'],
+      ['a\\c\\\\b', 'a\x1cb'],
     ]
     for (const [inside, decoded] of cases) assert.equal(decodeAnsiCString(inside), decoded, inside)
   })

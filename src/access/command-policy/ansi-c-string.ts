@@ -51,8 +51,13 @@ export function decodeAnsiCString(inside: string): string | undefined {
       continue
     }
     if (next === 'c' && index < inside.length) {
-      result += String.fromCharCode((inside.charCodeAt(index) & 0x1f) >>> 0)
-      index += 1
+      // bash's TOCTRL: `\c?` is DEL, any other character its low five bits (`\c@` is a NUL);
+      // `\c\\` takes both backslashes.
+      const control = inside[index] as string
+      index += control === '\\' && inside[index + 1] === '\\' ? 2 : 1
+      const code = control === '?' ? 0x7f : control.charCodeAt(0) & 0x1f
+      if (code === 0) return undefined
+      result += String.fromCharCode(code)
       continue
     }
     const numeric = NUMERIC_ESCAPES[next]
@@ -71,7 +76,9 @@ export function decodeAnsiCString(inside: string): string | undefined {
       result += `\\${next}`
       continue
     }
-    const code = Number.parseInt(digits, spec.radix)
+    // bash stores an octal or hex escape in one byte: `\455` is 0x12d, so `-` (0x2d).
+    const parsed = Number.parseInt(digits, spec.radix)
+    const code = numeric === undefined || next === 'x' ? parsed & 0xff : parsed
     if (code === 0 || code > 0x10ffff) return undefined
     result += next === 'u' || next === 'U' ? String.fromCodePoint(code) : String.fromCharCode(code)
   }

@@ -175,12 +175,15 @@ function judgeResolved(command: ResolvedCommand, context: RuleContext): CommandF
   // `./git` or `tools/find` is whatever the workspace put there, whatever its name.
   if (!command.systemProgram) findings.push(workspaceProgram(command))
   if (findings.length > 0) return [...findings, ...command.wrapperFindings]
+  // What the wrappers do counts whatever they run: `exec -a NAME` asks for a program no rule
+  // knows too (bash named `-bash` reads its profile).
   return [
     {
       verdict: 'jail',
       rule: 'confined',
       reason: `${command.name} is not known to only read; it runs confined in the jail`,
     },
+    ...command.wrapperFindings,
   ]
 }
 

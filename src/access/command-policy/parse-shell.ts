@@ -115,6 +115,8 @@ class ShellCollector {
         this.#command(node, stdin, [], node.text)
         return
       case 'redirected_statement':
+      case 'function_definition':
+        // A function's redirections (`f() { …; } > file`) are opened at every call of it.
         this.#redirected(node, stdin)
         return
       case 'pipeline':
@@ -150,6 +152,15 @@ class ShellCollector {
       case 'process_substitution':
         this.#substitution(node)
         return
+      case 'file_redirect':
+      case 'heredoc_redirect':
+      case 'herestring_redirect': {
+        // A redirection with no command (`$(>file)`) still opens its file: judged like `>file`.
+        const reading = readRedirect(node, this.#read)
+        this.units.push({ type: 'redirect', text: node.text, redirects: reading.redirects })
+        this.#continuations(reading, [])
+        return
+      }
       default:
         for (const child of node.namedChildren) this.#visit(child, stdin)
     }

@@ -124,7 +124,9 @@ function peel(
     stopAtOperand: true,
     numericOptions: wrapper.numericOptions === true,
   })
-  findings.push(...wrapperNotes(wrapper, name, scan))
+  // coreutils' env reads a `-` where the command would start as `-i`.
+  const dashClears = wrapper.loneDashClears === true && words[scan.end]?.value === '-'
+  findings.push(...wrapperNotes(wrapper, name, scan, dashClears))
   if (wrapper.directoryOptions?.some((option) => hasOption(scan, option)) === true)
     moved.changesDirectory = true
   for (const option of scan.options) {
@@ -148,7 +150,7 @@ function peel(
   const cannotTell = (word: ShellWord): Peeled =>
     wrapper.privileged === true ? { type: 'self' } : notOneWord(name, word)
   if (splitting?.value !== undefined) return cannotTell(splitting.value)
-  let index = scan.end
+  let index = scan.end + (dashClears ? 1 : 0)
   while (wrapper.assignments === true && index < words.length) {
     const word = words[index] as ShellWord
     const variable = ASSIGNMENT_WORD.exec(word.staticPrefix)?.[1]
@@ -196,6 +198,7 @@ function wrapperNotes(
   wrapper: WrapperDefinition,
   name: string,
   scan: OptionScan,
+  dashClears: boolean,
 ): CommandFinding[] {
   const jail = (why: string): CommandFinding => ({
     verdict: 'jail',
@@ -216,12 +219,18 @@ function wrapperNotes(
       reason: `${name} -${renaming} gives the program another name to see as its own, and programs such as git, busybox and bash run another command or read other code by that name, so the policy cannot tell what runs; run the program by its own name`,
     })
   }
-  const clearing = wrapper.clearingOptions?.find((option) => hasOption(scan, option))
+  const option = wrapper.clearingOptions?.find((candidate) => hasOption(scan, candidate))
+  const clearing =
+    option === undefined
+      ? dashClears
+        ? '-'
+        : undefined
+      : `${option.length === 1 ? '-' : '--'}${option}`
   if (clearing !== undefined) {
     notes.push({
       verdict: 'jail',
       rule: 'environment',
-      reason: `${name} ${clearing.length === 1 ? '-' : '--'}${clearing} removes the environment the jail set for the command; it runs confined`,
+      reason: `${name} ${clearing} removes the environment the jail set for the command; it runs confined`,
     })
   }
   return notes

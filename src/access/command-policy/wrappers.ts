@@ -34,6 +34,8 @@ export interface WrapperDefinition {
   readonly writingOptions?: readonly string[]
   /** Options that remove the inner command's environment (`env -i`). */
   readonly clearingOptions?: readonly string[]
+  /** A lone `-` before the command removes its environment too (`env - cmd` is `env -i cmd`). */
+  readonly loneDashClears?: boolean
   /** Options whose value names a variable set or unset for the inner command (`env -u X`). */
   readonly variableOptions?: readonly string[]
   /** Options that run the inner command in another folder (`env -C dir`). */
@@ -60,11 +62,32 @@ const shortValued = (letter: string): OptionDefinition => ({
   value: 'required',
 })
 
-/** `xargs` runs its command with more arguments, or with `{}` replaced, from standard input. */
+/**
+ * `xargs` runs its command with more arguments, or with `{}` replaced, from standard input. Of
+ * several `-I`/`-i`/`--replace`, the last counts (xargs reads them in order); a string to
+ * replace only known at run time (`-I "$t"`) may be in any argument, so every one after the
+ * program's name is. A later `-L`, `-l` or `-n` (but `-n 1`) turns replacing off again and
+ * xargs adds arguments instead (`xargs -I Y -n 2 git log` runs `git log --output=f`).
+ */
 function xargsArguments(inner: readonly ShellWord[], scan: OptionScan): ShellWord[] {
-  const replace = scan.options.find((option) => option.name === 'replace')
-  if (replace === undefined) return [...inner, dynamicWord('(arguments read from standard input)')]
-  const token = replace.value?.value ?? '{}'
+  let replace: OptionScan['options'][number] | undefined
+  let replacing = false
+  for (const option of scan.options) {
+    if (option.name === 'replace') [replace, replacing] = [option, true]
+    else if (option.name === 'L' || option.name === 'max-lines') replacing = false
+    else if (option.name === 'max-args' && option.value?.value !== '1') replacing = false
+  }
+  const replaced = replace === undefined ? [...inner] : replaceIn(inner, replace.value)
+  return replacing ? replaced : [...replaced, dynamicWord('(arguments read from standard input)')]
+}
+
+/** The words after xargs replaces its string (`{}` unless given) with what it reads. */
+function replaceIn(inner: readonly ShellWord[], given: ShellWord | undefined): ShellWord[] {
+  if (given !== undefined && given.value === undefined) {
+    const [program, ...args] = inner
+    return program === undefined ? [] : [program, ...args.map((word) => dynamicWord(word.text, ''))]
+  }
+  const token = given?.value ?? '{}'
   return inner.map((word) => {
     const text = word.value ?? word.staticPrefix
     const at = text.indexOf(token)
@@ -101,6 +124,7 @@ export const WRAPPERS: Readonly<Record<string, WrapperDefinition>> = {
     assignments: true,
     unclearOptions: ['split-string'],
     clearingOptions: ['ignore-environment'],
+    loneDashClears: true,
     variableOptions: ['unset'],
     directoryOptions: ['chdir'],
   },

@@ -36,6 +36,11 @@ const LISTING_WITH_VALUE = new Set([
   ...['-newer', '-path', '-perm', '-regex', '-wholename', '-size', '-type', '-uid', '-used'],
   ...['-user', '-xtype', '-printf', '-samefile'],
 ])
+/**
+ * A brace expansion with an alternative that is empty or starts with `-` (in the word's pattern
+ * quoted specials are escaped, and `""` leaves nothing): `{"",-delete}`, `{,}-delete`.
+ */
+const BRACE_MAKING_OPTION = /(^|[^\\])[{,][-,}]/
 const NEWER_XY = /^-newer[aBcmt][aBcmt]$/
 const WRITES_FILE = new Set(['-fprint', '-fprint0', '-fprintf', '-fls'])
 /** Options before the starting points: `-H`, `-L`, `-P`, `-D debug`, `-O3`. */
@@ -76,8 +81,13 @@ export const checkFind: CommandRuleCheck = (command, context) => {
   }
   // In the expression every word counts: a value the shell makes none or several words of
   // (`-maxdepth {1,-delete}` is `-maxdepth 1 -delete`) puts the words after it out of place.
+  // So does a brace among the starting points: `find . {"",-delete}` is `find . '' -delete`,
+  // whatever files there are (a glob there needs a file named like a primary: `jail` above).
   const dynamic = args.find(
-    (word, at) => word.value === undefined || (at >= expression && !isOneWord(word)),
+    (word, at) =>
+      word.value === undefined ||
+      (!isOneWord(word) &&
+        (at >= expression || (couldBecomeOption(word) && BRACE_MAKING_OPTION.test(word.pattern)))),
   )
   if (dynamic !== undefined) {
     findings.push({

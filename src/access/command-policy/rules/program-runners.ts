@@ -8,9 +8,10 @@
 import type { CommandFinding } from '../command-judgement.ts'
 import { resolveCommand, type ResolvedCommand } from '../resolve-command.ts'
 import { scanOptions, type OptionDefinition } from '../scan-options.ts'
-import type { ShellWord } from '../shell-syntax.ts'
+import { isOneWord, type ShellWord } from '../shell-syntax.ts'
+import { optionTable } from '../option-table.ts'
 import { judged, unreadable } from './nested-code.ts'
-import type { CommandRuleCheck, RuleContext } from './rule.ts'
+import { quoted, type CommandRuleCheck, type RuleContext } from './rule.ts'
 
 const WATCH_OPTIONS: readonly OptionDefinition[] = [
   { name: 'interval', short: 'n', long: 'interval', value: 'required' },
@@ -76,13 +77,42 @@ function scriptFindings(command: ResolvedCommand, context: RuleContext): Command
   return code.value === undefined ? [unreadable(command, code.text)] : judged(context, code.value)
 }
 
+/**
+ * flock's options (util-linux 2.38), long names too: an option the table did not know that
+ * takes a value (`--timeout 5`) would put the lock file, and so the command, a word off.
+ */
+const FLOCK_OPTIONS = optionTable(
+  's|shared x|exclusive e n|nonblock nb o|close F|no-fork u|unlock w|timeout= E|conflict-exit-code= verbose fcntl h|help V|version',
+)
+
 /** `flock [options] FILE -c '…'` or `flock [options] FILE COMMAND…`. */
 function flockFindings(command: ResolvedCommand, context: RuleContext): CommandFinding[] {
-  const definitions: OptionDefinition[] = [
-    ...['w', 'E'].map((letter) => ({ name: letter, short: letter, value: 'required' as const })),
-    ...['s', 'x', 'e', 'u', 'n', 'o', 'F'].map((letter) => ({ name: letter, short: letter })),
-  ]
-  const scan = scanOptions(command.args, definitions, { stopAtOperand: true })
+  const scan = scanOptions(command.args, FLOCK_OPTIONS, { stopAtOperand: true })
+  const unknown = scan.unknown[0]
+  if (unknown !== undefined) {
+    return [
+      unclearRunner(
+        command,
+        `${unknown} is an option the policy does not read`,
+        'spell it in full',
+      ),
+    ]
+  }
+  // A value or lock file the shell makes several words of, or none (`flock {lock,git} clean
+  // -f` is `flock lock git clean -f`), moves where the command starts.
+  const lockFile = command.args[scan.end]
+  const split = [...scan.dynamic, ...(lockFile === undefined ? [] : [lockFile])].find(
+    (word) => !isOneWord(word),
+  )
+  if (split !== undefined) {
+    return [
+      unclearRunner(
+        command,
+        `the shell may make several words of ${split.text}, or none`,
+        'quote it',
+      ),
+    ]
+  }
   const after = command.args.slice(scan.end + 1)
   if (after[0]?.value === '-c' || after[0]?.value === '--command') {
     const code = after[1]
@@ -98,6 +128,14 @@ function flockFindings(command: ResolvedCommand, context: RuleContext): CommandF
   })
   if (resolution.type === 'unclear') return [resolution.finding]
   return resolution.type === 'none' ? [] : [context.judgeCommand(resolution.command)]
+}
+
+function unclearRunner(command: ResolvedCommand, why: string, fix: string): CommandFinding {
+  return {
+    verdict: 'ask',
+    rule: 'unclear-command',
+    reason: `${quoted(command)}: ${why}, so the policy cannot tell which program ${command.name} runs; ${fix}`,
+  }
 }
 
 /** Judges `words` as a command of their own. */
