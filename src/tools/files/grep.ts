@@ -4,7 +4,7 @@
  * (linear time), so no pattern can make a search run away; a deadline bounds the whole call.
  */
 import { ignoredNote } from './ignored-note.ts'
-import picomatch from 'picomatch'
+import { compileGlob } from '../../workspace/glob-pattern.ts'
 import { RE2JS } from 're2js'
 import { z } from 'zod'
 import { EitriError } from '../../errors/eitri-error.ts'
@@ -46,12 +46,9 @@ export const grepTool = defineTool({
     { workspace, signal },
   ) {
     const regex = compile(pattern, ignoreCase)
-    // picomatch's `basename` matches the last component even for patterns holding a `/`,
-    // so it is kept to patterns without one: `*.ts` at any depth, `src/**/*.md` from the root.
-    const include =
-      glob === undefined
-        ? () => true
-        : picomatch(glob, { dot: true, basename: !glob.includes('/') })
+    // A pattern without a `/` matches the last component: `*.ts` at any depth, `src/**/*.md`
+    // from the root.
+    const include = glob === undefined ? () => true : compileGlob(glob, { basename: true })
     const deadline = Date.now() + GREP_DEADLINE_MS
     const lines: string[] = []
     let matchCount = 0
