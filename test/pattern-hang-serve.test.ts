@@ -1,13 +1,16 @@
 /**
- * A glob a model writes never freezes `eitri serve`. picomatch turned each `*` into a
+ * A pattern a model writes never freezes `eitri serve`. picomatch turned each `*` into a
  * backtracking `[^/]*?`, so `*a*a…*ab` against one long name of `a`s ran for hours on the
  * server's one thread: every connection stopped, and no cancel could be read. Through a real
  * MCP client on a project of a few thousand files, the glob tool, grep's `glob` and js_eval's
  * `fs.glob` each answer, and the server answers the next call. Without the fix the first call
- * never returns and the test's own timeout fails it.
+ * never returns and the test's own timeout fails it. Likewise a grep pattern that RE2 takes
+ * minutes over on one large file is stopped at grep's deadline, mid-file, and says so.
  */
 import assert from 'node:assert/strict'
 import { execFileSync } from 'node:child_process'
+import fs from 'node:fs/promises'
+import path from 'node:path'
 import { describe, it } from 'node:test'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { makeScratch, type Scratch } from './helpers/scratch.ts'
@@ -60,6 +63,30 @@ describe('glob patterns through eitri serve', { timeout: 240_000 }, () => {
       })
       assert.equal(evaluated.isError, false, evaluated.text)
       assert.match(evaluated.text, /\b0\b/)
+
+      const after = await call('read_file', { path: `notes/${LONG_NAME}` })
+      assert.equal(after.text, 'needle\n')
+    } finally {
+      await client.close()
+    }
+  })
+
+  it('stops a grep whose pattern costs minutes on one large file at its deadline', async () => {
+    await using scratch = await project()
+    // 16 MB of lowercase lines: RE2 steps through `[a-z]{1000}` states at every byte, about
+    // 13 s a megabyte, all of it in one call of the matcher.
+    const line = `${'abcdefghij'.repeat(200)}\n`
+    await fs.writeFile(path.join(scratch.workspace, 'big.txt'), line.repeat(8000))
+    const client = new Client({ name: 'pattern-hang-client', version: '1.0.0' })
+    const call = await connectServe(client, scratch)
+    try {
+      const control = await call('grep', { pattern: 'needle', path: 'notes' })
+      assert.equal(control.text, `notes/${LONG_NAME}:1:needle`)
+
+      const grepped = await call('grep', { pattern: '[a-z]{1000}[0-9]', path: 'big.txt' })
+      assert.equal(grepped.isError, false, grepped.text)
+      assert.match(grepped.text, /\[stopped after 10 s; narrow path or glob\]/)
+      assert.equal(grepped.metadata['truncated'], true)
 
       const after = await call('read_file', { path: `notes/${LONG_NAME}` })
       assert.equal(after.text, 'needle\n')
