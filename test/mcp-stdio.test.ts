@@ -165,6 +165,84 @@ describe('the stdio protocol stream', () => {
   })
 })
 
+describe('large messages over stdio', () => {
+  it("takes a write over the SDK reader's 10 MiB, and answers one over the limit with an error and goes on", async () => {
+    await using scratch = await makeScratch()
+    const child = spawn(process.execPath, [EITRI_BIN, 'serve', ...scratch.flags], { stdio: 'pipe' })
+    let stdout = ''
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()))
+    const send = (message: unknown) => child.stdin.write(`${JSON.stringify(message)}\n`)
+    const answered = async (id: number) => {
+      for (let waited = 0; !stdout.includes(`"id":${id}`) && child.exitCode === null; waited += 20)
+        await delay(20)
+    }
+    try {
+      send({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'initialize',
+        params: {
+          protocolVersion: '2025-06-18',
+          capabilities: {},
+          clientInfo: { name: 'raw', version: '0' },
+        },
+      })
+      await answered(1)
+      send({ jsonrpc: '2.0', method: 'notifications/initialized' })
+      // 12 MiB of content: the SDK's reader closed the connection past 10 MiB, ending the server.
+      const content = 'x'.repeat(12 * 1024 * 1024)
+      send({
+        jsonrpc: '2.0',
+        id: 2,
+        method: 'tools/call',
+        params: { name: 'write_file', arguments: { path: 'big.txt', content } },
+      })
+      await answered(2)
+      assert.equal((await fs.stat(path.join(scratch.workspace, 'big.txt'))).size, content.length)
+      // Past the limit: skipped as it arrives, answered, and the next call still served.
+      child.stdin.write(
+        `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"write_file","arguments":{"path":"huge.txt","content":"${'y'.repeat(65 * 1024 * 1024)}"}}}\n`,
+      )
+      send({
+        jsonrpc: '2.0',
+        id: 4,
+        method: 'tools/call',
+        params: { name: 'read_file', arguments: { path: 'big.txt', limit: 1 } },
+      })
+      await answered(4)
+      const messages = stdout
+        .trim()
+        .split('\n')
+        .map(
+          (line) =>
+            JSON.parse(line) as {
+              id: unknown
+              error?: { code: number }
+              result?: { isError?: boolean }
+            },
+        )
+      assert.ok(
+        messages.some((message) => message.id === null && message.error?.code === -32600),
+        stdout.slice(0, 2000),
+      )
+      assert.equal(messages.find((message) => message.id === 2)?.result?.isError, false)
+      assert.equal(messages.find((message) => message.id === 4)?.result?.isError, false)
+      assert.equal(
+        messages.some((message) => message.id === 3),
+        false,
+      )
+      assert.equal(
+        await fs.stat(path.join(scratch.workspace, 'huge.txt')).catch(() => undefined),
+        undefined,
+      )
+      assert.equal(child.exitCode, null)
+    } finally {
+      child.stdin.end()
+      await new Promise((resolve) => child.once('exit', resolve))
+    }
+  })
+})
+
 describe('cancellation over stdio', () => {
   it("aborts the tool's signal when the client cancels the request", async () => {
     await using scratch = await makeScratch()

@@ -4,7 +4,7 @@
  * Paths are workspace-relative; nothing outside the workspace, in eitri's state or (for
  * writes) under a protected path is reachable, and read-only access refuses every write.
  */
-import picomatch from 'picomatch'
+import { compileGlob } from '../../workspace/glob-pattern.ts'
 import { z } from 'zod'
 import { EitriError } from '../../errors/eitri-error.ts'
 import type { ToolContext } from '../../tool/tool-context.ts'
@@ -167,7 +167,7 @@ export const fsCapability: Capability = {
       ]),
       run: async ([pattern, options], { ctx }) => {
         const base = await ctx.workspace.resolve(options?.path ?? '', 'read')
-        const matches = picomatch(pattern, { dot: true })
+        const matches = compileGlob(pattern)
         const prefix = base === '' ? '' : `${base}/`
         const found: string[] = []
         // As the glob tool: what git ignores (node_modules, build outputs) is not searched.

@@ -3,6 +3,7 @@
  * `glob`: files whose workspace-relative path matches a pattern.
  */
 import picomatch from 'picomatch'
+import { compileGlob } from '../../workspace/glob-pattern.ts'
 import { z } from 'zod'
 import { EitriError } from '../../errors/eitri-error.ts'
 import { defineTool } from '../../tool/define-tool.ts'
@@ -34,7 +35,7 @@ export const globTool = defineTool({
     checkPattern(pattern)
     const base = await workspace.resolve(path, 'read')
     const { base: literalBase } = picomatch.scan(pattern)
-    const matches = picomatch(pattern, { dot: true })
+    const matches = compileGlob(pattern)
     const prefix = base === '' ? '' : `${base}/`
     const start = await narrowStart(workspace, base, literalBase)
     const found: string[] = []

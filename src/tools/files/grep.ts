@@ -4,22 +4,31 @@
  * (linear time), so no pattern can make a search run away; a deadline bounds the whole call.
  */
 import { ignoredNote } from './ignored-note.ts'
-import picomatch from 'picomatch'
-import { RE2JS } from 're2js'
+import { compileGlob } from '../../workspace/glob-pattern.ts'
 import { z } from 'zod'
 import { EitriError } from '../../errors/eitri-error.ts'
 import { defineTool } from '../../tool/define-tool.ts'
 import { toolSuccess } from '../../tool/tool-result.ts'
+import type { RE2JS } from 're2js'
 import { looksBinary } from './text.ts'
+import {
+  compilePattern,
+  INLINE_MATCH_BYTES,
+  LargeFileMatcher,
+  matchText,
+  MAX_GREP_LINE_CHARS,
+} from './grep-matching.ts'
+
+export { MAX_GREP_LINE_CHARS }
 
 /** Most matching lines one call returns. */
 export const MAX_GREP_MATCHES = 500
-/** Longest line shown; longer ones are cut. */
-export const MAX_GREP_LINE_CHARS = 300
 /** Files over this size are skipped. */
 export const MAX_GREP_FILE_BYTES = 20 * 1024 * 1024
 /** The whole search stops after this long and says so. */
 export const GREP_DEADLINE_MS = 10_000
+/** How long the search runs on the server's thread before it lets other work in. */
+const YIELD_EVERY_MS = 50
 
 /** Searches file contents by regular expression. */
 export const grepTool = defineTool({
@@ -46,43 +55,54 @@ export const grepTool = defineTool({
     { workspace, signal },
   ) {
     const regex = compile(pattern, ignoreCase)
-    // picomatch's `basename` matches the last component even for patterns holding a `/`,
-    // so it is kept to patterns without one: `*.ts` at any depth, `src/**/*.md` from the root.
-    const include =
-      glob === undefined
-        ? () => true
-        : picomatch(glob, { dot: true, basename: !glob.includes('/') })
-    const deadline = Date.now() + GREP_DEADLINE_MS
+    // A pattern without a `/` matches the last component: `*.ts` at any depth, `src/**/*.md`
+    // from the root.
+    const include = glob === undefined ? () => true : compileGlob(glob, { basename: true })
+    // A small file is matched here; a large one in a worker thread that the deadline (or the
+    // call's cancel) ends mid-file, so no pattern holds the server's thread (decision 0049).
+    const stop = AbortSignal.any([AbortSignal.timeout(GREP_DEADLINE_MS), signal])
+    const large = new LargeFileMatcher()
     const lines: string[] = []
     let matchCount = 0
     let filesSearched = 0
     let stoppedEarly: string | undefined
-    for await (const entry of workspace.walk(path, {
-      signal,
-      gitignore: true,
-    })) {
-      if (entry.type !== 'file' || !include(entry.path)) continue
-      if (Date.now() > deadline) {
-        stoppedEarly = `stopped after ${GREP_DEADLINE_MS / 1000} s; narrow path or glob`
-        break
+    let yielded = Date.now()
+    try {
+      for await (const entry of workspace.walk(path, {
+        signal,
+        gitignore: true,
+      })) {
+        if (entry.type !== 'file' || !include(entry.path)) continue
+        if (stop.aborted) break
+        // The walk and small reads never wait on anything: let other calls (and a cancel) in.
+        if (Date.now() - yielded > YIELD_EVERY_MS) {
+          await new Promise((resolve) => setImmediate(resolve))
+          yielded = Date.now()
+        }
+        const stat = await workspace.stat(entry.path)
+        if (stat === undefined || stat.size > MAX_GREP_FILE_BYTES) continue
+        const bytes = await workspace
+          .readFile(entry.path, { signal, maxBytes: MAX_GREP_FILE_BYTES })
+          .catch((error: unknown) => {
+            if (EitriError.isInstance(error) && error.code === 'file_too_large') return undefined
+            throw error
+          })
+        if (bytes === undefined || looksBinary(bytes)) continue
+        const keep = MAX_GREP_MATCHES - lines.length
+        const hits =
+          bytes.byteLength <= INLINE_MATCH_BYTES
+            ? matchText(regex, new TextDecoder().decode(bytes), keep)
+            : await large.match({ pattern, ignoreCase, bytes, keep }, stop)
+        if (hits === undefined) break
+        filesSearched++
+        matchCount += hits.count
+        for (const hit of hits.lines) lines.push(`${entry.path}:${hit.line}:${hit.text}`)
       }
-      const stat = await workspace.stat(entry.path)
-      if (stat === undefined || stat.size > MAX_GREP_FILE_BYTES) continue
-      const bytes = await workspace
-        .readFile(entry.path, { signal, maxBytes: MAX_GREP_FILE_BYTES })
-        .catch((error: unknown) => {
-          // It grew past the limit since its size was taken: skipped like any larger file.
-          if (EitriError.isInstance(error) && error.code === 'file_too_large') return undefined
-          throw error
-        })
-      if (bytes === undefined || looksBinary(bytes)) continue
-      filesSearched++
-      for (const hit of matchingLines(regex, new TextDecoder().decode(bytes))) {
-        matchCount++
-        if (lines.length < MAX_GREP_MATCHES)
-          lines.push(`${entry.path}:${hit.line}:${clip(hit.text)}`)
-      }
+    } finally {
+      await large.close()
     }
+    if (stop.aborted)
+      stoppedEarly = `stopped after ${GREP_DEADLINE_MS / 1000} s; narrow path or glob`
     if (matchCount > lines.length && stoppedEarly === undefined) {
       stoppedEarly = `showing the first ${lines.length} of ${matchCount} matching lines; narrow the pattern, path or glob`
     }
@@ -101,43 +121,11 @@ export const grepTool = defineTool({
 
 function compile(pattern: string, ignoreCase: boolean): RE2JS {
   try {
-    return RE2JS.compile(pattern, RE2JS.MULTILINE | (ignoreCase ? RE2JS.CASE_INSENSITIVE : 0))
+    return compilePattern(pattern, ignoreCase)
   } catch (error) {
     throw new EitriError(
       'invalid_input',
       `pattern is not a valid regular expression: ${(error as Error).message}`,
     )
   }
-}
-
-/** Each line holding a match, once, with its 1-based number. */
-function* matchingLines(regex: RE2JS, text: string): Generator<{ line: number; text: string }> {
-  const matcher = regex.matcher(text)
-  let position = 0
-  let line = 1
-  let lineStart = 0
-  while (position <= text.length && matcher.find(position)) {
-    const start = matcher.start()
-    // A match at the very end is on no line: after the final newline, or in an empty file.
-    if (start === text.length && (text.length === 0 || text.endsWith('\n'))) break
-    for (
-      let newline = text.indexOf('\n', lineStart);
-      newline !== -1 && newline < start;
-      newline = text.indexOf('\n', lineStart)
-    ) {
-      line++
-      lineStart = newline + 1
-    }
-    const lineEnd = text.indexOf('\n', start)
-    const end = lineEnd === -1 ? text.length : lineEnd
-    yield { line, text: text.slice(lineStart, end) }
-    position = end + 1
-  }
-}
-
-function clip(line: string): string {
-  const trimmed = line.endsWith('\r') ? line.slice(0, -1) : line
-  return trimmed.length > MAX_GREP_LINE_CHARS
-    ? `${trimmed.slice(0, MAX_GREP_LINE_CHARS)}…`
-    : trimmed
 }
