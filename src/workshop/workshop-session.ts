@@ -148,6 +148,8 @@ export async function createSession(
     approver: checkpoints.approver(options.approver ?? nobodyToAsk),
     recorder: parts.recorder,
     judge: parts.judge,
+    // A run outside the jail happens in main's folder, whatever line the session is on.
+    unconfinedState: async () => parts.lines.history.treeOf(await parts.lines.commit(MAIN_LINE)),
     onNarrow: (level) => programs.stopJobsWiderThan(level),
   })
   const switchTo = async (line: string): Promise<void> => {
