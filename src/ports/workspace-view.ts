@@ -106,6 +106,15 @@ export interface WorkspaceView {
     data: FileContent,
     options?: WorkspaceCallOptions & { readonly mode?: number | undefined },
   ): Promise<WriteReceipt>
+  /**
+   * Writes several files as one change, all or nothing: every path is judged (each as though
+   * the others were already written) before any is written, and a failure midway puts back what
+   * the batch had written. Throws the policy's codes, naming the refused path.
+   */
+  writeFiles(
+    files: readonly { readonly path: string; readonly data: FileContent }[],
+    options?: WorkspaceCallOptions,
+  ): Promise<WriteReceipt[]>
   /** Creates a folder and its missing parents. */
   makeFolder(path: string, options?: WorkspaceCallOptions): Promise<void>
   /**
@@ -151,6 +160,7 @@ export function workspaceRefused(
     resolve: refuse,
     readFile: refuse,
     writeFile: refuse,
+    writeFiles: refuse,
     makeFolder: refuse,
     remove: refuse,
     createSymlink: refuse,
