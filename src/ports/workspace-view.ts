@@ -151,9 +151,10 @@ export function workspaceRefused(
   line: string,
   reason: string,
   redact: (text: string) => string = (text) => text,
+  code: 'not_available' | 'not_found' = 'not_available',
 ): WorkspaceView {
   const refuse = (): never => {
-    throw new EitriError('not_available', reason)
+    throw new EitriError(code, reason)
   }
   return {
     line,
