@@ -101,6 +101,42 @@ describe('approval by elicitation', () => {
     )
   })
 
+  it('a command outside the jail approved for the session is asked again once its script changed', async () => {
+    await using scratch = await makeScratch({ 'build.sh': 'echo built-one\n' })
+    const { client, call, prompts, answers } = await connect(
+      scratch,
+      ['--access', 'full-access'],
+      true,
+    )
+    const escalated = { command: 'sh build.sh', escalate: { reason: 'needs the real folder' } }
+    try {
+      answers.push('approve-for-session')
+      const first = await call('shell', escalated)
+      assert.equal(first.isError, false, first.text)
+      assert.match(first.text, /ran OUTSIDE the jail[\s\S]*built-one/)
+      assert.match(prompts[0] ?? '', /only while main's files stay exactly as they are now/)
+      // The control: the same command over the same files is not asked again.
+      const same = await call('shell', escalated)
+      assert.match(same.text, /built-one/)
+      assert.equal(prompts.length, 1, prompts.join('\n'))
+      // The model rewrites the script the person approved, by a tool and by a jailed command.
+      const rewrite = await call('write_file', { path: 'build.sh', content: 'echo pwned\n' })
+      assert.equal(rewrite.isError, false, rewrite.text)
+      const refused = await call('shell', escalated)
+      assert.equal(refused.code, 'permission_denied', refused.text)
+      assert.equal(prompts.length, 2, prompts.join('\n'))
+      answers.push('approve-for-session')
+      assert.match((await call('shell', escalated)).text, /pwned/)
+      const jailed = await call('shell', { command: "echo 'echo again' > build.sh" })
+      assert.equal(jailed.isError, false, jailed.text)
+      const askedAgain = await call('shell', escalated)
+      assert.equal(askedAgain.code, 'permission_denied', askedAgain.text)
+      assert.equal(prompts.length, 4, prompts.join('\n'))
+    } finally {
+      await client.close()
+    }
+  })
+
   it('a prompt shows control characters in the command as escapes: they cannot hide what runs', async () => {
     // Raw, the escapes clear the line and move up, and a terminal shows only "git status".
     await using scratch = await makeScratch({ 'keep.txt': 'k' })

@@ -128,6 +128,45 @@ describe('forks through eitri serve', () => {
     )
   })
 
+  it('a session whose fork a person discarded gets one clear not_found from every tool', async () => {
+    await using scratch = await makeScratch({ 'a.txt': 'v1\n' })
+    const { client, call } = await connect(scratch, ['--isolate'])
+    try {
+      assert.equal((await call('write_file', { path: 'b.txt', content: 'b\n' })).isError, false)
+      const fork = /\* (f-[0-9a-f]{8})/.exec((await call('workspace_list', {})).text)?.[1] ?? ''
+      const discarded = await runEitri(['discard', fork, ...scratch.flags])
+      assert.equal(discarded.status, 0, discarded.stderr)
+      const doors: [string, Record<string, unknown>][] = [
+        ['write_file', { path: 'c.txt', content: 'c\n' }],
+        ['read_file', { path: 'b.txt' }],
+        ['shell', { command: 'ls' }],
+        ['room_write', { files: [{ path: 'd.txt', content: 'd\n' }] }],
+      ]
+      const expectGone = async (fate: RegExp) => {
+        for (const [tool, input] of doors) {
+          const result = await call(tool, input)
+          assert.equal(result.structured.code, 'not_found', `${tool}: ${result.text}`)
+          assert.match(result.text, new RegExp(`fork workspace-test-1 \\(${fork}\\) `), tool)
+          assert.match(result.text, fate, tool)
+          assert.match(
+            result.text,
+            /workspace_fork \{"from":"main"\}, then workspace_use it\), or on main \(workspace_use \{"fork":"main"\}/,
+          )
+        }
+      }
+      await expectGone(/was discarded at \d{4}-/)
+      // The way on works: a new fork takes writes again.
+      const made = await call('workspace_fork', { from: 'main', name: 'next' })
+      assert.equal(made.isError, false, made.text)
+      assert.equal((await call('workspace_use', { fork: 'next' })).isError, false)
+      const again = await call('write_file', { path: 'c.txt', content: 'c\n' })
+      assert.equal(again.isError, false, again.text)
+    } finally {
+      await client.close()
+    }
+    assert.equal(await live(scratch, 'c.txt'), undefined)
+  })
+
   it('--isolate reaches main only with the person’s yes, given through the client', async () => {
     await using scratch = await makeScratch({ 'a.txt': 'v1\n', 'b.txt': 'b\n' })
     const { client, call, prompts } = await connect(scratch, ['--isolate'])

@@ -165,6 +165,55 @@ describe('repository metadata at every door of a workshop', () => {
     assert.doesNotMatch(pFiles.content, /alternates/, 'nothing of b reached p')
   })
 
+  it('room_write is all or nothing: a repository put together in one batch writes none of it, on main and in a fork', async () => {
+    await using scratch = await project()
+    await using workshop = await openWorkshop({
+      workspace: scratch.workspace,
+      stateDir: scratch.stateDir,
+      configPath: scratch.configPath,
+      approver: approve,
+    })
+    const parts = [
+      { path: 'r/config', content: '[core]\n\tpager = touch /tmp/x\n' },
+      { path: 'r/objects/a', content: 'x\n' },
+      { path: 'r/refs/a', content: 'x\n' },
+      { path: 'r/HEAD', content: 'ref: refs/heads/main\n' },
+    ]
+    assert.equal((await workshop.call('workspace_fork', { name: 'f' })).type, 'success')
+    for (const fork of ['main', 'f']) {
+      // HEAD last, and HEAD first: the order does not decide.
+      for (const files of [parts, [...parts].reverse()]) {
+        const refused = await workshop.call('room_write', { fork, files })
+        assert.equal(refused.type === 'error' && refused.code, 'protected_path', refused.content)
+        assert.match(refused.content, /r\/(HEAD|config)\b.*a repository/)
+        assert.match(refused.content, /nothing of this batch was written/)
+        const listed = await workshop.call('room_files', { fork })
+        assert.doesNotMatch(listed.content, /r\//, `${fork}: ${listed.content}`)
+      }
+    }
+    await assert.rejects(fs.stat(path.join(scratch.workspace, 'r')), /ENOENT/)
+  })
+
+  it('room_write puts back what it wrote when a write fails midway', async () => {
+    await using scratch = await project()
+    await using workshop = await openWorkshop({
+      workspace: scratch.workspace,
+      stateDir: scratch.stateDir,
+      configPath: scratch.configPath,
+    })
+    // The third write fails (a file where its folder should be), after two went in.
+    const failed = await workshop.call('room_write', {
+      files: [
+        { path: 'new/deep/b.ts', content: 'b\n' },
+        { path: 'src/a.ts', content: 'changed\n' },
+        { path: 'src/a.ts/c.ts', content: 'c\n' },
+      ],
+    })
+    assert.equal(failed.type, 'error', failed.content)
+    assert.equal(await live(scratch, 'src/a.ts'), 'export const a = 1\n')
+    await assert.rejects(fs.stat(path.join(scratch.workspace, 'new')), /ENOENT/)
+  })
+
   it('a restore is judged like any door: it never writes what the configuration names as code now', async () => {
     await using scratch = await project()
     await using workshop = await openWorkshop({

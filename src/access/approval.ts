@@ -29,6 +29,12 @@ export interface ApprovalRequest {
   readonly dangerous: boolean
   /** The configuration rule that would allow this without asking, when one can. */
   readonly rule?: string
+  /**
+   * What "approve for this session" covers, when less than the same action for the rest of the
+   * session (a command outside the jail: only while main's files stay as they are); a prompt
+   * shows it beside the choices.
+   */
+  readonly sessionScope?: string
 }
 
 /**

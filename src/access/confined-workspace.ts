@@ -29,6 +29,7 @@ import { contentProposal, treeHistoryHost } from './git-metadata/tree-history-ho
 import { protectedPathMatcher } from './protected-paths.ts'
 import { MAIN_LINE } from '../ports/line-control.ts'
 import { refusedText } from './refusal-text.ts'
+import { lookupAfter, writeAllOrNothing } from './batch-write.ts'
 
 /** What a confined view of a folder needs. */
 export interface WorkspaceViewOptions {
@@ -235,6 +236,40 @@ export function createWorkspaceView(options: WorkspaceViewOptions): ConfinedWork
         return { path: resolved, bytes: contentLength(content), created: false }
       }
       return write(resolved, content, options.mode)
+    },
+    async writeFiles(files) {
+      const resolved: string[] = []
+      for (const file of files) resolved.push(await resolve(file.path, 'write'))
+      // Judged again as though the batch's other files were written: what the writes make
+      // together (a repository from plain files) is refused before the first is written.
+      for (const [index, path] of resolved.entries()) {
+        const others = resolved.filter((_, other) => other !== index)
+        const decision = await decidePath(
+          { ...policy, lookup: lookupAfter(tree, others) },
+          path,
+          'write',
+        )
+        if (decision.type === 'denied')
+          throw new EitriError(
+            decision.code,
+            refusedText(`${decision.reason}; nothing of this batch was written`),
+          )
+      }
+      const contents = files.map((file, index) =>
+        gitPlaceByName(resolved[index] as string).type === 'inside' && isContentSource(file.data)
+          ? contentBytes(file.data)
+          : file.data,
+      )
+      const unchanged = new Set<number>()
+      for (const [index, path] of resolved.entries())
+        if (await checkHistory({ path, type: 'file' }, contents[index])) unchanged.add(index)
+      return writeAllOrNothing(tree, resolved, (index) => {
+        const path = resolved[index] as string
+        const content = contents[index] as FileContent
+        return unchanged.has(index)
+          ? Promise.resolve({ path, bytes: contentLength(content), created: false })
+          : write(path, content, undefined)
+      })
     },
     async makeFolder(path) {
       await tree.makeFolder(await resolve(path, 'write'))

@@ -113,6 +113,13 @@ export function gateWorkspace(
         ...(options.mode === undefined ? {} : { mode: options.mode }),
       })
     },
+    async writeFiles(files, options = {}) {
+      // All or nothing: each path passes the policy, then the access in force, before any is
+      // written; a batch takes no exemption (one approved file would land alone).
+      for (const file of files) await base.resolve(file.path, 'write')
+      for (const file of files) await authorizePlain(file.path, 'write-file', options.signal)
+      return base.writeFiles(files)
+    },
     async makeFolder(path, options = {}) {
       await authorizePlain(path, 'make-folder', options.signal)
       await base.makeFolder(path)

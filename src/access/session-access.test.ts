@@ -280,6 +280,37 @@ describe('commands and approval', () => {
     })
   })
 
+  it('a run outside the jail approved for the session holds while the files are as shown, and never for files changed while asked', async () => {
+    let files = 'tree-1'
+    const asked: ApprovalRequest[] = []
+    const access = new SessionAccess({
+      judge,
+      setting: 'full-access',
+      unconfinedState: async () => files,
+      approver: async (request) => {
+        asked.push(request)
+        // The model's next call lands while the person reads the question.
+        if (asked.length === 3) files = 'tree-3'
+        return { type: 'approved-for-session', by: 'tester' }
+      },
+    })
+    const run = () =>
+      access
+        .snapshot()
+        .authorizeCommand({ command: './build.sh', escalate: { reason: 'host' }, signal })
+    assert.equal((await run()).type, 'run')
+    assert.equal((await run()).type, 'run')
+    assert.equal(asked.length, 1, 'the same files: not asked again')
+    assert.match(asked[0]?.sessionScope ?? '', /only while main's files stay exactly as they are/)
+    files = 'tree-2'
+    assert.equal((await run()).type, 'run')
+    assert.equal(asked.length, 2, 'other files: asked again')
+    files = 'tree-2b'
+    const changed = await run()
+    assert.equal(asked.length, 3)
+    assert.equal(changed.type === 'refused' && changed.rule, 'escalation-changed')
+  })
+
   it('escalation outside a cap goes to the approver, marked dangerous; approved, it runs unconfined', async () => {
     const { approver, asked } = scripted('approved')
     const decision = await make({ setting: 'full-access', approver })

@@ -48,9 +48,19 @@ export interface AccessOptions {
   readonly recorder?: ApprovalRecorder
   /** The command policy. @default every command runs confined */
   readonly judge?: (command: string, options: { escalate?: boolean }) => Promise<CommandJudgement>
+  /**
+   * The state of the files a command run outside the jail meets (main's tree): "approved for
+   * the session" covers such a command only while it is unchanged, since the command runs
+   * whatever the scripts it names hold by then.
+   */
+  readonly unconfinedState?: (options: { signal: AbortSignal }) => Promise<string>
   /** Called when access narrows, to stop background jobs started with wider access; answers their ids. */
   readonly onNarrow?: (level: AccessLevel) => Promise<readonly string[]>
 }
+
+/** What "approve for this session" covers for a command run outside the jail. */
+export const SAME_FILES_SCOPE =
+  "this exact command runs outside the jail again without asking only while main's files stay exactly as they are now; any change to them (by a tool, a jailed command or you) asks again"
 
 /** The access state of one session. */
 export class SessionAccess {
@@ -274,10 +284,30 @@ export class SessionAccess {
     })
     if (decision.type === 'run') return decision
     if (decision.type === 'refuse') return refused(decision.rule, decision.reason)
-    const denial = await this.#ask(decision.request, request.signal)
+    const stateOf = decision.confined ? undefined : this.#options.unconfinedState
+    const shown = stateOf === undefined ? undefined : await stateOf({ signal: request.signal })
+    const asked =
+      shown === undefined
+        ? decision.request
+        : {
+            ...decision.request,
+            // The files are part of the action: a script rewritten since is another command.
+            input: { ...(decision.request.input as object), files: shown },
+            sessionScope: SAME_FILES_SCOPE,
+          }
+    const denial = await this.#ask(asked, request.signal)
     if (denial !== undefined) {
       const { rule, reason } = decision.denied
       return refused(rule, reason === undefined ? denial : `${reason}; ${denial}`, true)
+    }
+    // What runs is what the person was asked about: files changed while the question was open
+    // (a tool call sent meanwhile) are not what they approved.
+    if (stateOf !== undefined && (await stateOf({ signal: request.signal })) !== shown) {
+      return refused(
+        'escalation-changed',
+        "the workspace's files changed while the person was deciding, so what would run is not what they approved; run the command again to ask again",
+        true,
+      )
     }
     return decision.confined
       ? { type: 'run', confined: true }

@@ -23,8 +23,9 @@ export function terminalApprover(): Approver {
       const danger = request.dangerous
         ? '\n  DANGEROUS: this runs without eitri’s confinement.'
         : ''
+      const scope = request.sessionScope === undefined ? '' : `\n  always: ${request.sessionScope}`
       const answer = await lines.question(
-        `\neitri asks your approval (${request.access} access) for ${request.tool}:${danger}\n  ${request.summary}\n  why: ${request.reason}\nApprove? [y]es, [a]lways this session, [N]o: `,
+        `\neitri asks your approval (${request.access} access) for ${request.tool}:${danger}\n  ${request.summary}\n  why: ${request.reason}${scope}\nApprove? [y]es, [a]lways this session, [N]o: `,
         { signal },
       )
       const choice = answer.trim().toLowerCase()

@@ -55,7 +55,11 @@ export function elicitationApprover(server: () => Server | undefined): Approver 
 
 function prompt(request: ApprovalRequest): string {
   const danger = request.dangerous ? 'DANGEROUS: this runs without eitri’s confinement.\n' : ''
-  return `${danger}eitri asks your approval (${request.access} access) for ${request.tool}:\n${request.summary}\n\nWhy: ${request.reason}`
+  const scope =
+    request.sessionScope === undefined
+      ? ''
+      : `\n\nApprove for this session: ${request.sessionScope}`
+  return `${danger}eitri asks your approval (${request.access} access) for ${request.tool}:\n${request.summary}\n\nWhy: ${request.reason}${scope}`
 }
 
 /** What to do instead; the approval gate adds the allow rule that would cover it, when one would. */

@@ -106,6 +106,15 @@ export interface WorkspaceView {
     data: FileContent,
     options?: WorkspaceCallOptions & { readonly mode?: number | undefined },
   ): Promise<WriteReceipt>
+  /**
+   * Writes several files as one change, all or nothing: every path is judged (each as though
+   * the others were already written) before any is written, and a failure midway puts back what
+   * the batch had written. Throws the policy's codes, naming the refused path.
+   */
+  writeFiles(
+    files: readonly { readonly path: string; readonly data: FileContent }[],
+    options?: WorkspaceCallOptions,
+  ): Promise<WriteReceipt[]>
   /** Creates a folder and its missing parents. */
   makeFolder(path: string, options?: WorkspaceCallOptions): Promise<void>
   /**
@@ -142,15 +151,17 @@ export function workspaceRefused(
   line: string,
   reason: string,
   redact: (text: string) => string = (text) => text,
+  code: 'not_available' | 'not_found' = 'not_available',
 ): WorkspaceView {
   const refuse = (): never => {
-    throw new EitriError('not_available', reason)
+    throw new EitriError(code, reason)
   }
   return {
     line,
     resolve: refuse,
     readFile: refuse,
     writeFile: refuse,
+    writeFiles: refuse,
     makeFolder: refuse,
     remove: refuse,
     createSymlink: refuse,

@@ -7,6 +7,7 @@
  * user's live folder, is the moment a person reviews: it goes through the session's approver;
  * so does every other way into main from an isolated session (switching to it, writing it).
  */
+import { goneLineError } from './gone-line.ts'
 import { gateWorkspace } from '../access/gated-workspace.ts'
 import { EitriError } from '../errors/eitri-error.ts'
 import type { AccessContext } from '../ports/access-context.ts'
@@ -73,7 +74,15 @@ export function sessionLineControl(options: SessionLineOptions): LineControl {
     readOnly: fork.readOnly,
   })
   /** The one lookup every door goes through: the line's id, if this session may act on it. */
-  const reach = (idOrName: string): ForkInfo | typeof MAIN_LINE => lines.find(idOrName, principal)
+  const reach = (idOrName: string): ForkInfo | typeof MAIN_LINE => {
+    try {
+      return lines.find(idOrName, principal)
+    } catch (error) {
+      // The session's own fork, gone: the same answer its file tools and shell give.
+      const gone = idOrName === options.current() ? lines.gone(idOrName) : undefined
+      throw gone === undefined ? error : goneLineError(gone)
+    }
+  }
   const resolve = (idOrName: string): string => {
     const found = reach(idOrName)
     return found === MAIN_LINE ? MAIN_LINE : found.id

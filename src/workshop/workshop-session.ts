@@ -34,6 +34,7 @@ import type { ProgramFactory } from '../agent/program.ts'
 import type { RunTools, RunToolScope } from '../agent/run-tools.ts'
 import type { Toolset } from '../tool/toolset.ts'
 import { runScopedAgents } from './run-scoped-agents.ts'
+import { goneLineError, gonePrograms, goneWorkspace } from './gone-line.ts'
 
 /** The top of the access ladder: a trusted session's ceiling leaves access to each definition. */
 const TOP_ACCESS = ACCESS_LEVELS[ACCESS_LEVELS.length - 1] as AccessLevel
@@ -149,6 +150,8 @@ export async function createSession(
     approver: checkpoints.approver(options.approver ?? nobodyToAsk),
     recorder: parts.recorder,
     judge: parts.judge,
+    // A run outside the jail happens in main's folder, whatever line the session is on.
+    unconfinedState: async () => parts.lines.history.treeOf(await parts.lines.commit(MAIN_LINE)),
     onNarrow: (level) => programs.stopJobsWiderThan(level),
   })
   const switchTo = async (line: string): Promise<void> => {
@@ -245,13 +248,20 @@ export async function createSession(
       current = access.snapshot()
       // A caller that passes no signal has no way to cancel the call: it runs to its end.
       const callSignal = signal ?? new AbortController().signal
+      // The one place a call's line is bound: a fork discarded or pruned by a person is
+      // reached by no tool, each answering why and where to go on.
+      const gone = parts.lines.gone(surface.line)
+      const refusal = gone === undefined ? undefined : goneLineError(gone)
       return {
         signal: callSignal,
-        workspace: gateWorkspace(surface.view, current, callSignal),
+        workspace:
+          refusal === undefined
+            ? gateWorkspace(surface.view, current, callSignal)
+            : goneWorkspace(surface.line, refusal, (text) => surface.view.redact(text)),
         access: current,
         lines,
         drive,
-        programs,
+        programs: refusal === undefined ? programs : gonePrograms(programs, refusal),
         evaluator,
         tasks: parts.store.tasks(surface.line),
         knowledge: parts.store.knowledge(surface.line),

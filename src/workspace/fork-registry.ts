@@ -197,6 +197,20 @@ export function readForks(stateDir: string, options: { discarded?: boolean } = {
 }
 
 /**
+ * What became of fork `id`, which no door reaches any more: discarded (its record says when)
+ * or pruned (no record is left).
+ */
+export function forkFate(
+  stateDir: string,
+  id: string,
+): { readonly name: string; readonly fate: string } {
+  const record = readForks(stateDir, { discarded: true }).find((fork) => fork.id === id)
+  return record?.discarded === undefined
+    ? { name: record === undefined ? id : displayName(record), fate: 'was discarded and pruned' }
+    : { name: displayName(record), fate: `was discarded at ${record.discarded.at}` }
+}
+
+/**
  * The open forks whose parent is `id` (a fork id or `main`), oldest first, without a listing:
  * what `readForks` would answer filtered by parent, each record read again.
  *

@@ -53,6 +53,23 @@ describe('WorkspaceLines', () => {
     assert.deepEqual([discarded?.state, discarded?.changes], ['discarded', 1])
   })
 
+  it('says what became of a gone fork: discarded when, then discarded and pruned', async (t) => {
+    const { lines } = await linesFixture(t, { 'a.txt': 'one\n' })
+    const fork = await lines.fork({ name: 'gone' })
+    assert.equal(lines.gone(fork.id), undefined, 'an open fork is not gone')
+    assert.equal(lines.gone('main'), undefined)
+    await lines.discard(fork.id)
+    assert.match(
+      lines.gone(fork.id) ?? '',
+      new RegExp(`^fork gone \\(${fork.id}\\) was discarded at \\d{4}-`),
+    )
+    assert.deepEqual(
+      (await lines.pruneForks()).map((pruned) => pruned.id),
+      [fork.id],
+    )
+    assert.equal(lines.gone(fork.id), `fork ${fork.id} was discarded and pruned`)
+  })
+
   it('shows every new file of a fork: names git quotes, empty files, binary files, new folders', async (t) => {
     const { lines } = await linesFixture(t, { 'a.txt': 'one\n', 'gone.txt': '' })
     const fork = await lines.fork({ name: 'new-files' })

@@ -13,6 +13,7 @@ import { PERSON_PRINCIPAL, visibleFork, visibleForks, type Principal } from './f
 import {
   displayName,
   findLine,
+  forkFate,
   forkRef,
   readChildForks,
   readForkById,
@@ -193,6 +194,18 @@ export class WorkspaceLines implements AsyncDisposable {
     const found = this.find(line)
     if (found === MAIN_LINE) return this.main
     return this.#forkTree(found)
+  }
+
+  /**
+   * Why a line no door reaches any more (a fork a person discarded or pruned, here or in another
+   * process) is gone, in words; undefined while it is main or an open fork.
+   */
+  gone(line: string): string | undefined {
+    if (line === MAIN_LINE) return undefined
+    if (readForkById(this.#stateDir, line) !== undefined && !this.#discarding.has(line))
+      return undefined
+    const { name, fate } = forkFate(this.#stateDir, line)
+    return name === line ? `fork ${line} ${fate}` : `fork ${name} (${line}) ${fate}`
   }
 
   /** Marks a path of main changed (eitri's own writes to main). */

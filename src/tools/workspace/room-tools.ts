@@ -111,11 +111,14 @@ export const roomWriteTool = defineTool({
         )
       seen.set(resolved, file.path)
     }
-    const written: string[] = []
-    for (const file of files)
-      written.push(
-        (await workspace.writeFile(file.path, file.content, { signal: ctx.signal })).path,
+    // All or nothing: judged together (what the files make as a whole, too), and put back if a
+    // write fails midway.
+    const written = (
+      await workspace.writeFiles(
+        files.map((file) => ({ path: file.path, data: file.content })),
+        { signal: ctx.signal },
       )
+    ).map((receipt) => receipt.path)
     const commit = await lines.commit(line, message ?? `write ${written.length} file(s)`)
     return toolSuccess(
       `Wrote ${written.length} file(s) to ${line} in commit ${commit.slice(0, 10)}: ${written.join(', ')}`,
