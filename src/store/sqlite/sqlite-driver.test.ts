@@ -2,6 +2,8 @@ import assert from 'node:assert/strict'
 import fs from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
+import { spawn } from 'node:child_process'
+import { once } from 'node:events'
 import { DatabaseSync } from 'node:sqlite'
 import { describe, it, type TestContext } from 'node:test'
 import { EitriError } from '../../errors/eitri-error.ts'
@@ -37,6 +39,40 @@ describe('the SQLite store', () => {
     } finally {
       database.close()
     }
+  })
+
+  it('waits for another process that holds a new store file locked, not failing at once', async (t) => {
+    const file = path.join(await tempFolder(t), 'store.sqlite')
+    // Another process makes the file and holds it locked for a moment, as a second eitri does
+    // while it switches a new store to WAL.
+    const holder = spawn(
+      process.execPath,
+      [
+        '--input-type=module',
+        '-e',
+        `import { DatabaseSync } from 'node:sqlite'
+        const database = new DatabaseSync(${JSON.stringify(file)})
+        database.exec('BEGIN EXCLUSIVE; CREATE TABLE held (x)')
+        process.stdout.write('locked\\n')
+        setTimeout(() => { database.exec('COMMIT'); database.close() }, 400)`,
+      ],
+      { stdio: ['ignore', 'pipe', 'inherit'] },
+    )
+    const exited = once(holder, 'exit')
+    await once(holder.stdout, 'data')
+    // The control: a plain open in the same moment is refused for the lock.
+    assert.throws(
+      () => new DatabaseSync(file, { timeout: 20 }).exec('SELECT count(*) FROM sqlite_schema'),
+      /locked/,
+    )
+    await openSqliteDriver(file).close()
+    await exited
+    const plain = new DatabaseSync(file)
+    const { journal_mode: mode } = plain.prepare('PRAGMA journal_mode').get() as {
+      journal_mode: string
+    }
+    plain.close()
+    assert.equal(mode, 'wal')
   })
 
   it('refuses a file that is not a database, saying what to do, and leaves it alone', async (t) => {

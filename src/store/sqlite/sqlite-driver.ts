@@ -57,6 +57,30 @@ const isContention = (error: unknown): boolean => {
   return code === SQLITE_BUSY || code === SQLITE_LOCKED
 }
 
+/**
+ * How long opening waits for another process that holds the file's lock: two eitri processes
+ * opening a new store at once both switch it to WAL, which takes the lock for a moment, and a
+ * loaded machine made the second one fail at once ("database is locked").
+ */
+const OPEN_WAIT_MS = 10_000
+
+/**
+ * Runs a step of opening until it is not refused for another process's lock, waiting a little
+ * more each time (blocking: opening is synchronous), up to {@link OPEN_WAIT_MS}.
+ */
+function untilUnlocked<T>(step: () => T): T {
+  const deadline = performance.now() + OPEN_WAIT_MS
+  const pause = new Int32Array(new SharedArrayBuffer(4))
+  for (let wait = 5; ; wait = Math.min(wait * 2, 200)) {
+    try {
+      return step()
+    } catch (error) {
+      if (!isContention(error) || performance.now() > deadline) throw error
+      Atomics.wait(pause, 0, 0, wait)
+    }
+  }
+}
+
 /** How {@link openSqliteDriver} may be adjusted (for tests). */
 export interface SqliteDriverOptions {
   /** Flushes the write-ahead log; tests slow it down or fail it. Default: `fdatasync`. */
@@ -74,13 +98,16 @@ export function openSqliteDriver(file: string, options: SqliteDriverOptions = {}
   let walSync: WalSync | undefined
   try {
     if (file !== ':memory:') fs.mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 })
-    database = new DatabaseSync(file, { timeout: BUSY_TIMEOUT_MS })
+    const opened = new DatabaseSync(file, { timeout: BUSY_TIMEOUT_MS })
+    database = opened
     // Reading the schema is the first touch of the file: a file that is not SQLite fails here.
-    database.exec('SELECT count(*) FROM sqlite_schema')
+    untilUnlocked(() => opened.exec('SELECT count(*) FROM sqlite_schema'))
     const mode =
       file === ':memory:'
         ? undefined
-        : (database.prepare('PRAGMA journal_mode = WAL').get() as { journal_mode?: unknown })
+        : untilUnlocked(
+            () => opened.prepare('PRAGMA journal_mode = WAL').get() as { journal_mode?: unknown },
+          )
     if (mode?.journal_mode === 'wal') {
       // Commits skip their fsync; WalSync makes each durable before its writers hear. SQLite
       // still syncs the log before each checkpoint copies it into the database.
