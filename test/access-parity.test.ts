@@ -256,7 +256,10 @@ describe('full access', () => {
     assert.equal(outside.metadata['dangerous'], true)
     assert.match(outside.content, /ran OUTSIDE the jail/)
     assert.ok(outside.content.includes(scratch.workspace), outside.content)
-    assert.match(asked[0] ?? '', /OUTSIDE the jail \(dangerous\): pwd/)
+    assert.match(
+      asked[0] ?? '',
+      /OUTSIDE the jail, in your folder \(main, not a fork\) \(dangerous\): pwd/,
+    )
   })
 
   it('writes outside the workspace only with approval; without full access never', async () => {

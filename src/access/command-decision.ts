@@ -73,7 +73,9 @@ export function decideCommand(input: CommandDecisionInput): CommandDecision {
         input: { command, escalate: input.escalate },
         reason: input.escalate.reason,
         access: 'full-access',
-        summary: `run OUTSIDE the jail (dangerous): ${command}`,
+        // It runs in the person's own folder whatever line the session is on: a fork's files
+        // are in eitri's history, not in a folder, so the question says where.
+        summary: `run OUTSIDE the jail, in your folder (main, not a fork) (dangerous): ${command}`,
         dangerous: true,
       },
       confined: false,

@@ -98,7 +98,7 @@ export const shellTool = defineTool({
     const outside = authorization.confined
       ? {}
       : { confined: false, dangerous: true, approvedBy: authorization.approvedBy }
-    const content = `${authorization.confined ? '' : `[ran OUTSIDE the jail with full access, approved by ${authorization.approvedBy}]\n\n`}${formatRun(run, { confined: authorization.confined })}`
+    const content = `${authorization.confined ? '' : `[ran OUTSIDE the jail in your folder (main) with full access, approved by ${authorization.approvedBy}]\n\n`}${formatRun(run, { confined: authorization.confined })}`
     if (run.timedOut) {
       return toolError(
         'timeout',
