@@ -40,19 +40,24 @@ const exists = (scratch: Scratch, name: string) =>
     () => false,
   )
 
+/** `eitri serve --approval untrusted` with a client whose person denies every question. */
+async function denyingServe(scratch: Awaited<ReturnType<typeof project>>) {
+  const prompts: string[] = []
+  const client = new Client(
+    { name: 'allow-verdict-client', version: '1.0.0' },
+    { capabilities: { elicitation: {} } },
+  )
+  client.setRequestHandler(ElicitRequestSchema, async (request) => {
+    prompts.push(request.params.message)
+    return { action: 'accept', content: { decision: 'deny' } }
+  })
+  return { client, prompts, call: await connectServe(client, scratch, ['--approval', 'untrusted']) }
+}
+
 describe('allow under --approval untrusted, through eitri serve', () => {
   it('asks the person before a command that runs another than it names', async () => {
     await using scratch = await project()
-    const prompts: string[] = []
-    const client = new Client(
-      { name: 'allow-verdict-client', version: '1.0.0' },
-      { capabilities: { elicitation: {} } },
-    )
-    client.setRequestHandler(ElicitRequestSchema, async (request) => {
-      prompts.push(request.params.message)
-      return { action: 'accept', content: { decision: 'deny' } }
-    })
-    const call = await connectServe(client, scratch, ['--approval', 'untrusted'])
+    const { client, prompts, call } = await denyingServe(scratch)
     try {
       // Controls: allowed, so they run with no question.
       const grep = await call('shell', { command: 'git grep -f .' })
@@ -78,16 +83,7 @@ describe('allow under --approval untrusted, through eitri serve', () => {
 
   it('asks before a redirection no simple command carries, xargs replacing a word, and an escape bash decodes to an option', async () => {
     await using scratch = await project()
-    const prompts: string[] = []
-    const client = new Client(
-      { name: 'allow-verdict-client', version: '1.0.0' },
-      { capabilities: { elicitation: {} } },
-    )
-    client.setRequestHandler(ElicitRequestSchema, async (request) => {
-      prompts.push(request.params.message)
-      return { action: 'accept', content: { decision: 'deny' } }
-    })
-    const call = await connectServe(client, scratch, ['--approval', 'untrusted'])
+    const { client, prompts, call } = await denyingServe(scratch)
     const notes = () => fs.readFile(path.join(scratch.workspace, 'notes.txt'), 'utf8')
     try {
       // Controls: the same shapes reading, not writing, run with no question.
