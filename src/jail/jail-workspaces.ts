@@ -157,6 +157,7 @@ export class JailWorkspaces {
     workspace: WorkspaceLayer,
     writable: boolean,
     next?: { readonly writable: boolean },
+    options: { readonly counted?: boolean } = {},
   ): Promise<SyncReport | undefined> {
     if (workspace.type === 'mirror') return this.syncOut(workspace.mirror, writable)
     if (workspace.type === 'point') return undefined
@@ -164,11 +165,23 @@ export class JailWorkspaces {
     if (overlay === undefined || overlay === null) return undefined
     // The point is let go of once the overlay is unmounted, which may follow the answer. Without
     // `next`, a cold start's: its whole jail ended.
-    const options = {
+    const finishing = {
       ...(workspace.release === undefined ? {} : { release: workspace.release }),
       jailEnded: next === undefined,
     }
-    return this.#serialize(() => overlay.finish(workspace.layer, next, options))
+    if (next === undefined || options.counted !== true)
+      return this.#serialize(() => overlay.finish(workspace.layer, next, finishing))
+    // `counted`: a warm jail's command whose processes the host counted gone. Answered once the
+    // report is known; the unmount and the next mount stay in turn before any later mount.
+    let answer: (report: SyncReport | undefined) => void = () => undefined
+    const answered = new Promise<SyncReport | undefined>((resolve) => (answer = resolve))
+    const whole = this.#serialize(() =>
+      overlay.finish(workspace.layer, next, { ...finishing, answer }),
+    )
+    // After an early answer a failed unmount only leaves the unchanged layer below the next
+    // command's; the command itself was answered.
+    whole.catch(() => undefined)
+    return Promise.race([answered, whole])
   }
 
   /**

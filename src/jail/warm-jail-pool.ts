@@ -266,7 +266,13 @@ export class WarmJailPool {
     const sync =
       layer === undefined
         ? await workspaces.syncOut(mirror, writable)
-        : await workspaces.finish({ type: 'overlay', layer: layer.layer }, writable, { writable })
+        : // Counted: the warm jail's run came back only once its processes were counted gone.
+          await workspaces.finish(
+            { type: 'overlay', layer: layer.layer },
+            writable,
+            { writable },
+            { counted: true },
+          )
     // A command that changed something leaves the point empty: the next overlay is mounted
     // once this one's changes are back, after this answer.
     if (shared !== undefined && warm.jail.alive)

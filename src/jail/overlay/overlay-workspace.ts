@@ -311,23 +311,33 @@ export class OverlayWorkspace {
    * exchange as the unmount, kept only if this command changed nothing (then bringing it back
    * changes no lower layer). `release`: lets go of the layer's mount point, once the layer is
    * unmounted. `jailEnded`: a cold start's, whose whole jail has ended; if it changed nothing,
-   * the unmount follows the answer.
+   * the unmount follows the answer. `answer`: a warm jail's whose processes the host counted
+   * gone (warm-jail.ts), told the report as soon as it is known: for a command that changed
+   * nothing, before the unmount and the next mount (decision 0058).
    */
   async finish(
     layer: Layer,
     next?: { readonly writable: boolean },
-    options: { readonly release?: () => void; readonly jailEnded?: boolean } = {},
+    options: {
+      readonly release?: () => void
+      readonly jailEnded?: boolean
+      readonly answer?: (report: SyncReport | undefined) => void
+    } = {},
   ): Promise<SyncReport | undefined> {
     const release = options.release
     if (next === undefined && options.jailEnded === true && isEmptyLayer(layer.upper))
       return this.#endUnchanged(layer, release)
     try {
-      const ahead =
+      const unchanged =
         next !== undefined &&
         isEmptyLayer(layer.upper) &&
         (await this.#kept.keptYields()).length === 0
-          ? await this.#aheadOf(layer.mountPoint, next.writable)
-          : undefined
+      // Nothing of the command runs any more (counted), so an empty upper layer stays empty: the
+      // answer need not wait for the unmount. A write after all is dropped below, as a cold
+      // start's after its check is, never brought back unjudged or unreported.
+      const answered = unchanged && options.answer !== undefined
+      if (answered) options.answer?.(unchangedReport(layer))
+      const ahead = unchanged ? await this.#aheadOf(layer.mountPoint, next.writable) : undefined
       const { done, error } = await this.#host.chain([
         ['umount', layer.mountPoint],
         ...(ahead === undefined ? [] : ahead.requests),
@@ -351,6 +361,7 @@ export class OverlayWorkspace {
       // Written meanwhile after all (the check above came before the unmount): the next
       // overlay must not be mounted while its lower layers change.
       if (!isEmptyLayer(layer.upper)) await this.discardPrepared(layer.mountPoint)
+      if (answered) return unchangedReport(layer)
       const report = await writeBackLayer({
         upper: layer.upper,
         startedMs: layer.startedMs,
@@ -388,9 +399,7 @@ export class OverlayWorkspace {
       // Still mounted: its folders stay until the jail closes (the host's namespace goes).
       () => release?.(),
     )
-    if (layer.upper === undefined) return undefined
-    const report: SyncReport = { written: [], deleted: [], refused: [], kept: [] }
-    return layer.hidden === undefined ? report : { ...report, hidden: [...layer.hidden] }
+    return unchangedReport(layer)
   }
 
   /** The next overlay of a point and the requests that mount and cover it. */
@@ -529,4 +538,11 @@ export class OverlayWorkspace {
     const attribute = this.#userNamespace ? OPAQUE_ATTRIBUTE.user : OPAQUE_ATTRIBUTE.trusted
     return this.#host.opaque(attribute, folders)
   }
+}
+
+/** The report of a command that changed nothing: none for a read-only overlay. */
+function unchangedReport(layer: Layer): SyncReport | undefined {
+  if (layer.upper === undefined) return undefined
+  const report: SyncReport = { written: [], deleted: [], refused: [], kept: [] }
+  return layer.hidden === undefined ? report : { ...report, hidden: [...layer.hidden] }
 }
