@@ -51,6 +51,7 @@ import {
 import type { LlmModelRun } from './llm-model-run.ts'
 import { RepeatedToolCalls } from './repeated-tool-calls.ts'
 import { StepJournal } from './step-journal.ts'
+import { CallAttempts } from './call-attempts.ts'
 
 /** What one Run's loop works with. */
 export interface LlmLoopSettings {
@@ -99,9 +100,14 @@ export async function runLlmLoop(
   const toolsText = JSON.stringify(
     offered.map(({ name, description, input_schema }) => ({ name, description, input_schema })),
   )
-  // The intent the next model call waits for (see gatedModel).
+  // The intent the next model call waits for (see gatedModel), and the call's attempts: the
+  // AI SDK's retries reserve again (call-attempts.ts).
   let intentDurable: Promise<void> = Promise.resolve()
-  const gatedCalls = gatedModel(model.model, () => intentDurable)
+  let attempts: CallAttempts | undefined
+  const gatedCalls = gatedModel(model.model, async () => {
+    await intentDurable
+    attempts?.attempt()
+  })
   const journal = new StepJournal({
     store,
     runId: context.runId,
@@ -194,6 +200,7 @@ export async function runLlmLoop(
       // Awaited on every path below; this only keeps a refusal from counting as unhandled.
       intent.catch(() => undefined)
       intentDurable = intent
+      const call = (attempts = new CallAttempts(ledger, reservation))
       let result: Awaited<ReturnType<typeof generateText<ToolSet>>>
       try {
         result = await generateText({
@@ -209,11 +216,14 @@ export async function runLlmLoop(
         // the provider heard of it: the loop ends on the write's error, as it always did.
         // Otherwise the call failed after its intent was durable (or before it was made).
         await intent
-        // A call that failed may still have been billed: the reservation is kept as spent.
-        ledger.settle(reservation, reservation.dollars)
+        // A call that failed may still have been billed: its reservations are kept as spent.
+        call.settleFailed()
         signal.throwIfAborted()
         const message = error instanceof Error ? error.message : String(error)
-        journal.event({ type: 'model-call-result', data: { step, error: message } })
+        journal.event({
+          type: 'model-call-result',
+          data: { step, error: message, ...(call.retries > 0 && { retries: call.retries }) },
+        })
         return {
           status: 'failed',
           reason: 'model-call-failed',
@@ -221,8 +231,11 @@ export async function runLlmLoop(
         }
       }
       const counts = tokenCounts(result.usage, estimated, settings.maxOutputTokens)
-      const dollars = dollarsOf(price, counts)
-      const beyondReservation = ledger.settle(reservation, dollars)
+      // The answer's cost by its usage, and the failed attempts' reservations before it.
+      const answered = dollarsOf(price, counts)
+      const settled = call.settle(answered)
+      const dollars = answered + settled.retriedDollars
+      const beyondReservation = settled.beyond
       const calls = result.toolCalls
       settings.modelRun?.record({
         step,
@@ -247,6 +260,10 @@ export async function runLlmLoop(
           toolCalls: calls.length,
           ...counts,
           dollars,
+          ...(call.retries > 0 && {
+            retries: call.retries,
+            retriedDollars: settled.retriedDollars,
+          }),
           ...(beyondReservation > 0 && { beyondReservationDollars: beyondReservation }),
         },
       })
@@ -378,17 +395,20 @@ async function compact(input: {
     type: 'compaction-intent',
     data: { step, model: settings.model.ref, reservedDollars: reservation.dollars },
   })
+  const call = new CallAttempts(ledger, reservation)
   try {
     const result = await generateText({
-      model: settings.model.model,
+      model: gatedModel(settings.model.model, async () => call.attempt()),
       system: SUMMARY_SYSTEM,
       messages: [{ role: 'user', content: history }],
       maxOutputTokens: target,
       abortSignal: context.signal,
     })
     const counts = tokenCounts(result.usage, estimated, target)
-    const dollars = dollarsOf(price, counts)
-    const beyondReservation = ledger.settle(reservation, dollars)
+    const answered = dollarsOf(price, counts)
+    const settled = call.settle(answered)
+    const dollars = answered + settled.retriedDollars
+    const beyondReservation = settled.beyond
     const messages = summarised(pruned, input.task, result.text)
     journal.event({
       type: 'compaction-result',
@@ -403,7 +423,7 @@ async function compact(input: {
       },
     }
   } catch (error) {
-    ledger.settle(reservation, reservation.dollars)
+    call.settleFailed()
     context.signal.throwIfAborted()
     const message = error instanceof Error ? error.message : String(error)
     journal.event({ type: 'compaction-result', data: { step, error: message } })

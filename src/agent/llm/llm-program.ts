@@ -31,6 +31,7 @@ import type { CompactionSettings } from './llm-loop.ts'
 import {
   BudgetLedger,
   DEFAULT_MAX_OUTPUT_TOKENS,
+  dollarsText,
   estimateTokens,
   reservationDollars,
 } from './model-budget.ts'
@@ -299,10 +300,6 @@ function compactionOf(
     )
   }
   return { contextWindow: model.contextWindow, policy, price: summariser.price }
-}
-
-function dollarsText(dollars: number): string {
-  return Number(dollars.toFixed(6)).toString()
 }
 
 function refused(field: string, reason: string): EitriError {

@@ -59,6 +59,11 @@ export function reservationDollars(
   return dollarsOf(price, { inputTokens, outputTokens: maxOutputTokens, cachedInputTokens: 0 })
 }
 
+/** Dollars as a person reads them: at most six decimals, no trailing zeros. */
+export function dollarsText(dollars: number): string {
+  return Number(dollars.toFixed(6)).toString()
+}
+
 /** A reservation held for one call. */
 export interface Reservation {
   readonly dollars: number
