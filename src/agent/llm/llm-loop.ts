@@ -456,11 +456,22 @@ function tokenCounts(
   estimated: number,
   maxOutputTokens: number,
 ): TokenCounts {
+  // A count that is no whole number of tokens (negative, fractional, not finite) is as good as
+  // missing: a provider's number must never lower what a Run has spent.
+  const inputTokens = countOf(usage.inputTokens) ?? estimated
   return {
-    inputTokens: usage.inputTokens ?? estimated,
-    outputTokens: usage.outputTokens ?? maxOutputTokens,
-    cachedInputTokens: usage.inputTokenDetails?.cacheReadTokens ?? 0,
+    inputTokens,
+    outputTokens: countOf(usage.outputTokens) ?? maxOutputTokens,
+    cachedInputTokens: Math.min(
+      countOf(usage.inputTokenDetails?.cacheReadTokens) ?? 0,
+      inputTokens,
+    ),
   }
+}
+
+/** `value` if it is a count of tokens (a whole number, not negative). */
+function countOf(value: number | undefined): number | undefined {
+  return value !== undefined && Number.isSafeInteger(value) && value >= 0 ? value : undefined
 }
 
 /** `{ exitCode }` when a tool result's metadata carries one (a number, or null when killed). */
