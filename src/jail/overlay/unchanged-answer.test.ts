@@ -13,6 +13,7 @@ import { createWorkspaceView } from '../../access/confined-workspace.ts'
 import { jailIdentity } from '../../bubblewrap/jail-identity.ts'
 import { DirectoryTree } from '../../workspace/directory-tree.ts'
 import { JailWorkspaces } from '../jail-workspaces.ts'
+import type { Layer } from './overlay-workspace.ts'
 
 /** A workspace of one file and its overlays, closed after the test. */
 async function overlays(t: TestContext) {
@@ -47,24 +48,36 @@ function within<T>(promise: Promise<T>, ms: number): Promise<T | 'pending'> {
   return Promise.race([promise, late]).finally(() => clearTimeout(timer))
 }
 
+/**
+ * Finishes a warm command's `layer` while the layer host `host` is stopped: what it answered
+ * within `ms` (or 'pending'), and the whole finish, once the host goes on.
+ */
+async function finishStopped(
+  workspaces: JailWorkspaces,
+  layer: Layer,
+  host: number,
+  ms: number,
+): Promise<{ early: unknown; finished: Promise<unknown> }> {
+  process.kill(host, 'SIGSTOP')
+  try {
+    const finished = workspaces.finish(
+      { type: 'overlay', layer },
+      true,
+      { writable: true },
+      { counted: true },
+    )
+    return { early: await within(finished, ms), finished }
+  } finally {
+    process.kill(host, 'SIGCONT')
+  }
+}
+
 describe("a warm command's overlay", () => {
   it('is answered unchanged while the layer host is stopped, and the next command takes the overlay mounted after', async (t) => {
     const { workspaces, overlay, point, host } = await overlays(t)
     const layer = await workspaces.mount(overlay, point, true)
-    process.kill(host, 'SIGSTOP')
-    let finished: Promise<unknown>
-    try {
-      finished = workspaces.finish(
-        { type: 'overlay', layer },
-        true,
-        { writable: true },
-        { counted: true },
-      )
-      const answer = await within(finished, 5000)
-      assert.deepEqual(answer, { written: [], deleted: [], refused: [], kept: [] })
-    } finally {
-      process.kill(host, 'SIGCONT')
-    }
+    const { early } = await finishStopped(workspaces, layer, host, 5000)
+    assert.deepEqual(early, { written: [], deleted: [], refused: [], kept: [] })
     // The next command's mount waits for the unmount and takes the overlay mounted ahead.
     const next = await workspaces.mount(overlay, point, true)
     assert.notEqual(next.folder, layer.folder)
@@ -77,19 +90,8 @@ describe("a warm command's overlay", () => {
     const layer = await workspaces.mount(overlay, point, true)
     assert.ok(layer.upper !== undefined)
     fs.writeFileSync(path.join(layer.upper, 'b.txt'), 'two')
-    process.kill(host, 'SIGSTOP')
-    let finished: Promise<unknown>
-    try {
-      finished = workspaces.finish(
-        { type: 'overlay', layer },
-        true,
-        { writable: true },
-        { counted: true },
-      )
-      assert.equal(await within(finished, 500), 'pending')
-    } finally {
-      process.kill(host, 'SIGCONT')
-    }
+    const { early, finished } = await finishStopped(workspaces, layer, host, 500)
+    assert.equal(early, 'pending')
     const report = (await finished) as { written: string[] }
     assert.deepEqual(report.written, ['b.txt'])
     assert.equal(fs.readFileSync(path.join(workspace, 'b.txt'), 'utf8'), 'two')
