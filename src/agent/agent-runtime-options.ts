@@ -6,6 +6,7 @@
 import type { Store } from '../store/store.ts'
 import type { Principal, WorkspaceLines } from '../workspace/workspace-lines.ts'
 import type { Authority } from './delegation-ceiling.ts'
+import type { BudgetLedger } from './llm/model-budget.ts'
 import type { ProgramFactory } from './program.ts'
 import type { RunLeases } from './run-lease.ts'
 import type { MergeApprover } from './run-settlement.ts'
@@ -38,6 +39,11 @@ export interface AgentRuntimeOptions {
   readonly maxActive?: number | undefined
   /** The program of each kind. @default echo and scripted */
   readonly programs?: Readonly<Record<string, ProgramFactory>> | undefined
+  /**
+   * The dollars this runtime's root Runs carve their budgets out of, as a child's comes out of
+   * its parent's (a session's `runs.sessionBudgetDollars`). @default no bound but each Run's own
+   */
+  readonly budget?: BudgetLedger | undefined
   /**
    * Makes each Run's tools as its program starts (closed when the program ends); without it,
    * programs get no tools.

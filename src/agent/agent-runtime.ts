@@ -223,7 +223,12 @@ export class AgentRuntime implements AsyncDisposable {
     const from = parent?.worldId ?? this.#lineOf(this.#options.line)
     const by: Principal = parent === undefined ? this.#options.principal : runPrincipal(parent.id)
     this.#options.lines.find(from, by)
-    const program = factory(def, { request, parentRun: parent?.id })
+    const budget = parent === undefined ? this.#options.budget : undefined
+    const program = factory(def, {
+      request,
+      parentRun: parent?.id,
+      ...(budget === undefined ? {} : { budget }),
+    })
     this.#refuseClosed()
     const id = randomUUID()
     // Checked and reserved with no wait in between, so hires made at once (a program's loop of

@@ -9,6 +9,7 @@ import type { WorkspaceTree } from '../workspace/workspace-tree.ts'
 import type { AgentDef } from './agent-def.ts'
 import type { Authority } from './delegation-ceiling.ts'
 import type { HireOptions, HireRequest } from './hire-request.ts'
+import type { BudgetLedger } from './llm/model-budget.ts'
 import type { AgentRef, Roster } from './roster.ts'
 import type { RunHandle } from './run-handle.ts'
 import type { RunTools } from './run-tools.ts'
@@ -70,6 +71,8 @@ export interface ProgramHire {
   readonly request: HireRequest
   /** The id of the Run hiring it; undefined for a root Run. */
   readonly parentRun: string | undefined
+  /** A root Run's: the dollars its budget comes out of (the session's); undefined: no bound. */
+  readonly budget?: BudgetLedger | undefined
 }
 
 /**

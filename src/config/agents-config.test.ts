@@ -18,7 +18,7 @@ async function withConfig<T>(json: unknown, use: (file: string, folder: string) 
 }
 
 describe('the agents and runs configuration', () => {
-  it('holds leases for 15 s renewed every 5 s, and Runs 4 deep, unless told otherwise', async () => {
+  it('holds leases for 15 s renewed every 5 s, Runs 4 deep and $10 a session, unless told otherwise', async () => {
     await withConfig({}, async (file) => {
       assert.deepEqual((await loadConfig(file)).runs, {
         leaseTtlMs: 15_000,
@@ -26,7 +26,14 @@ describe('the agents and runs configuration', () => {
         sweepMs: 30_000,
         maxActive: 32,
         maxDepth: 4,
+        sessionBudgetDollars: 10,
       })
+    })
+  })
+
+  it('refuses a session budget that is not a positive number of dollars, naming the field', async () => {
+    await withConfig({ runs: { sessionBudgetDollars: 0 } }, async (file) => {
+      await assert.rejects(loadConfig(file), /sessionBudgetDollars/)
     })
   })
 

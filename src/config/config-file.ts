@@ -187,12 +187,27 @@ const runsSchema = z
       .describe(
         'How deep Runs may hire Runs: a Run hired by the session is at depth 1, its children at 2.',
       ),
+    sessionBudgetDollars: z
+      .number()
+      .positive()
+      .max(1_000_000)
+      .default(10)
+      .describe(
+        'The most dollars the model Runs one session (an MCP connection, an `eitri run`) hires may spend together, children included: each Run it hires takes its budget out of what is left.',
+      ),
   })
   .refine((runs) => runs.heartbeatMs < runs.leaseTtlMs, {
     error:
       'heartbeatMs must be shorter than leaseTtlMs (about a third), or leases lapse between heartbeats',
   })
-  .default({ leaseTtlMs: 15_000, heartbeatMs: 5_000, sweepMs: 30_000, maxActive: 32, maxDepth: 4 })
+  .default({
+    leaseTtlMs: 15_000,
+    heartbeatMs: 5_000,
+    sweepMs: 30_000,
+    maxActive: 32,
+    maxDepth: 4,
+    sessionBudgetDollars: 10,
+  })
 
 /** The configuration file's sections. Later capabilities add theirs here. */
 const configObject = z.strictObject({

@@ -17,6 +17,7 @@ import type { MergeApprover } from '../agent/run-settlement.ts'
 import type { ProgramFactory } from '../agent/program.ts'
 import type { RunToolsFactory } from '../agent/run-tools.ts'
 import { Roster } from '../agent/roster.ts'
+import { BudgetLedger } from '../agent/llm/model-budget.ts'
 import { EitriError } from '../errors/eitri-error.ts'
 import type { AgentRuns, HireCall, RunWaitOutcome, RunWaitOptions } from '../ports/agent-runs.ts'
 import { SWEPT_REASONS, type RunRecord } from '../store/run-record.ts'
@@ -46,6 +47,8 @@ export interface SessionAgentParts {
   readonly actor: string
   /** The most Runs (children included) the session may have running at once. */
   readonly maxActive: number
+  /** The most dollars the session's Runs may spend together (`runs.sessionBudgetDollars`). */
+  readonly budgetDollars?: number | undefined
   /** How deep Runs may hire Runs (a root Run is at depth 1). @default the runtime's (4) */
   readonly maxDepth?: number | undefined
   /** The program of each kind. @default the runtime's (echo and scripted) */
@@ -101,6 +104,9 @@ export function sessionAgents(parts: SessionAgentParts): SessionAgents {
           ceiling: parts.ceiling,
           // Children count too: a Run's own hires cannot fan out past the session's limit.
           maxActive: parts.maxActive,
+          ...(parts.budgetDollars === undefined
+            ? {}
+            : { budget: new BudgetLedger(parts.budgetDollars) }),
           maxDepth: parts.maxDepth,
           approveMerge: parts.approveMerge,
           actor: parts.actor,

@@ -223,6 +223,7 @@ export async function createSession(
           roster: parts.roster,
           actor: id,
           maxActive: parts.config.runs.maxActive,
+          budgetDollars: parts.config.runs.sessionBudgetDollars,
           maxDepth: parts.config.runs.maxDepth,
           programs: parts.programs,
           hiredBy,

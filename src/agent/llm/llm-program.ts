@@ -222,7 +222,9 @@ function planHire(
     )
   }
   let budget = limits.budgetDollars ?? programBudget
-  const parentLedger = hire.parentRun === undefined ? undefined : ledgers.get(hire.parentRun)
+  // A child's budget comes out of its parent Run's, a root Run's out of its session's.
+  const parentLedger = hire.parentRun === undefined ? hire.budget : ledgers.get(hire.parentRun)
+  const fromSession = hire.parentRun === undefined
   if (parentLedger !== undefined) {
     const left = parentLedger.remaining
     // Within half a micro-dollar is what is left: tools see a budget in whole micro-dollars
@@ -230,7 +232,9 @@ function planHire(
     if (limits.budgetDollars !== undefined && limits.budgetDollars > left + HALF_MICRO_DOLLAR) {
       throw refused(
         'limits.budgetDollars',
-        `$${limits.budgetDollars} is above the $${dollarsText(left)} the parent Run has left; a child's budget comes out of its parent's, so ask for at most that`,
+        fromSession
+          ? `$${limits.budgetDollars} is above the $${dollarsText(left)} this session's Runs have left of $${dollarsText(parentLedger.total)} (runs.sessionBudgetDollars in the configuration); ask for at most that, or raise it there`
+          : `$${limits.budgetDollars} is above the $${dollarsText(left)} the parent Run has left; a child's budget comes out of its parent's, so ask for at most that`,
       )
     }
     // Without an explicit budget a child gets what it may spend, up to what its parent has left.
@@ -244,7 +248,7 @@ function planHire(
   if (firstCall > budget) {
     throw refused(
       'limits.budgetDollars',
-      `a budget of $${dollarsText(budget)} cannot pay for the first model call (up to $${dollarsText(firstCall)} for its prompt and ${maxOutputTokens} output tokens at ${model.ref}'s prices); give a larger budget${parentLedger === undefined ? '' : ' (its parent has too little left)'}`,
+      `a budget of $${dollarsText(budget)} cannot pay for the first model call (up to $${dollarsText(firstCall)} for its prompt and ${maxOutputTokens} output tokens at ${model.ref}'s prices); give a larger budget${parentLedger === undefined ? '' : fromSession ? ` (this session's Runs have $${dollarsText(parentLedger.remaining)} left of $${dollarsText(parentLedger.total)}: runs.sessionBudgetDollars in the configuration)` : ' (its parent has too little left)'}`,
     )
   }
   return {
