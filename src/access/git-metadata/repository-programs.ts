@@ -60,6 +60,18 @@ export class RepositoryPrograms {
   }
 
   /**
+   * Starts what the first {@link programPaths} needs (the walk for nested repositories and the
+   * root's configuration) now, while nothing waits, so the first write does not pay for it.
+   * Settles when done; never rejects.
+   */
+  prepare(): Promise<void> {
+    return this.programPaths([]).then(
+      () => undefined,
+      () => undefined,
+    )
+  }
+
+  /**
    * What the workspace's repositories name inside it: the root's, the one the workspace lies
    * in (a workspace that is a folder of a larger repository), every nested one found in the
    * workspace (a repository's hooks path may point anywhere, not only below itself), and those
@@ -85,8 +97,9 @@ export class RepositoryPrograms {
   async #nested(): Promise<string[]> {
     const discover = (): Promise<void> =>
       (this.#discovering ??= Promise.resolve()
-        .then(() => {
-          this.#discovered = { at: Date.now(), workTrees: nestedWorkTrees(this.#options.root) }
+        .then(async () => {
+          const workTrees = await nestedWorkTrees(this.#options.root)
+          this.#discovered = { at: Date.now(), workTrees }
         })
         .finally(() => {
           this.#discovering = undefined
@@ -195,9 +208,12 @@ function enclosingWorkTree(root: string): string | undefined {
 /**
  * Every folder below `root` that holds a `.git` (folder or file: a nested repository, a
  * submodule, a linked worktree), found without following links and without entering `.git`
- * folders. Stops after {@link MAX_DISCOVERED_ENTRIES} entries.
+ * folders. Stops after {@link MAX_DISCOVERED_ENTRIES} entries. Each folder is read
+ * asynchronously: the walk covers ignored folders too (`node_modules`, tens of thousands of
+ * entries), and read synchronously it held the server's one thread, and the write that asked
+ * first, for a tenth of a second per 20,000 entries, again every {@link REDISCOVER_MS}.
  */
-function nestedWorkTrees(root: string): string[] {
+export async function nestedWorkTrees(root: string): Promise<string[]> {
   const found: string[] = []
   const folders = [root]
   let seen = 0
@@ -205,7 +221,7 @@ function nestedWorkTrees(root: string): string[] {
     const folder = folders.pop() as string
     let entries: fs.Dirent[]
     try {
-      entries = fs.readdirSync(folder, { withFileTypes: true })
+      entries = await fs.promises.readdir(folder, { withFileTypes: true })
     } catch {
       continue
     }
