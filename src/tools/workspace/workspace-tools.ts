@@ -160,9 +160,10 @@ export const workspaceMergeTool = defineTool({
   },
   async execute(input, ctx) {
     const lines = linesOf(ctx)
-    const fork =
-      input.fork ?? displayedLine(lines, chosenFork(undefined, lines.current, 'workspace_merge'))
-    const outcome = await lines.merge(fork, { signal: ctx.signal })
+    // By id, never by a name another fork may share; shown by the name it is known by.
+    const target = chosenFork(input.fork, lines.current, 'workspace_merge')
+    const fork = input.fork ?? displayedLine(lines, target)
+    const outcome = await lines.merge(target, { signal: ctx.signal })
     switch (outcome.type) {
       case 'merged':
         return toolSuccess(
