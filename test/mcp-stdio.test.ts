@@ -217,20 +217,19 @@ describe('large messages over stdio', () => {
           (line) =>
             JSON.parse(line) as {
               id: unknown
-              error?: { code: number }
+              error?: { code: number; message: string }
               result?: { isError?: boolean }
             },
         )
-      assert.ok(
-        messages.some((message) => message.id === null && message.error?.code === -32600),
-        stdout.slice(0, 2000),
+      // Answered to request 3 (its id leads the line), saying how to send it in parts.
+      const refused = messages.find((message) => message.id === 3)
+      assert.equal(refused?.error?.code, -32600, stdout.slice(0, 2000))
+      assert.match(
+        refused.error?.message ?? '',
+        /not read and nothing was done\. Send the content in parts/,
       )
       assert.equal(messages.find((message) => message.id === 2)?.result?.isError, false)
       assert.equal(messages.find((message) => message.id === 4)?.result?.isError, false)
-      assert.equal(
-        messages.some((message) => message.id === 3),
-        false,
-      )
       assert.equal(
         await fs.stat(path.join(scratch.workspace, 'huge.txt')).catch(() => undefined),
         undefined,
@@ -239,6 +238,32 @@ describe('large messages over stdio', () => {
     } finally {
       child.stdin.end()
       await new Promise((resolve) => child.once('exit', resolve))
+    }
+  })
+})
+
+describe('a call over the message limit through the SDK client', () => {
+  it('fails at once with -32600 and what to do, not at the client’s timeout', async () => {
+    await using scratch = await makeScratch()
+    const client = await connect([EITRI_BIN, 'serve', ...scratch.flags])
+    try {
+      // The TypeScript SDK writes a request's id last: found at the line's end.
+      const content = 'y'.repeat(65 * 1024 * 1024)
+      const failure = await client
+        .callTool({ name: 'write_file', arguments: { path: 'huge.txt', content } }, undefined, {
+          timeout: 60_000,
+        })
+        .then(
+          () => undefined,
+          (error: unknown) => error as { code?: number; message?: string },
+        )
+      assert.equal(failure?.code, -32600, failure?.message)
+      assert.match(failure?.message ?? '', /Request too large.*Send the content in parts/)
+      // The connection goes on.
+      const listed = await call(client, 'glob', { pattern: '*' })
+      assert.notEqual(listed.isError, true)
+    } finally {
+      await client.close()
     }
   })
 })

@@ -183,6 +183,38 @@ describe('forks through eitri serve', () => {
     }
   })
 
+  it('--isolate: diff, review and merge with no fork named act on the connection’s own fork', async () => {
+    await using scratch = await makeScratch({ 'a.txt': 'v1\n' })
+    const { client, call, prompts } = await connect(scratch, ['--isolate'])
+    try {
+      await call('write_file', { path: 'a.txt', content: 'v2\n' })
+      const diff = await call('workspace_diff', {})
+      assert.equal(diff.isError, false, diff.text)
+      assert.match(diff.text, /modified a\.txt/)
+      const review = await call('workspace_review', {})
+      assert.match(review.text, /^Tier: reviewable/)
+      const merged = await call('workspace_merge', {})
+      assert.equal(merged.isError, false, merged.text)
+      assert.match(merged.text, /^Merged workspace-test-1 into main: 1 file\(s\): a\.txt/)
+      assert.match(prompts[0] ?? '', /merge workspace-test-1 into main/)
+      assert.equal(await live(scratch, 'a.txt'), 'v2\n')
+    } finally {
+      await client.close()
+    }
+  })
+
+  it('on main, a merge with no fork named says to name one', async () => {
+    await using scratch = await makeScratch({ 'a.txt': 'v1\n' })
+    const { client, call } = await connect(scratch)
+    try {
+      const refused = await call('workspace_merge', {})
+      assert.equal(refused.structured.code, 'invalid_input')
+      assert.match(refused.text, /works on main, so name the fork/)
+    } finally {
+      await client.close()
+    }
+  })
+
   it('a stdio connection without --isolate is the person’s own client: it sees every fork', async () => {
     await using scratch = await makeScratch({ 'a.txt': 'v1\n' })
     assert.equal((await runEitri(['fork', 'from-cli', ...scratch.flags])).status, 0)

@@ -13,6 +13,7 @@ import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/
 import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js'
 import express, { type NextFunction, type Request, type Response } from 'express'
 import { EitriError } from '../errors/eitri-error.ts'
+import { MAX_REQUEST_BYTES, tooLargeText } from './message-limit.ts'
 
 /** Where and how to listen. */
 export interface HttpServeOptions {
@@ -39,8 +40,7 @@ export interface HttpServing extends AsyncDisposable {
   close(): Promise<void>
 }
 
-/** Largest request body accepted, so a whole file can be written in one call. */
-export const MAX_REQUEST_BYTES = 64 * 1024 * 1024
+export { MAX_REQUEST_BYTES }
 
 const LOOPBACK_HOSTS = new Set(['127.0.0.1', 'localhost', '::1', '[::1]'])
 
@@ -97,12 +97,7 @@ export async function serveHttp(options: HttpServeOptions): Promise<HttpServing>
       if (error.type === 'entity.parse.failed')
         return rpcError(response, 400, -32700, 'Parse error: the body is not valid JSON')
       if (error.type === 'entity.too.large')
-        return rpcError(
-          response,
-          413,
-          -32600,
-          `Request too large: the limit is ${MAX_REQUEST_BYTES} bytes`,
-        )
+        return rpcError(response, 413, -32600, tooLargeText(undefined))
       return rpcError(response, error.status ?? 400, -32600, `Invalid request: ${error.message}`)
     },
   )

@@ -128,8 +128,9 @@ export interface Workshop extends AsyncDisposable {
   /**
    * Starts loading the command policy's bash parser in the background, which a session's first
    * shell command would otherwise wait for (with a session's jail, `ProgramSession.availability`,
-   * that is what such a command waits for). `eitri serve` calls both once a client has listed
-   * the tools. A failure is reported by the first command, as without it.
+   * that is what such a command waits for), and the walk for nested repositories that a first
+   * write's git rule waits for. `eitri serve` calls both once a client has listed the tools. A
+   * failure is reported by the first command or write, as without it.
    */
   readonly prepareCommands: () => void
   /**
@@ -401,7 +402,11 @@ export async function openWorkshop(options: WorkshopOptions = {}): Promise<Works
     configPath,
     openSession,
     prepareCommands: () => {
-      if (!closed) commands.prepare()
+      if (closed) return
+      commands.prepare()
+      // The walk for nested repositories, which every write's git rule needs: tens of
+      // thousands of entries with a node_modules, read while the client's model thinks.
+      void repositories.prepare()
     },
     lines,
     jailOf: async (line) => {

@@ -57,6 +57,17 @@ describe('ForkTree', () => {
     assert.equal(tree.clean, false)
   })
 
+  it('asks git once for a base file that is stat-ed and then read (grep does both)', async (t) => {
+    const { make, store } = fixture(t)
+    const tree = make()
+    await tree.list('src')
+    const before = store.fetched
+    assert.equal((await tree.stat('src/b.txt'))?.size, 2)
+    assert.equal(await read(tree, 'src/b.txt'), 'b\n')
+    assert.equal((await tree.stat('src/b.txt'))?.size, 2)
+    assert.equal(store.fetched - before, 1)
+  })
+
   it('comes back from its write log in a new process as it was', async (t) => {
     const { make } = fixture(t)
     const first = make()

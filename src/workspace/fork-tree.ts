@@ -148,8 +148,7 @@ export class ForkTree implements WorkspaceTree {
     if (entry === undefined) return undefined
     const modifiedMs = this.#times.get(relativePath) ?? this.#options.baseTime ?? 0
     if (entry.kind === 'directory') return { type: 'directory', size: 0, mode: 0o755, modifiedMs }
-    const size =
-      entry.size ?? (await this.#options.store.require(entry.oid as string)).content.byteLength
+    const size = entry.size ?? (await this.#options.store.blobSize(entry.oid as string))
     return {
       type: typeOf(entry.kind),
       size,

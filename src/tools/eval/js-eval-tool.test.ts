@@ -23,6 +23,19 @@ describe('js_eval', () => {
     )
   })
 
+  it('says where to find a namespace’s functions when code calls one it lacks (fs.readdir)', async () => {
+    await using fixture = await evalWorkshop()
+    const content = evalError(await fixture.run('await fs.readdir("src")'), 'eval_error')
+    assert.match(
+      content,
+      /^TypeError: fs\.readdir is not a function \(fs is eitri's namespace, not Node's module, and has no readdir: `await sandbox\.doc\('fs'\)` lists its functions\)/,
+    )
+    const listed = evalValue(
+      await fixture.run("(await sandbox.doc('fs')).functions.map((f) => f.signature).join(' ')"),
+    )
+    assert.match(listed, /list\(/)
+  })
+
   it('keeps named sessions apart and each connection to its own', async () => {
     await using fixture = await evalWorkshop()
     await fixture.run('const where = "default"')

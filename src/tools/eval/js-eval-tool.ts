@@ -88,10 +88,24 @@ export function evalResult(answer: EvalAnswer, timeoutSeconds?: number): ToolRes
       : ''
   return toolError(
     outcome.code,
-    `${note}${outcome.output}${outcome.message}${more}${stack}${kept}`,
+    `${note}${outcome.output}${outcome.message}${more}${missingFunctionHint(outcome.message)}${stack}${kept}`,
     {
       ...metadata,
       stateKept: outcome.stateKept,
     },
   )
+}
+
+/** The guest's capability globals: eitri's own namespaces, which share names with Node's modules. */
+const NAMESPACES = new Set(['fs', 'tools', 'shell', 'http', 'env', 'drive', 'agent', 'sandbox'])
+
+/**
+ * A hint for a call of a function a namespace does not have (`fs.readdir`, as in Node): the
+ * bare TypeError leaves a model guessing at the next name.
+ */
+function missingFunctionHint(message: string): string {
+  const called = /^TypeError: (\w+)\.(\w+) is not a function/.exec(message)
+  const [, namespace, name] = called ?? []
+  if (namespace === undefined || name === undefined || !NAMESPACES.has(namespace)) return ''
+  return ` (${namespace} is eitri's namespace, not Node's module, and has no ${name}: \`await sandbox.doc('${namespace}')\` lists its functions)`
 }

@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
+import type { EntryStat } from '../../ports/workspace-view.ts'
+import { DirectoryTree } from '../../workspace/directory-tree.ts'
 import { MAX_GREP_LINE_CHARS, MAX_GREP_MATCHES } from './grep.ts'
 import {
   createTestWorkspace,
@@ -270,5 +272,22 @@ describe('grep', () => {
     await workspace.link('alias.md', 'docs/real.md')
     await workspace.link('docs-alias', 'docs')
     assert.deepEqual(await hits(workspace, { pattern: 'needle' }), ['docs/real.md:1:needle'])
+  })
+
+  it('looks a file up once to read it: no stat of its own before the read', async (t) => {
+    let stats = 0
+    class CountingTree extends DirectoryTree {
+      override stat(relativePath: string): Promise<EntryStat | undefined> {
+        stats++
+        return super.stat(relativePath)
+      }
+    }
+    const workspace = await createTestWorkspace(t, { tree: (root) => new CountingTree(root) })
+    for (let index = 0; index < 20; index++)
+      await workspace.write(`src/f${index}.txt`, index === 7 ? 'needle\n' : 'hay\n')
+    assert.deepEqual(await hits(workspace, { pattern: 'needle' }), ['src/f7.txt:1:needle'])
+    // One per file (the read's own check that it is a file), one for the walk's start: each
+    // more look goes through the path policy again, a third of a grep's time over many files.
+    assert.equal(stats, 21)
   })
 })

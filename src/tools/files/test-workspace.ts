@@ -43,7 +43,11 @@ export const OUTSIDE_SECRET = 'OUTSIDE-SECRET-0451\n'
 /** Builds a fresh workspace for test `t`, removed after it. */
 export async function createTestWorkspace(
   t: TestContext,
-  options: { readonly protectedPaths?: readonly string[] } = {},
+  options: {
+    readonly protectedPaths?: readonly string[]
+    /** The tree over the workspace folder (a `DirectoryTree` that counts its calls, say). */
+    readonly tree?: (root: string) => DirectoryTree
+  } = {},
 ): Promise<TestWorkspace> {
   const base = await fs.realpath(await fs.mkdtemp(path.join(os.tmpdir(), 'eitri-files-')))
   t.after(() => fs.rm(base, { recursive: true, force: true }))
@@ -53,7 +57,7 @@ export async function createTestWorkspace(
   await fs.mkdir(outside)
   await fs.writeFile(path.join(outside, 'secret.txt'), OUTSIDE_SECRET)
   const workspace = createWorkspaceView({
-    tree: new DirectoryTree(root),
+    tree: options.tree?.(root) ?? new DirectoryTree(root),
     ...(options.protectedPaths === undefined ? {} : { protectedPaths: options.protectedPaths }),
   })
   const toolset = new Toolset(

@@ -3,13 +3,35 @@
  * Forks of the workspace as tools: fork, list, use, diff, review, merge, discard, log.
  */
 import { z } from 'zod'
+import { EitriError } from '../../errors/eitri-error.ts'
 import { defineTool } from '../../tool/define-tool.ts'
 import { toolError, toolSuccess } from '../../tool/tool-result.ts'
 import { describeChanges, describeConflicts, linesOf } from './lines-of.ts'
-import { MAIN_LINE } from '../../ports/line-control.ts'
+import { MAIN_LINE, type LineControl } from '../../ports/line-control.ts'
 import { displayName } from '../../workspace/fork-registry.ts'
 
 const forkName = z.string().min(1).describe('A fork, by id or name.')
+/** The fork to diff, review or merge: named, or the one this session works on. */
+const forkOrCurrent = z
+  .string()
+  .min(1)
+  .optional()
+  .describe(
+    'A fork, by id or name. Default: the fork this session works on (under --isolate, its own).',
+  )
+
+/**
+ * The fork a call names, else the session's current line when that is a fork: under
+ * `--isolate` a connection's own fork is the one it means (decision 0056).
+ */
+function chosenFork(fork: string | undefined, current: string, tool: string): string {
+  if (fork !== undefined) return fork
+  if (current !== MAIN_LINE) return current
+  throw new EitriError(
+    'invalid_input',
+    `${tool}: this session works on main, so name the fork ({"fork": "NAME"}); workspace_list shows them.`,
+  )
+}
 
 /** Forks the session's current line. */
 export const workspaceForkTool = defineTool({
@@ -93,10 +115,11 @@ export const workspaceUseTool = defineTool({
 export const workspaceDiffTool = defineTool({
   name: 'workspace_diff',
   description:
-    'Show what a fork changed since it was forked: added, modified and deleted files with unified diffs (binary files named).',
-  parameters: z.object({ fork: forkName }),
-  async execute({ fork }, ctx) {
-    const changes = await linesOf(ctx).diff(fork)
+    'Show what a fork changed since it was forked: added, modified and deleted files with unified diffs (binary files named). Without `fork`, the fork this session works on.',
+  parameters: z.object({ fork: forkOrCurrent }),
+  async execute(input, ctx) {
+    const lines = linesOf(ctx)
+    const changes = await lines.diff(chosenFork(input.fork, lines.current, 'workspace_diff'))
     return toolSuccess(describeChanges(changes, true), {
       changes: changes.map(({ path, status, binary }) => ({ path, status, binary })),
     })
@@ -107,10 +130,11 @@ export const workspaceDiffTool = defineTool({
 export const workspaceReviewTool = defineTool({
   name: 'workspace_review',
   description:
-    'Review a fork before merging: tier trivial (nothing changed), reviewable, or conflict (its changes overlap its parent’s), with the changes and conflicts.',
-  parameters: z.object({ fork: forkName }),
-  async execute({ fork }, ctx) {
-    const review = await linesOf(ctx).review(fork)
+    'Review a fork before merging: tier trivial (nothing changed), reviewable, or conflict (its changes overlap its parent’s), with the changes and conflicts. Without `fork`, the fork this session works on.',
+  parameters: z.object({ fork: forkOrCurrent }),
+  async execute(input, ctx) {
+    const lines = linesOf(ctx)
+    const review = await lines.review(chosenFork(input.fork, lines.current, 'workspace_review'))
     const body =
       review.tier === 'conflict'
         ? `${describeChanges(review.changes, false)}\n\n${describeConflicts(review.conflicts)}`
@@ -127,15 +151,19 @@ export const workspaceReviewTool = defineTool({
 export const workspaceMergeTool = defineTool({
   name: 'workspace_merge',
   description:
-    'Merge a fork into its parent line (three-way). Into main, the user’s live folder, only with a person’s approval. Overlapping changes are reported as conflicts and nothing changes.',
-  parameters: z.object({ fork: forkName }),
-  changes: ({ fork }, ctx) => {
+    'Merge a fork into its parent line (three-way). Into main, the user’s live folder, only with a person’s approval. Overlapping changes are reported as conflicts and nothing changes. Without `fork`, the fork this session works on.',
+  parameters: z.object({ fork: forkOrCurrent }),
+  changes: (input, ctx) => {
     const lines = linesOf(ctx)
-    const id = lines.resolve(fork)
+    const id = lines.resolve(chosenFork(input.fork, lines.current, 'workspace_merge'))
     return lines.list().find((line) => line.id === id)?.parent ?? MAIN_LINE
   },
-  async execute({ fork }, ctx) {
-    const outcome = await linesOf(ctx).merge(fork, { signal: ctx.signal })
+  async execute(input, ctx) {
+    const lines = linesOf(ctx)
+    // By id, never by a name another fork may share; shown by the name it is known by.
+    const target = chosenFork(input.fork, lines.current, 'workspace_merge')
+    const fork = input.fork ?? displayedLine(lines, target)
+    const outcome = await lines.merge(target, { signal: ctx.signal })
     switch (outcome.type) {
       case 'merged':
         return toolSuccess(
@@ -171,6 +199,12 @@ export const workspaceMergeTool = defineTool({
     }
   },
 })
+
+/** A line by the name it is shown by, else its id. */
+function displayedLine(lines: LineControl, id: string): string {
+  const line = lines.list().find((candidate) => candidate.id === id)
+  return line === undefined ? id : displayName(line)
+}
 
 /** Throws a fork away. */
 export const workspaceDiscardTool = defineTool({

@@ -25,6 +25,13 @@ interface Pending {
   readonly reject: (error: Error) => void
 }
 
+/** Most bytes of blobs kept after their read (a file's stat, then its read, in a fork). */
+const RECENT_BLOB_BYTES = 32 * 1024 * 1024
+/** Most blobs kept after their read. */
+const RECENT_BLOBS = 16
+/** Most blob sizes remembered (about 100 bytes each); past it they are forgotten at once. */
+const MAX_KNOWN_SIZES = 200_000
+
 /** Reads and writes the objects of one repository. */
 export class ObjectStore {
   readonly gitDir: string
@@ -33,21 +40,37 @@ export class ObjectStore {
   readonly #pending: Pending[] = []
   /** Trees and commits are immutable and small: kept once read. */
   readonly #cache = new Map<string, GitObject>()
+  /**
+   * The blobs read last, newest last, at most {@link RECENT_BLOB_BYTES} in all: a file's size
+   * and then its content (a fork's stat, then its read) cost one trip to git, not two.
+   */
+  readonly #recentBlobs = new Map<string, GitObject>()
+  #recentBlobBytes = 0
+  /** The size of every blob read so far (up to {@link MAX_KNOWN_SIZES}): a stat without a read. */
+  readonly #blobSizes = new Map<string, number>()
+  #fetched = 0
 
   constructor(gitDir: string) {
     this.gitDir = gitDir
   }
 
+  /** How many objects were asked of git so far (reads no cache answered). */
+  get fetched(): number {
+    return this.#fetched
+  }
+
   /** Reads an object; undefined when it does not exist. */
   read(oid: string): Promise<GitObject | undefined> {
-    const cached = this.#cache.get(oid)
+    const cached = this.#cache.get(oid) ?? this.#recentBlobs.get(oid)
     if (cached !== undefined) return Promise.resolve(cached)
     return new Promise((resolve, reject) => {
       const reader = this.#ensureReader()
+      this.#fetched++
       this.#pending.push({
         oid,
         resolve: (object) => {
-          if (object !== undefined && object.type !== 'blob') this.#cache.set(oid, object)
+          if (object?.type === 'blob') this.#rememberBlob(oid, object)
+          else if (object !== undefined) this.#cache.set(oid, object)
           resolve(object)
         },
         reject,
@@ -62,6 +85,25 @@ export class ObjectStore {
     if (object === undefined)
       throw new EitriError('not_found', `The history is missing object ${oid}.`)
     return object
+  }
+
+  /** The size of a blob that must exist, read only when no earlier read told it. */
+  async blobSize(oid: string): Promise<number> {
+    return this.#blobSizes.get(oid) ?? (await this.require(oid)).content.byteLength
+  }
+
+  #rememberBlob(oid: string, blob: GitObject): void {
+    if (this.#blobSizes.size >= MAX_KNOWN_SIZES) this.#blobSizes.clear()
+    this.#blobSizes.set(oid, blob.content.byteLength)
+    if (blob.content.byteLength > RECENT_BLOB_BYTES) return
+    this.#recentBlobs.set(oid, blob)
+    this.#recentBlobBytes += blob.content.byteLength
+    for (const [old, kept] of this.#recentBlobs) {
+      if (this.#recentBlobBytes <= RECENT_BLOB_BYTES && this.#recentBlobs.size <= RECENT_BLOBS)
+        break
+      this.#recentBlobs.delete(old)
+      this.#recentBlobBytes -= kept.content.byteLength
+    }
   }
 
   /**
