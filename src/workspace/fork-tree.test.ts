@@ -122,4 +122,12 @@ describe('ForkTree', () => {
     )
     assert.equal(await read(frozen, 'a.txt'), 'a\n')
   })
+
+  it('gives each reader its own bytes: a change in place never reaches the next read', async (t) => {
+    const { make } = fixture(t)
+    const tree = make()
+    const first = await tree.readFile('a.txt')
+    first.fill(0x58)
+    assert.equal(await read(tree, 'a.txt'), 'a\n')
+  })
 })

@@ -173,11 +173,15 @@ export class ForkTree implements WorkspaceTree {
     if (entry === undefined) throw new EitriError('not_found', `File not found: ${relativePath}`)
     if (entry.kind === 'directory')
       throw new EitriError('is_directory', `Path is a directory, not a file: ${relativePath}`)
-    // The object store gives a blob whole; a fork's blobs are bounded by its write quota.
-    return boundContent(
-      (await this.#options.store.require(entry.oid as string)).content,
-      relativePath,
-      bounds,
+    // The object store gives a blob whole; a fork's blobs are bounded by its write quota. A
+    // copy: the store keeps the blobs it read last for the next reader, whom a caller's change
+    // in place must never reach.
+    return Buffer.from(
+      boundContent(
+        (await this.#options.store.require(entry.oid as string)).content,
+        relativePath,
+        bounds,
+      ),
     )
   }
 
