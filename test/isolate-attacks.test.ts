@@ -127,3 +127,74 @@ describe('--isolate: one connection reaches nothing of another’s, nor main, th
     assert.equal(fs.readFileSync(path.join(scratch.workspace, 'a.txt'), 'utf8'), 'main\n')
   })
 })
+
+describe('--isolate: the workspace’s drive is reached as main is', () => {
+  // Found by the attack pass of 2026-12-03 (w/atkjail2): an isolated connection wrote the
+  // drive freely, so bob read (js_eval's drive, the jail's /drive) what alice kept there, and
+  // overwrote and removed what alice and the person read from it.
+  it('an isolated connection reads the drive, and changes it only with a person’s yes', async () => {
+    await using scratch = await makeScratch({ 'a.txt': 'main\n' })
+    const person = await connect(scratch, 'person', [])
+    await person.call('js_eval', { code: `await drive.write('team/config.json', '{"ok":true}')` })
+    await person.client.close()
+    const alice = await connect(scratch, 'alice', ['--isolate'])
+    try {
+      const kept = await alice.call('js_eval', {
+        code: `await drive.write('alice/deploy.txt', 'the staging password is ${SECRET}')`,
+      })
+      assert.match(kept.text, /permission_denied.*drive\.write refused.*isolated/s)
+      const changes = [
+        `await drive.write('team/config.json', '{"ok":false}')`,
+        `await drive.remove('team/config.json')`,
+        `await drive.mkdir('alice')`,
+      ]
+      for (const code of changes) {
+        const refused = await alice.call('js_eval', { code })
+        assert.match(refused.text, /permission_denied/, `${code}: ${refused.text}`)
+      }
+      assert.equal(alice.prompts.length, 1 + changes.length, alice.prompts.join('\n'))
+      assert.match(alice.prompts[0] ?? '', /alice\/deploy\.txt/)
+      // The control: reading it needs nobody, by js_eval and in the jail.
+      const read = await alice.call('js_eval', { code: `await drive.read('team/config.json')` })
+      assert.equal(read.text, '{"ok":true}')
+      const shown = await alice.call('shell', { command: 'cat /drive/team/config.json' })
+      assert.match(shown.text, /\{"ok":true\}/)
+    } finally {
+      await alice.client.close()
+    }
+    // A later connection finds the drive as the person left it.
+    const bob = await connect(scratch, 'bob', ['--isolate'])
+    try {
+      const listed = await bob.call('js_eval', { code: `JSON.stringify(await drive.list())` })
+      assert.equal(listed.text, '[{"type":"folder","name":"team"}]')
+      const shell = await bob.call('shell', { command: 'find /drive -type f; cat /drive/team/*' })
+      assert.doesNotMatch(shell.text, /hunter2|alice|false/)
+    } finally {
+      await bob.client.close()
+    }
+  })
+
+  it('a person’s yes writes it', async () => {
+    await using scratch = await makeScratch({ 'a.txt': 'main\n' })
+    const prompts: string[] = []
+    const client = new Client(
+      { name: 'carol', version: '1.0.0' },
+      { capabilities: { elicitation: {} } },
+    )
+    client.setRequestHandler(ElicitRequestSchema, async (request) => {
+      prompts.push(request.params.message)
+      return { action: 'accept', content: { decision: 'approve' } }
+    })
+    const call = await connectServe(client, scratch, ['--isolate'])
+    try {
+      const written = await call('js_eval', {
+        code: `(await drive.write('notes.md', 'shared')).size`,
+      })
+      assert.equal(written.text, '6', written.text)
+      assert.equal(prompts.length, 1)
+      assert.match(prompts[0] ?? '', /notes\.md/)
+    } finally {
+      await client.close()
+    }
+  })
+})

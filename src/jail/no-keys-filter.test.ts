@@ -17,9 +17,23 @@ const ADD_KEY_NR: Record<string, number> = { x64: 248, arm64: 217 }
 
 const SCRIPT = ADD_KEY.replace('{nr}', String(ADD_KEY_NR[process.arch]))
 
+/** Makes a socket of each family and an io_uring; prints each errno (0: made) as JSON. */
+const SOCKETS = `import ctypes, errno, json, socket
+def made(family, kind):
+    try:
+        socket.socket(family, kind).close(); return 0
+    except OSError as error: return error.errno
+l = ctypes.CDLL(None, use_errno=True); l.syscall.restype = ctypes.c_long
+ring = 0 if l.syscall(425, 4, ctypes.byref(ctypes.create_string_buffer(120))) >= 0 else ctypes.get_errno()
+print(json.dumps({"unix": made(1, 1), "inet": made(2, 2), "inet6": made(10, 2), "netlink": made(16, 3), "vsock": made(40, 1), "ring": ring}))`
+
 /** A warm command, one with its own limits (cold), and a background job, each adding a key. */
-async function everyKind(jail: Jail, prefix: string[] = []): Promise<Record<string, JailResult>> {
-  const command = [...prefix, 'python3', '-c', SCRIPT]
+async function everyKind(
+  jail: Jail,
+  prefix: string[] = [],
+  script = SCRIPT,
+): Promise<Record<string, JailResult>> {
+  const command = [...prefix, 'python3', '-c', script]
   const warm = await jail.run({ command, access: 'workspace-write' })
   const cold = await jail.run({ command, access: 'workspace-write', limits: { processes: 99 } })
   const job = await (await jail.start({ command, access: 'workspace-write' })).finished
@@ -83,6 +97,24 @@ describe('kernel keys in the jail', () => {
       }
     },
   )
+
+  it('keeps programs to the socket families their network namespace scopes, and refuses io_uring', async (t) => {
+    // Found by the attack pass of 2026-12-03 (w/atkjail2): in a jail with no network, a
+    // program made an AF_VSOCK socket, which no network namespace scopes (on a VM it reaches
+    // the hypervisor's services); io_uring's requests make sockets without the socket call.
+    // Positive control: here, outside any jail, each is made.
+    const here = JSON.parse(execFileSync('python3', ['-c', SOCKETS], { encoding: 'utf8' }))
+    assert.deepEqual(here, { unix: 0, inet: 0, inet6: 0, netlink: 0, vsock: 0, ring: 0 })
+    const { jail } = await jailFixture(t)
+    await assertJailAvailable(jail)
+    for (const [name, result] of Object.entries(await everyKind(jail, [], SOCKETS))) {
+      assert.deepEqual(
+        JSON.parse(result.stdout || '{}'),
+        { unix: 0, inet: 0, inet6: 0, netlink: 0, vsock: 97, ring: 38 },
+        `${name}: ${result.stderr}`,
+      )
+    }
+  })
 
   it('is one program: the bytes bubblewrap reads are the ones the Perl block packs', () => {
     const program = noKeysProgram()

@@ -8,7 +8,10 @@
  * seccomp filter on itself before it starts anything, so everything in the jail inherits it
  * and nothing can lift it (no_new_privs is set by bubblewrap): `add_key`, `request_key` and
  * `keyctl` answer ENOSYS, as on a kernel without keys; another ABI's calls (i386 `int 0x80`,
- * x32) are refused outright, so no other number reaches the same calls. Where no reaper can run
+ * x32) are refused outright, so no other number reaches the same calls. The same filter keeps
+ * programs to the socket families the jail's network namespace scopes (AF_VSOCK reached the
+ * hypervisor from a jail with no network) and refuses io_uring, whose requests make sockets
+ * without the `socket` call (attack pass w/atkjail2). Where no reaper can run
  * (no execute-only copy of Perl: a `noexec` temporary folder), bubblewrap installs the same
  * program (`--seccomp`, {@link noKeysProgram}) on its own PID 1 and the command (decision 0044).
  *
@@ -28,13 +31,40 @@ interface KeyCalls {
   readonly prctl: number
   /** add_key, request_key, keyctl. */
   readonly keys: readonly [number, number, number]
+  /** io_uring_setup, io_uring_enter, io_uring_register. */
+  readonly rings: readonly [number, number, number]
+  /** socket, socketpair: their first argument is the address family. */
+  readonly sockets: readonly [number, number]
 }
 
 /** By Node's `process.arch`: x86_64 and aarch64. */
 const KEY_CALLS: Readonly<Record<string, KeyCalls>> = {
-  x64: { machine: 'x86_64', audit: 0xc000003e, prctl: 157, keys: [248, 249, 250] },
-  arm64: { machine: 'aarch64', audit: 0xc00000b7, prctl: 167, keys: [217, 218, 219] },
+  x64: {
+    machine: 'x86_64',
+    audit: 0xc000003e,
+    prctl: 157,
+    keys: [248, 249, 250],
+    rings: [425, 426, 427],
+    sockets: [41, 53],
+  },
+  arm64: {
+    machine: 'aarch64',
+    audit: 0xc00000b7,
+    prctl: 167,
+    keys: [217, 218, 219],
+    rings: [425, 426, 427],
+    sockets: [198, 199],
+  },
 }
+
+/**
+ * The address families a jailed program may open a socket of: those the jail's own network
+ * namespace scopes (AF_UNIX, AF_INET, AF_INET6, AF_NETLINK). Every other family answers
+ * EAFNOSUPPORT, as on a kernel built without it: AF_VSOCK reaches the hypervisor's services
+ * (and a VM's other guests) whatever the network namespace, and the rest are kernel code no
+ * program of a workspace needs (jail-attack-classes §13).
+ */
+export const JAIL_SOCKET_FAMILIES: readonly number[] = [1, 2, 10, 16]
 
 /** `SECCOMP_RET_ERRNO | ENOSYS`. */
 const ANSWER_ENOSYS = 0x50026
@@ -43,8 +73,19 @@ const ALLOW = 0x7fff0000
 /** x32 calls carry this bit in their number. */
 const X32_SYSCALL_BIT = 0x40000000
 
-/** The filter: another ABI's calls and the key calls answer ENOSYS; everything else passes. */
+/** `SECCOMP_RET_ERRNO | EAFNOSUPPORT`. */
+const ANSWER_EAFNOSUPPORT = 0x50061
+
+/**
+ * The filter: another ABI's calls, the key calls and io_uring's (whose requests would make
+ * sockets and more without passing this filter) answer ENOSYS; a socket of a family not in
+ * {@link JAIL_SOCKET_FAMILIES} answers EAFNOSUPPORT; everything else passes.
+ */
 function filterOf(calls: KeyCalls): Instruction[] {
+  const refused = [...calls.keys, ...calls.rings]
+  // Where the verdicts sit: ALLOW, then ENOSYS, then the family check.
+  const allow = 5 + refused.length + calls.sockets.length
+  const families = JAIL_SOCKET_FAMILIES
   return [
     // Load seccomp_data.arch; another ABI: ENOSYS.
     [0x20, 0, 0, 4],
@@ -52,10 +93,21 @@ function filterOf(calls: KeyCalls): Instruction[] {
     [0x06, 0, 0, ANSWER_ENOSYS],
     // Load seccomp_data.nr; an x32 number: ENOSYS.
     [0x20, 0, 0, 0],
-    [0x35, 4, 0, X32_SYSCALL_BIT],
-    ...calls.keys.map((call, index): Instruction => [0x15, 3 - index, 0, call]),
+    [0x35, allow - 4, 0, X32_SYSCALL_BIT],
+    ...refused.map((call, index): Instruction => [0x15, allow - 5 - index, 0, call]),
+    ...calls.sockets.map((call, index): Instruction => [
+      0x15,
+      1 + calls.sockets.length - index,
+      0,
+      call,
+    ]),
     [0x06, 0, 0, ALLOW],
     [0x06, 0, 0, ANSWER_ENOSYS],
+    // A socket call: load the low half of its first argument (the family; an int).
+    [0x20, 0, 0, 16],
+    ...families.map((family, index): Instruction => [0x15, families.length - index, 0, family]),
+    [0x06, 0, 0, ANSWER_EAFNOSUPPORT],
+    [0x06, 0, 0, ALLOW],
   ]
 }
 

@@ -17,6 +17,7 @@ import type { Store } from '../store/store.ts'
 import { ACCESS_LEVELS, type AccessLevel, type CommandJudgement } from '../ports/access-context.ts'
 import type { DriveAccess } from '../ports/drive-access.ts'
 import { runDrive } from './run-drive.ts'
+import { isolatedDrive } from './isolated-drive.ts'
 import type { LineControl } from '../ports/line-control.ts'
 import type { ToolContext } from '../tool/tool-context.ts'
 import { PERSON_PRINCIPAL, runPrincipal } from '../workspace/fork-owner.ts'
@@ -240,7 +241,9 @@ export async function createSession(
             ),
         })
   // A Run reads the workspace's drive and never changes it: its effects stay in its world.
+  // An isolated session reaches it as it reaches main: changes ask a person (decision 0052).
   const drive = run === undefined ? parts.drive : runDrive(parts.drive, run.scope.runId)
+  const guardDrive = run === undefined && options.isolate === true && !principal.seesEveryFork
   const session: WorkshopSession = {
     id,
     access,
@@ -261,7 +264,7 @@ export async function createSession(
             : goneWorkspace(surface.line, refusal, (text) => surface.view.redact(text)),
         access: current,
         lines,
-        drive,
+        drive: guardDrive ? isolatedDrive(drive, () => current, callSignal) : drive,
         programs: refusal === undefined ? programs : gonePrograms(programs, refusal),
         evaluator,
         tasks: parts.store.tasks(surface.line),

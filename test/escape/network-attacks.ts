@@ -39,6 +39,17 @@ for target in sys.argv[1:]:
         print('refused', target, error, flush=True)
 `
 
+/** Makes an AF_VSOCK socket and an io_uring; says `MADE` for each it made. */
+const UNSCOPED = `
+import ctypes, socket
+try:
+    socket.socket(40, socket.SOCK_STREAM).close(); print('MADE vsock')
+except OSError as error: print('refused vsock', error)
+libc = ctypes.CDLL(None, use_errno=True); libc.syscall.restype = ctypes.c_long
+ring = libc.syscall(425, 4, ctypes.byref(ctypes.create_string_buffer(120)))
+print('MADE ring' if ring >= 0 else 'refused ring %d' % ctypes.get_errno())
+`
+
 const connect = (targets: readonly string[]) =>
   `python3 -c ${quote(CONNECTOR)} ${targets.map(quote).join(' ')}`
 
@@ -191,6 +202,23 @@ export const networkAttacks: readonly Attack[] = [
         targets.push({ target: `tcp:${address}:${external.port}`, listener: external })
       }
       return probe(ctx, targets, [], 'getent hosts example.com && echo CONNECTED dns')
+    },
+  },
+  {
+    id: 14,
+    name: 'a socket no network namespace scopes (AF_VSOCK), and io_uring, which makes sockets past the socket call',
+    callers: ['root', 'unprivileged'],
+    async run(ctx) {
+      // On a virtual machine AF_VSOCK reaches the hypervisor's services whatever the network
+      // namespace; making the socket is the step the jail must refuse (no listener is dialled:
+      // the hypervisor's side is not ours to touch).
+      const jailed = await ctx.jailed(`python3 -c ${quote(UNSCOPED)}`)
+      const plain = await ctx.plain(`python3 -c ${quote(UNSCOPED)}`)
+      return {
+        control: plain.stdout.includes('MADE vsock') && plain.stdout.includes('MADE ring'),
+        jailed: jailed.stdout.includes('MADE'),
+        detail: `jailed said: ${brief(jailed.stdout.replace(STARTED, ''), 300)}`,
+      }
     },
   },
   {

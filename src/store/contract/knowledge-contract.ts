@@ -129,6 +129,29 @@ export function knowledgeContract(harness: StoreHarness): void {
       )
     })
 
+    void it("the order of a line's hits says nothing of what other lines hold", async () => {
+      await using store = (await freshStore(harness)).store
+      // Another line's entries, and an old version of main's, all holding one word.
+      await store.forkLine('main', 'alice')
+      const alice = store.knowledge('alice')
+      for (const n of [1, 2, 3, 4]) {
+        await alice.add({ title: `Deploy ${n}`, body: `the password is swordfish ${n}` })
+      }
+      await store.knowledge('main').add({ title: 'Old', body: 'swordfish once' })
+      await store.knowledge('main').add({ title: 'Old', body: 'nothing now' })
+      await store.forkLine('main', 'bob')
+      const bob = store.knowledge('bob')
+      // Two entries alike but for one word each: alice's word, and one nobody else has.
+      await bob.add({ title: 'Note one', body: 'a note on swordfish' })
+      await bob.add({ title: 'Note two', body: 'a note on marlinfish' })
+      const hits = await bob.search('swordfish marlinfish')
+      assert.deepEqual(
+        hits.map((hit) => hit.title),
+        ['Note one', 'Note two'],
+      )
+      assert.equal(hits[0]?.score, hits[1]?.score)
+    })
+
     void it('searches the latest version of each entry only', async () => {
       await using store = (await freshStore(harness)).store
       const knowledge = store.knowledge('main')

@@ -8,8 +8,77 @@ import type { KnowledgeHit } from '../../ports/knowledge-base.ts'
 import { visible, type LineChain } from './line-chain.ts'
 import type { SqlTransaction } from './sql-driver.ts'
 
-/** How much more a match in the title counts than one in the body (SQLite's BM25). */
+/** How much more a word in the title counts than one in the body (SQLite). */
 const TITLE_WEIGHT = 5
+
+/** A visible entry that matches, with the score its own text gives it. */
+interface Candidate {
+  readonly sequence: number
+  readonly title: string
+  readonly score: number
+}
+
+/**
+ * SQLite: the latest versions the line sees that match any term, each scored by its own text
+ * alone, as PostgreSQL's `ts_rank` does: each term found in the title counts
+ * {@link TITLE_WEIGHT}, in the body 1, over 1 + ln(1 + the body's words). FTS5's `bm25()` is
+ * not used: it weighs a term by how many rows of the whole index hold it, every line's and
+ * every old version's, so the order of a line's own hits told which words the entries it
+ * cannot see hold (decision 0053).
+ */
+async function visibleMatches(
+  transaction: SqlTransaction,
+  seen: ReturnType<typeof visible>,
+  terms: readonly string[],
+): Promise<Candidate[]> {
+  const match = terms.map((term) => `"${term}"`).join(' OR ')
+  // FTS5 must drive: the matches are found once (MATERIALIZED) and each is then looked up by
+  // its sequence (CROSS JOIN fixes that order), rather than the planner scanning the line's
+  // versions and querying the index for each.
+  const rows = await transaction.all<{ sequence: number; title: string; body: string }>(
+    `WITH matches AS MATERIALIZED (
+        SELECT rowid AS sequence FROM knowledge_search WHERE knowledge_search MATCH ?
+      )
+      SELECT v.sequence AS sequence, v.title AS title, v.body AS body
+        FROM matches m CROSS JOIN knowledge_versions v ON v.sequence = m.sequence
+        WHERE ${seen.sql}`,
+    [match, ...seen.parameters],
+  )
+  if (rows.length === 0) return []
+  const candidates = JSON.stringify(rows.map((row) => row.sequence))
+  const weights = new Map<number, number>()
+  for (const term of terms) {
+    for (const [column, weight] of [
+      ['title', TITLE_WEIGHT],
+      ['body', 1],
+    ] as const) {
+      // Which of the visible matches hold the term (stemmed as the index stems it) there.
+      const holding = await transaction.all<{ sequence: number }>(
+        `SELECT rowid AS sequence FROM knowledge_search
+          WHERE knowledge_search MATCH ? AND rowid IN (SELECT value FROM json_each(?))`,
+        [`${column} : "${term}"`, candidates],
+      )
+      for (const { sequence } of holding) {
+        weights.set(sequence, (weights.get(sequence) ?? 0) + weight)
+      }
+    }
+  }
+  return rows.map((row) => ({
+    sequence: row.sequence,
+    title: row.title,
+    score: (weights.get(row.sequence) ?? 0) / (1 + Math.log1p(wordCount(row.body))),
+  }))
+}
+
+/** The words of a text, as the index's tokenizer splits them (letters and digits). */
+function wordCount(text: string): number {
+  return text.match(/[\p{L}\p{N}]+/gu)?.length ?? 0
+}
+
+/** Titles in the order SQLite's `ORDER BY title` gives them (bytes of UTF-8, BINARY). */
+function compareTitles(a: Candidate, b: Candidate): number {
+  return Buffer.compare(Buffer.from(a.title), Buffer.from(b.title))
+}
 
 /** The best `limit` entries for `terms` (letters and digits only, so safe in both syntaxes). */
 export async function searchKnowledge(
@@ -20,31 +89,20 @@ export async function searchKnowledge(
 ): Promise<KnowledgeHit[]> {
   const seen = visible('knowledge_versions', 'v', 'key', chain)
   if (transaction.dialect === 'sqlite') {
-    // FTS5 must drive: the matches are ranked once (MATERIALIZED) and each is then looked up
-    // by its sequence (CROSS JOIN fixes that order), rather than the planner scanning the
-    // line's versions and querying the index for each.
+    const candidates = await visibleMatches(transaction, seen, terms)
+    const ranked = candidates
+      .sort((a, b) => b.score - a.score || compareTitles(a, b))
+      .slice(0, limit)
     const match = terms.map((term) => `"${term}"`).join(' OR ')
-    const rows = await transaction.all<{ sequence: number; title: string; rank: number }>(
-      `WITH matches AS MATERIALIZED (
-          SELECT rowid AS sequence, bm25(knowledge_search, ${TITLE_WEIGHT}, 1.0) AS rank
-            FROM knowledge_search WHERE knowledge_search MATCH ?
-        )
-        SELECT v.sequence AS sequence, v.title AS title, m.rank AS rank
-          FROM matches m CROSS JOIN knowledge_versions v ON v.sequence = m.sequence
-          WHERE ${seen.sql}
-          ORDER BY m.rank, v.title
-          LIMIT ?`,
-      [match, ...seen.parameters, limit],
-    )
     const hits: KnowledgeHit[] = []
-    for (const row of rows) {
+    for (const row of ranked) {
       // The snippet is costly, so it is made only for the rows that made the cut.
       const extract = await transaction.get<{ snippet: string }>(
         `SELECT snippet(knowledge_search, -1, '«', '»', '…', 16) AS snippet
           FROM knowledge_search WHERE knowledge_search MATCH ? AND rowid = ?`,
         [match, row.sequence],
       )
-      hits.push({ title: row.title, snippet: extract?.snippet ?? '', score: -row.rank })
+      hits.push({ title: row.title, snippet: extract?.snippet ?? '', score: row.score })
     }
     return hits
   }
