@@ -191,6 +191,10 @@ export class WorkspaceMirror {
         continue
       }
       signatures.set(relative, mirrorSignature)
+      // Another kind of entry where the host had one (a link made a folder, a file a link):
+      // the old one is removed first, so the new one is written at the name, not through it.
+      if (known !== undefined && known.type !== type)
+        changes.push({ path: relative, type: 'delete' })
       changes.push(
         type === 'file'
           ? { path: relative, type, mode: stat.mode & 0o7777, size: stat.size }
