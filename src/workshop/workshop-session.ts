@@ -34,7 +34,13 @@ import type { ProgramFactory } from '../agent/program.ts'
 import type { RunTools, RunToolScope } from '../agent/run-tools.ts'
 import type { Toolset } from '../tool/toolset.ts'
 import { runScopedAgents } from './run-scoped-agents.ts'
-import { goneLineError, gonePrograms, goneWorkspace } from './gone-line.ts'
+import {
+  goneKnowledge,
+  goneLineError,
+  gonePrograms,
+  goneTasks,
+  goneWorkspace,
+} from './gone-line.ts'
 
 /** The top of the access ladder: a trusted session's ceiling leaves access to each definition. */
 const TOP_ACCESS = ACCESS_LEVELS[ACCESS_LEVELS.length - 1] as AccessLevel
@@ -263,8 +269,14 @@ export async function createSession(
         drive,
         programs: refusal === undefined ? programs : gonePrograms(programs, refusal),
         evaluator,
-        tasks: parts.store.tasks(surface.line),
-        knowledge: parts.store.knowledge(surface.line),
+        tasks:
+          refusal === undefined
+            ? parts.store.tasks(surface.line)
+            : goneTasks(surface.line, refusal),
+        knowledge:
+          refusal === undefined
+            ? parts.store.knowledge(surface.line)
+            : goneKnowledge(surface.line, refusal),
         runs: storeRunLog(parts.store, hiredBy),
         agents,
         ...(run?.scope.modelRun === undefined ? {} : { modelRun: run.scope.modelRun }),
