@@ -41,6 +41,7 @@ import {
   goneTasks,
   goneWorkspace,
 } from './gone-line.ts'
+import { unconfinedState } from './unconfined-state.ts'
 
 /** The top of the access ladder: a trusted session's ceiling leaves access to each definition. */
 const TOP_ACCESS = ACCESS_LEVELS[ACCESS_LEVELS.length - 1] as AccessLevel
@@ -157,7 +158,12 @@ export async function createSession(
     recorder: parts.recorder,
     judge: parts.judge,
     // A run outside the jail happens in main's folder, whatever line the session is on.
-    unconfinedState: async () => parts.lines.history.treeOf(await parts.lines.commit(MAIN_LINE)),
+    unconfinedState: async ({ command }) =>
+      unconfinedState({
+        tree: await parts.lines.history.treeOf(await parts.lines.commit(MAIN_LINE)),
+        main: parts.lines.main,
+        command,
+      }),
     onNarrow: (level) => programs.stopJobsWiderThan(level),
   })
   const switchTo = async (line: string): Promise<void> => {
