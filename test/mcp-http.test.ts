@@ -14,6 +14,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import { CallToolResultSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js'
 import { runEitri, startEitri, startNode, stop } from './helpers/eitri-process.ts'
+import { rawInitialize } from './helpers/raw-initialize.ts'
 import { makeScratch, type Scratch } from './helpers/scratch.ts'
 import { waitForFile } from './helpers/wait-for-file.ts'
 
@@ -67,16 +68,7 @@ function rawPost(url: string, body: string, headers: Record<string, string>): Pr
   })
 }
 
-const INITIALIZE = JSON.stringify({
-  jsonrpc: '2.0',
-  id: 1,
-  method: 'initialize',
-  params: {
-    protocolVersion: '2025-06-18',
-    capabilities: {},
-    clientInfo: { name: 'raw', version: '0' },
-  },
-})
+const INITIALIZE = JSON.stringify(rawInitialize(1))
 
 describe('eitri serve --http on loopback', () => {
   let scratch: Scratch
