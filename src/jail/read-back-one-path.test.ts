@@ -1,3 +1,8 @@
+/**
+ * One path the read-back cannot take as it is (a link replaced by a folder, a link to itself,
+ * a path too long for the host) is brought back another way or refused alone: it never fails
+ * the whole command's read-back, and the command's other changes come back.
+ */
 import assert from 'node:assert/strict'
 import fs from 'node:fs'
 import path from 'node:path'
@@ -50,6 +55,37 @@ for (const layers of ['overlay', 'mirror'] as const) {
           }
         })
       }
+    },
+  )
+}
+
+for (const layers of ['overlay', 'mirror'] as const) {
+  it(
+    `refuses a path too long for the host alone, and brings back the rest (${layers})`,
+    { skip: layers === 'overlay' && !IS_ROOT && 'overlays need root' },
+    async (t) => {
+      const { jail, workspace } = await jailFixture(
+        t,
+        { 'a.txt': 'a\n' },
+        { layers, waitForWarmJail: false },
+      )
+      await assertJailAvailable(jail)
+      // 16 folders of 250 bytes and a file: about 4,070 bytes, which the jail's /workspace
+      // takes and the host's longer folder name does not (PATH_MAX is 4,096).
+      const started = await jail.start({
+        command: [
+          '/bin/bash',
+          '-c',
+          `p=.; for i in $(seq 16); do p=$p/$(printf 'd%.0s' $(seq 250)); done; mkdir -p $p && echo x > $p/$(printf 'e%.0s' $(seq 50)); echo b > b.txt`,
+        ],
+        access: 'workspace-write',
+      })
+      const result = await started.finished
+      assert.equal(result.exitCode, 0, result.stderr)
+      assert.equal(fs.readFileSync(path.join(workspace, 'b.txt'), 'utf8'), 'b\n')
+      const refused = result.sync?.refused ?? []
+      assert.equal(refused.length, 1, JSON.stringify(refused))
+      assert.match(refused[0]?.reason ?? '', /longer than 2048 bytes/)
     },
   )
 }
