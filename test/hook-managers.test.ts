@@ -85,11 +85,7 @@ describe('git-hook managers at every door', () => {
     commit(scratch, 'second')
     await fs.access(marker)
     await fs.rm(path.join(scratch.workspace, 'tools/hooks/pre-commit'))
-    await using workshop = await openWorkshop({
-      workspace: scratch.workspace,
-      stateDir: scratch.stateDir,
-      configPath: scratch.configPath,
-    })
+    await using workshop = await openWorkshop(scratch.workshopOptions)
     for (const target of HOOK_FILES) {
       const tool = await workshop.call('write_file', { path: target, content: 'touch /tmp/x\n' })
       assert.equal(tool.type === 'error' && tool.code, 'protected_path', `write_file ${target}`)
@@ -148,11 +144,7 @@ describe('git-hook managers at every door', () => {
 
   it('a shell command on main writes them in the jail, and none comes back', async () => {
     await using scratch = await project()
-    await using workshop = await openWorkshop({
-      workspace: scratch.workspace,
-      stateDir: scratch.stateDir,
-      configPath: scratch.configPath,
-    })
+    await using workshop = await openWorkshop(scratch.workshopOptions)
     const writes = HOOK_FILES.map(
       (file) => `mkdir -p $(dirname ${file}) && echo 'touch /tmp/x' > ${file}`,
     )
@@ -195,11 +187,7 @@ describe('git-hook managers at every door', () => {
 
   it('a restore never writes them back', async () => {
     await using scratch = await project()
-    await using workshop = await openWorkshop({
-      workspace: scratch.workspace,
-      stateDir: scratch.stateDir,
-      configPath: scratch.configPath,
-    })
+    await using workshop = await openWorkshop(scratch.workshopOptions)
     const wrote = await workshop.call('write_file', { path: 'src/b.ts', content: 'b\n' })
     assert.equal(wrote.type, 'success', wrote.content)
     const after = (await workshop.lines.snapshots.list()).filter((r) => r.kind === 'after').at(-1)

@@ -137,6 +137,41 @@ describe('approval by elicitation', () => {
     }
   })
 
+  it('a command outside the jail approved for the session is asked again once an ignored script it names changed', async () => {
+    // Snapshots leave ignored files out, so main's tree alone does not see this script change.
+    await using scratch = await makeScratch({
+      '.gitignore': 'local/\n',
+      'local/build.sh': 'echo built-one\n',
+    })
+    const { client, call, prompts, answers } = await connect(
+      scratch,
+      ['--access', 'full-access'],
+      true,
+    )
+    const escalated = {
+      command: 'sh ./local/build.sh',
+      escalate: { reason: 'needs the real folder' },
+    }
+    try {
+      answers.push('approve-for-session')
+      assert.match((await call('shell', escalated)).text, /ran OUTSIDE the jail[\s\S]*built-one/)
+      // The control: the same command over the same files is not asked again.
+      assert.match((await call('shell', escalated)).text, /built-one/)
+      assert.equal(prompts.length, 1, prompts.join('\n'))
+      // A jailed command (asked nothing) rewrites the ignored script; it comes back to main.
+      const jailed = await call('shell', { command: "echo 'echo pwned' > local/build.sh" })
+      assert.equal(jailed.isError, false, jailed.text)
+      const script = path.join(scratch.workspace, 'local/build.sh')
+      assert.equal(await fs.readFile(script, 'utf8'), 'echo pwned\n')
+      const refused = await call('shell', escalated)
+      assert.equal(refused.code, 'permission_denied', refused.text)
+      assert.doesNotMatch(refused.text, /pwned/)
+      assert.equal(prompts.length, 2, prompts.join('\n'))
+    } finally {
+      await client.close()
+    }
+  })
+
   it('a prompt shows control characters in the command as escapes: they cannot hide what runs', async () => {
     // Raw, the escapes clear the line and move up, and a terminal shows only "git status".
     await using scratch = await makeScratch({ 'keep.txt': 'k' })

@@ -14,6 +14,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import { CallToolResultSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js'
 import { runEitri, startEitri, startNode, stop } from './helpers/eitri-process.ts'
+import { rawInitialize } from './helpers/raw-initialize.ts'
 import { makeScratch, type Scratch } from './helpers/scratch.ts'
 import { waitForFile } from './helpers/wait-for-file.ts'
 
@@ -67,16 +68,7 @@ function rawPost(url: string, body: string, headers: Record<string, string>): Pr
   })
 }
 
-const INITIALIZE = JSON.stringify({
-  jsonrpc: '2.0',
-  id: 1,
-  method: 'initialize',
-  params: {
-    protocolVersion: '2025-06-18',
-    capabilities: {},
-    clientInfo: { name: 'raw', version: '0' },
-  },
-})
+const INITIALIZE = JSON.stringify(rawInitialize(1))
 
 describe('eitri serve --http on loopback', () => {
   let scratch: Scratch
@@ -160,18 +152,22 @@ describe('eitri serve --http on loopback', () => {
     assert.match(response.body, /Invalid Host/)
   })
 
-  it('refuses a foreign Origin and accepts a loopback one', async () => {
-    const foreign = await rawPost(url, INITIALIZE, {
-      origin: 'http://evil.example',
-      authorization: `Bearer ${token}`,
-    })
-    assert.equal(foreign.status, 403)
-    assert.match(foreign.body, /Origin not allowed/)
-    const local = await rawPost(url, INITIALIZE, {
-      origin: `http://localhost:${new URL(url).port}`,
-      authorization: `Bearer ${token}`,
-    })
-    assert.equal(local.status, 200)
+  it('refuses a foreign Origin, a page of another local server too, and accepts its own', async () => {
+    const port = Number(new URL(url).port)
+    for (const origin of [
+      'http://evil.example',
+      `http://localhost:${port + 1}`,
+      'http://127.0.0.1',
+      `https://localhost:${port}`,
+    ]) {
+      const foreign = await rawPost(url, INITIALIZE, { origin, authorization: `Bearer ${token}` })
+      assert.equal(foreign.status, 403, origin)
+      assert.match(foreign.body, /Origin not allowed/)
+    }
+    for (const origin of [`http://localhost:${port}`, `http://127.0.0.1:${port}`]) {
+      const local = await rawPost(url, INITIALIZE, { origin, authorization: `Bearer ${token}` })
+      assert.equal(local.status, 200, origin)
+    }
   })
 
   it('answers malformed JSON, a request without a session and an unknown session with JSON-RPC errors', async () => {

@@ -13,6 +13,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { CallToolResultSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js'
 import { EITRI_BIN } from './helpers/eitri-process.ts'
 import { makeScratch, type Scratch } from './helpers/scratch.ts'
+import { rawInitialize } from './helpers/raw-initialize.ts'
 import { BUILT_IN_TOOL_NAMES } from './helpers/tool-names.ts'
 import { waitForFile } from './helpers/wait-for-file.ts'
 
@@ -134,9 +135,7 @@ describe('the stdio protocol stream', () => {
     try {
       child.stdin.write('this is not json\n')
       child.stdin.write('{"jsonrpc":"2.0","id":1,"method":"tools/call"}\n')
-      child.stdin.write(
-        `${JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '0' } } })}\n`,
-      )
+      child.stdin.write(`${JSON.stringify(rawInitialize(2))}\n`)
       for (let waited = 0; !stdout.includes('"id":2') && waited < 10_000; waited += 20)
         await delay(20)
       const messages = stdout
@@ -177,16 +176,7 @@ describe('large messages over stdio', () => {
         await delay(20)
     }
     try {
-      send({
-        jsonrpc: '2.0',
-        id: 1,
-        method: 'initialize',
-        params: {
-          protocolVersion: '2025-06-18',
-          capabilities: {},
-          clientInfo: { name: 'raw', version: '0' },
-        },
-      })
+      send(rawInitialize(1))
       await answered(1)
       send({ jsonrpc: '2.0', method: 'notifications/initialized' })
       // 12 MiB of content: the SDK's reader closed the connection past 10 MiB, ending the server.

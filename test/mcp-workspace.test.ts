@@ -133,6 +133,9 @@ describe('forks through eitri serve', () => {
     const { client, call } = await connect(scratch, ['--isolate'])
     try {
       assert.equal((await call('write_file', { path: 'b.txt', content: 'b\n' })).isError, false)
+      const task = /t-[0-9a-f]+/.exec((await call('task_create', { title: 'before' })).text)?.[0]
+      const known = await call('knowledge_add', { title: 'Before', body: 'the discard' })
+      assert.equal(known.isError, false, known.text)
       const fork = /\* (f-[0-9a-f]{8})/.exec((await call('workspace_list', {})).text)?.[1] ?? ''
       const discarded = await runEitri(['discard', fork, ...scratch.flags])
       assert.equal(discarded.status, 0, discarded.stderr)
@@ -141,6 +144,13 @@ describe('forks through eitri serve', () => {
         ['read_file', { path: 'b.txt' }],
         ['shell', { command: 'ls' }],
         ['room_write', { files: [{ path: 'd.txt', content: 'd\n' }] }],
+        // The line's tasks and knowledge are its records too.
+        ['task_create', { title: 'after the discard' }],
+        ['task_list', {}],
+        ['task_update', { id: task, status: 'completed' }],
+        ['knowledge_add', { title: 'Gone', body: 'after the discard' }],
+        ['knowledge_search', { query: 'discard' }],
+        ['knowledge_links', { title: 'Before' }],
       ]
       const expectGone = async (fate: RegExp) => {
         for (const [tool, input] of doors) {

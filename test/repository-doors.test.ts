@@ -47,11 +47,7 @@ describe('repository metadata at every door of a workshop', () => {
 
   it('write_file, js_eval fs and room_write refuse the same paths, and write what git work needs', async () => {
     await using scratch = await project()
-    await using workshop = await openWorkshop({
-      workspace: scratch.workspace,
-      stateDir: scratch.stateDir,
-      configPath: scratch.configPath,
-    })
+    await using workshop = await openWorkshop(scratch.workshopOptions)
     for (const [target, content] of attacks) {
       const tool = await workshop.call('write_file', { path: target, content })
       assert.equal(tool.type === 'error' && tool.code, 'protected_path', `write_file ${target}`)
@@ -129,9 +125,7 @@ describe('repository metadata at every door of a workshop', () => {
   it('merges between forks are judged too: a repository assembled from parts written in two forks', async () => {
     await using scratch = await project()
     await using workshop = await openWorkshop({
-      workspace: scratch.workspace,
-      stateDir: scratch.stateDir,
-      configPath: scratch.configPath,
+      ...scratch.workshopOptions,
       approver: approve,
     })
     const ok = (result: { type: string; content: string }) =>
@@ -168,9 +162,7 @@ describe('repository metadata at every door of a workshop', () => {
   it('room_write is all or nothing: a repository put together in one batch writes none of it, on main and in a fork', async () => {
     await using scratch = await project()
     await using workshop = await openWorkshop({
-      workspace: scratch.workspace,
-      stateDir: scratch.stateDir,
-      configPath: scratch.configPath,
+      ...scratch.workshopOptions,
       approver: approve,
     })
     const parts = [
@@ -196,11 +188,7 @@ describe('repository metadata at every door of a workshop', () => {
 
   it('room_write puts back what it wrote when a write fails midway', async () => {
     await using scratch = await project()
-    await using workshop = await openWorkshop({
-      workspace: scratch.workspace,
-      stateDir: scratch.stateDir,
-      configPath: scratch.configPath,
-    })
+    await using workshop = await openWorkshop(scratch.workshopOptions)
     // The third write fails (a file where its folder should be), after two went in.
     const failed = await workshop.call('room_write', {
       files: [
@@ -217,9 +205,7 @@ describe('repository metadata at every door of a workshop', () => {
   it('a restore is judged like any door: it never writes what the configuration names as code now', async () => {
     await using scratch = await project()
     await using workshop = await openWorkshop({
-      workspace: scratch.workspace,
-      stateDir: scratch.stateDir,
-      configPath: scratch.configPath,
+      ...scratch.workshopOptions,
       approver: approve,
     })
     const evil = await workshop.call('write_file', {
@@ -251,11 +237,7 @@ describe('repository metadata at every door of a workshop', () => {
 
   it('shell: a nested repository made by a test suite works in the jail, is reported once, and stays there', async () => {
     await using scratch = await project()
-    await using workshop = await openWorkshop({
-      workspace: scratch.workspace,
-      stateDir: scratch.stateDir,
-      configPath: scratch.configPath,
-    })
+    await using workshop = await openWorkshop(scratch.workshopOptions)
     const ran = await workshop.call('shell', {
       command:
         'git init -q fixture && cd fixture && git commit -q --allow-empty -m t && git log --format=%s && cd .. && echo made > notes.txt',

@@ -53,14 +53,18 @@ export interface AccessOptions {
    * the session" covers such a command only while it is unchanged, since the command runs
    * whatever the scripts it names hold by then.
    */
-  readonly unconfinedState?: (options: { signal: AbortSignal }) => Promise<string>
+  readonly unconfinedState?: (options: {
+    readonly signal: AbortSignal
+    /** The command: the ignored files it names are part of its state. */
+    readonly command: string
+  }) => Promise<string>
   /** Called when access narrows, to stop background jobs started with wider access; answers their ids. */
   readonly onNarrow?: (level: AccessLevel) => Promise<readonly string[]>
 }
 
 /** What "approve for this session" covers for a command run outside the jail. */
 export const SAME_FILES_SCOPE =
-  "this exact command runs outside the jail again without asking only while main's files stay exactly as they are now; any change to them (by a tool, a jailed command or you) asks again"
+  "this exact command runs outside the jail again without asking only while main's files stay exactly as they are now (of the files .gitignore ignores, those the command names); any change to them (by a tool, a jailed command or you) asks again"
 
 /** The access state of one session. */
 export class SessionAccess {
@@ -285,7 +289,8 @@ export class SessionAccess {
     if (decision.type === 'run') return decision
     if (decision.type === 'refuse') return refused(decision.rule, decision.reason)
     const stateOf = decision.confined ? undefined : this.#options.unconfinedState
-    const shown = stateOf === undefined ? undefined : await stateOf({ signal: request.signal })
+    const state = { signal: request.signal, command: request.command }
+    const shown = stateOf === undefined ? undefined : await stateOf(state)
     const asked =
       shown === undefined
         ? decision.request
@@ -302,7 +307,7 @@ export class SessionAccess {
     }
     // What runs is what the person was asked about: files changed while the question was open
     // (a tool call sent meanwhile) are not what they approved.
-    if (stateOf !== undefined && (await stateOf({ signal: request.signal })) !== shown) {
+    if (stateOf !== undefined && (await stateOf(state)) !== shown) {
       return refused(
         'escalation-changed',
         "the workspace's files changed while the person was deciding, so what would run is not what they approved; run the command again to ask again",

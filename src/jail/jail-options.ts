@@ -25,7 +25,10 @@ export interface JailOptions {
   readonly bwrap?: string
   /** Where the jail keeps placeholders and the mirror. @default os.tmpdir() */
   readonly temporaryRoot?: string
-  /** Binds every program gets (the blob drive, read-only at /drive). */
+  /**
+   * Binds every program gets (the blob drive, read-only at /drive). As trusted as
+   * `JailRequest.binds`: a socket or pipe below a source is reachable from the jail.
+   */
   readonly mounts?: readonly JailBind[]
   /** What one command may bring back. @default 64 MiB a file, 256 MiB a command */
   readonly writeBack?: WriteBackLimits

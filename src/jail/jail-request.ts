@@ -23,7 +23,14 @@ export interface JailRequest {
   readonly limits?: Partial<JailLimits>
   /** Extra environment names (never secrets). */
   readonly environment?: Readonly<Record<string, string>>
-  /** Further binds: a scratch folder, the Node binary. */
+  /**
+   * Further binds: a scratch folder, the Node binary. Chosen by trusted code only (eitri's own
+   * runtime binds, the confine jail executor's, a library caller's); no tool input reaches
+   * them. A bind shows the host's own inodes: a unix socket or named pipe below its source can
+   * be connected to or opened for writing from the jail even when the bind is read-only
+   * (decision 0046 keeps them out of the workspace with an overlay; a bind gets none). Bind
+   * only folders whose sockets and pipes the jailed program may reach (decision 0057).
+   */
   readonly binds?: readonly JailBind[]
   readonly cwd?: string
   readonly stdin?: string

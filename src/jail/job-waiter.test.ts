@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict'
-import fs from 'node:fs'
-import path from 'node:path'
 import { describe, it, type TestContext } from 'node:test'
 import type { Jail, JailRequest } from './jail.ts'
+import { DirectoryTree } from '../workspace/directory-tree.ts'
+import type { EntryStat } from '../ports/workspace-view.ts'
 import { assertJailAvailable, jailFixture } from './test-jail.ts'
 
 const IS_ROOT = process.getuid?.() === 0
@@ -19,12 +19,31 @@ async function readyJail(t: TestContext): Promise<Jail> {
   return (await readyFixture(t)).jail
 }
 
+/**
+ * The workspace folder, but the host's disk fails every look at `broken.txt` (an I/O error):
+ * a job that writes it cannot be read back.
+ */
+class FailingTree extends DirectoryTree {
+  override statNow(relativePath: string): EntryStat | undefined {
+    if (relativePath === 'broken.txt')
+      throw Object.assign(new Error('EIO: i/o error, lstat broken.txt'), { code: 'EIO' })
+    return super.statNow(relativePath)
+  }
+}
+
 /** A jail whose jails started ahead are ready, and its workspace folder. */
-async function readyFixture(t: TestContext): Promise<{ jail: Jail; workspace: string }> {
+async function readyFixture(
+  t: TestContext,
+  options: { failingDisk?: boolean } = {},
+): Promise<{ jail: Jail; workspace: string }> {
   const { jail, workspace } = await jailFixture(
     t,
     { 'a.txt': 'a\n' },
-    { layers: 'overlay', waitForWarmJail: false },
+    {
+      layers: 'overlay',
+      waitForWarmJail: false,
+      ...(options.failingDisk === true ? { treeOf: (root) => new FailingTree(root) } : {}),
+    },
   )
   await assertJailAvailable(jail)
   // The first job goes the old way and starts the jails ahead.
@@ -217,17 +236,14 @@ describe(
     })
 
     it('ends a jail whose job could not be read back rather than give it the next job', async (t) => {
-      const { jail, workspace } = await readyFixture(t)
-      // A link that leads to itself in the workspace: a job that makes a folder in its place
-      // and writes in it cannot be read back (the host's look at loop/x meets the loop).
-      fs.symlinkSync('loop', path.join(workspace, 'loop'))
+      const { jail } = await readyFixture(t, { failingDisk: true })
       const before = await job(jail, JAIL_ID)
       await pause(PAUSE_MS)
       const failed = await jail.start({
-        command: ['/bin/bash', '-c', `${JAIL_ID}; rm loop && mkdir loop && echo x > loop/x`],
+        command: ['/bin/bash', '-c', `${JAIL_ID}; echo x > broken.txt`],
         access: 'workspace-write',
       })
-      await assert.rejects(failed.finished, /ELOOP/)
+      await assert.rejects(failed.finished, /EIO/)
       const failedIn = jailOf(failed.process.stdout.text())
       // Positive control: jails are reused here (the job took the one the job before ran in).
       assert.equal(failedIn, jailOf(before.stdout))

@@ -25,7 +25,11 @@ export interface JailFixture {
 export async function jailFixture(
   t: TestContext,
   files: Record<string, string> = {},
-  options: Partial<JailOptions> & { privateInside?: string[] } = {},
+  options: Partial<JailOptions> & {
+    privateInside?: string[]
+    /** The workspace folder's tree, when a test needs its own (one whose disk fails). */
+    treeOf?: (workspace: string) => DirectoryTree
+  } = {},
 ): Promise<JailFixture> {
   const base = await fs.realpath(await fs.mkdtemp(path.join(os.tmpdir(), 'eitri-jail-test-')))
   const workspace = path.join(base, 'workspace')
@@ -37,14 +41,15 @@ export async function jailFixture(
   const privatePaths = (options.privateInside ?? []).map((relative) =>
     path.join(workspace, relative),
   )
-  const tree = new DirectoryTree(workspace)
+  const { treeOf, ...jailOptions } = options
+  const tree = treeOf?.(workspace) ?? new DirectoryTree(workspace)
   const view = createWorkspaceView({
     tree,
     privatePaths,
     protectedPaths: options.protectedPaths ?? [],
   })
   // These tests are about the warm jail unless they say otherwise: their commands wait for it.
-  const jail = new Jail({ tree, view, privatePaths, waitForWarmJail: true, ...options })
+  const jail = new Jail({ tree, view, privatePaths, waitForWarmJail: true, ...jailOptions })
   t.after(async () => {
     await jail.close()
     await fs.rm(base, { recursive: true, force: true })

@@ -20,6 +20,7 @@ import {
 import type { EntryType, WorkspaceView } from '../ports/workspace-view.ts'
 import type { WorkspaceTree } from '../workspace/workspace-tree.ts'
 import type { HostIdentity } from '../bubblewrap/jail-identity.ts'
+import { MAX_PATH_BYTES } from './overlay/settle-upper-layer.ts'
 import { atPinned, removePinned, walkPinned } from './pinned-folder.ts'
 import { writeBack, type SyncReport } from './write-back.ts'
 
@@ -170,6 +171,20 @@ export class WorkspaceMirror {
           reason: 'its name is not valid UTF-8, so it cannot be named in the workspace; rename it',
         }),
     )
+    // A path longer than the overlay's bound: the host's own name for it may pass PATH_MAX
+    // (its folder is longer than /workspace), and it is refused as the overlay refuses it,
+    // alone, never failing the whole command. Parents come first, so each refusal is the top.
+    const tooLong = (relative: string): boolean => Buffer.byteLength(relative) > MAX_PATH_BYTES
+    for (const [relative] of entries) {
+      if (!tooLong(relative) || tooLong(path.posix.dirname(relative))) continue
+      removePinned(this.root, relative)
+      report.refused.push({
+        path: relative,
+        reason: `its path is longer than ${MAX_PATH_BYTES} bytes, so it is not written back, and nothing below it; make the tree shallower`,
+      })
+    }
+    if (entries.some(([relative]) => tooLong(relative)))
+      entries.splice(0, entries.length, ...entries.filter(([relative]) => !tooLong(relative)))
     const changes: ProposedChange[] = []
     const signatures = new Map<string, string>()
     for (const [relative, type, stat, mirrorSignature] of entries) {
@@ -191,6 +206,10 @@ export class WorkspaceMirror {
         continue
       }
       signatures.set(relative, mirrorSignature)
+      // Another kind of entry where the host had one (a link made a folder, a file a link):
+      // the old one is removed first, so the new one is written at the name, not through it.
+      if (known !== undefined && known.type !== type)
+        changes.push({ path: relative, type: 'delete' })
       changes.push(
         type === 'file'
           ? { path: relative, type, mode: stat.mode & 0o7777, size: stat.size }

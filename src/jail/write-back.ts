@@ -60,11 +60,18 @@ export async function writeBack(options: {
 }): Promise<WriteBackOutcome> {
   const { source, view, tree } = options
   const limits = options.limits ?? DEFAULT_WRITE_BACK_LIMITS
+  // A path the command also removed (a link it replaced by a folder or a file): the removal
+  // goes first, so what is written lands at the name itself, never where the old link led (a
+  // link to itself, `loop -> loop`, leads nowhere at all).
+  const removed = new Set(
+    options.changes.filter((change) => change.type === 'delete').map((change) => change.path),
+  )
   const plan = await planWriteBack(options.changes, {
     decide: async (relative, change) => {
       try {
         await view.resolve(relative, 'write', {
-          followFinal: change.type !== 'delete' && change.type !== 'symlink',
+          followFinal:
+            change.type !== 'delete' && change.type !== 'symlink' && !removed.has(relative),
         })
         if (change.type === 'symlink') {
           await view.resolve(linkTargetPath(relative, change.target ?? ''), 'read')

@@ -13,6 +13,7 @@ import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/
 import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js'
 import express, { type NextFunction, type Request, type Response } from 'express'
 import { EitriError } from '../errors/eitri-error.ts'
+import { inputExcerpt } from '../errors/input-excerpt.ts'
 import { MAX_REQUEST_BYTES, tooLargeText } from './message-limit.ts'
 
 /** Where and how to listen. */
@@ -74,7 +75,9 @@ export async function serveHttp(options: HttpServeOptions): Promise<HttpServing>
   const sessions = new Map<string, { transport: StreamableHTTPServerTransport; server: Server }>()
   const app = express()
   if (loopback) app.use(hostHeaderValidation(['localhost', '127.0.0.1', '[::1]']))
-  app.use(originCheck(loopback))
+  // Known once listening, before any request can arrive.
+  let port = 0
+  app.use(originCheck(loopback, () => port))
   if (token !== undefined) app.use(bearerCheck(token))
   app.use(express.json({ limit: MAX_REQUEST_BYTES }))
 
@@ -139,6 +142,7 @@ export async function serveHttp(options: HttpServeOptions): Promise<HttpServing>
 
   const httpServer = await listen(app, options.port, host)
   const address = httpServer.address() as AddressInfo
+  port = address.port
   const urlHost = address.family === 'IPv6' ? `[${address.address}]` : address.address
   let closing: Promise<void> | undefined
   const close = (): Promise<void> => {
@@ -164,19 +168,33 @@ function listen(app: express.Express, port: number, host: string): Promise<HttpS
   })
 }
 
-/** A browser page on another site must not drive a local server: its Origin gives it away. */
-function originCheck(loopback: boolean) {
+/**
+ * A browser page must not drive a local server: its Origin gives it away. Only the server's own
+ * origin (`http://` a loopback name and this port) is let in: a page of another local server
+ * (another port) is as foreign as another site, and with `noToken` nothing else would stop it.
+ * Programs that are not browsers send no Origin.
+ */
+function originCheck(loopback: boolean, port: () => number) {
   return (request: Request, response: Response, next: NextFunction): void => {
     const origin = request.header('origin')
     if (origin === undefined || !loopback) return next()
-    let hostname: string
+    let url: URL
     try {
-      hostname = new URL(origin).hostname
+      url = new URL(origin)
     } catch {
-      return rpcError(response, 403, -32000, `Invalid Origin header: ${origin}`)
+      return rpcError(response, 403, -32000, `Invalid Origin header: ${inputExcerpt(origin)}`)
     }
-    if (!LOOPBACK_HOSTS.has(hostname))
-      return rpcError(response, 403, -32000, `Origin not allowed: ${origin}`)
+    if (
+      url.protocol !== 'http:' ||
+      !LOOPBACK_HOSTS.has(url.hostname) ||
+      Number(url.port === '' ? 80 : url.port) !== port()
+    )
+      return rpcError(
+        response,
+        403,
+        -32000,
+        `Origin not allowed: ${inputExcerpt(origin)} (only this server's own, http://localhost:${port()}, is)`,
+      )
     next()
   }
 }

@@ -7,6 +7,7 @@ import { contextWith } from './test-context.ts'
 import { ToolRegistry } from './tool-registry.ts'
 import { toolSuccess } from './tool-result.ts'
 import { CANCELLED_BEFORE_EXECUTION, Toolset } from './toolset.ts'
+import { CHARS_PER_TOKEN, MAX_RESULT_TOKENS } from './truncate.ts'
 
 function fixture() {
   const ran: string[] = []
@@ -110,6 +111,31 @@ describe('Toolset', () => {
     const result = await toolset.run({ name: 'nope', input: {} }, contextWith())
     assert.equal(result.type === 'error' && result.code, 'unknown_tool')
     assert.equal(result.content, 'Unknown tool: nope. Available tools: echo, hang, crash, big.')
+  })
+
+  it('quotes a huge name or field of the call as a bounded prefix, and keeps every refusal in budget', async () => {
+    const { toolset, ran } = fixture()
+    const huge = 'x'.repeat(10_000_000)
+    const unknown = await toolset.run({ name: huge, input: {} }, contextWith())
+    assert.equal(unknown.type === 'error' && unknown.code, 'unknown_tool')
+    assert.equal(
+      unknown.content,
+      `Unknown tool: ${'x'.repeat(200)}… (10000000 characters in all). Available tools: echo, hang, crash, big.`,
+    )
+    const field = await toolset.run({ name: 'echo', input: { [huge]: 1 } }, contextWith())
+    assert.equal(field.type === 'error' && field.code, 'invalid_input')
+    assert.ok(field.content.length < 1_000, `${field.content.length} characters`)
+    assert.match(
+      field.content,
+      /^- x{200}… \(10000000 characters in all\): not a field of this tool;/m,
+    )
+    // Many short unknown fields: the refusal is cut to the result budget like any result.
+    const many = Object.fromEntries(Array.from({ length: 100_000 }, (_, index) => [`k${index}`, 1]))
+    const fields = await toolset.run({ name: 'echo', input: many }, contextWith())
+    assert.equal(fields.type === 'error' && fields.code, 'invalid_input')
+    assert.ok(fields.content.length <= MAX_RESULT_TOKENS * CHARS_PER_TOKEN)
+    assert.equal(fields.metadata['truncated'], true)
+    assert.deepEqual(ran, [])
   })
 
   it('names among the available tools only those offered where the call runs', async () => {

@@ -3,11 +3,13 @@
  * The allowlist an agent or connection holds. What it offers is exactly what it can run.
  */
 import { EitriError } from '../errors/eitri-error.ts'
+import { inputExcerpt } from '../errors/input-excerpt.ts'
 import type { JsonSchema, Tool } from './define-tool.ts'
 import { runToolCall } from './run-tool-call.ts'
 import type { ToolContext } from './tool-context.ts'
 import type { ToolRegistry } from './tool-registry.ts'
 import { toolError, type ToolResult } from './tool-result.ts'
+import { truncateResult } from './truncate.ts'
 
 /** A tool as offered to a model: the same schema under both API shapes' keys. */
 export interface OfferedTool {
@@ -48,7 +50,7 @@ export class Toolset {
       if (tool === undefined) {
         throw new EitriError(
           'unknown_tool',
-          `Unknown tool: ${name}. Known tools: ${registry.names().join(', ') || '(none)'}.`,
+          `Unknown tool: ${inputExcerpt(name)}. Known tools: ${registry.names().join(', ') || '(none)'}.`,
         )
       }
       allowed.set(name, tool)
@@ -74,7 +76,7 @@ export class Toolset {
       if (!this.#allowed.has(name)) {
         throw new EitriError(
           this.#registry.has(name) ? 'not_available' : 'unknown_tool',
-          `Cannot narrow to "${name}": it is not in this toolset (${this.names().join(', ') || 'empty'}).`,
+          `Cannot narrow to "${inputExcerpt(name)}": it is not in this toolset (${this.names().join(', ') || 'empty'}).`,
         )
       }
     }
@@ -102,17 +104,27 @@ export class Toolset {
     return offered.filter((_entry, index) => hidden[index] !== true)
   }
 
-  /** Runs one call through the whole contract. Never throws. */
+  /**
+   * Runs one call through the whole contract. Never throws. Every answer, refusals before the
+   * tool runs included, fits the result budget, and quotes of the call's own input are bounded.
+   */
   async run(call: ToolCall, ctx: ToolContext): Promise<ToolResult> {
+    return truncateResult(await this.#run(call, ctx))
+  }
+
+  async #run(call: ToolCall, ctx: ToolContext): Promise<ToolResult> {
     const tool = this.#allowed.get(call.name)
     if (tool === undefined) {
       if (this.#registry.has(call.name)) {
         return toolError(
           'not_available',
-          `Tool not available to this agent: ${call.name}. ${await this.#available(ctx)}`,
+          `Tool not available to this agent: ${inputExcerpt(call.name)}. ${await this.#available(ctx)}`,
         )
       }
-      return toolError('unknown_tool', `Unknown tool: ${call.name}. ${await this.#available(ctx)}`)
+      return toolError(
+        'unknown_tool',
+        `Unknown tool: ${inputExcerpt(call.name)}. ${await this.#available(ctx)}`,
+      )
     }
     const unavailable = await tool.availability?.(ctx)
     if (unavailable !== undefined)

@@ -3,6 +3,7 @@
  * Turns a zod failure into a message that names each field and what it expected.
  */
 import { z } from 'zod'
+import { inputExcerpt } from '../errors/input-excerpt.ts'
 
 /**
  * Describes every issue of a failed parse, one per line, each led by its field path.
@@ -14,13 +15,16 @@ export function describeIssues(error: z.ZodError): string {
   return error.issues.map((issue) => `- ${fieldPath(issue.path)}: ${issue.message}`).join('\n')
 }
 
-/** Renders a path such as `files[2].content`; the whole input is `(input)`. */
+/**
+ * Renders a path such as `files[2].content`; the whole input is `(input)`. A key is the
+ * caller's (a record's key, an unknown field), so each is quoted bounded.
+ */
 export function fieldPath(path: readonly PropertyKey[]): string {
   if (path.length === 0) return '(input)'
   let rendered = ''
   for (const key of path) {
     if (typeof key === 'number') rendered += `[${key}]`
-    else rendered += rendered === '' ? String(key) : `.${String(key)}`
+    else rendered += `${rendered === '' ? '' : '.'}${inputExcerpt(String(key))}`
   }
   return rendered
 }
@@ -52,7 +56,7 @@ export function describeInvalidInput(
       const optional = fields.some((field) => field.endsWith('?')) ? ' (? optional)' : ''
       for (const key of unknown)
         lines.push(
-          `- ${key}: not a field of this tool; its fields: ${fields.join(', ')}${optional}`,
+          `- ${inputExcerpt(key)}: not a field of this tool; its fields: ${fields.join(', ')}${optional}`,
         )
     }
   }

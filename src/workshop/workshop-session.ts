@@ -35,7 +35,14 @@ import type { ProgramFactory } from '../agent/program.ts'
 import type { RunTools, RunToolScope } from '../agent/run-tools.ts'
 import type { Toolset } from '../tool/toolset.ts'
 import { runScopedAgents } from './run-scoped-agents.ts'
-import { goneLineError, gonePrograms, goneWorkspace } from './gone-line.ts'
+import {
+  goneKnowledge,
+  goneLineError,
+  gonePrograms,
+  goneTasks,
+  goneWorkspace,
+} from './gone-line.ts'
+import { unconfinedState } from './unconfined-state.ts'
 
 /** The top of the access ladder: a trusted session's ceiling leaves access to each definition. */
 const TOP_ACCESS = ACCESS_LEVELS[ACCESS_LEVELS.length - 1] as AccessLevel
@@ -152,7 +159,12 @@ export async function createSession(
     recorder: parts.recorder,
     judge: parts.judge,
     // A run outside the jail happens in main's folder, whatever line the session is on.
-    unconfinedState: async () => parts.lines.history.treeOf(await parts.lines.commit(MAIN_LINE)),
+    unconfinedState: async ({ command }) =>
+      unconfinedState({
+        tree: await parts.lines.history.treeOf(await parts.lines.commit(MAIN_LINE)),
+        main: parts.lines.main,
+        command,
+      }),
     onNarrow: (level) => programs.stopJobsWiderThan(level),
   })
   const switchTo = async (line: string): Promise<void> => {
@@ -267,8 +279,14 @@ export async function createSession(
         drive: guardDrive ? isolatedDrive(drive, () => current, callSignal) : drive,
         programs: refusal === undefined ? programs : gonePrograms(programs, refusal),
         evaluator,
-        tasks: parts.store.tasks(surface.line),
-        knowledge: parts.store.knowledge(surface.line),
+        tasks:
+          refusal === undefined
+            ? parts.store.tasks(surface.line)
+            : goneTasks(surface.line, refusal),
+        knowledge:
+          refusal === undefined
+            ? parts.store.knowledge(surface.line)
+            : goneKnowledge(surface.line, refusal),
         runs: storeRunLog(parts.store, hiredBy),
         agents,
         ...(run?.scope.modelRun === undefined ? {} : { modelRun: run.scope.modelRun }),

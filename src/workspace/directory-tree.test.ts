@@ -224,6 +224,17 @@ describe('DirectoryTree', () => {
       assert.equal(await tree.readlink('dangling'), '/nonexistent-eitri/x')
     })
 
+    it('answers undefined below a link that leads to itself, as below a file', async (t) => {
+      const { root } = await makeFixture(t)
+      await fs.symlink('loop', path.join(root, 'loop'))
+      await fs.writeFile(path.join(root, 'file.txt'), 'x')
+      const tree = new DirectoryTree(root)
+      assert.equal((await tree.stat('loop'))?.type, 'symlink')
+      assert.equal(await tree.stat('loop/x'), undefined)
+      assert.equal(await tree.kind('loop/x/y'), undefined)
+      assert.equal(await tree.stat('file.txt/x'), undefined)
+    })
+
     it('describes files and folders, and answers undefined for what is missing', async (t) => {
       const { root } = await makeFixture(t)
       await fs.mkdir(path.join(root, 'folder'))

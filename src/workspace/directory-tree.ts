@@ -303,9 +303,14 @@ function entryType(stat: {
   return 'other'
 }
 
+/**
+ * Whether `lstat` found no entry at the path: none there, a file where a folder should be on the
+ * way (ENOTDIR), or a link on the way that leads round to itself (ELOOP: `loop -> loop`, so
+ * `loop/x` is nothing; `lstat` never follows the last name, so the loop is always on the way).
+ */
 function isMissing(error: unknown): boolean {
   const code = (error as NodeJS.ErrnoException).code
-  return code === 'ENOENT' || code === 'ENOTDIR'
+  return code === 'ENOENT' || code === 'ENOTDIR' || code === 'ELOOP'
 }
 
 const readDescriptor = promisify(readDescriptorCallback) as (descriptor: number) => Promise<Buffer>

@@ -189,6 +189,11 @@ describe('naming and finding forks', () => {
       message: 'No fork named nope. Forks: draft, f-00000002, twin, twin.',
     })
     assert.throws(() => findLine([], 'draft'), { message: /Forks: \(none\)\./ })
+    // A huge name is quoted by its start and length, not whole.
+    assert.throws(() => findLine(visible, 'n'.repeat(1_000_000)), {
+      code: 'not_found',
+      message: `No fork named ${'n'.repeat(200)}… (1000000 characters in all). Forks: draft, f-00000002, twin, twin.`,
+    })
   })
 
   it('reaches no fork left out of the visible ones, by id or by name', () => {

@@ -9,6 +9,7 @@ import fs from 'node:fs'
 import path from 'node:path'
 import { z } from 'zod'
 import { EitriError } from '../errors/eitri-error.ts'
+import { inputExcerpt } from '../errors/input-excerpt.ts'
 import { MAIN_LINE } from '../ports/line-control.ts'
 import { describeIssues } from '../tool/validate-input.ts'
 import { announceFork, ForkIndex } from './fork-index.ts'
@@ -164,12 +165,12 @@ export function findLine(
   if (named.length > 1) {
     throw new EitriError(
       'invalid_input',
-      `Several forks are named ${idOrName} (${named.map((fork) => fork.id).join(', ')}): name one by its id.`,
+      `Several forks are named ${inputExcerpt(idOrName)} (${named.map((fork) => fork.id).join(', ')}): name one by its id.`,
     )
   }
   throw new EitriError(
     'not_found',
-    `No fork named ${idOrName}. Forks: ${visible.map(displayName).join(', ') || '(none)'}.`,
+    `No fork named ${inputExcerpt(idOrName)}. Forks: ${visible.map(displayName).join(', ') || '(none)'}.`,
   )
 }
 

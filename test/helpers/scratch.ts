@@ -13,6 +13,12 @@ export interface Scratch extends AsyncDisposable {
   readonly configPath: string
   /** The flags that point an eitri command at this scratch area. */
   readonly flags: string[]
+  /** What points `openWorkshop` at this scratch area (spread it, then add the test's own). */
+  readonly workshopOptions: {
+    readonly workspace: string
+    readonly stateDir: string
+    readonly configPath: string
+  }
   cleanup(): Promise<void>
 }
 
@@ -33,6 +39,7 @@ export async function makeScratch(files: Record<string, string> = {}): Promise<S
     stateDir,
     configPath,
     flags: ['--workspace', workspace, '--state-dir', stateDir, '--config', configPath],
+    workshopOptions: { workspace, stateDir, configPath },
     cleanup,
     [Symbol.asyncDispose]: cleanup,
   }

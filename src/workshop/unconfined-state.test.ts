@@ -1,0 +1,53 @@
+import assert from 'node:assert/strict'
+import fs from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
+import { describe, it, type TestContext } from 'node:test'
+import { DirectoryTree } from '../workspace/directory-tree.ts'
+import { namedPaths, unconfinedState } from './unconfined-state.ts'
+
+function mainFolder(t: TestContext): DirectoryTree {
+  const root = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'eitri-unconfined-')))
+  t.after(() => fs.rmSync(root, { recursive: true, force: true }))
+  fs.writeFileSync(path.join(root, '.gitignore'), 'local/\nnode_modules/\n')
+  fs.mkdirSync(path.join(root, 'local'))
+  fs.writeFileSync(path.join(root, 'local/build.sh'), 'echo one\n')
+  fs.writeFileSync(path.join(root, 'local/other.sh'), 'echo other\n')
+  fs.mkdirSync(path.join(root, 'node_modules/pkg/bin'), { recursive: true })
+  fs.mkdirSync(path.join(root, 'node_modules/.bin'))
+  fs.writeFileSync(path.join(root, 'node_modules/pkg/bin/tool'), 'echo tool\n')
+  fs.symlinkSync('../pkg/bin/tool', path.join(root, 'node_modules/.bin/tool'))
+  fs.writeFileSync(path.join(root, 'tracked.sh'), 'echo tracked\n')
+  return new DirectoryTree(root)
+}
+
+describe('unconfinedState', () => {
+  it('names paths among the words, relative to main, never outside it', () => {
+    assert.deepEqual(
+      namedPaths(`sh ./local/build.sh --config=/main/a.json && cat "b c" ../up /etc/x`, '/main'),
+      ['sh', 'local/build.sh', '--config', 'a.json', 'cat', 'b', 'c'],
+    )
+  })
+
+  it('is main’s tree alone when the command names no ignored path', async (t) => {
+    const main = mainFolder(t)
+    assert.equal(await unconfinedState({ tree: 'T', main, command: 'sh tracked.sh' }), 'T')
+    assert.equal(await unconfinedState({ tree: 'T', main, command: 'sh local/gone.sh' }), 'T')
+    const odd = `cat ${'x'.repeat(5000)} a\u0000b`
+    assert.equal(await unconfinedState({ tree: 'T', main, command: odd }), 'T')
+  })
+
+  it('changes with an ignored file the command names, directly, by folder or through a link', async (t) => {
+    const main = mainFolder(t)
+    const state = (command: string) => unconfinedState({ tree: 'T', main, command })
+    const commands = ['sh ./local/build.sh', 'cd local && sh build.sh', 'node_modules/.bin/tool']
+    const before = await Promise.all(commands.map(state))
+    for (const value of before) assert.match(value, /^T ignored:[0-9a-f]{64}$/)
+    // The control: unchanged files, the same state.
+    assert.deepEqual(await Promise.all(commands.map(state)), before)
+    fs.writeFileSync(path.join(main.root, 'local/build.sh'), 'echo two\n')
+    fs.writeFileSync(path.join(main.root, 'node_modules/pkg/bin/tool'), 'echo changed\n')
+    const after = await Promise.all(commands.map(state))
+    for (const [index, value] of after.entries()) assert.notEqual(value, before[index])
+  })
+})

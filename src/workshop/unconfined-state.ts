@@ -1,0 +1,111 @@
+/**
+ * @module workshop/unconfined-state
+ * What a command run outside the jail meets, as the string an approval "for the session" is
+ * keyed by: main's tree (its snapshot) and, since snapshots leave ignored files out, the
+ * content of each ignored file or folder the command names (`sh ./local/build.sh` with
+ * `local/` in `.gitignore`). A jailed command may rewrite such a file without asking, and it
+ * comes back to main: the approved command would then run something the person never saw.
+ *
+ * What the command reaches only indirectly (an ignored file a tracked script runs, installed
+ * packages) and names built by the shell (globs, variables) are not keyed (decision 0057).
+ */
+import { createHash, randomUUID } from 'node:crypto'
+import path from 'node:path'
+import { ignoredPathsOf } from '../workspace/ignored-paths.ts'
+import type { DirectoryTree } from '../workspace/directory-tree.ts'
+
+/** Entries of a named ignored folder keyed at most; past this, the command is asked every time. */
+export const MAX_KEYED_ENTRIES = 10_000
+/** Bytes of named ignored files read for the key at most; past this, asked every time. */
+export const MAX_KEYED_BYTES = 64 * 1024 * 1024
+
+/**
+ * The key's state: `tree` alone when the command names no ignored path that exists, else the
+ * tree and a digest of those paths' content.
+ */
+export async function unconfinedState(options: {
+  /** Main's tree id (its snapshot). */
+  readonly tree: string
+  /** Main's folder. */
+  readonly main: DirectoryTree
+  readonly command: string
+}): Promise<string> {
+  const { main } = options
+  const ignored = ignoredPathsOf(main)
+  const named: string[] = []
+  for (const candidate of namedPaths(options.command, main.root)) {
+    // A word no path can be (too long, a NUL in it) names nothing.
+    const stat = await main.stat(candidate).catch(() => undefined)
+    if (stat === undefined) continue
+    if (await ignored.isIgnored(candidate, stat.type === 'directory' ? 'directory' : 'file'))
+      named.push(candidate)
+  }
+  if (named.length === 0) return options.tree
+  const digest = createHash('sha256')
+  const budget = { entries: MAX_KEYED_ENTRIES, bytes: MAX_KEYED_BYTES }
+  for (const relative of named.sort()) {
+    digest.update(`${relative}\u0000`)
+    // Too much to read: no state is the same twice, so the approval holds for this run only.
+    if (!(await addEntry(main, relative, digest, budget))) return `${options.tree} ${randomUUID()}`
+  }
+  return `${options.tree} ignored:${digest.digest('hex')}`
+}
+
+/**
+ * Workspace-relative paths a command's words may name: each word between blanks, quotes and
+ * shell operators, and the value of an `--option=value`, taken from main's folder (a word
+ * absolute inside it too). An over-approximation: only those that exist and are ignored count.
+ */
+export function namedPaths(command: string, root: string): string[] {
+  const found = new Set<string>()
+  for (const word of command.split(/[\s;&|<>()`'"]+/)) {
+    for (const part of word.split('=')) {
+      if (part === '') continue
+      const absolute = part.startsWith('/')
+      if (absolute && !part.startsWith(`${root}/`)) continue
+      const relative = path.posix.normalize(absolute ? part.slice(root.length + 1) : part)
+      if (relative === '.' || relative === '..' || relative.startsWith('../')) continue
+      found.add(relative.replace(/\/+$/, ''))
+    }
+  }
+  return [...found]
+}
+
+/** Adds one entry (a folder with all it holds) to `digest`; false past the budget. */
+async function addEntry(
+  main: DirectoryTree,
+  relative: string,
+  digest: ReturnType<typeof createHash>,
+  budget: { entries: number; bytes: number },
+): Promise<boolean> {
+  if (--budget.entries < 0) return false
+  const stat = await main.stat(relative)
+  if (stat === undefined) {
+    digest.update('missing\u0000')
+    return true
+  }
+  digest.update(`${stat.type} ${stat.mode}\u0000`)
+  if (stat.type === 'symlink') {
+    const target = await main.readlink(relative)
+    digest.update(`${target}\u0000`)
+    // What it leads to in main counts too (`node_modules/.bin/x -> ../pkg/bin/x`).
+    const led = namedPaths(
+      target.startsWith('/') ? target : path.posix.join(path.posix.dirname(relative), target),
+      main.root,
+    )[0]
+    if (led !== undefined && !(await addEntry(main, led, digest, budget))) return false
+  } else if (stat.type === 'file') {
+    budget.bytes -= stat.size
+    if (budget.bytes < 0) return false
+    // Grown or gone since the look: asked every time rather than keyed by half a file.
+    const content = await main.readFile(relative, { maxBytes: stat.size }).catch(() => undefined)
+    if (content === undefined) return false
+    digest.update(content)
+  } else if (stat.type === 'directory') {
+    for (const entry of await main.list(relative)) {
+      digest.update(`${entry.name}\u0000`)
+      if (!(await addEntry(main, `${relative}/${entry.name}`, digest, budget))) return false
+    }
+  }
+  return true
+}
