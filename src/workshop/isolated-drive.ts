@@ -11,6 +11,7 @@ import { createHash } from 'node:crypto'
 import { EitriError } from '../errors/eitri-error.ts'
 import type { AccessContext } from '../ports/access-context.ts'
 import type { DriveAccess } from '../ports/drive-access.ts'
+import { driveReads } from './run-drive.ts'
 
 /** Why the person is asked, as every drive change of an isolated session words it. */
 const REASON =
@@ -65,11 +66,6 @@ export function isolatedDrive(
       )
       return drive.remove(path)
     },
-    read: (path, options) => drive.read(path, options),
-    get: (id) => drive.get(id),
-    find: (id) => drive.find(id),
-    list: (folder) => drive.list(folder),
-    versions: (path) => drive.versions(path),
-    stat: (path) => drive.stat(path),
+    ...driveReads(drive),
   }
 }

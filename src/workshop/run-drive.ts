@@ -21,6 +21,15 @@ export function runDrive(drive: DriveAccess, runId: string): DriveAccess {
     write: async () => refuse('drive.write'),
     makeFolder: async () => refuse('drive.mkdir'),
     remove: async () => refuse('drive.remove'),
+    ...driveReads(drive),
+  }
+}
+
+/** The reading half of `drive`, as every narrowed drive passes it on. */
+export function driveReads(
+  drive: DriveAccess,
+): Pick<DriveAccess, 'read' | 'get' | 'find' | 'list' | 'versions' | 'stat'> {
+  return {
     read: (path, options) => drive.read(path, options),
     get: (id) => drive.get(id),
     find: (id) => drive.find(id),
