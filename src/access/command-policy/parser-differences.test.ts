@@ -82,6 +82,26 @@ const EXPANSIONS: readonly Difference[] = [
   },
 ]
 
+/**
+ * A line continuation in double quotes or an unquoted here-document, which bash deletes there
+ * too: after a `$` it joins the `$` to what follows (`$(…)`, `${x@P}`), which the grammar reads
+ * as text.
+ */
+const QUOTED_CONTINUATIONS: readonly Difference[] = [
+  { attack: 'cat <<EOF\n$\\\n(touch pwned)\nEOF', control: 'cat <<EOF\nx \\\n$(ls x)\nEOF' },
+  {
+    attack: 'cat <<EOF\n$\\\n\\\n(touch pwned)\nEOF',
+    control: "cat <<'EOF'\n$\\\n(touch pwned)\nEOF",
+  },
+  {
+    attack: "x='$(touch pwned)'; cat <<EOF\n$\\\n{x@P}\nEOF",
+    control: "x='$(ls x)'; cat <<EOF\n${x}\nEOF",
+  },
+  { attack: 'echo "$\\\n(touch pwned)"', control: 'echo "a\\\nb $(ls x)"' },
+  { attack: 'echo $"$\\\n(touch pwned)"', control: "ls '$\\\n(touch pwned)'" },
+  { attack: 'echo $(echo "$\\\n(touch pwned)")', control: 'ls "$(echo "\\$\\\n(touch pwned)")"' },
+]
+
 describe('parser differences, against real bash', () => {
   let policy: CommandPolicy
   let parser: Parser
@@ -201,6 +221,7 @@ describe('parser differences, against real bash', () => {
   checkDifferences('here-document lines that start with blanks', HEREDOC_BODIES)
   checkDifferences('blanks bash does not split at', BLANKS)
   checkDifferences('quotes inside ${…}', EXPANSIONS)
+  checkDifferences('line continuations after a $ in quoted text', QUOTED_CONTINUATIONS)
 
   it('refuses Unicode spaces and control characters outside quotes, and reads them inside', async () => {
     // The grammar happens to read these as bash does today; they are refused as a precaution.

@@ -174,6 +174,12 @@ class DifferenceFinder {
       if (match[0].length % 2 === 0 || end >= source.length) continue
       const backslash = end - 1
       const context = this.#context(backslash)
+      // Bash deletes a line continuation in double quotes and unquoted here-documents too, so
+      // `"$\`+newline+`(id)"` is `"$(id)"` to bash and text to the grammar: after a `$`, which
+      // then means something else with the next character, none is taken in any expanded text.
+      if (source[end] === '\n' && context !== 'literal' && this.#followsDollar(backslash)) {
+        return `the line continuation (a backslash at the end of a line) ${this.#where(backslash)} joins a "$" to the next line, which bash reads as an expansion or substitution and the policy's parser as text; write the "$" and what follows it on one line`
+      }
       if (context !== 'code' && context !== 'arithmetic') continue
       if (source[end] === '\n') {
         if (this.#continuationIsSeparated(backslash)) continue
@@ -184,6 +190,12 @@ class DifferenceFinder {
       return `the escaped character ${JSON.stringify(source.slice(backslash, end + 1))} ${this.#where(backslash)} is read by bash as part of a word and by the policy's parser as a separator; quote it instead ('…')`
     }
     return undefined
+  }
+
+  /** True when bash sees an unescaped `$` just before the line continuation at `backslash`. */
+  #followsDollar(backslash: number): boolean {
+    const before = this.#previousIndex(backslash)
+    return before >= 0 && this.#source[before] === '$' && !this.#escaped(before)
   }
 
   /** True when bash (which deletes `\`+newline) and the grammar (a separator) split alike. */
