@@ -113,7 +113,7 @@ describe('allow under --approval untrusted, through eitri serve', () => {
     }
   })
 
-  it('refuses a substitution bash joins across a line continuation in a here-document', async () => {
+  it('refuses a substitution bash joins across a line continuation, or runs inside ${…}', async () => {
     await using scratch = await project()
     const { client, prompts, call } = await denyingServe(scratch)
     try {
@@ -121,7 +121,12 @@ describe('allow under --approval untrusted, through eitri serve', () => {
       const control = await call('shell', { command: 'cat <<EOF\nfoo \\\nbar\nEOF' })
       assert.match(control.text, /foo bar/)
       // Bash deletes `\`+newline in an unquoted here-document, so `$\`+newline+`(…)` runs.
-      for (const command of ['cat <<EOF\n$\\\n(touch pwned)\nEOF', 'echo "$\\\n(touch pwned)"']) {
+      for (const command of [
+        'cat <<EOF\n$\\\n(touch pwned)\nEOF',
+        'echo "$\\\n(touch pwned)"',
+        // And a process substitution in the word of an unquoted ${…}, which bash runs.
+        'cat ${x:-<(touch pwned)}',
+      ]) {
         const refused = await call('shell', { command })
         assert.deepEqual([refused.isError, refused.code], [true, 'permission_denied'], command)
       }

@@ -102,6 +102,18 @@ const QUOTED_CONTINUATIONS: readonly Difference[] = [
   { attack: 'echo $(echo "$\\\n(touch pwned)")', control: 'ls "$(echo "\\$\\\n(touch pwned)")"' },
 ]
 
+/**
+ * A process substitution in the word of an unquoted `${…}`: bash runs it, the grammar reads
+ * text. Quoted (`"${x:-<(…)}"`) bash does not run it either, but it is refused alike.
+ */
+const EXPANSION_PROCESS_SUBSTITUTIONS: readonly Difference[] = [
+  // `wait $!` waits for the process substitution (bash 5.1), so the trace holds its command.
+  { attack: 'ls ${x:-<(touch pwned)}; wait $!', control: 'f=<(ls x); ls "${x:-$f}"' },
+  { attack: 'x=abc; ls ${x/a/>(touch pwned)}; wait $!', control: 'x=abc; ls ${x/a/b} >(ls x)' },
+  { attack: 'x=abc; ls ${x:+a <(touch pwned)}; wait $!', control: 'x=abc; ls ${x:+a} <(ls x)' },
+  { attack: 'ls ${x=<(touch pwned)}; wait $!', control: "ls ${x-'<(touch pwned)'}" },
+]
+
 describe('parser differences, against real bash', () => {
   let policy: CommandPolicy
   let parser: Parser
@@ -222,6 +234,7 @@ describe('parser differences, against real bash', () => {
   checkDifferences('blanks bash does not split at', BLANKS)
   checkDifferences('quotes inside ${…}', EXPANSIONS)
   checkDifferences('line continuations after a $ in quoted text', QUOTED_CONTINUATIONS)
+  checkDifferences('process substitutions inside ${…}', EXPANSION_PROCESS_SUBSTITUTIONS)
 
   it('refuses Unicode spaces and control characters outside quotes, and reads them inside', async () => {
     // The grammar happens to read these as bash does today; they are refused as a precaution.

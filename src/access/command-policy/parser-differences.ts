@@ -80,6 +80,7 @@ class DifferenceFinder {
       this.#heredocs() ??
       this.#expansions() ??
       this.#substitutions() ??
+      this.#processSubstitutions() ??
       this.#words()
     )
   }
@@ -335,6 +336,26 @@ class DifferenceFinder {
       if (node !== null && node.startIndex === index) continue
       if (this.#context(index) === 'literal') continue
       return `bash reads "${match[0]}" ${this.#where(index)} as the start of a substitution but the policy's parser does not; start the line with it, quote the here-document's delimiter, or write it another way`
+    }
+    return undefined
+  }
+
+  /**
+   * Every `<(` and `>(` outside quoted text and arithmetic is a process substitution the
+   * grammar read as one. Bash runs one in the word of an unquoted `${x:-…}`, `${x/a/…}` or
+   * `${x:?…}` too, where the grammar reads plain text.
+   */
+  #processSubstitutions(): string | undefined {
+    for (const match of this.#source.matchAll(/[<>]\(/g)) {
+      const index = match.index
+      if (this.#escaped(index)) continue
+      let node = this.#root.descendantForIndex(index, index + 2)
+      while (node !== null && node.startIndex === index && node.type !== 'process_substitution')
+        node = node.parent
+      if (node !== null && node.startIndex === index) continue
+      const context = this.#context(index)
+      if (context === 'literal' || context === 'quoted' || context === 'arithmetic') continue
+      return `bash can read "${match[0]}" ${this.#where(index)} as the start of a process substitution but the policy's parser does not; set a variable to it first (f=<(…); echo "\${x:-$f}") or write it another way`
     }
     return undefined
   }
