@@ -13,13 +13,16 @@
  *   Unicode spaces; bash does not): other blanks and control characters stand only inside a
  *   quoted string or here-document body, where both read them as text;
  * - a backslash in code escapes a character inside one token of the grammar, and a line
- *   continuation (backslash-newline, which bash deletes) stands next to a blank;
+ *   continuation (backslash-newline, which bash deletes) stands next to a blank; in any text
+ *   bash expands (double quotes, an unquoted here-document) none follows a `$`;
  * - `#` starts a comment exactly where bash starts one: at the start of a word;
  * - a here-document ends on the line bash ends it (its delimiter read with bash's quote
  *   removal, lines joined and tabs stripped as bash does), and its delimiter is a plain word;
  * - `<<` in code is a here-document (or a shift inside arithmetic);
  * - `${…}` closes at the brace bash closes it at, and holds no quotes or backslashes, whose
- *   meaning there depends on the operator and on bash's version.
+ *   meaning there depends on the operator and on bash's version;
+ * - every `$(`, `$[`, `<(` and `>(` where bash starts a substitution is one in the grammar's
+ *   tree (bash runs `<(…)` in the word of an unquoted `${x:-…}`, the grammar reads text).
  */
 import type { Node, TreeCursor } from 'web-tree-sitter'
 import { isQuotedHeredoc } from './backticks.ts'
