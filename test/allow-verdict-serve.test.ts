@@ -126,6 +126,8 @@ describe('allow under --approval untrusted, through eitri serve', () => {
         'echo "$\\\n(touch pwned)"',
         // And a process substitution in the word of an unquoted ${…}, which bash runs.
         'cat ${x:-<(touch pwned)}',
+        // And a body whose first line is a backslash, which the grammar took for the command's.
+        "cat <<EOF\n\\\n'$(touch pwned)'\nEOF",
       ]) {
         const refused = await call('shell', { command })
         assert.deepEqual([refused.isError, refused.code], [true, 'permission_denied'], command)

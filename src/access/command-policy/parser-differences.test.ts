@@ -41,6 +41,19 @@ const HEREDOCS: readonly Difference[] = [
 ]
 
 /**
+ * A here-document whose first line is a lone backslash: the grammar takes it for a line
+ * continuation of the command and the next line for more words of it (a quoted `'…'`), bash
+ * for the body, where `$(…)` inside the quotes runs.
+ */
+const HEREDOC_FIRST_LINES: readonly Difference[] = [
+  { attack: "cat <<EOF\n\\\n'$(touch pwned)'\nEOF", control: "cat <<EOF\n\n\n'$(ls x)'\nEOF" },
+  {
+    attack: "cat <<EOF | cat\n\\\n'\n$(touch pwned)'\nEOF",
+    control: 'cat <<EOF \\\n  | cat\n$(ls x)\nEOF',
+  },
+]
+
+/**
  * Here-document lines that start with blanks: the grammar takes such a line for plain text,
  * bash expands the substitution in it.
  */
@@ -231,6 +244,7 @@ describe('parser differences, against real bash', () => {
 
   checkDifferences('here-document delimiters', HEREDOCS)
   checkDifferences('here-document lines that start with blanks', HEREDOC_BODIES)
+  checkDifferences('here-documents whose first line is a backslash', HEREDOC_FIRST_LINES)
   checkDifferences('blanks bash does not split at', BLANKS)
   checkDifferences('quotes inside ${…}', EXPANSIONS)
   checkDifferences('line continuations after a $ in quoted text', QUOTED_CONTINUATIONS)

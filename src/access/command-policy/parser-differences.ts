@@ -244,6 +244,9 @@ class DifferenceFinder {
   /** Every `<<` in code is a here-document the grammar and bash end on the same line. */
   #heredocs(): string | undefined {
     const source = this.#source
+    // Where bash starts the next body, by the newline that ends the command's line: after the
+    // line for the first here-document on it, after the previous one's end for the next.
+    const nextBodies = new Map<number, number>()
     for (const match of source.matchAll(/<<-?/g)) {
       const index = match.index
       if (source[index + match[0].length] === '<' || source[index - 1] === '<') continue
@@ -251,7 +254,7 @@ class DifferenceFinder {
       const operator = this.#root.descendantForIndex(index, index + 2)
       const redirect = operator?.parent
       if (redirect?.type === 'heredoc_redirect' && operator?.startIndex === index) {
-        const difference = this.#heredoc(redirect)
+        const difference = this.#heredoc(redirect, nextBodies)
         if (difference !== undefined) return difference
         continue
       }
@@ -262,7 +265,19 @@ class DifferenceFinder {
     return undefined
   }
 
-  #heredoc(redirect: Node): string | undefined {
+  /** The newline that ends the line of code at `from`: unescaped, outside quoted text. */
+  #commandLineEnd(from: number): number {
+    for (
+      let at = this.#source.indexOf('\n', from);
+      at !== -1;
+      at = this.#source.indexOf('\n', at + 1)
+    ) {
+      if (!this.#escaped(at) && !this.#insideText(at)) return at
+    }
+    return -1
+  }
+
+  #heredoc(redirect: Node, nextBodies: Map<number, number>): string | undefined {
     const source = this.#source
     const children = redirect.children
     const operator = children[0]
@@ -291,6 +306,16 @@ class DifferenceFinder {
     if (bodyStart <= start.endIndex) {
       return `the here-document ${this.#where(start.startIndex)} does not start on the next line; write its body after the line of the command`
     }
+    // The grammar can take a line that follows a line continuation for more of the command
+    // (`cat <<E`, then `\`, then `'$(id)'`), where bash has started the body already.
+    const lineEnd = this.#commandLineEnd(start.endIndex)
+    const bashStart = lineEnd === -1 ? source.length : (nextBodies.get(lineEnd) ?? lineEnd + 1)
+    // Blank lines at the start of a body the grammar leaves out of it; they hold nothing.
+    const skipped = source.slice(Math.min(bashStart, bodyStart), Math.max(bashStart, bodyStart))
+    if (bashStart > bodyStart || !/^[ \t\n]*$/.test(skipped)) {
+      return `bash starts the body of the here-document ${delimiter} ${this.#where(start.startIndex)} on another line than the policy's parser does; write the body on the lines right after the command, with no backslash at the end of its first line`
+    }
+    nextBodies.set(lineEnd, end === undefined ? source.length : end.endIndex + 1)
     const bashEnd = bashHeredocEnd(source, bodyStart, delimiter, quoted, stripTabs)
     // The grammar's end must be bash's end line: the delimiter alone, after tabs for `<<-`.
     const indent = stripTabs ? /^\t*$/ : /^$/
