@@ -16,8 +16,9 @@
  *   continuation (backslash-newline, which bash deletes) stands next to a blank; in any text
  *   bash expands (double quotes, an unquoted here-document) none follows a `$`;
  * - `#` starts a comment exactly where bash starts one: at the start of a word;
- * - a here-document ends on the line bash ends it (its delimiter read with bash's quote
- *   removal, lines joined and tabs stripped as bash does), and its delimiter is a plain word;
+ * - a here-document's body starts on the line bash starts it (after the command's line) and
+ *   ends on the line bash ends it (its delimiter read with bash's quote removal, lines joined
+ *   and tabs stripped as bash does), and its delimiter is a plain word;
  * - `<<` in code is a here-document (or a shift inside arithmetic);
  * - `${…}` closes at the brace bash closes it at, and holds no quotes or backslashes, whose
  *   meaning there depends on the operator and on bash's version;
