@@ -112,4 +112,30 @@ describe('allow under --approval untrusted, through eitri serve', () => {
       await client.close()
     }
   })
+
+  it('refuses a substitution bash joins across a line continuation, or runs inside ${…}', async () => {
+    await using scratch = await project()
+    const { client, prompts, call } = await denyingServe(scratch)
+    try {
+      // Control: a continuation away from a `$` is text to both, and runs with no question.
+      const control = await call('shell', { command: 'cat <<EOF\nfoo \\\nbar\nEOF' })
+      assert.match(control.text, /foo bar/)
+      // Bash deletes `\`+newline in an unquoted here-document, so `$\`+newline+`(…)` runs.
+      for (const command of [
+        'cat <<EOF\n$\\\n(touch pwned)\nEOF',
+        'echo "$\\\n(touch pwned)"',
+        // And a process substitution in the word of an unquoted ${…}, which bash runs.
+        'cat ${x:-<(touch pwned)}',
+        // And a body whose first line is a backslash, which the grammar took for the command's.
+        "cat <<EOF\n\\\n'$(touch pwned)'\nEOF",
+      ]) {
+        const refused = await call('shell', { command })
+        assert.deepEqual([refused.isError, refused.code], [true, 'permission_denied'], command)
+      }
+      assert.equal(prompts.length, 0, prompts.join('\n'))
+      assert.equal(await exists(scratch, 'pwned'), false, 'touch ran')
+    } finally {
+      await client.close()
+    }
+  })
 })

@@ -242,4 +242,44 @@ describe('a fork keeps no git configuration that names a program, nor hooks', ()
       /not written back: vendor\/x\/\.git\/(hooks|description|branches|info)/,
     )
   })
+
+  it('nor a .git file an approved command writes, pointing git at a repository it made (decision 0026)', async () => {
+    // `sub/.git` (or the fork's own `.git`, replaced) holding `gitdir: ../evil` makes git in
+    // `sub` use `evil` as its repository, configuration and all. `evil` itself is kept in the
+    // jail (a repository the command made), so a kept pointer would run its fsmonitor at
+    // every later `git status`, which needs no person.
+    await using scratch = await project()
+    const { asked, options } = approvingAll()
+    await using workshop = await openJailedWorkshop(scratch, options)
+    const shell = await inFork(workshop)
+    await workshop.call('write_file', {
+      path: 'setup.sh',
+      content: [
+        'git init -q x && mv x/.git evil && rmdir x',
+        'git --git-dir=evil config core.fsmonitor "echo ran >> /workspace/ran-gitfile.txt; false"',
+        'mkdir sub && printf "gitdir: ../evil\\n" > sub/.git',
+        // The control, in the command itself: git in sub runs evil's fsmonitor.
+        '(cd sub && git status --short >/dev/null) && cat /workspace/ran-gitfile.txt',
+        'rm /workspace/ran-gitfile.txt',
+        'mv .git real && printf "gitdir: evil\\n" > .git',
+        '',
+      ].join('\n'),
+    })
+    const planted = await shell('sh setup.sh')
+    assert.equal(planted.type, 'success', planted.content)
+    assert.match(planted.content, /^ran$/m, 'the pointer works in the command that wrote it')
+    assert.ok(asked.includes('sh setup.sh'), `a person approved it: ${asked.join(', ')}`)
+    assert.match(planted.content, /\[not written back: sub\/\.git: not kept in the jail: /)
+    assert.match(planted.content, /\[not written back: \.git: not kept in the jail: /)
+    asked.length = 0
+    const status = await shell('git status --short')
+    assert.equal(status.type, 'success', status.content)
+    assert.deepEqual(asked, [], 'git status needed no person')
+    // git after cd needs a person (the policy cannot tell which repository it is); approved.
+    const inSub = await shell('cd sub && git status --short')
+    assert.equal(inSub.type, 'success', inSub.content)
+    assert.equal(await ranMarkers(shell), '(no output)\n\n[exit 0]')
+    const kept = await shell('test -d .git && test ! -e sub/.git && git log -1 --format=%s')
+    assert.match(kept.content, /\[exit 0\]/, kept.content)
+  })
 })

@@ -374,6 +374,15 @@ const ATTACKS: readonly Attack[] = [
     harm: 'destroys-work',
     prepare: 'git add notes.txt',
   },
+  // git stops reading its options at `-h` and runs `git help log`: man, or the viewer the
+  // repository's configuration names (here the person's own `man.pwn.cmd`).
+  {
+    attack: 'git -h log',
+    control: 'git -h',
+    verdict: 'jail',
+    harm: 'runs-or-writes',
+    prepare: "git config man.viewer pwn && git config man.pwn.cmd 'touch pwned; true'",
+  },
 ]
 
 describe('commands that were allow, run for real', () => {

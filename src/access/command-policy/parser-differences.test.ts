@@ -41,6 +41,19 @@ const HEREDOCS: readonly Difference[] = [
 ]
 
 /**
+ * A here-document whose first line is a lone backslash: the grammar takes it for a line
+ * continuation of the command and the next line for more words of it (a quoted `'…'`), bash
+ * for the body, where `$(…)` inside the quotes runs.
+ */
+const HEREDOC_FIRST_LINES: readonly Difference[] = [
+  { attack: "cat <<EOF\n\\\n'$(touch pwned)'\nEOF", control: "cat <<EOF\n\n\n'$(ls x)'\nEOF" },
+  {
+    attack: "cat <<EOF | cat\n\\\n'\n$(touch pwned)'\nEOF",
+    control: 'cat <<EOF \\\n  | cat\n$(ls x)\nEOF',
+  },
+]
+
+/**
  * Here-document lines that start with blanks: the grammar takes such a line for plain text,
  * bash expands the substitution in it.
  */
@@ -80,6 +93,38 @@ const EXPANSIONS: readonly Difference[] = [
     attack: `x=abc; cat "\${x%\\'}" ; touch pwned #'}"`,
     control: 'x=abc; cat "${x/#\\~/$HOME}"',
   },
+]
+
+/**
+ * A line continuation in double quotes or an unquoted here-document, which bash deletes there
+ * too: after a `$` it joins the `$` to what follows (`$(…)`, `${x@P}`), which the grammar reads
+ * as text.
+ */
+const QUOTED_CONTINUATIONS: readonly Difference[] = [
+  { attack: 'cat <<EOF\n$\\\n(touch pwned)\nEOF', control: 'cat <<EOF\nx \\\n$(ls x)\nEOF' },
+  {
+    attack: 'cat <<EOF\n$\\\n\\\n(touch pwned)\nEOF',
+    control: "cat <<'EOF'\n$\\\n(touch pwned)\nEOF",
+  },
+  {
+    attack: "x='$(touch pwned)'; cat <<EOF\n$\\\n{x@P}\nEOF",
+    control: "x='$(ls x)'; cat <<EOF\n${x}\nEOF",
+  },
+  { attack: 'echo "$\\\n(touch pwned)"', control: 'echo "a\\\nb $(ls x)"' },
+  { attack: 'echo $"$\\\n(touch pwned)"', control: "ls '$\\\n(touch pwned)'" },
+  { attack: 'echo $(echo "$\\\n(touch pwned)")', control: 'ls "$(echo "\\$\\\n(touch pwned)")"' },
+]
+
+/**
+ * A process substitution in the word of an unquoted `${…}`: bash runs it, the grammar reads
+ * text. Quoted (`"${x:-<(…)}"`) bash does not run it either, but it is refused alike.
+ */
+const EXPANSION_PROCESS_SUBSTITUTIONS: readonly Difference[] = [
+  // `wait $!` waits for the process substitution (bash 5.1), so the trace holds its command.
+  { attack: 'ls ${x:-<(touch pwned)}; wait $!', control: 'f=<(ls x); ls "${x:-$f}"' },
+  { attack: 'x=abc; ls ${x/a/>(touch pwned)}; wait $!', control: 'x=abc; ls ${x/a/b} >(ls x)' },
+  { attack: 'x=abc; ls ${x:+a <(touch pwned)}; wait $!', control: 'x=abc; ls ${x:+a} <(ls x)' },
+  { attack: 'ls ${x=<(touch pwned)}; wait $!', control: "ls ${x-'<(touch pwned)'}" },
 ]
 
 describe('parser differences, against real bash', () => {
@@ -199,8 +244,11 @@ describe('parser differences, against real bash', () => {
 
   checkDifferences('here-document delimiters', HEREDOCS)
   checkDifferences('here-document lines that start with blanks', HEREDOC_BODIES)
+  checkDifferences('here-documents whose first line is a backslash', HEREDOC_FIRST_LINES)
   checkDifferences('blanks bash does not split at', BLANKS)
   checkDifferences('quotes inside ${…}', EXPANSIONS)
+  checkDifferences('line continuations after a $ in quoted text', QUOTED_CONTINUATIONS)
+  checkDifferences('process substitutions inside ${…}', EXPANSION_PROCESS_SUBSTITUTIONS)
 
   it('refuses Unicode spaces and control characters outside quotes, and reads them inside', async () => {
     // The grammar happens to read these as bash does today; they are refused as a precaution.

@@ -13,13 +13,17 @@
  *   Unicode spaces; bash does not): other blanks and control characters stand only inside a
  *   quoted string or here-document body, where both read them as text;
  * - a backslash in code escapes a character inside one token of the grammar, and a line
- *   continuation (backslash-newline, which bash deletes) stands next to a blank;
+ *   continuation (backslash-newline, which bash deletes) stands next to a blank; in any text
+ *   bash expands (double quotes, an unquoted here-document) none follows a `$`;
  * - `#` starts a comment exactly where bash starts one: at the start of a word;
- * - a here-document ends on the line bash ends it (its delimiter read with bash's quote
- *   removal, lines joined and tabs stripped as bash does), and its delimiter is a plain word;
+ * - a here-document's body starts on the line bash starts it (after the command's line) and
+ *   ends on the line bash ends it (its delimiter read with bash's quote removal, lines joined
+ *   and tabs stripped as bash does), and its delimiter is a plain word;
  * - `<<` in code is a here-document (or a shift inside arithmetic);
  * - `${…}` closes at the brace bash closes it at, and holds no quotes or backslashes, whose
- *   meaning there depends on the operator and on bash's version.
+ *   meaning there depends on the operator and on bash's version;
+ * - every `$(`, `$[`, `<(` and `>(` where bash starts a substitution is one in the grammar's
+ *   tree (bash runs `<(…)` in the word of an unquoted `${x:-…}`, the grammar reads text).
  */
 import type { Node, TreeCursor } from 'web-tree-sitter'
 import { isQuotedHeredoc } from './backticks.ts'
@@ -80,6 +84,7 @@ class DifferenceFinder {
       this.#heredocs() ??
       this.#expansions() ??
       this.#substitutions() ??
+      this.#processSubstitutions() ??
       this.#words()
     )
   }
@@ -174,6 +179,12 @@ class DifferenceFinder {
       if (match[0].length % 2 === 0 || end >= source.length) continue
       const backslash = end - 1
       const context = this.#context(backslash)
+      // Bash deletes a line continuation in double quotes and unquoted here-documents too, so
+      // `"$\`+newline+`(id)"` is `"$(id)"` to bash and text to the grammar: after a `$`, which
+      // then means something else with the next character, none is taken in any expanded text.
+      if (source[end] === '\n' && context !== 'literal' && this.#followsDollar(backslash)) {
+        return `the line continuation (a backslash at the end of a line) ${this.#where(backslash)} joins a "$" to the next line, which bash reads as an expansion or substitution and the policy's parser as text; write the "$" and what follows it on one line`
+      }
       if (context !== 'code' && context !== 'arithmetic') continue
       if (source[end] === '\n') {
         if (this.#continuationIsSeparated(backslash)) continue
@@ -184,6 +195,12 @@ class DifferenceFinder {
       return `the escaped character ${JSON.stringify(source.slice(backslash, end + 1))} ${this.#where(backslash)} is read by bash as part of a word and by the policy's parser as a separator; quote it instead ('…')`
     }
     return undefined
+  }
+
+  /** True when bash sees an unescaped `$` just before the line continuation at `backslash`. */
+  #followsDollar(backslash: number): boolean {
+    const before = this.#previousIndex(backslash)
+    return before >= 0 && this.#source[before] === '$' && !this.#escaped(before)
   }
 
   /** True when bash (which deletes `\`+newline) and the grammar (a separator) split alike. */
@@ -228,6 +245,9 @@ class DifferenceFinder {
   /** Every `<<` in code is a here-document the grammar and bash end on the same line. */
   #heredocs(): string | undefined {
     const source = this.#source
+    // Where bash starts the next body, by the newline that ends the command's line: after the
+    // line for the first here-document on it, after the previous one's end for the next.
+    const nextBodies = new Map<number, number>()
     for (const match of source.matchAll(/<<-?/g)) {
       const index = match.index
       if (source[index + match[0].length] === '<' || source[index - 1] === '<') continue
@@ -235,7 +255,7 @@ class DifferenceFinder {
       const operator = this.#root.descendantForIndex(index, index + 2)
       const redirect = operator?.parent
       if (redirect?.type === 'heredoc_redirect' && operator?.startIndex === index) {
-        const difference = this.#heredoc(redirect)
+        const difference = this.#heredoc(redirect, nextBodies)
         if (difference !== undefined) return difference
         continue
       }
@@ -246,7 +266,19 @@ class DifferenceFinder {
     return undefined
   }
 
-  #heredoc(redirect: Node): string | undefined {
+  /** The newline that ends the line of code at `from`: unescaped, outside quoted text. */
+  #commandLineEnd(from: number): number {
+    for (
+      let at = this.#source.indexOf('\n', from);
+      at !== -1;
+      at = this.#source.indexOf('\n', at + 1)
+    ) {
+      if (!this.#escaped(at) && !this.#insideText(at)) return at
+    }
+    return -1
+  }
+
+  #heredoc(redirect: Node, nextBodies: Map<number, number>): string | undefined {
     const source = this.#source
     const children = redirect.children
     const operator = children[0]
@@ -275,6 +307,16 @@ class DifferenceFinder {
     if (bodyStart <= start.endIndex) {
       return `the here-document ${this.#where(start.startIndex)} does not start on the next line; write its body after the line of the command`
     }
+    // The grammar can take a line that follows a line continuation for more of the command
+    // (`cat <<E`, then `\`, then `'$(id)'`), where bash has started the body already.
+    const lineEnd = this.#commandLineEnd(start.endIndex)
+    const bashStart = lineEnd === -1 ? source.length : (nextBodies.get(lineEnd) ?? lineEnd + 1)
+    // Blank lines at the start of a body the grammar leaves out of it; they hold nothing.
+    const skipped = source.slice(Math.min(bashStart, bodyStart), Math.max(bashStart, bodyStart))
+    if (bashStart > bodyStart || !/^[ \t\n]*$/.test(skipped)) {
+      return `bash starts the body of the here-document ${delimiter} ${this.#where(start.startIndex)} on another line than the policy's parser does; write the body on the lines right after the command, with no backslash at the end of its first line`
+    }
+    nextBodies.set(lineEnd, end === undefined ? source.length : end.endIndex + 1)
     const bashEnd = bashHeredocEnd(source, bodyStart, delimiter, quoted, stripTabs)
     // The grammar's end must be bash's end line: the delimiter alone, after tabs for `<<-`.
     const indent = stripTabs ? /^\t*$/ : /^$/
@@ -323,6 +365,26 @@ class DifferenceFinder {
       if (node !== null && node.startIndex === index) continue
       if (this.#context(index) === 'literal') continue
       return `bash reads "${match[0]}" ${this.#where(index)} as the start of a substitution but the policy's parser does not; start the line with it, quote the here-document's delimiter, or write it another way`
+    }
+    return undefined
+  }
+
+  /**
+   * Every `<(` and `>(` outside quoted text and arithmetic is a process substitution the
+   * grammar read as one. Bash runs one in the word of an unquoted `${x:-…}`, `${x/a/…}` or
+   * `${x:?…}` too, where the grammar reads plain text.
+   */
+  #processSubstitutions(): string | undefined {
+    for (const match of this.#source.matchAll(/[<>]\(/g)) {
+      const index = match.index
+      if (this.#escaped(index)) continue
+      let node = this.#root.descendantForIndex(index, index + 2)
+      while (node !== null && node.startIndex === index && node.type !== 'process_substitution')
+        node = node.parent
+      if (node !== null && node.startIndex === index) continue
+      const context = this.#context(index)
+      if (context === 'literal' || context === 'quoted' || context === 'arithmetic') continue
+      return `bash can read "${match[0]}" ${this.#where(index)} as the start of a process substitution but the policy's parser does not; set a variable to it first (f=<(…); echo "\${x:-$f}") or write it another way`
     }
     return undefined
   }

@@ -3,8 +3,10 @@
  * git, split in three: global options that point git at another repository or configuration
  * (`-C`, `--git-dir`, `--work-tree`, `-c`, `--config-env`, `--exec-path=`) are denied; the
  * others keep `allow` only from a short list (`--no-pager`, `-P`, the pathspec switches, …):
- * `-p`/`--paginate` runs a pager and `--help` runs man, so they are `jail`. Then the
- * subcommand decides (see git-subcommands.ts). An argument only known at run time makes git
+ * `-p`/`--paginate` runs a pager, so it is `jail`. git stops reading options at `-h`, `--help`,
+ * `-v` and `--version` and runs `git help` (man) or `git version` with the words after them,
+ * so those words are judged as that subcommand's, never as another. Then the subcommand
+ * decides (see git-subcommands.ts). An argument only known at run time makes git
  * `ask` at least, since it could be any option.
  */
 import type { CommandFinding } from '../command-judgement.ts'
@@ -19,13 +21,22 @@ const OUTSIDE_OPTIONS = ['-C', '-c', '--git-dir', '--work-tree', '--config-env',
 /** Global options that change nothing but what git prints or how it matches paths. */
 const READ_ONLY_OPTIONS = new Set([
   ...['--no-pager', '-P', '--no-replace-objects', '--literal-pathspecs', '--glob-pathspecs'],
-  ...['--noglob-pathspecs', '--icase-pathspecs', '--no-optional-locks', '--version', '-v', '-h'],
+  ...['--noglob-pathspecs', '--icase-pathspecs', '--no-optional-locks'],
   ...['--html-path', '--man-path', '--info-path', '--exec-path'],
 ])
+/**
+ * Global options at which git stops reading options and runs a subcommand of its own with the
+ * words after them: `git -h log` is `git help log` (man, and what the configuration names for
+ * help), `git -v --build-options` is `git version --build-options`.
+ */
+const STOPPING_OPTIONS: Readonly<Record<string, 'help' | 'version'>> = {
+  '-h': 'help',
+  '--help': 'help',
+  '-v': 'version',
+  '--version': 'version',
+}
 /** Global options git knows that do more than read (a pager, man) or that the list leaves out. */
-const OTHER_OPTIONS = new Set([
-  ...['-p', '--paginate', '--help', '--bare', '--no-lazy-fetch', '--no-advice'],
-])
+const OTHER_OPTIONS = new Set([...['-p', '--paginate', '--bare', '--no-lazy-fetch', '--no-advice']])
 /** Global options with a value, attached with `=` or in the next word. */
 const OTHER_WITH_VALUE = ['--namespace', '--list-cmds', '--attr-source']
 
@@ -63,6 +74,15 @@ export const checkGit: CommandRuleCheck = (command, context) => {
           reason: `git ${outside ?? '--exec-path'} points git at another repository, configuration or program and is never allowed; run git in the workspace without it${outside === '-c' ? COMMIT_IDENTITY : ''}`,
         },
       ]
+    }
+    // git stops reading options at these and runs `git help REST` or `git version REST`.
+    const stop = STOPPING_OPTIONS[value]
+    if (stop !== undefined) {
+      const rest = args.slice(index + 1)
+      if (stop === 'version') return [...findings, ...judgeGitSubcommand('version', rest, context)]
+      if (rest.length === 0 && value === '-h')
+        return [...findings, { verdict: 'allow', rule: 'read-only', reason: 'git only prints' }]
+      return [...findings, helpFinding([word, ...rest])]
     }
     if (READ_ONLY_OPTIONS.has(value)) continue
     const valued = OTHER_WITH_VALUE.find(
@@ -104,6 +124,14 @@ export const checkGit: CommandRuleCheck = (command, context) => {
     })
   }
   return findings
+}
+
+function helpFinding(words: readonly ShellWord[]): CommandFinding {
+  return {
+    verdict: 'jail',
+    rule: 'confined',
+    reason: `git ${words.map((word) => word.text).join(' ')} is git help, which runs man (or what the configuration names for help); it runs confined`,
+  }
 }
 
 function dynamic(command: string, word: ShellWord): CommandFinding {
