@@ -184,7 +184,10 @@ describe('a fork keeps no git configuration that names a program, nor hooks', ()
     const missing = '0123456789abcdef0123456789abcdef01234567'
     for (const command of [`git cat-file -p ${missing}`, `git show ${missing}`]) {
       const run = await shell(command)
-      assert.match(run.content, /\[exit 128\]/, `${command}: ${run.content}`)
+      // git refuses the transport (128), or, when the lazy fetch it started ends before git
+      // has written it the request, dies of the closed pipe (141): either way nothing ran.
+      assert.match(run.content, /transport 'ext' not allowed/, `${command}: ${run.content}`)
+      assert.match(run.content, /\[exit (128|141)\]/, `${command}: ${run.content}`)
     }
     assert.deepEqual(asked, [], 'the git commands needed no person')
     assert.equal(await ranMarkers(shell), '(no output)\n\n[exit 0]')
