@@ -60,7 +60,8 @@ export async function unconfinedState(options: {
  */
 export function namedPaths(command: string, root: string): string[] {
   const found = new Set<string>()
-  for (const word of command.split(/[\s;&|<>()`'"]+/)) {
+  // Split at quotes too (a word inside `"$(cat local/x)"`), and as the shell joins them.
+  for (const word of [...command.split(/[\s;&|<>()`'"]+/), ...shellWords(command)]) {
     for (const part of word.split('=')) {
       if (part === '') continue
       const absolute = part.startsWith('/')
@@ -71,6 +72,42 @@ export function namedPaths(command: string, root: string): string[] {
     }
   }
   return [...found]
+}
+
+/**
+ * The words of `command` as the shell reads literal text: quotes removed and the pieces next to
+ * each other joined (`lo''cal/build.sh`, `loc\\al/build.sh` are `local/build.sh`), a backslash
+ * outside single quotes taking the next character, blanks and operators between words.
+ */
+function shellWords(command: string): string[] {
+  const words: string[] = []
+  let word = ''
+  let quote: "'" | '"' | undefined
+  for (let index = 0; index < command.length; index++) {
+    const character = command[index] as string
+    const next = command[index + 1]
+    if (quote === "'") {
+      if (character === "'") quote = undefined
+      else word += character
+    } else if (character === '\\' && next !== undefined) {
+      index++
+      // In double quotes a backslash escapes only these; before another it stays.
+      if (quote === '"' && !'$`"\\\n'.includes(next)) word += character
+      if (next !== '\n') word += next
+    } else if (quote === '"') {
+      if (character === '"') quote = undefined
+      else word += character
+    } else if (character === "'" || character === '"') {
+      quote = character
+    } else if (/[\s;&|<>()`]/.test(character)) {
+      if (word !== '') words.push(word)
+      word = ''
+    } else {
+      word += character
+    }
+  }
+  if (word !== '') words.push(word)
+  return words
 }
 
 /**
