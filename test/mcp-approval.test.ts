@@ -172,6 +172,50 @@ describe('approval by elicitation', () => {
     }
   })
 
+  it('a command outside the jail approved for the session is asked again once an ignored script a link or quoted pieces it names lead to changed', async () => {
+    // tools/ is a link into the ignored local/: the words name tools/build.sh, which is not
+    // ignored itself, while what runs is local/build.sh (snapshots keep only the link's target).
+    await using scratch = await makeScratch({
+      '.gitignore': 'local/\n',
+      'local/build.sh': 'echo built-one\n',
+    })
+    await fs.symlink('local', path.join(scratch.workspace, 'tools'))
+    await fs.symlink('local/build.sh', path.join(scratch.workspace, 'build.sh'))
+    const { client, call, prompts, answers } = await connect(
+      scratch,
+      ['--access', 'full-access'],
+      true,
+    )
+    // Through a folder link, a file link, and in pieces the shell joins.
+    const commands = ['sh tools/build.sh', 'sh ./build.sh', "sh ./lo''cal/build.sh"].map(
+      (command) => ({ command, escalate: { reason: 'needs the real folder' } }),
+    )
+    try {
+      for (const escalated of commands) {
+        answers.push('approve-for-session')
+        const ran = await call('shell', escalated)
+        assert.match(ran.text, /ran OUTSIDE the jail[\s\S]*built-one/)
+      }
+      // The control: the same commands over the same files are not asked again.
+      for (const escalated of commands)
+        assert.match((await call('shell', escalated)).text, /built-one/)
+      assert.equal(prompts.length, 3, prompts.join('\n'))
+      // A jailed command (asked nothing) rewrites the ignored script; it comes back to main.
+      const jailed = await call('shell', { command: "echo 'echo pwned' > local/build.sh" })
+      assert.equal(jailed.isError, false, jailed.text)
+      const script = path.join(scratch.workspace, 'local/build.sh')
+      assert.equal(await fs.readFile(script, 'utf8'), 'echo pwned\n')
+      for (const escalated of commands) {
+        const refused = await call('shell', escalated)
+        assert.equal(refused.code, 'permission_denied', refused.text)
+        assert.doesNotMatch(refused.text, /pwned/)
+      }
+      assert.equal(prompts.length, 6, prompts.join('\n'))
+    } finally {
+      await client.close()
+    }
+  })
+
   it('a prompt shows control characters in the command as escapes: they cannot hide what runs', async () => {
     // Raw, the escapes clear the line and move up, and a terminal shows only "git status".
     await using scratch = await makeScratch({ 'keep.txt': 'k' })

@@ -25,7 +25,7 @@ describe('unconfinedState', () => {
   it('names paths among the words, relative to main, never outside it', () => {
     assert.deepEqual(
       namedPaths(`sh ./local/build.sh --config=/main/a.json && cat "b c" ../up /etc/x`, '/main'),
-      ['sh', 'local/build.sh', '--config', 'a.json', 'cat', 'b', 'c'],
+      ['sh', 'local/build.sh', '--config', 'a.json', 'cat', 'b', 'c', 'b c'],
     )
   })
 
@@ -49,5 +49,23 @@ describe('unconfinedState', () => {
     fs.writeFileSync(path.join(main.root, 'node_modules/pkg/bin/tool'), 'echo changed\n')
     const after = await Promise.all(commands.map(state))
     for (const [index, value] of after.entries()) assert.notEqual(value, before[index])
+  })
+
+  it('changes with an ignored file named in pieces the shell joins (quotes, backslashes)', async (t) => {
+    const main = mainFolder(t)
+    const state = (command: string) => unconfinedState({ tree: 'T', main, command })
+    const commands = [
+      "sh ./lo''cal/build.sh",
+      'sh lo""cal/build.sh',
+      'sh ./loc\\al/build.sh',
+      "sh lo'cal/bu'ild.sh",
+    ]
+    const before = await Promise.all(commands.map(state))
+    for (const value of before) assert.match(value, /^T ignored:[0-9a-f]{64}$/)
+    assert.deepEqual(await Promise.all(commands.map(state)), before)
+    fs.writeFileSync(path.join(main.root, 'local/build.sh'), 'echo two\n')
+    const after = await Promise.all(commands.map(state))
+    for (const [index, value] of after.entries())
+      assert.notEqual(value, before[index], commands[index])
   })
 })

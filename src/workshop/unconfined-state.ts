@@ -6,10 +6,12 @@
  * `local/` in `.gitignore`). A jailed command may rewrite such a file without asking, and it
  * comes back to main: the approved command would then run something the person never saw.
  *
+ * A name that leads through a link (tracked, so not ignored itself) is keyed by where it leads.
  * What the command reaches only indirectly (an ignored file a tracked script runs, installed
  * packages) and names built by the shell (globs, variables) are not keyed (decision 0057).
  */
 import { createHash, randomUUID } from 'node:crypto'
+import fs from 'node:fs/promises'
 import path from 'node:path'
 import { ignoredPathsOf } from '../workspace/ignored-paths.ts'
 import type { DirectoryTree } from '../workspace/directory-tree.ts'
@@ -33,7 +35,7 @@ export async function unconfinedState(options: {
   const { main } = options
   const ignored = ignoredPathsOf(main)
   const named: string[] = []
-  for (const candidate of namedPaths(options.command, main.root)) {
+  for (const candidate of await withLinksFollowed(main, namedPaths(options.command, main.root))) {
     // A word no path can be (too long, a NUL in it) names nothing.
     const stat = await main.stat(candidate).catch(() => undefined)
     if (stat === undefined) continue
@@ -58,7 +60,8 @@ export async function unconfinedState(options: {
  */
 export function namedPaths(command: string, root: string): string[] {
   const found = new Set<string>()
-  for (const word of command.split(/[\s;&|<>()`'"]+/)) {
+  // Split at quotes too (a word inside `"$(cat local/x)"`), and as the shell joins them.
+  for (const word of [...command.split(/[\s;&|<>()`'"]+/), ...shellWords(command)]) {
     for (const part of word.split('=')) {
       if (part === '') continue
       const absolute = part.startsWith('/')
@@ -69,6 +72,61 @@ export function namedPaths(command: string, root: string): string[] {
     }
   }
   return [...found]
+}
+
+/**
+ * The words of `command` as the shell reads literal text: quotes removed and the pieces next to
+ * each other joined (`lo''cal/build.sh`, `loc\\al/build.sh` are `local/build.sh`), a backslash
+ * outside single quotes taking the next character, blanks and operators between words.
+ */
+function shellWords(command: string): string[] {
+  const words: string[] = []
+  let word = ''
+  let quote: "'" | '"' | undefined
+  for (let index = 0; index < command.length; index++) {
+    const character = command[index] as string
+    const next = command[index + 1]
+    if (quote === "'") {
+      if (character === "'") quote = undefined
+      else word += character
+    } else if (character === '\\' && next !== undefined) {
+      index++
+      // In double quotes a backslash escapes only these; before another it stays.
+      if (quote === '"' && !'$`"\\\n'.includes(next)) word += character
+      if (next !== '\n') word += next
+    } else if (quote === '"') {
+      if (character === '"') quote = undefined
+      else word += character
+    } else if (character === "'" || character === '"') {
+      quote = character
+    } else if (/[\s;&|<>()`]/.test(character)) {
+      if (word !== '') words.push(word)
+      word = ''
+    } else {
+      word += character
+    }
+  }
+  if (word !== '') words.push(word)
+  return words
+}
+
+/**
+ * `candidates` and, for each that leads through a link, where it leads in main: `sh
+ * tools/build.sh` with a tracked link `tools -> local` runs the ignored `local/build.sh`, which
+ * the tree (a link's target only) does not see change. A link out of main is not followed.
+ */
+async function withLinksFollowed(
+  main: DirectoryTree,
+  candidates: readonly string[],
+): Promise<string[]> {
+  const root = await fs.realpath(main.root)
+  const all = new Set(candidates)
+  for (const candidate of candidates) {
+    const real = await fs.realpath(path.join(root, candidate)).catch(() => undefined)
+    if (real === undefined || !real.startsWith(`${root}/`)) continue
+    all.add(real.slice(root.length + 1))
+  }
+  return [...all]
 }
 
 /** Adds one entry (a folder with all it holds) to `digest`; false past the budget. */
