@@ -51,6 +51,24 @@ describe('unconfinedState', () => {
     for (const [index, value] of after.entries()) assert.notEqual(value, before[index])
   })
 
+  it('is never the same twice for a command whose names the shell builds (globs, variables)', async (t) => {
+    const main = mainFolder(t)
+    const state = (command: string) => unconfinedState({ tree: 'T', main, command })
+    for (const command of [
+      'sh lo*/build.sh',
+      'sh ./loca?/build.sh',
+      'sh ./[l]ocal/build.sh',
+      'd=local; sh "$d/build.sh"',
+      'sh ./{local,x}/build.sh',
+      "sh $'lo\\x63al/build.sh'",
+      'sh `echo local`/build.sh',
+    ]) {
+      assert.notEqual(await state(command), await state(command), command)
+    }
+    // The control: a command that spells its names is keyed, the same while nothing changed.
+    assert.equal(await state('sh ./local/build.sh'), await state('sh ./local/build.sh'))
+  })
+
   it('changes with an ignored file named in pieces the shell joins (quotes, backslashes)', async (t) => {
     const main = mainFolder(t)
     const state = (command: string) => unconfinedState({ tree: 'T', main, command })

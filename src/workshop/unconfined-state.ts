@@ -7,14 +7,22 @@
  * comes back to main: the approved command would then run something the person never saw.
  *
  * A name that leads through a link (tracked, so not ignored itself) is keyed by where it leads.
- * What the command reaches only indirectly (an ignored file a tracked script runs, installed
- * packages) and names built by the shell (globs, variables) are not keyed (decision 0057).
+ * A command that has the shell build names (a glob, a variable, a brace list, a `~`, a
+ * substitution) cannot be keyed by its words: it is asked every time. What the command reaches
+ * only indirectly (an ignored file a tracked script runs, installed packages) is not keyed
+ * (decision 0057).
  */
 import { createHash, randomUUID } from 'node:crypto'
 import fs from 'node:fs/promises'
 import path from 'node:path'
 import { ignoredPathsOf } from '../workspace/ignored-paths.ts'
 import type { DirectoryTree } from '../workspace/directory-tree.ts'
+
+/**
+ * What lets the shell build a name the words do not spell: expansions (`$`, backquotes), globs
+ * (`*`, `?`, `[`), brace lists and `~`; anywhere in the command, quoted or not (over-broad).
+ */
+const SHELL_BUILT_NAME = /[$`*?[{~]/
 
 /** Entries of a named ignored folder keyed at most; past this, the command is asked every time. */
 export const MAX_KEYED_ENTRIES = 10_000
@@ -33,6 +41,9 @@ export async function unconfinedState(options: {
   readonly command: string
 }): Promise<string> {
   const { main } = options
+  // `sh lo*/build.sh`, `d=local; sh $d/build.sh`: no word names what runs. No state is the same
+  // twice, so an approval holds for this run only.
+  if (SHELL_BUILT_NAME.test(options.command)) return `${options.tree} ${randomUUID()}`
   const ignored = ignoredPathsOf(main)
   const named: string[] = []
   for (const candidate of await withLinksFollowed(main, namedPaths(options.command, main.root))) {
