@@ -15,6 +15,7 @@ import type {
 import { DEFAULT_MAX_OUTPUT_CHARS, RollingOutput } from '../util/bounded-output.ts'
 import { DEFAULT_JAIL_TIMEOUT_MS, type Jail, type JailJob, type JailResult } from './jail.ts'
 import { runUnconfined } from './unconfined-run.ts'
+import { wantedNetwork } from '../bubblewrap/network-note.ts'
 
 /** Where an approved run outside the jail happens. */
 export interface OutsideOptions {
@@ -32,7 +33,14 @@ interface Job {
   readonly stdout: RollingOutput
   readonly stderr: RollingOutput
   exit: JailResult | undefined
+  /** The end of each stream read so far, so a line split between two reads is still seen. */
+  readTail: { stdout: string; stderr: string }
+  /** Whether anything read so far showed the job wanted the network (network-note.ts). */
+  wantedNetwork: boolean
 }
+
+/** Characters of each stream kept between reads: more than the longest line looked for. */
+const READ_TAIL_CHARS = 512
 
 /** Most jobs one session may have at once. */
 export const MAX_JOBS_PER_SESSION = 16
@@ -132,6 +140,8 @@ export class JailProgramSession implements ProgramSession {
       stdout,
       stderr,
       exit: undefined,
+      readTail: { stdout: '', stderr: '' },
+      wantedNetwork: false,
     }
     this.#jobs.set(id, entry)
     void job.finished.then((exit) => {
@@ -144,13 +154,25 @@ export class JailProgramSession implements ProgramSession {
   readJob(id: string): JobRead | undefined {
     const entry = this.#jobs.get(id)
     if (entry === undefined) return undefined
+    const stdout = entry.stdout.read()
+    const stderr = entry.stderr.read()
+    // Judged over all the job printed, not this read alone: a model that read the failure while
+    // the job ran still hears why it failed when it reads the exit.
+    const tail = entry.readTail
+    entry.wantedNetwork ||=
+      wantedNetwork(`${tail.stdout}${stdout}`) || wantedNetwork(`${tail.stderr}${stderr}`)
+    entry.readTail = {
+      stdout: `${tail.stdout}${stdout}`.slice(-READ_TAIL_CHARS),
+      stderr: `${tail.stderr}${stderr}`.slice(-READ_TAIL_CHARS),
+    }
     return {
       id,
       command: entry.label,
-      stdout: entry.stdout.read(),
-      stderr: entry.stderr.read(),
+      stdout,
+      stderr,
       running: entry.exit === undefined,
       exitCode: entry.exit?.exitCode ?? null,
+      wantedNetwork: entry.wantedNetwork,
     }
   }
 

@@ -69,6 +69,8 @@ export interface JobRead {
   readonly stderr: string
   readonly running: boolean
   readonly exitCode: number | null
+  /** Whether anything the job printed so far, read before or now, showed it wanted the network. */
+  readonly wantedNetwork?: boolean
 }
 
 /** The programs of one connection or caller: foreground runs and background jobs. */

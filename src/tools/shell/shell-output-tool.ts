@@ -7,7 +7,7 @@ import { EitriError } from '../../errors/eitri-error.ts'
 import { defineTool } from '../../tool/define-tool.ts'
 import type { JobRead } from '../../ports/program-session.ts'
 import { toolSuccess } from '../../tool/tool-result.ts'
-import { networkNote } from '../../bubblewrap/network-note.ts'
+import { NETWORK_NOTE, networkNote } from '../../bubblewrap/network-note.ts'
 import { programsOf, shellAvailability } from './shell-tool.ts'
 
 /** Reads a background job's new output. */
@@ -37,8 +37,13 @@ export function formatJob(read: JobRead): string {
       ? `[${read.id} is running]`
       : `[${read.id} exited${read.exitCode === null ? ' (killed)' : ` with ${read.exitCode}`}]`,
   )
-  // A job runs in the jail: one that failed for want of the network says so, as shell does.
-  const network = read.running ? undefined : networkNote(read)
+  // A job runs in the jail: one that failed for want of the network says so, as shell does,
+  // also when the failure was read while it still ran.
+  const network = read.running
+    ? undefined
+    : read.wantedNetwork === true && read.exitCode !== 0
+      ? NETWORK_NOTE
+      : networkNote(read)
   if (network !== undefined) parts.push(network)
   return parts.join('\n\n')
 }

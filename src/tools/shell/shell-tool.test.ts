@@ -260,6 +260,24 @@ describe('shell', () => {
     assert.doesNotMatch(answers[1] ?? '', /no network/)
   })
 
+  it('says a job wanted the network also when its failure was read while it still ran', async () => {
+    await using fixture = await workshopOn()
+    // Fails seconds after it printed why: the failure is read while it runs, its exit later
+    // with no new output.
+    const started = await fixture.workshop.call('shell', {
+      command: 'echo "npm error code ENOTCACHED" >&2; sleep 5; exit 1',
+      background: true,
+    })
+    const id = started.metadata['id'] as string
+    const early = await waitFor(fixture.workshop, id, /ENOTCACHED/)
+    assert.match(early, /is running\]/)
+    const exited = await waitFor(fixture.workshop, id, /exited/)
+    assert.match(
+      exited,
+      /\(no new output\)\n\n\[job-\d+ exited with 1\]\n\n\[the jail has no network/,
+    )
+  })
+
   it('stops background jobs started with wider access when the mode narrows, and says so', async () => {
     await using fixture = await workshopOn()
     const started = await fixture.workshop.call('shell', {
