@@ -198,7 +198,11 @@ sub run_job {
     vec($wanted, fileno($_), 1) = 1 for values %open;
     vec($wanted, fileno($wake_r), 1) = 1;
     vec($wanted, 0, 1) = 1 if $control_open;
-    my $ready = select(my $got = $wanted, undef, undef, undef);
+    # Never without an end: Perl runs the SIGCHLD handler (the write to the wake pipe) only
+    # after a call returns, so a job that ends just before the select would wake nothing, and
+    # the jail would wait for ever (seen: the job a zombie, its pipes closed). Once its output
+    # is closed, only its end is awaited: looked for every 50 ms.
+    my $ready = select(my $got = $wanted, undef, undef, %open ? 1 : 0.05);
     if ($ready < 0) { next if ($! + 0) == 4; fail('could not wait for the command') }
     sysread($wake_r, my $ignored, 4096) if vec($got, fileno($wake_r), 1);
     while ((my $gone = waitpid(-1, 1)) > 0) { $status = $? if $gone == $job }
