@@ -207,7 +207,7 @@ describe('fork ownership', () => {
 describe('--isolate: one fork per session, main only through a person', () => {
   const carol: Principal = { id: 'connection-carol', seesEveryFork: false }
 
-  it('makes exactly one fork per session, named after its client', async () => {
+  it('makes exactly one fork per session, named after its client and numbered among its own', async () => {
     await using scratch = await makeScratch({ 'a.txt': 'main\n' })
     await using workshop = await open(scratch)
     assert.equal(workshop.lines.forks().length, 0)
@@ -225,8 +225,9 @@ describe('--isolate: one fork per session, main only through a person', () => {
     assert.deepEqual(
       forks.map((fork) => [fork.name, fork.owner]),
       [
+        // Numbered past others' forks, dave's name would tell him carol's session exists.
         ['claude-code-1', 'connection-carol'],
-        ['claude-code-2', 'connection-dave'],
+        ['claude-code-1', 'connection-dave'],
       ],
     )
     assert.equal(first.lines.current, forks[0]?.id)

@@ -448,8 +448,8 @@ describe('fork ownership over HTTP', () => {
       }[]
       assert.deepEqual(
         forks.map((fork) => fork.name).sort(),
-        ['claude-code-1', 'claude-code-2'],
-        'one fork per connection, none for the server itself',
+        ['claude-code-1', 'claude-code-1'],
+        'one fork per connection (each numbered among its own), none for the server itself',
       )
       const refused = text(
         await clients[0]?.callTool({

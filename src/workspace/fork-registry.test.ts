@@ -201,7 +201,7 @@ describe('naming and finding forks', () => {
     assert.throws(() => findLine([unnamed], 'f-00000001'), { code: 'not_found' })
   })
 
-  it('checks a given name against the maker’s forks only, and numbers a label past every fork', () => {
+  it('checks a given name against the maker’s forks only, and numbers a label past the forks it sees', () => {
     assert.equal(chooseForkName({}, [], []), undefined)
     assert.equal(chooseForkName({ name: 'fresh' }, [named], [named]), 'fresh')
     for (const bad of ['main', '-x', 'a b', 'x'.repeat(65)])

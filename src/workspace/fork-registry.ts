@@ -111,14 +111,15 @@ export function newForkId(): string {
 /**
  * The name a new fork gets: `name` when given (checked, and unique among `mine`, the forks its
  * maker sees: others' names are neither checked nor told), else LABEL-N from `label`, N the
- * first number no fork in `all` uses, else none.
+ * first number no fork in `seen` uses (the forks its maker sees: a number counted past others'
+ * forks would tell an isolated session how many sessions of its client there are), else none.
  *
  * @throws EitriError `invalid_input` for a malformed or taken name
  */
 export function chooseForkName(
   options: { readonly name?: string | undefined; readonly label?: string | undefined },
   mine: readonly ForkInfo[],
-  all: readonly ForkInfo[],
+  seen: readonly ForkInfo[],
 ): string | undefined {
   const { name, label } = options
   if (name !== undefined) {
@@ -140,7 +141,7 @@ export function chooseForkName(
   }
   if (label === undefined) return undefined
   const base = forkLabel(label)
-  const taken = new Set(all.map((fork) => fork.name))
+  const taken = new Set(seen.map((fork) => fork.name))
   let counter = 1
   while (taken.has(`${base}-${counter}`)) counter += 1
   return `${base}-${counter}`

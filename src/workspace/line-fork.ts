@@ -5,7 +5,7 @@
  */
 import { EitriError } from '../errors/eitri-error.ts'
 import { MAIN_LINE } from '../ports/line-control.ts'
-import { PERSON_PRINCIPAL, visibleFork, type Principal } from './fork-owner.ts'
+import { PERSON_PRINCIPAL, visibleFork, visibleForks, type Principal } from './fork-owner.ts'
 import {
   chooseForkName,
   displayName,
@@ -57,7 +57,7 @@ export async function makeFork(
   const { stateDir } = context
   const info = await context.serialize(async () => {
     const by = options.by ?? PERSON_PRINCIPAL
-    // No listing unless a label asks for every name in use: `from` by id, a name among the
+    // No listing unless a label asks for the names its maker sees: `from` by id, a name among the
     // forks so named that `by` sees (a listing costs a stat per open fork, and a hire forks).
     const from = context.find(options.from ?? MAIN_LINE, by)
     if (from !== MAIN_LINE && context.discarding.has(from.id))
@@ -86,7 +86,7 @@ export async function makeFork(
     const name = chooseForkName(
       options,
       named,
-      labelled ? [...readForks(stateDir), ...forming] : [],
+      labelled ? visibleForks([...readForks(stateDir), ...forming], by) : [],
     )
     const parent = from === MAIN_LINE ? MAIN_LINE : from.id
     const forkPoint = await context.head(parent)
