@@ -28,6 +28,7 @@ import path from 'node:path'
 import { GIT_FOLDER, gitEntryKind, gitPlaceByName } from '../../access/git-metadata/git-place.ts'
 import { namesGitPlace, namesProgram } from '../../access/git-metadata/program-paths.ts'
 import { parseIndex } from '../../workspace/git/index-file.ts'
+import { listIndex } from '../../workspace/git/index-listing.ts'
 import { parseGitConfigFile, type GitConfigEntry } from '../../workspace/git/git-config-file.ts'
 import { atPinned, listPinned, READ_FLAGS, removePinned } from '../pinned-folder.ts'
 
@@ -160,14 +161,20 @@ async function judgeConfig(
  * Why a command's index is not kept: an entry whose path git never stages (outside the work
  * tree, or inside a repository folder), where `git status` would look, and enter a submodule.
  */
-function judgeIndex(upper: string, relative: string): string | undefined {
+async function judgeIndex(upper: string, relative: string): Promise<string | undefined> {
   const bytes = readPinned(upper, relative, MAX_INDEX_BYTES)
   if (bytes === undefined) return reason(`it is larger than ${MAX_INDEX_BYTES / 1024 / 1024} MiB`)
   // The object format is the repository's; an index's checksum fits one of them.
-  const parsed = [parseIndex(bytes, 'sha1', Infinity), parseIndex(bytes, 'sha256', Infinity)]
-  const index = parsed.find((reading) => reading.ok)
-  if (index?.ok !== true) return reason('git cannot read it as an index')
-  const stray = index.entries.find(({ path: entry }) => !isStagedPath(entry))
+  const sha1 = parseIndex(bytes, 'sha1', Infinity)
+  const index = sha1.ok ? sha1 : parseIndex(bytes, 'sha256', Infinity)
+  if (!index.ok) return reason('git cannot read it as an index')
+  // Git's own reading too, as main's index rules check theirs: a path this reading missed
+  // would still be entered.
+  const listed = await listIndex(bytes, sha1.ok ? 'sha1' : 'sha256', index.entries.length + 1)
+  if (!listed.ok) return reason(`git cannot read it as an index: ${listed.reason}`)
+  const stray = [...index.entries, ...listed.entries].find(
+    ({ path: entry }) => !isStagedPath(entry),
+  )
   if (stray === undefined) return undefined
   return `not kept in the jail: it stages ${JSON.stringify(stray.path.slice(0, 200))}, a path git never stages (outside the work tree or inside a repository folder), where git status, which needs no approval, would enter another repository; this command's change to the index is gone. Stage files of the workspace with git add`
 }
