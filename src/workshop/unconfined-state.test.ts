@@ -4,7 +4,7 @@ import os from 'node:os'
 import path from 'node:path'
 import { describe, it, type TestContext } from 'node:test'
 import { DirectoryTree } from '../workspace/directory-tree.ts'
-import { namedPaths, unconfinedState } from './unconfined-state.ts'
+import { MAX_ABSOLUTE_WORDS, namedPaths, unconfinedState } from './unconfined-state.ts'
 
 function mainFolder(t: TestContext): DirectoryTree {
   const root = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'eitri-unconfined-')))
@@ -137,5 +137,8 @@ describe('unconfinedState', () => {
     assert.equal(await state(), before)
     fs.writeFileSync(path.join(main.root, 'local/build.sh'), 'echo two\n')
     assert.notEqual(await state(), before)
+    // Past the absolute words looked up, nothing is keyed: asked every time.
+    const junk = Array.from({ length: MAX_ABSOLUTE_WORDS + 1 }, (_, index) => `/nowhere/${index}`)
+    assert.equal(await once(main, `true ${junk.join(' ')}; ${command}`), true)
   })
 })

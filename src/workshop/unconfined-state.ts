@@ -29,6 +29,8 @@ const SHELL_BUILT_NAME = /[$`*?[{~]/
 
 /** Entries of a named ignored folder keyed at most; past this, the command is asked every time. */
 export const MAX_KEYED_ENTRIES = 10_000
+/** Absolute words outside main looked up on the host at most; past this, asked every time. */
+export const MAX_ABSOLUTE_WORDS = 256
 /** Bytes of named ignored files read for the key at most; past this, asked every time. */
 export const MAX_KEYED_BYTES = 64 * 1024 * 1024
 
@@ -61,10 +63,9 @@ export async function unconfinedState(options: {
   if (pathWords(options.command).some(isPlacedElsewhere)) return once
   const ignored = ignoredPathsOf(main)
   const named: string[] = []
-  const candidates = [
-    ...namedPaths(options.command, main.root),
-    ...(await intoMain(main.root, pathWords(options.command))),
-  ]
+  const led = await intoMain(main.root, pathWords(options.command))
+  if (led === undefined) return once
+  const candidates = [...namedPaths(options.command, main.root), ...led]
   for (const candidate of await withLinksFollowed(main, candidates)) {
     // A word no path can be (too long, a NUL in it) names nothing.
     const stat = await main.stat(candidate).catch(() => undefined)
@@ -122,13 +123,19 @@ function isPlacedElsewhere(word: string): boolean {
 
 /**
  * The absolute words outside main's folder that lead into it through links on the host
- * (`~/work/project` a link to main), as paths relative to main.
+ * (`~/work/project` a link to main), as paths relative to main; undefined past
+ * {@link MAX_ABSOLUTE_WORDS}.
  */
-async function intoMain(root: string, words: readonly string[]): Promise<string[]> {
+async function intoMain(root: string, words: readonly string[]): Promise<string[] | undefined> {
   const real = await fs.realpath(root)
   const found: string[] = []
-  for (const word of words) {
-    if (!word.startsWith('/') || word.startsWith(`${root}/`) || word.length > 4096) continue
+  const absolute = new Set(
+    words.filter((word) => word.startsWith('/') && !word.startsWith(`${root}/`)),
+  )
+  // Each is a look at the host's disk: past this many, the command is not keyed at all.
+  if (absolute.size > MAX_ABSOLUTE_WORDS) return undefined
+  for (const word of absolute) {
+    if (word.length > 4096) continue
     const led = await fs.realpath(word).catch(() => undefined)
     if (led?.startsWith(`${real}/`) === true) found.push(led.slice(real.length + 1))
   }
