@@ -216,6 +216,47 @@ describe('approval by elicitation', () => {
     }
   })
 
+  it('a command outside the jail that names a script from another folder (.., /proc/self/cwd) or by a glob runs when approved, and is asked every time', async () => {
+    // The words are relative to src (or to the command's own folder), not to main's root, so
+    // the key named nothing ignored, and a jailed rewrite of local/build.sh ran unasked.
+    await using scratch = await makeScratch({
+      '.gitignore': 'local/\n',
+      'local/build.sh': 'echo built-one\n',
+      'src/a.js': 'a\n',
+    })
+    const { client, call, prompts, answers } = await connect(
+      scratch,
+      ['--access', 'full-access'],
+      true,
+    )
+    // And one whose names the shell builds (a glob): approved, it runs (once).
+    const commands = [
+      'cd src && sh ../local/build.sh',
+      'sh /proc/self/cwd/local/build.sh',
+      'sh lo*/build.sh',
+    ].map((command) => ({ command, escalate: { reason: 'needs the real folder' } }))
+    try {
+      for (const escalated of commands) {
+        answers.push('approve-for-session')
+        const ran = await call('shell', escalated)
+        assert.match(ran.text, /ran OUTSIDE the jail[\s\S]*built-one/)
+      }
+      // A jailed command (asked nothing) rewrites the ignored script; it comes back to main.
+      const jailed = await call('shell', { command: "echo 'echo pwned' > local/build.sh" })
+      assert.equal(jailed.isError, false, jailed.text)
+      const script = path.join(scratch.workspace, 'local/build.sh')
+      assert.equal(await fs.readFile(script, 'utf8'), 'echo pwned\n')
+      for (const escalated of commands) {
+        const refused = await call('shell', escalated)
+        assert.equal(refused.code, 'permission_denied', refused.text)
+        assert.doesNotMatch(refused.text, /pwned/)
+      }
+      assert.equal(prompts.length, 6, prompts.join('\n'))
+    } finally {
+      await client.close()
+    }
+  })
+
   it('a prompt shows control characters in the command as escapes: they cannot hide what runs', async () => {
     // Raw, the escapes clear the line and move up, and a terminal shows only "git status".
     await using scratch = await makeScratch({ 'keep.txt': 'k' })

@@ -286,7 +286,7 @@ describe('commands and approval', () => {
     const access = new SessionAccess({
       judge,
       setting: 'full-access',
-      unconfinedState: async () => files,
+      unconfinedState: async () => ({ files, once: false }),
       approver: async (request) => {
         asked.push(request)
         // The model's next call lands while the person reads the question.

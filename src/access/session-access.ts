@@ -4,6 +4,7 @@
  * policy, rules and an approver. Every door asks it; each call gets a snapshot fixed when the
  * call starts, so a mode switch takes effect at the next call.
  */
+import { randomUUID } from 'node:crypto'
 import { EitriError } from '../errors/eitri-error.ts'
 import type {
   AccessContext,
@@ -57,7 +58,11 @@ export interface AccessOptions {
     readonly signal: AbortSignal
     /** The command: the ignored files it names are part of its state. */
     readonly command: string
-  }) => Promise<string>
+  }) => Promise<{
+    readonly files: string
+    /** The state cannot be told from the words: an approval for the session holds this once. */
+    readonly once: boolean
+  }>
   /** Called when access narrows, to stop background jobs started with wider access; answers their ids. */
   readonly onNarrow?: (level: AccessLevel) => Promise<readonly string[]>
 }
@@ -297,7 +302,11 @@ export class SessionAccess {
         : {
             ...decision.request,
             // The files are part of the action: a script rewritten since is another command.
-            input: { ...(decision.request.input as object), files: shown },
+            // One the words cannot key is never the same action twice.
+            input: {
+              ...(decision.request.input as object),
+              files: shown.once ? `${shown.files} ${randomUUID()}` : shown.files,
+            },
             sessionScope: SAME_FILES_SCOPE,
           }
     const denial = await this.#ask(asked, request.signal)
@@ -307,7 +316,7 @@ export class SessionAccess {
     }
     // What runs is what the person was asked about: files changed while the question was open
     // (a tool call sent meanwhile) are not what they approved.
-    if (stateOf !== undefined && (await stateOf(state)) !== shown) {
+    if (stateOf !== undefined && (await stateOf(state)).files !== shown?.files) {
       return refused(
         'escalation-changed',
         "the workspace's files changed while the person was deciding, so what would run is not what they approved; run the command again to ask again",

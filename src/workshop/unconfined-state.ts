@@ -6,13 +6,16 @@
  * `local/` in `.gitignore`). A jailed command may rewrite such a file without asking, and it
  * comes back to main: the approved command would then run something the person never saw.
  *
- * A name that leads through a link (tracked, so not ignored itself) is keyed by where it leads.
+ * A name that leads through a link (tracked, so not ignored itself) is keyed by where it leads,
+ * and so is an absolute name that leads into main through a link on the host. A name read from
+ * another folder than main's root (`cd src && sh ../local/build.sh`, `/proc/self/cwd/…`) cannot
+ * be placed by its words either: such a command is asked every time.
  * A command that has the shell build names (a glob, a variable, a brace list, a `~`, a
  * substitution) cannot be keyed by its words: it is asked every time. What the command reaches
  * only indirectly (an ignored file a tracked script runs, installed packages) is not keyed
  * (decision 0057).
  */
-import { createHash, randomUUID } from 'node:crypto'
+import { createHash } from 'node:crypto'
 import fs from 'node:fs/promises'
 import path from 'node:path'
 import { ignoredPathsOf } from '../workspace/ignored-paths.ts'
@@ -26,42 +29,59 @@ const SHELL_BUILT_NAME = /[$`*?[{~]/
 
 /** Entries of a named ignored folder keyed at most; past this, the command is asked every time. */
 export const MAX_KEYED_ENTRIES = 10_000
+/** Absolute words outside main looked up on the host at most; past this, asked every time. */
+export const MAX_ABSOLUTE_WORDS = 256
 /** Bytes of named ignored files read for the key at most; past this, asked every time. */
 export const MAX_KEYED_BYTES = 64 * 1024 * 1024
 
-/**
- * The key's state: `tree` alone when the command names no ignored path that exists, else the
- * tree and a digest of those paths' content.
- */
+/** What a command run outside the jail meets, as far as its words tell. */
+export interface UnconfinedState {
+  /** `tree` alone when the command names no ignored path that exists, else the tree and a digest of those paths' content. */
+  readonly files: string
+  /**
+   * The words cannot tell all it meets (names the shell builds, names read from another
+   * folder, too much to read): an approval "for the session" holds for this run only, and
+   * `files` says only what is known (main's tree).
+   */
+  readonly once: boolean
+}
+
+/** The key's state (see {@link UnconfinedState}). */
 export async function unconfinedState(options: {
   /** Main's tree id (its snapshot). */
   readonly tree: string
   /** Main's folder. */
   readonly main: DirectoryTree
   readonly command: string
-}): Promise<string> {
+}): Promise<UnconfinedState> {
   const { main } = options
-  // `sh lo*/build.sh`, `d=local; sh $d/build.sh`: no word names what runs. No state is the same
-  // twice, so an approval holds for this run only.
-  if (SHELL_BUILT_NAME.test(options.command)) return `${options.tree} ${randomUUID()}`
+  const once: UnconfinedState = { files: options.tree, once: true }
+  // `sh lo*/build.sh`, `d=local; sh $d/build.sh`: no word names what runs, so an approval holds
+  // for this run only.
+  if (SHELL_BUILT_NAME.test(options.command)) return once
+  // `cd src && sh ../local/build.sh`: a word relative to another folder than main's root.
+  if (pathWords(options.command).some(isPlacedElsewhere)) return once
   const ignored = ignoredPathsOf(main)
   const named: string[] = []
-  for (const candidate of await withLinksFollowed(main, namedPaths(options.command, main.root))) {
+  const led = await intoMain(main.root, pathWords(options.command))
+  if (led === undefined) return once
+  const candidates = [...namedPaths(options.command, main.root), ...led]
+  for (const candidate of await withLinksFollowed(main, candidates)) {
     // A word no path can be (too long, a NUL in it) names nothing.
     const stat = await main.stat(candidate).catch(() => undefined)
     if (stat === undefined) continue
     if (await ignored.isIgnored(candidate, stat.type === 'directory' ? 'directory' : 'file'))
       named.push(candidate)
   }
-  if (named.length === 0) return options.tree
+  if (named.length === 0) return { files: options.tree, once: false }
   const digest = createHash('sha256')
   const budget = { entries: MAX_KEYED_ENTRIES, bytes: MAX_KEYED_BYTES }
   for (const relative of named.sort()) {
     digest.update(`${relative}\u0000`)
-    // Too much to read: no state is the same twice, so the approval holds for this run only.
-    if (!(await addEntry(main, relative, digest, budget))) return `${options.tree} ${randomUUID()}`
+    // Too much to read: the approval holds for this run only.
+    if (!(await addEntry(main, relative, digest, budget))) return once
   }
-  return `${options.tree} ignored:${digest.digest('hex')}`
+  return { files: `${options.tree} ignored:${digest.digest('hex')}`, once: false }
 }
 
 /**
@@ -71,18 +91,55 @@ export async function unconfinedState(options: {
  */
 export function namedPaths(command: string, root: string): string[] {
   const found = new Set<string>()
-  // Split at quotes too (a word inside `"$(cat local/x)"`), and as the shell joins them.
-  for (const word of [...command.split(/[\s;&|<>()`'"]+/), ...shellWords(command)]) {
-    for (const part of word.split('=')) {
-      if (part === '') continue
-      const absolute = part.startsWith('/')
-      if (absolute && !part.startsWith(`${root}/`)) continue
-      const relative = path.posix.normalize(absolute ? part.slice(root.length + 1) : part)
-      if (relative === '.' || relative === '..' || relative.startsWith('../')) continue
-      found.add(relative.replace(/\/+$/, ''))
-    }
+  for (const part of pathWords(command)) {
+    const absolute = part.startsWith('/')
+    if (absolute && !part.startsWith(`${root}/`)) continue
+    const relative = path.posix.normalize(absolute ? part.slice(root.length + 1) : part)
+    if (relative === '.' || relative === '..' || relative.startsWith('../')) continue
+    found.add(relative.replace(/\/+$/, ''))
   }
   return [...found]
+}
+
+/**
+ * Every word of `command` and each `=`-separated part of one: split at blanks, quotes and
+ * operators (a word inside `"$(cat local/x)"`), and as the shell joins quoted pieces.
+ */
+function pathWords(command: string): string[] {
+  const words = [...command.split(/[\s;&|<>()`'"]+/), ...shellWords(command)]
+  return words.flatMap((word) => word.split('=')).filter((part) => part !== '')
+}
+
+/**
+ * Whether a word names a path from another folder than main's root: relative and leading up
+ * (`../local/build.sh`, `src/../../x`), or through a process's own folder in /proc
+ * (`/proc/self/cwd` is main for the command).
+ */
+function isPlacedElsewhere(word: string): boolean {
+  if (word.startsWith('/')) return /^\/proc\//.test(path.posix.normalize(word))
+  const relative = path.posix.normalize(word)
+  return relative === '..' || relative.startsWith('../')
+}
+
+/**
+ * The absolute words outside main's folder that lead into it through links on the host
+ * (`~/work/project` a link to main), as paths relative to main; undefined past
+ * {@link MAX_ABSOLUTE_WORDS}.
+ */
+async function intoMain(root: string, words: readonly string[]): Promise<string[] | undefined> {
+  const real = await fs.realpath(root)
+  const found: string[] = []
+  const absolute = new Set(
+    words.filter((word) => word.startsWith('/') && !word.startsWith(`${root}/`)),
+  )
+  // Each is a look at the host's disk: past this many, the command is not keyed at all.
+  if (absolute.size > MAX_ABSOLUTE_WORDS) return undefined
+  for (const word of absolute) {
+    if (word.length > 4096) continue
+    const led = await fs.realpath(word).catch(() => undefined)
+    if (led?.startsWith(`${real}/`) === true) found.push(led.slice(real.length + 1))
+  }
+  return found
 }
 
 /**

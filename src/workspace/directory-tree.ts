@@ -141,7 +141,7 @@ export class DirectoryTree implements WorkspaceTree {
 
   /**
    * Writes a file atomically: a new temporary file beside it, flushed, given the old file's
-   * mode, then renamed over it. Creates missing folders. Returns whether the file is new.
+   * permission bits (never setuid, setgid or sticky), then renamed over it. Creates missing folders. Returns whether the file is new.
    * Content read in pieces is copied a piece at a time, and pieces of zeros stay holes, so a
    * sparse file stays sparse and is never held whole in memory.
    */
@@ -170,8 +170,10 @@ export class DirectoryTree implements WorkspaceTree {
       try {
         if (isContentSource(data)) copyKeepingHoles(data, handle.fd)
         else await handle.writeFile(data)
+        // Permission bits only, also the old file's: the new file is the writer's (root, for
+        // a root eitri), so an old setuid bit would make the new content run as the writer.
         const mode = options.mode ?? (existing?.type === 'file' ? existing.mode : undefined)
-        if (mode !== undefined) await handle.chmod(mode)
+        if (mode !== undefined) await handle.chmod(mode & 0o777)
         await handle.datasync()
       } finally {
         await handle.close()

@@ -130,6 +130,20 @@ export function namesProgram(key: string, value: string | undefined): boolean {
   return programOf(key.toLowerCase(), value) !== undefined
 }
 
+/**
+ * Keys whose value is a place git reads other repositories from, though no key names a
+ * program: `core.worktree` moves the work tree, and `git status` enters every submodule
+ * folder of the work tree it holds and runs git there under that repository's own
+ * configuration (its fsmonitor, its filters). A work tree moved out of the workspace (to a
+ * jail's `/tmp`) leads git to repositories no door has judged.
+ *
+ * @example
+ * namesGitPlace('core.worktree') // true
+ */
+export function namesGitPlace(key: string): boolean {
+  return key.toLowerCase() === 'core.worktree'
+}
+
 /** Values git reads as false (`[log] showSignature` with no value is true). */
 const FALSE_WORD = /^(?:false|no|off|-?0+|)$/i
 /** Pretty-format placeholders that verify a signature (`%G?`, `%GS`, …), as git-read-only.ts. */

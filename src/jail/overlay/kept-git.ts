@@ -9,6 +9,14 @@
  * Hooks and the rest are never kept. Kept, they would run at the next `git status` or
  * `git diff`, which the command policy lets run without a person.
  *
+ * Nor is anything kept that leads git to a repository no door has judged: `git status` enters
+ * every submodule (a gitlink of the index whose folder holds a `.git`) and runs git there under
+ * that repository's configuration. So a `config` may not change `core.worktree`, and an index
+ * is kept only when every entry is a path git itself stages (no `..`, `.`, empty or `.git`
+ * part, not absolute): a gitlink `../tmp/x/sub`, or the work tree moved to `/tmp/x`, ran the
+ * fsmonitor of a repository a command left in the warm jail's `/tmp` at every later
+ * `git status`.
+ *
  * What is not kept is removed from the command's upper layer before it moves in, so the kept
  * layer stays as it was there, and each is named with why. No link is followed: the upper
  * layer is reached only through pinned folders, and a link inside a repository folder is
@@ -18,12 +26,16 @@ import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { GIT_FOLDER, gitEntryKind, gitPlaceByName } from '../../access/git-metadata/git-place.ts'
-import { namesProgram } from '../../access/git-metadata/program-paths.ts'
+import { namesGitPlace, namesProgram } from '../../access/git-metadata/program-paths.ts'
+import { parseIndex } from '../../workspace/git/index-file.ts'
+import { listIndex } from '../../workspace/git/index-listing.ts'
 import { parseGitConfigFile, type GitConfigEntry } from '../../workspace/git/git-config-file.ts'
 import { atPinned, listPinned, READ_FLAGS, removePinned } from '../pinned-folder.ts'
 
 /** A configuration larger than this is not kept (git's own are a few kilobytes). */
 const MAX_CONFIG_BYTES = 256 * 1024
+/** An index larger than this is not kept (a few hundred thousand entries take tens of MiB). */
+const MAX_INDEX_BYTES = 512 * 1024 * 1024
 
 /** What a repository folder's `config` was below the command (kept layer, else workspace). */
 export type BaseConfig = (configPath: string) => Buffer | undefined
@@ -106,6 +118,7 @@ async function judgeInside(
 ): Promise<string | undefined> {
   if (type === 'symlink') return reason('git makes no links there')
   if (type === 'other') return reason('git makes no such file there')
+  if (inner === 'index' && type === 'file') return judgeIndex(upper, relative)
   if (gitEntryKind(inner) !== undefined) return undefined
   if (inner !== 'config')
     return reason('git runs code from what it holds there, such as hooks and scripts')
@@ -125,17 +138,54 @@ async function judgeConfig(
   if (entries === undefined) return reason('git cannot read it')
   const below = base(relative)
   const before = new Set(((below === undefined ? [] : await parseConfig(below)) ?? []).map(entryId))
-  const added = [
+  const added = (names: (key: string, value: string | undefined) => boolean): string[] => [
     ...new Set(
       entries
-        .filter(
-          ({ key, value }) => namesProgram(key, value) && !before.has(entryId({ key, value })),
-        )
+        .filter(({ key, value }) => names(key, value) && !before.has(entryId({ key, value })))
         .map(({ key }) => key),
     ),
   ]
-  if (added.length === 0) return undefined
-  return `not kept in the jail: it names a program git would run (${added.join(', ')}), and git commands that need no approval (git status, git diff, git log -p) would run it. In a fork git keeps only what local git work writes (commits, branches, the index, and settings that name no program, such as user.email); this command's change to the configuration is gone. To use such a setting, ask the user to add it to their repository's configuration`
+  const programs = added(namesProgram)
+  const places = added(namesGitPlace)
+  if (programs.length === 0 && places.length === 0) return undefined
+  const named = [
+    ...(programs.length > 0 ? [`a program git would run (${programs.join(', ')})`] : []),
+    ...(places.length > 0
+      ? [`a place git reads other repositories from (${places.join(', ')})`]
+      : []),
+  ].join(' and ')
+  return `not kept in the jail: it names ${named}, and git commands that need no approval (git status, git diff, git log -p) would run it. In a fork git keeps only what local git work writes (commits, branches, the index, and settings that name no program, such as user.email); this command's change to the configuration is gone. To use such a setting, ask the user to add it to their repository's configuration`
+}
+
+/**
+ * Why a command's index is not kept: an entry whose path git never stages (outside the work
+ * tree, or inside a repository folder), where `git status` would look, and enter a submodule.
+ */
+async function judgeIndex(upper: string, relative: string): Promise<string | undefined> {
+  const bytes = readPinned(upper, relative, MAX_INDEX_BYTES)
+  if (bytes === undefined) return reason(`it is larger than ${MAX_INDEX_BYTES / 1024 / 1024} MiB`)
+  // The object format is the repository's; an index's checksum fits one of them.
+  const sha1 = parseIndex(bytes, 'sha1', Infinity)
+  const index = sha1.ok ? sha1 : parseIndex(bytes, 'sha256', Infinity)
+  if (!index.ok) return reason('git cannot read it as an index')
+  // Git's own reading too, as main's index rules check theirs: a path this reading missed
+  // would still be entered.
+  const listed = await listIndex(bytes, sha1.ok ? 'sha1' : 'sha256', index.entries.length + 1)
+  if (!listed.ok) return reason(`git cannot read it as an index: ${listed.reason}`)
+  const stray = [...index.entries, ...listed.entries].find(
+    ({ path: entry }) => !isStagedPath(entry),
+  )
+  if (stray === undefined) return undefined
+  return `not kept in the jail: it stages ${JSON.stringify(stray.path.slice(0, 200))}, a path git never stages (outside the work tree or inside a repository folder), where git status, which needs no approval, would enter another repository; this command's change to the index is gone. Stage files of the workspace with git add`
+}
+
+/** A path git itself puts in an index: relative, no empty, `.`, `..` or `.git` part. */
+function isStagedPath(entry: string): boolean {
+  return entry
+    .split('/')
+    .every(
+      (part) => part !== '' && part !== '.' && part !== '..' && part.toLowerCase() !== GIT_FOLDER,
+    )
 }
 
 /** The reason for what a repository folder never keeps. */
@@ -147,14 +197,18 @@ function entryId({ key, value }: GitConfigEntry): string {
   return `${key}\0${value ?? ''}`
 }
 
-/** A file's bytes, opened without following a link; undefined when not a regular file or larger than a config may be. */
-function readPinned(root: string, relative: string): Buffer | undefined {
+/** A file's bytes, opened without following a link; undefined when not a regular file or larger than `maxBytes`. */
+function readPinned(
+  root: string,
+  relative: string,
+  maxBytes = MAX_CONFIG_BYTES,
+): Buffer | undefined {
   return atPinned(root, relative, (pinned) => {
     // Never waiting on a FIFO (pinned-folder.ts, READ_FLAGS); only a regular file is read.
     const descriptor = fs.openSync(pinned, READ_FLAGS)
     try {
       const stat = fs.fstatSync(descriptor)
-      if (!stat.isFile() || stat.size > MAX_CONFIG_BYTES) return undefined
+      if (!stat.isFile() || stat.size > maxBytes) return undefined
       return fs.readFileSync(descriptor)
     } finally {
       fs.closeSync(descriptor)
