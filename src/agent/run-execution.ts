@@ -196,6 +196,9 @@ async function runProgram(work: RunWork, live: LiveRun, program: Program): Promi
     if (signal.aborted) return { status: 'cancelled' }
     return { status: 'failed', reason: 'program-threw', error: messageOf(error) }
   } finally {
+    // It hires nothing more from now: a tool call's work that ends while its tools close (a
+    // js_eval hire still reading its roster file) is refused as any later hire is.
+    live.programEnded = true
     // What its calls left running (background jobs, eval sessions) ends with the program.
     await tools?.close?.().catch(() => undefined)
   }
