@@ -172,11 +172,12 @@ export async function sweepInterruptedRuns(
  * good, which nothing may settle.
  */
 async function leaveUnsettledToPerson(transaction: SqlTransaction, now: string): Promise<void> {
-  const unsettled = `status <> 'running' AND settlement_status = 'open' AND lease_owner IS NOT NULL AND lease_expires_at < ?`
-  const lock = transaction.dialect === 'postgres' ? ' FOR UPDATE' : ''
-  const rows = await transaction.all(`SELECT * FROM runs WHERE ${unsettled} ORDER BY id${lock}`, [
-    now,
-  ])
+  // Held Runs only (a lease owner is never empty), through runs_lease_owner: a sweep runs at
+  // every listing and wait, and settled Runs, nearly all of them, hold no lease.
+  const unsettled = `lease_owner > '' AND status <> 'running' AND settlement_status = 'open' AND lease_expires_at < ?`
+  // PostgreSQL locks the rows in one order, so sweeps at once never deadlock; SQLite has one writer.
+  const lock = transaction.dialect === 'postgres' ? ' ORDER BY id FOR UPDATE' : ''
+  const rows = await transaction.all(`SELECT * FROM runs WHERE ${unsettled}${lock}`, [now])
   for (const row of rows) {
     const run = runFromRow(row)
     await transaction.run(
