@@ -223,7 +223,10 @@ export class AgentRuntime implements AsyncDisposable {
     const from = parent?.worldId ?? this.#lineOf(this.#options.line)
     const by: Principal = parent === undefined ? this.#options.principal : runPrincipal(parent.id)
     this.#options.lines.find(from, by)
-    const budget = parent === undefined ? this.#options.budget : undefined
+    // A child's budget comes out of its parent's ledger, held with the parent for as long as it
+    // lives (never looked up elsewhere, so no child is ever left without one), a root's out of
+    // the runtime's (the session's).
+    const budget = parent === undefined ? this.#options.budget : parent.budget
     const program = factory(def, {
       request,
       parentRun: parent?.id,
@@ -241,6 +244,7 @@ export class AgentRuntime implements AsyncDisposable {
       parent,
       authority: ceiling.authority,
       request,
+      budget: program.budget ?? budget,
     })
     this.#starting.add(id)
     const admission = admitRun(this.#work, live, roster, program, { from, by })

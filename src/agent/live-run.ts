@@ -6,6 +6,7 @@
 import type { AgentDef } from './agent-def.ts'
 import type { Authority } from './delegation-ceiling.ts'
 import type { HireRequest } from './hire-request.ts'
+import type { BudgetLedger } from './llm/model-budget.ts'
 import type { RunResult } from './run-result.ts'
 
 /** A Run between its admission and its settlement. */
@@ -17,6 +18,8 @@ export class LiveRun {
   readonly parent: LiveRun | undefined
   readonly authority: Authority
   readonly request: HireRequest
+  /** What its children's budgets come out of (its program's ledger, or what its own came from). */
+  readonly budget: BudgetLedger | undefined
   /** Aborts when the Run is cancelled. */
   readonly controller = new AbortController()
   /** Every child it hired, running or not. */
@@ -40,6 +43,7 @@ export class LiveRun {
     parent: LiveRun | undefined
     authority: Authority
     request: HireRequest
+    budget?: BudgetLedger | undefined
   }) {
     this.id = fields.id
     this.def = fields.def
@@ -47,6 +51,7 @@ export class LiveRun {
     this.parent = fields.parent
     this.authority = fields.authority
     this.request = fields.request
+    this.budget = fields.budget
     this.causedBy = fields.parent === undefined ? [] : [fields.parent.id]
     const { promise, resolve, reject } = Promise.withResolvers<RunResult>()
     this.done = promise

@@ -63,6 +63,13 @@ export interface Program {
   run(context: ProgramContext): Promise<ProgramOutcome>
   /** The Run as its tools see it, for a model program (its model and budget). */
   readonly modelRun?: ModelRun | undefined
+  /**
+   * The ledger this Run's children carve their budgets out of: a model program's own. Without
+   * one, they carve out of what this Run's hire was given ({@link ProgramHire.budget}), so a
+   * program that spends nothing itself never lets a child spend past the Runs above it. A
+   * wrapper of a program passes it on.
+   */
+  readonly budget?: BudgetLedger | undefined
 }
 
 /** The hire a program is made for, before any Run is admitted. */
@@ -71,7 +78,11 @@ export interface ProgramHire {
   readonly request: HireRequest
   /** The id of the Run hiring it; undefined for a root Run. */
   readonly parentRun: string | undefined
-  /** A root Run's: the dollars its budget comes out of (the session's); undefined: no bound. */
+  /**
+   * The dollars this Run's budget comes out of: its parent Run's ledger (the nearest Run above
+   * holding one), or the runtime's `budget` (the session's) for a root Run, or for a Run with
+   * no ledger above it; undefined: no bound but the Run's own.
+   */
   readonly budget?: BudgetLedger | undefined
 }
 

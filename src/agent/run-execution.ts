@@ -26,6 +26,9 @@ export async function endRun(
     return await body()
   } finally {
     work.live.delete(live.id)
+    // Held from admission to settlement: a process dying in between (a merge waiting for a
+    // person) leaves the Run to a person through the sweep.
+    work.options.leases?.release(live.id)
     work.options.onEnded?.(live.id)
   }
 }
@@ -84,7 +87,7 @@ export async function executeRun(
 /**
  * Writes the Run's terminal row with `finished` in its journal (one transaction), retrying
  * while the store is unavailable (until then the Run stays `running` and its handle
- * unresolved), then lets go of its lease. A `conflict` from a Run the sweep ended (its lease lapsed or was lost) answers that
+ * unresolved); its lease is kept until it is settled. A `conflict` from a Run the sweep ended (its lease lapsed or was lost) answers that
  * row: failed, `interrupted`, with `finished` already journaled by the sweep.
  */
 export async function finishRun(
@@ -92,29 +95,22 @@ export async function finishRun(
   live: LiveRun,
   finish: RunFinish,
 ): Promise<RunRecord> {
-  const { store, leases } = work.options
+  const { store } = work.options
+  const reason = finish.status === 'completed' ? undefined : finish.reason
+  // `finished` goes in the terminal row's transaction: one commit, and never seen without it.
+  const events = [{ type: 'finished', data: { status: finish.status, ...(reason && { reason }) } }]
+  let row: RunRecord
   try {
-    const reason = finish.status === 'completed' ? undefined : finish.reason
-    // `finished` goes in the terminal row's transaction: one commit, and never seen without it.
-    const events = [
-      { type: 'finished', data: { status: finish.status, ...(reason && { reason }) } },
-    ]
-    let row: RunRecord
-    try {
-      row = await durable(work, (call) => store.finishRun(live.id, { ...finish, events }, call))
-    } catch (error) {
-      if (!EitriError.isInstance(error) || error.code !== 'conflict') throw error
-      const swept = await durable(work, (call) => store.getRun(live.id, call))
-      if (swept === undefined || swept.status === 'running' || swept.status === 'waiting')
-        throw error
-      row = swept
-    }
-    // Only now: a watcher told `finished` finds the terminal row in the store.
-    work.watchers.finished(live.id, row.status, row.reason ?? undefined)
-    return row
-  } finally {
-    leases?.release(live.id)
+    row = await durable(work, (call) => store.finishRun(live.id, { ...finish, events }, call))
+  } catch (error) {
+    if (!EitriError.isInstance(error) || error.code !== 'conflict') throw error
+    const swept = await durable(work, (call) => store.getRun(live.id, call))
+    if (swept === undefined || swept.status === 'running' || swept.status === 'waiting') throw error
+    row = swept
   }
+  // Only now: a watcher told `finished` finds the terminal row in the store.
+  work.watchers.finished(live.id, row.status, row.reason ?? undefined)
+  return row
 }
 
 /** What the program's end is, as the Run's row will say. */
@@ -196,6 +192,9 @@ async function runProgram(work: RunWork, live: LiveRun, program: Program): Promi
     if (signal.aborted) return { status: 'cancelled' }
     return { status: 'failed', reason: 'program-threw', error: messageOf(error) }
   } finally {
+    // It hires nothing more from now: a tool call's work that ends while its tools close (a
+    // js_eval hire still reading its roster file) is refused as any later hire is.
+    live.programEnded = true
     // What its calls left running (background jobs, eval sessions) ends with the program.
     await tools?.close?.().catch(() => undefined)
   }

@@ -202,8 +202,11 @@ describe('RunLeases in one process', () => {
     })
     await leases.admit({ id: 'kept' })
     await leases.admit({ id: 'taken' })
-    // As a sweep by another process would after a long pause of this one.
-    await store.finishRun('taken', { status: 'failed', reason: 'interrupted' })
+    // A sweep by another process after a long pause of this one: the lease lapsed (ended here
+    // at once, the store's clock then moving on) and was swept.
+    await store.releaseRunLeases(leases.owner, ['taken'])
+    while ((await store.sweepInterruptedRuns()).length === 0) await delay(1)
+    assert.equal((await store.getRun('taken'))?.reason, 'interrupted')
     await leases.heartbeat()
     assert.deepEqual(lost, ['taken'])
     assert.deepEqual(leases.held(), ['kept'])

@@ -141,8 +141,9 @@ export class RunLeases {
   }
 
   /**
-   * Stops tracking a Run, once its terminal row is written (which already ended its lease in
-   * the store). A Run released while still running is swept as interrupted.
+   * Stops tracking a Run, once it is settled (which already ended its lease in the store). A
+   * Run released while still running is swept as interrupted; one released ended but not
+   * settled is kept for review by the next sweep.
    */
   release(runId: string): void {
     if (!this.#held.delete(runId)) return

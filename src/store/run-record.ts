@@ -94,6 +94,12 @@ export const INTERRUPTED_REASON = 'interrupted'
  */
 export const UNKNOWN_OUTCOME_REASON = 'unknown-outcome'
 
+/**
+ * How a sweep's settlement reason begins for a Run that ended but whose process died before
+ * settling it: it is kept for review, for a person to merge or discard.
+ */
+export const SETTLEMENT_INTERRUPTED_REASON = 'settlement-interrupted'
+
 /** The reasons of Runs a sweep ended (their process died): they will not settle by themselves. */
 export const SWEPT_REASONS: readonly string[] = Object.freeze([
   INTERRUPTED_REASON,

@@ -118,8 +118,9 @@ export interface Store extends AsyncDisposable {
    */
   holdRun(id: string, lease: RunLeaseTerms, options?: StoreCallOptions): Promise<RunRecord>
   /**
-   * The heartbeat: extends every running Run `lease.owner` holds to `ttlMs` from now, and
-   * answers their ids. A Run swept as interrupted is not revived.
+   * The heartbeat: extends every Run `lease.owner` holds (running, or ended and not settled
+   * yet: a lease lasts from admission to settlement) to `ttlMs` from now, and answers their
+   * ids. A Run swept as interrupted is not revived.
    */
   renewRunLeases(lease: RunLeaseTerms, options?: StoreCallOptions): Promise<string[]>
   /**
@@ -134,8 +135,9 @@ export interface Store extends AsyncDisposable {
   /**
    * Marks `failed`, reason `interrupted`, every running Run whose lease lapsed (and every one
    * nobody held that has not changed for `unleasedAfterMs`, default 15 s), journaling a
-   * `finished` event, atomically: a Run whose owner renewed in time is never marked.
-   * Answers the Runs it ended.
+   * `finished` event, atomically: a Run whose owner renewed in time is never marked. An ended
+   * Run whose lease lapsed before it was settled is kept for review (settlement reason
+   * `settlement-interrupted: …`), for a person to merge or discard. Answers the Runs it ended.
    */
   sweepInterruptedRuns(
     options?: StoreCallOptions & { readonly unleasedAfterMs?: number | undefined },

@@ -6,7 +6,10 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import type { LanguageModelV4CallOptions } from '@ai-sdk/provider'
+import { EitriError } from '../../errors/eitri-error.ts'
+import type { ProgramFactory } from '../program.ts'
 import { Roster } from '../roster.ts'
+import { BudgetLedger } from './model-budget.ts'
 import {
   answers,
   callsTool,
@@ -127,5 +130,101 @@ describe('a child hired without waiting and without a budget of its own', () => 
     for (const run of await store.listRuns())
       total += (await store.getRunMetrics(run.id))?.dollars ?? 0
     assert.ok(total <= 0.1 + 1e-9, `the tree spent $${total}`)
+  })
+})
+
+describe('a hire made as a Run’s tools close', () => {
+  it('comes out of the Run’s budget, never out of nothing', async (t) => {
+    // A tool call's work may end after the loop did (a js_eval hire still reading its roster
+    // file): its hire reaches the runtime while the Run's tools close, after the model loop.
+    const BIG = Roster.of([
+      llmAgent('big', { budgetDollars: 1000, maxModelSteps: 16 }, { prompt: 'ROLE-GRAND' }),
+    ])
+    let lateHire: Promise<unknown> | undefined
+    const model = scriptedModel([
+      (options) =>
+        roleOf(options) === 'GRAND'
+          ? callsTool([{ name: 'add', input: { a: Math.random(), b: 1 } }], SPEND)
+          : answers('lead done', SPEND),
+    ])
+    const session = new BudgetLedger(0.05)
+    const { runtime, store } = await llmFixture(
+      t,
+      fixedCatalog(model),
+      {
+        add: { call: async () => ({ type: 'success', content: 'ok', metadata: {} }) },
+      },
+      {
+        budget: session,
+        runTools: async (scope) => ({
+          offered: async () => [],
+          call: async () => ({ type: 'error', code: 'not_available', content: 'x', metadata: {} }),
+          close: async () => {
+            // The lead's tools only (every Run's tools close so).
+            if (lateHire !== undefined) return
+            lateHire = scope
+              .hire(BIG, 'big', { task: 'spend', limits: { budgetDollars: 10 } })
+              .then((child) => child.result())
+              .catch((error: unknown) => error)
+            await lateHire
+          },
+        }),
+      },
+    )
+    const lead = await runtime.hire(TEAM, 'lead', { task: 'lead', settlement: 'discard' })
+    assert.equal((await lead.result()).status, 'completed')
+    // The program had returned: the hire is refused as any later one is, and nothing spent.
+    const refusal = await lateHire
+    assert.ok(EitriError.isInstance(refusal), String(refusal))
+    assert.equal(refusal.code, 'conflict')
+    assert.match(refusal.message, /finishing and hires no more children/)
+    let total = 0
+    for (const run of await store.listRuns())
+      total += (await store.getRunMetrics(run.id))?.dollars ?? 0
+    assert.ok(total <= 0.05 + 1e-9, `the session's Runs spent $${total} of its $0.05`)
+  })
+})
+
+describe('a child of a Run that spends nothing itself', () => {
+  it('comes out of what that Run’s own budget came from: the session’s', async (t) => {
+    // A program of the host's own (the library's `programs`) that hires a model agent and
+    // waits for it: it has no ledger, so its child's budget comes out of the session's.
+    const BIG = Roster.of([
+      llmAgent('big', { budgetDollars: 1000, maxModelSteps: 16 }, { prompt: 'ROLE-GRAND' }),
+    ])
+    const orchestrator: ProgramFactory = () => ({
+      async run(context) {
+        const child = await context.hire(BIG, 'big', { task: 'spend' })
+        const result = await child.result()
+        return { status: 'completed', value: result.status }
+      },
+    })
+    const model = scriptedModel([
+      () => callsTool([{ name: 'add', input: { a: Math.random(), b: 1 } }], SPEND),
+    ])
+    const session = new BudgetLedger(0.05)
+    const { runtime, store } = await llmFixture(
+      t,
+      fixedCatalog(model),
+      { add: { call: async () => ({ type: 'success', content: 'ok', metadata: {} }) } },
+      { budget: session, programs: { scripted: orchestrator } },
+    )
+    const boss = await runtime.hire(
+      Roster.of([{ id: 'boss', program: { kind: 'scripted' } }]),
+      'boss',
+      {
+        task: 'hire',
+        settlement: 'discard',
+      },
+    )
+    const outcome = await boss.result()
+    assert.equal(outcome.status, 'completed', JSON.stringify(outcome))
+    // The child worked until the session's money ran out.
+    assert.equal(outcome.value, 'waiting')
+    let total = 0
+    for (const run of await store.listRuns())
+      total += (await store.getRunMetrics(run.id))?.dollars ?? 0
+    assert.ok(total > 0.03, `the child spent $${total}`)
+    assert.ok(total <= 0.05 + 1e-9, `the session's Runs spent $${total} of its $0.05`)
   })
 })

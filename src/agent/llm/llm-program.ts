@@ -54,17 +54,17 @@ type LlmProgram = Extract<AgentProgram, { kind: 'llm' }>
 const HALF_MICRO_DOLLAR = 0.5e-6
 
 /**
- * The factory of `llm` programs, for an agent runtime's `programs` (one per runtime: it tracks
- * the budgets of the Runs it made, so children can be carved from their parents).
+ * The factory of `llm` programs, for an agent runtime's `programs` (runtimes may share one). Each
+ * program carries its Run's ledger (`Program.budget`), which the runtime hands to the Run's
+ * children as theirs to carve from.
  *
  * @example
  * new AgentRuntime({ ...options, programs: { ...DETERMINISTIC_PROGRAMS, llm: llmProgramFactory({ catalog, store }) } })
  */
 export function llmProgramFactory(options: LlmProgramOptions): ProgramFactory {
-  const ledgers = new Map<string, BudgetLedger>()
   const maxOutputTokens = options.maxOutputTokens ?? DEFAULT_MAX_OUTPUT_TOKENS
   return (def, hire) => {
-    const plan = planHire(def, hire, options.catalog, ledgers, maxOutputTokens)
+    const plan = planHire(def, hire, options.catalog, maxOutputTokens)
     const ledger = new BudgetLedger(plan.budget, plan.parentLedger)
     const modelRun = new LlmModelRun({
       def: { ...def, modelPolicy: { provider: plan.provider, model: plan.modelName } },
@@ -74,6 +74,8 @@ export function llmProgramFactory(options: LlmProgramOptions): ProgramFactory {
     })
     return {
       modelRun,
+      // The runtime keeps it with the Run: its children's budgets come out of it.
+      budget: ledger,
       async run(context) {
         const parent = plan.parentLedger
         if (parent !== undefined) {
@@ -87,7 +89,6 @@ export function llmProgramFactory(options: LlmProgramOptions): ProgramFactory {
           }
           ledger.lowerTotal(budget)
         }
-        ledgers.set(context.runId, ledger)
         try {
           keepWarningsOffStdout()
           const [{ runLlmLoop }, model, compaction] = await Promise.all([
@@ -115,7 +116,6 @@ export function llmProgramFactory(options: LlmProgramOptions): ProgramFactory {
             onStoreRetry: options.onStoreRetry,
           })
         } finally {
-          ledgers.delete(context.runId)
           ledger.end()
         }
       },
@@ -179,7 +179,6 @@ function planHire(
   def: AgentDef,
   hire: ProgramHire,
   catalog: ModelCatalog,
-  ledgers: ReadonlyMap<string, BudgetLedger>,
   maxOutputTokens: number,
 ): LlmHirePlan {
   const program = def.program as LlmProgram
@@ -222,8 +221,9 @@ function planHire(
     )
   }
   let budget = limits.budgetDollars ?? programBudget
-  // A child's budget comes out of its parent Run's, a root Run's out of its session's.
-  const parentLedger = hire.parentRun === undefined ? hire.budget : ledgers.get(hire.parentRun)
+  // A child's budget comes out of its parent Run's, a root Run's out of its session's: the
+  // runtime hands over the ledger (see ProgramHire.budget).
+  const parentLedger = hire.budget
   const fromSession = hire.parentRun === undefined
   if (parentLedger !== undefined) {
     const left = parentLedger.remaining

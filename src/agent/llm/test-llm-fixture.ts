@@ -19,6 +19,7 @@ import { PERSON_PRINCIPAL } from '../../workspace/fork-owner.ts'
 import { WorkspaceLines } from '../../workspace/workspace-lines.ts'
 import type { AgentDefInput } from '../agent-def.ts'
 import { AgentRuntime } from '../agent-runtime.ts'
+import type { AgentRuntimeOptions } from '../agent-runtime-options.ts'
 import { DETERMINISTIC_PROGRAMS } from '../deterministic-programs.ts'
 import type { ProgramContext, ProgramFactory } from '../program.ts'
 import { Roster } from '../roster.ts'
@@ -182,6 +183,8 @@ export async function llmFixture(
   tools: Readonly<Record<string, FixtureTool>> | ((context: ProgramContext) => RunTools) = {
     add: ADD_TOOL,
   },
+  /** Added to the runtime's: a session's budget, Run tools, programs of other kinds. */
+  runtimeOptions: Pick<AgentRuntimeOptions, 'budget' | 'runTools' | 'programs'> = {},
 ) {
   const base = await fs.realpath(await fs.mkdtemp(path.join(os.tmpdir(), 'eitri-llm-')))
   await fs.mkdir(path.join(base, 'workspace'))
@@ -195,14 +198,19 @@ export async function llmFixture(
     const program = llm(def, hire)
     const toolsOf = (context: ProgramContext) =>
       typeof tools === 'function' ? tools(context) : fixtureTools(tools, context)
-    return { run: (context) => program.run({ ...context, tools: toolsOf(context) }) }
+    return {
+      modelRun: program.modelRun,
+      budget: program.budget,
+      run: (context) => program.run({ ...context, tools: toolsOf(context) }),
+    }
   }
   const runtime = new AgentRuntime({
     store,
     lines,
     line: 'main',
     principal: PERSON_PRINCIPAL,
-    programs: { ...DETERMINISTIC_PROGRAMS, llm: withTools },
+    ...runtimeOptions,
+    programs: { ...DETERMINISTIC_PROGRAMS, llm: withTools, ...runtimeOptions.programs },
   })
   t.after(async () => {
     await runtime.close()
@@ -228,6 +236,7 @@ export function recordingProgram(
     const program = llm(def, hire)
     return {
       modelRun: program.modelRun,
+      budget: program.budget,
       run: (context) =>
         program.run({
           ...context,

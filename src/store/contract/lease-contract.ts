@@ -36,15 +36,20 @@ const ids = (runs: readonly { readonly id: string }[]): string[] => runs.map((ru
 /** Registers the lease contract. */
 export function leaseContract(harness: StoreHarness): void {
   void describe('run leases', () => {
-    void it('holds a Run from admission until it finishes', async () => {
+    void it('holds a Run from admission until it is settled', async () => {
       const { store } = await clockedStore(harness)
       await using _ = store
       const admitted = await store.admitRun({ id: 'r', lease: { owner: 'a', ttlMs: TTL } })
       assert.equal(admitted.leaseOwner, 'a')
       assert.equal(admitted.leaseExpiresAt, '2026-01-01T00:00:15.000Z')
+      // Ended, its settlement may wait for a person: its process holds it on.
       const done = await store.finishRun('r', { status: 'completed' })
-      assert.equal('leaseOwner' in done, false)
-      assert.equal('leaseExpiresAt' in done, false)
+      assert.equal(done.leaseOwner, 'a')
+      assert.deepEqual(await store.renewRunLeases({ owner: 'a', ttlMs: TTL }), ['r'])
+      const settled = await store.settleRun('r', { status: 'merged', reason: 'automatic' })
+      assert.equal('leaseOwner' in settled, false)
+      assert.equal('leaseExpiresAt' in settled, false)
+      assert.deepEqual(await store.renewRunLeases({ owner: 'a', ttlMs: TTL }), [])
       await rejectsWith(
         store.admitRun({ id: 'x', lease: { owner: '', ttlMs: TTL } }),
         'invalid_input',
@@ -130,6 +135,41 @@ export function leaseContract(harness: StoreHarness): void {
         /already ended as failed/,
       )
       assert.equal((await store.listRunEvents('dead')).length, 1)
+    })
+
+    void it('keeps for review an ended Run whose process died before settling it', async () => {
+      const { store, advance } = await clockedStore(harness)
+      await using _ = store
+      for (const id of ['asking', 'alive', 'settled', 'swept']) {
+        await store.admitRun({ id, lease: { owner: id === 'alive' ? 'b' : 'a', ttlMs: TTL } })
+      }
+      // 'asking' ended and its process died while its merge was asked about; 'alive' is being
+      // asked about by a live process; 'settled' settled; 'swept' died running.
+      for (const id of ['asking', 'alive', 'settled']) {
+        await store.finishRun(id, { status: 'completed', value: id })
+      }
+      await store.settleRun('settled', { status: 'merged', reason: 'automatic' })
+      advance(TTL)
+      assert.deepEqual(await store.renewRunLeases({ owner: 'b', ttlMs: TTL }), ['alive'])
+      advance(1)
+      // The answer lists the Runs it ended; the one kept for review had ended already.
+      assert.deepEqual(ids(await store.sweepInterruptedRuns()), ['swept'])
+      const asking = await store.getRun('asking')
+      assert.equal(asking?.status, 'completed')
+      assert.equal(asking?.settlementStatus, 'review')
+      assert.match(asking?.settlementReason ?? '', /^settlement-interrupted: its process \(a\)/)
+      assert.equal(asking?.leaseOwner, undefined)
+      assert.equal((await store.getRun('alive'))?.settlementStatus, 'open')
+      assert.equal((await store.getRun('settled'))?.settlementStatus, 'merged')
+      // A Run swept while running keeps its effects open as before.
+      assert.equal((await store.getRun('swept'))?.settlementStatus, 'open')
+      // No heartbeat revives it, and a person (or its process, late) settles it once.
+      assert.deepEqual(await store.renewRunLeases({ owner: 'a', ttlMs: TTL }), [])
+      await store.settleRun('asking', { status: 'discarded', reason: 'discarded-after-review' })
+      await rejectsWith(
+        store.settleRun('asking', { status: 'merged', reason: 'automatic' }),
+        'conflict',
+      )
     })
 
     void it('renews late but before a sweep, and keeps the Run', async () => {

@@ -8,6 +8,7 @@
 import { EitriError } from '../../errors/eitri-error.ts'
 import {
   INTERRUPTED_REASON,
+  SETTLEMENT_INTERRUPTED_REASON,
   UNKNOWN_OUTCOME_REASON,
   type RunCancelRequest,
   type RunLeaseTerms,
@@ -79,9 +80,10 @@ export async function renewRunLeases(
     'write',
     async (transaction) => {
       const expiresAt = leaseExpiry(dependencies.now().toISOString(), lease.ttlMs)
-      // The status check is what fences a swept Run: once it is failed, no heartbeat revives it.
+      // A Run is held until it is settled (its process may be asking a person about a merge).
+      // A sweep lets go of the lease of what it sweeps, which fences it: no heartbeat revives it.
       const rows = await transaction.all<{ id: string }>(
-        `UPDATE runs SET lease_expires_at = ? WHERE lease_owner = ? AND status = 'running' RETURNING id`,
+        `UPDATE runs SET lease_expires_at = ? WHERE lease_owner = ? AND settlement_status = 'open' RETURNING id`,
         [expiresAt, lease.owner],
       )
       return rows.map((row) => row.id).sort()
@@ -109,7 +111,7 @@ export async function releaseRunLeases(
       const only = ids === undefined ? '' : ` AND id IN (${ids.map(() => '?').join(', ')})`
       if (ids !== undefined && ids.length === 0) return []
       const rows = await transaction.all<{ id: string }>(
-        `UPDATE runs SET lease_expires_at = ? WHERE lease_owner = ? AND status = 'running'${only} RETURNING id`,
+        `UPDATE runs SET lease_expires_at = ? WHERE lease_owner = ? AND settlement_status = 'open'${only} RETURNING id`,
         [now, owner, ...(ids ?? [])],
       )
       return rows.map((row) => row.id).sort()
@@ -121,7 +123,8 @@ export async function releaseRunLeases(
 /**
  * Marks `failed` with reason `interrupted` every running Run whose lease lapsed (or, never
  * held, that has not changed for `unleasedAfterMs`), and journals its `finished` event, in one
- * transaction. Answers the Runs it ended.
+ * transaction; in the same one keeps for review every ended Run whose lease lapsed before it
+ * was settled. Answers the Runs it ended.
  */
 export async function sweepInterruptedRuns(
   driver: SqlDriver,
@@ -155,10 +158,40 @@ export async function sweepInterruptedRuns(
           ended.push(await requireRun(transaction, run.id))
         }
       }
+      await leaveUnsettledToPerson(transaction, now)
       return ended
     },
     options,
   )
+}
+
+/**
+ * A Run that ended but whose process died before settling it (a merge into main waiting for a
+ * person's answer when the server was killed) is kept for review: a person merges or discards
+ * it (`eitri runs merge|discard`), as any Run kept for review. Without this it stayed open for
+ * good, which nothing may settle.
+ */
+async function leaveUnsettledToPerson(transaction: SqlTransaction, now: string): Promise<void> {
+  // Held Runs only (a lease owner is never empty), through runs_lease_owner: a sweep runs at
+  // every listing and wait, and settled Runs, nearly all of them, hold no lease.
+  const unsettled = `lease_owner > '' AND status <> 'running' AND settlement_status = 'open' AND lease_expires_at < ?`
+  // PostgreSQL locks the rows in one order, so sweeps at once never deadlock; SQLite has one writer.
+  const lock = transaction.dialect === 'postgres' ? ' ORDER BY id FOR UPDATE' : ''
+  const rows = await transaction.all(`SELECT * FROM runs WHERE ${unsettled}${lock}`, [now])
+  for (const row of rows) {
+    const run = runFromRow(row)
+    await transaction.run(
+      `UPDATE runs SET settlement_status = 'review', settlement_reason = ?, updated_at = ?,
+          lease_owner = NULL, lease_expires_at = NULL
+        WHERE id = ? AND ${unsettled}`,
+      [
+        `${SETTLEMENT_INTERRUPTED_REASON}: its process (${run.leaseOwner ?? '?'}) stopped renewing its lease before the Run's world was settled; look at the world, then merge or discard it (eitri runs merge|discard ${run.id})`,
+        now,
+        run.id,
+        now,
+      ],
+    )
+  }
 }
 
 async function interrupt(

@@ -140,10 +140,10 @@ export async function finishRun(
     async (transaction) => {
       await requireUnendedRun(transaction, id, 'a finished Run never changes status')
       const now = dependencies.now().toISOString()
-      // A finished Run is no longer executing, so nobody holds it: the sweep leaves it alone.
+      // Its process holds it on until it is settled (a merge into main may wait for a person):
+      // one that dies first leaves it to a person, through the sweep, never open for good.
       await transaction.run(
-        `UPDATE runs SET status = ?, reason = ?, error = ?, value = ?, output = ?, updated_at = ?, ended_at = ?,
-            lease_owner = NULL, lease_expires_at = NULL
+        `UPDATE runs SET status = ?, reason = ?, error = ?, value = ?, output = ?, updated_at = ?, ended_at = ?
           WHERE id = ?`,
         [
           finish.status,
@@ -189,8 +189,11 @@ export async function settleRun(
           `Run ${id} is already settled as ${current.settlementStatus}.`,
         )
       }
+      // Settled: nobody holds it any more.
       await transaction.run(
-        'UPDATE runs SET settlement_status = ?, settlement_reason = ?, updated_at = ? WHERE id = ?',
+        `UPDATE runs SET settlement_status = ?, settlement_reason = ?, updated_at = ?,
+            lease_owner = NULL, lease_expires_at = NULL
+          WHERE id = ?`,
         [settlement.status, settlement.reason, dependencies.now().toISOString(), id],
       )
       return requireRun(transaction, id)
