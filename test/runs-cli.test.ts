@@ -46,12 +46,12 @@ describe('eitri runs', () => {
         ['parent', 'completed', null],
       ],
     )
-    assert.equal(runs[0]?.settlementStatus, 'open')
+    assert.equal(runs[0]?.settlementStatus, 'review')
     assert.equal(runs[1]?.parentId, 'parent')
 
     const text = await runEitri(['runs', ...flags])
     assert.equal(text.status, 0, text.stderr)
-    assert.match(text.stdout, /^dead\s+helper\s+failed: interrupted\s+open\s+\S+\s+\S+Z$/m)
+    assert.match(text.stdout, /^dead\s+helper\s+failed: interrupted\s+review\s+\S+\s+\S+Z$/m)
     assert.match(text.stdout, /^child\s+helper\s+running\s+open\s+\S+\s+-$/m)
 
     const failed = await runEitri(['runs', '--status', 'failed', '--json', ...flags])

@@ -64,7 +64,7 @@ describe('run_list and run_observe', () => {
         ['boss', 'failed', 'tool'],
       ],
     )
-    assert.match(listed.content, /^dead \[failed: interrupted; effects open\] agent helper/m)
+    assert.match(listed.content, /^dead \[failed: interrupted; effects review\] agent helper/m)
 
     const children = await workshop.call('run_list', { parent: 'boss' })
     assert.deepEqual(

@@ -8,6 +8,7 @@ import { PERSON_PRINCIPAL } from '../workspace/fork-owner.ts'
 import { AgentRuntime } from './agent-runtime.ts'
 import { Roster } from './roster.ts'
 import { RunLeases } from './run-lease.ts'
+import { settleReviewedRun } from './run-review.ts'
 import { runtimeFixture } from './test-runtime.ts'
 
 const roster = Roster.of([
@@ -141,7 +142,7 @@ describe('AgentRuntime with leases: durability of Runs', () => {
   })
 
   it('a Run whose lease lapses is swept, and its handle answers failed/interrupted', async (t) => {
-    const { runtime, store, leases, url } = await runtimeFixture(
+    const { runtime, store, leases, url, lines } = await runtimeFixture(
       t,
       {},
       {},
@@ -163,11 +164,25 @@ describe('AgentRuntime with leases: durability of Runs', () => {
     const row = await store.getRun(handle.id)
     assert.deepEqual(
       [row?.status, row?.reason, row?.settlementStatus],
-      ['failed', 'interrupted', 'discarded'],
+      // The sweep keeps its world for a person; this process, having lost it, settles nothing.
+      ['failed', 'interrupted', 'review'],
     )
     const finished = (await store.listRunEvents(handle.id)).filter(
       (event) => event.type === 'finished',
     )
     assert.equal(finished.length, 1, 'the sweep journaled it; the runtime did not again')
+    // A person settles it (was: left open, which nothing could settle once its process died).
+    const world = row?.world as string
+    assert.notEqual(lines.find(world), 'main', 'its world is kept for the person')
+    const outcome = await settleReviewedRun({
+      store,
+      lines,
+      runId: handle.id,
+      action: 'discard',
+      approve: undefined,
+      signal: new AbortController().signal,
+    })
+    assert.deepEqual(outcome, { settled: true, reason: 'discarded-after-review' })
+    assert.throws(() => lines.find(world), { code: 'not_found' })
   })
 })

@@ -49,7 +49,9 @@ export async function executeRun(
   }
   const childResults = await Promise.allSettled([...live.children].map((child) => child.done))
   const record = await finishRun(work, live, finish)
-  // Swept meanwhile, the row says failed/interrupted: that is how the Run ended.
+  // Swept meanwhile (its lease lapsed), the row says failed/interrupted and the sweep kept its
+  // world for a person: this process lost the Run and settles nothing.
+  if (record.settlementStatus !== 'open') return resultOfRecord(record) as RunResult
   const status = record.status === 'running' ? finish.status : record.status
   let settlement: { status: 'merged' | 'review' | 'discarded'; reason: string }
   try {

@@ -273,8 +273,9 @@ async function waitForRun(
 }
 
 /**
- * Whether a row is of a Run that stopped and settled, or that will not settle: one swept as
- * interrupted or with an unknown outcome (its process died) keeps its effects open for a person.
+ * Whether a row is of a Run that stopped and settled, or that will not settle by itself: one
+ * swept as interrupted or with an unknown outcome (its process died) is kept for a person's
+ * review (a row swept by an older eitri stays open).
  */
 function settledRow(run: RunRecord): boolean {
   if (run.status === 'running') return false

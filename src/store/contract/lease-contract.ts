@@ -161,8 +161,10 @@ export function leaseContract(harness: StoreHarness): void {
       assert.equal(asking?.leaseOwner, undefined)
       assert.equal((await store.getRun('alive'))?.settlementStatus, 'open')
       assert.equal((await store.getRun('settled'))?.settlementStatus, 'merged')
-      // A Run swept while running keeps its effects open as before.
-      assert.equal((await store.getRun('swept'))?.settlementStatus, 'open')
+      // A Run swept while running is kept for review too: nothing would settle it otherwise.
+      const swept = await store.getRun('swept')
+      assert.equal(swept?.settlementStatus, 'review')
+      assert.match(swept?.settlementReason ?? '', /^interrupted: the Run's process stopped/)
       // No heartbeat revives it, and a person (or its process, late) settles it once.
       assert.deepEqual(await store.renewRunLeases({ owner: 'a', ttlMs: TTL }), [])
       await store.settleRun('asking', { status: 'discarded', reason: 'discarded-after-review' })

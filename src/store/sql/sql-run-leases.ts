@@ -122,9 +122,9 @@ export async function releaseRunLeases(
 
 /**
  * Marks `failed` with reason `interrupted` every running Run whose lease lapsed (or, never
- * held, that has not changed for `unleasedAfterMs`), and journals its `finished` event, in one
- * transaction; in the same one keeps for review every ended Run whose lease lapsed before it
- * was settled. Answers the Runs it ended.
+ * held, that has not changed for `unleasedAfterMs`), keeps its world for review and journals
+ * its `finished` event, in one transaction; in the same one keeps for review every ended Run
+ * whose lease lapsed before it was settled. Answers the Runs it ended.
  */
 export async function sweepInterruptedRuns(
   driver: SqlDriver,
@@ -220,11 +220,15 @@ async function interrupt(
         ? `Run ${run.id} was interrupted: ${holder}, so it cannot finish (the process was killed, crashed or lost power). Hire it again to redo the work.`
         : `Run ${run.id} was interrupted in the middle of an effect (its journal ends on a ${pending} with no result): ${holder}. Whether that effect happened is unknown, so it was not re-run; check the Run's world and journal before hiring it again.`,
   }
+  // Its world is kept for a person: the process that would settle it is gone (or has lost it),
+  // and what it did before it stopped may be worth a look (an unknown outcome above all).
+  const settlement = `${reason}: the Run's process stopped before the Run ended; look at its world and journal, then merge or discard it (eitri runs merge|discard ${run.id})`
   const changed = await transaction.run(
     `UPDATE runs SET status = 'failed', reason = ?, error = ?, updated_at = ?, ended_at = ?,
-        lease_owner = NULL, lease_expires_at = NULL
+        lease_owner = NULL, lease_expires_at = NULL,
+        settlement_status = 'review', settlement_reason = ?
       WHERE id = ? AND ${lapsed}`,
-    [reason, toJsonColumn(error), now, now, run.id, now, cutoff],
+    [reason, toJsonColumn(error), now, now, settlement, run.id, now, cutoff],
   )
   if (changed === 0) return false
   await insertRunEvents(
