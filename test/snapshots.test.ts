@@ -107,7 +107,7 @@ describe('snapshots before calls that may change main', () => {
     }
     const [, , write] = (await records(workshop)).filter((record) => record.kind === 'before')
     assert.equal(write?.call?.detail, 'echo shell > s.txt', 'the command is recorded')
-    assert.match(write?.call?.session ?? '', /^s-[0-9a-f]{8}$/)
+    assert.match(write?.call?.session ?? '', /^s-[0-9a-f]{16}$/)
   })
 
   it('a session working on a fork takes no snapshot of main', async () => {

@@ -134,7 +134,8 @@ export async function createSession(
   run?: RunSession,
 ): Promise<WorkshopSession> {
   const options = { ...parts.defaults, ...sessionOptions }
-  const id = `s-${randomBytes(4).toString('hex')}`
+  // 64 random bits: a session's Runs are fenced by its id (hiredBy), so two sessions must never share one.
+  const id = `s-${randomBytes(8).toString('hex')}`
   const checkpoints = sessionCheckpoints(parts.lines.snapshots, id)
   let surface: LineSurface = parts.main
   const programsOf = (line: LineSurface): JailProgramSession =>
