@@ -2,7 +2,9 @@
  * @module workspace/directory-tree
  * A real folder, operated on by workspace-relative paths that the path policy has already
  * resolved. It never follows a symbolic link on its own: reads open with O_NOFOLLOW, writes go
- * through a temporary file and a rename whose parent chain is checked again just before.
+ * through a temporary file and a rename whose parent chain is checked again just before. For a
+ * root caller every read, listing and write is first decided as the workspace's owner would
+ * be (owner-access.ts, decision 0060); the kernel decides for any other caller.
  */
 import { randomBytes } from 'node:crypto'
 import {
@@ -27,6 +29,14 @@ import { EitriError } from '../errors/eitri-error.ts'
 import { CONTENT_CHUNK_BYTES, isContentSource } from '../tool/file-content.ts'
 import type { ContentSource, EntryStat, EntryType, ReadBounds } from '../ports/workspace-view.ts'
 import type { DirectoryEntry, WorkspaceTree } from './workspace-tree.ts'
+import {
+  actingOwner,
+  isAccessRefused,
+  ownerMay,
+  ownerMayReplace,
+  ownerRefusal,
+  type WorkspaceOwner,
+} from './owner-access.ts'
 
 export type { DirectoryEntry }
 
@@ -40,6 +50,11 @@ const SYNC_READ_MAX_BYTES = 1024 * 1024
 export class DirectoryTree implements WorkspaceTree {
   /** The folder's real host path. Never shown to a model. */
   readonly root: string
+  /**
+   * Whose access a root caller takes (the folder's user and group); undefined for any other
+   * caller, whose every call the kernel already decides, so it pays no extra look.
+   */
+  readonly owner: WorkspaceOwner | undefined
 
   /** @throws EitriError `not_found` / `not_directory` when `root` is not an existing folder. */
   constructor(root: string) {
@@ -50,6 +65,7 @@ export class DirectoryTree implements WorkspaceTree {
       throw new EitriError('not_found', `Workspace folder not found: ${root}`)
     }
     this.root = real
+    this.owner = actingOwner(real)
   }
 
   /** The host path of a relative path. */
@@ -68,6 +84,7 @@ export class DirectoryTree implements WorkspaceTree {
   }
 
   async readlink(relativePath: string): Promise<string> {
+    if (this.owner !== undefined) this.#enterFolders(this.owner, relativePath, 'read')
     return readlinkSync(this.hostPath(relativePath))
   }
 
@@ -78,12 +95,14 @@ export class DirectoryTree implements WorkspaceTree {
 
   /** `stat`, synchronously. */
   statNow(relativePath: string): EntryStat | undefined {
+    if (this.owner !== undefined && !this.#enterFolders(this.owner, relativePath, 'read'))
+      return undefined
     let stat
     try {
       stat = lstatSync(this.hostPath(relativePath), { throwIfNoEntry: false })
     } catch (error) {
       if (isMissing(error)) return undefined
-      throw error
+      throw refusedByKernel(error, relativePath, 'read')
     }
     if (stat === undefined) return undefined
     return {
@@ -99,15 +118,25 @@ export class DirectoryTree implements WorkspaceTree {
    * `bounds`, never more than they allow is read, even if the file grows meanwhile.
    */
   async readFile(relativePath: string, bounds: ReadBounds = {}): Promise<Uint8Array> {
+    const owner = this.owner
+    if (owner !== undefined) this.#enterFolders(owner, relativePath, 'read')
     // Never waiting: a FIFO (put there by a program, or swapped in since the policy looked)
     // would block the open, and eitri's one thread with it, until some writer came.
-    const descriptor = openSync(
-      this.hostPath(relativePath),
-      constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK,
-    )
+    let descriptor: number
+    try {
+      descriptor = openSync(
+        this.hostPath(relativePath),
+        constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK,
+      )
+    } catch (error) {
+      throw refusedByKernel(error, relativePath, 'read')
+    }
     try {
       const stat = fstatSync(descriptor)
       if (!stat.isFile() && !stat.isDirectory()) throw notRegular(relativePath)
+      // Judged on what was opened, so a file swapped in after a look is judged itself.
+      if (owner !== undefined && !ownerMay(owner, stat, 'read'))
+        throw ownerRefusal(relativePath, 'read')
       const { size } = stat
       if (bounds.range !== undefined) {
         const { offset, length } = bounds.range
@@ -133,7 +162,18 @@ export class DirectoryTree implements WorkspaceTree {
 
   /** Names and kinds of a folder's entries, sorted by name. */
   async list(relativePath: string): Promise<DirectoryEntry[]> {
-    const entries = readdirSync(this.hostPath(relativePath), { withFileTypes: true })
+    if (this.owner !== undefined) {
+      this.#enterFolders(this.owner, relativePath, 'read')
+      const folder = lstatSync(this.hostPath(relativePath), { throwIfNoEntry: false })
+      if (folder?.isDirectory() === true && !ownerMay(this.owner, folder, 'read'))
+        throw ownerRefusal(relativePath, 'read')
+    }
+    let entries
+    try {
+      entries = readdirSync(this.hostPath(relativePath), { withFileTypes: true })
+    } catch (error) {
+      throw refusedByKernel(error, relativePath, 'read')
+    }
     return entries
       .map((entry) => ({ name: entry.name, type: entryType(entry) }))
       .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
@@ -151,6 +191,7 @@ export class DirectoryTree implements WorkspaceTree {
     options: { mode?: number | undefined } = {},
   ): Promise<{ created: boolean }> {
     const parent = path.posix.dirname(relativePath) === '.' ? '' : path.posix.dirname(relativePath)
+    if (this.owner !== undefined) this.#mayChange(this.owner, relativePath, 'write')
     await this.#makeFolders(parent)
     const existing = await this.stat(relativePath)
     if (existing?.type === 'directory') {
@@ -161,11 +202,15 @@ export class DirectoryTree implements WorkspaceTree {
       this.hostPath(parent),
       `.${path.basename(target)}.eitri-${randomBytes(6).toString('hex')}.tmp`,
     )
-    const handle = await fs.open(
-      temporary,
-      constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW,
-      0o666,
-    )
+    const handle = await fs
+      .open(
+        temporary,
+        constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW,
+        0o666,
+      )
+      .catch((error: unknown) => {
+        throw refusedByKernel(error, relativePath, 'write')
+      })
     try {
       try {
         if (isContentSource(data)) copyKeepingHoles(data, handle.fd)
@@ -187,6 +232,7 @@ export class DirectoryTree implements WorkspaceTree {
 
   /** Creates a folder and any missing parents. */
   async makeFolder(relativePath: string): Promise<void> {
+    if (this.owner !== undefined) this.#mayChange(this.owner, relativePath, 'folder')
     await this.#makeFolders(relativePath)
   }
 
@@ -198,6 +244,7 @@ export class DirectoryTree implements WorkspaceTree {
   async remove(relativePath: string): Promise<void> {
     const stat = await this.stat(relativePath)
     if (stat === undefined) return
+    if (this.owner !== undefined) this.#mayChange(this.owner, relativePath, 'remove')
     await this.#assertNoLinks(parentOf(relativePath))
     if (stat.type === 'directory') await fs.rmdir(this.hostPath(relativePath))
     else await fs.unlink(this.hostPath(relativePath))
@@ -206,6 +253,7 @@ export class DirectoryTree implements WorkspaceTree {
   /** Creates (or replaces) a symbolic link at `relativePath` pointing to `target`, as written. */
   async createSymlink(relativePath: string, target: string): Promise<void> {
     const parent = parentOf(relativePath)
+    if (this.owner !== undefined) this.#mayChange(this.owner, relativePath, 'remove')
     await this.#makeFolders(parent)
     const existing = await this.stat(relativePath)
     if (existing?.type === 'directory') {
@@ -214,6 +262,75 @@ export class DirectoryTree implements WorkspaceTree {
     await this.#assertNoLinks(parent)
     if (existing !== undefined) await fs.unlink(this.hostPath(relativePath))
     await fs.symlink(target, this.hostPath(relativePath))
+  }
+
+  /**
+   * For a root caller: whether every folder on the way to `relativePath` (its own entry is not
+   * judged) is a real folder, false when one is missing or a file (the path is then not there).
+   * A folder the owner may not enter is refused, and so is a link on the way: the policy hands
+   * this tree link-free paths, and one that became a link is not followed unjudged.
+   *
+   * @throws EitriError `permission_denied` naming the folder, `path_outside_workspace` for a link.
+   */
+  #enterFolders(owner: WorkspaceOwner, relativePath: string, need: 'read' | 'write'): boolean {
+    const parts = relativePath === '' ? [] : relativePath.split('/')
+    let folder = ''
+    for (let index = 0; index < parts.length; index++) {
+      if (index > 0) folder = folder === '' ? (parts[0] as string) : `${folder}/${parts[index - 1]}`
+      const stat = lstatSync(this.hostPath(folder), { throwIfNoEntry: false })
+      if (stat?.isSymbolicLink() === true)
+        throw new EitriError(
+          'path_outside_workspace',
+          `${relativePath}: ${folder} is a symbolic link, which is not followed here; nothing was done.`,
+        )
+      if (stat === undefined || !stat.isDirectory()) return false
+      if (!ownerMay(owner, stat, 'search')) throw ownerRefusal(relativePath, need, { folder })
+    }
+    return true
+  }
+
+  /**
+   * For a root caller: refuses a change the owner could not make. `write`: a file's bytes,
+   * which the owner may write in place or replace in its folder; `remove` (a link made over an
+   * entry too): the entry replaced in its folder; `folder`: a folder made. A missing path needs
+   * its nearest folder changeable, where the missing folders on the way are made.
+   *
+   * @throws EitriError `permission_denied` naming the path.
+   */
+  #mayChange(
+    owner: WorkspaceOwner,
+    relativePath: string,
+    change: 'write' | 'remove' | 'folder',
+  ): void {
+    const parts = relativePath === '' ? [] : relativePath.split('/')
+    let folder = this.#ownedStat('')
+    let current = ''
+    for (const [index, part] of parts.entries()) {
+      if (folder === undefined || !folder.isDirectory()) return
+      if (!ownerMay(owner, folder, 'search'))
+        throw ownerRefusal(relativePath, 'write', { folder: current })
+      const next = current === '' ? part : `${current}/${part}`
+      const entry = this.#ownedStat(next)
+      if (entry === undefined) {
+        if (!ownerMay(owner, folder, 'change')) throw ownerRefusal(relativePath, 'write')
+        return
+      }
+      if (index === parts.length - 1) {
+        // A folder named for a file's bytes is refused for what it is, below.
+        if (change !== 'remove' && entry.isDirectory()) return
+        const allowed =
+          (change === 'write' && entry.isFile() && ownerMay(owner, entry, 'write')) ||
+          ownerMayReplace(owner, folder, entry)
+        if (!allowed) throw ownerRefusal(relativePath, 'write')
+        return
+      }
+      folder = entry
+      current = next
+    }
+  }
+
+  #ownedStat(relativePath: string) {
+    return lstatSync(this.hostPath(relativePath), { throwIfNoEntry: false })
   }
 
   /** Creates each missing folder of `relativePath`, refusing to pass through anything but folders. */
@@ -285,6 +402,14 @@ function isAllZero(chunk: Buffer): boolean {
   for (let index = words * 8; index < chunk.byteLength; index++)
     if (chunk[index] !== 0) return false
   return true
+}
+
+/**
+ * The kernel's own refusal (`EACCES`) of a caller that is not root, as the tools give the rule's
+ * (anything else is thrown as it is).
+ */
+function refusedByKernel(error: unknown, relativePath: string, need: 'read' | 'write'): unknown {
+  return isAccessRefused(error) ? ownerRefusal(relativePath, need, { caller: true }) : error
 }
 
 function parentOf(relativePath: string): string {

@@ -16,6 +16,7 @@ import { deleteLooseRefAsync, looseRefAbsent, moveLooseRef } from './git/loose-r
 import { changedPaths, DEFAULT_MAX_FILE_BYTES, LeftOutPaths } from './left-out-paths.ts'
 import { withMainSnapshotLock } from './main-snapshot-lock.ts'
 import { snapshotScope } from './snapshot-scope.ts'
+import type { WorkspaceOwner } from './owner-access.ts'
 
 /** The reference of main's snapshots. */
 export const MAIN_REF = 'refs/eitri/main'
@@ -54,12 +55,17 @@ export class WorkspaceHistory {
   /** The index file as this class last left it: another process may write it too. */
   #indexSignature: string | undefined
 
-  private constructor(gitDir: string, workTree: string, maxFileBytes: number) {
+  private constructor(
+    gitDir: string,
+    workTree: string,
+    maxFileBytes: number,
+    owner: WorkspaceOwner | undefined,
+  ) {
     this.gitDir = gitDir
     this.#workTree = workTree
     this.#mainIndex = path.join(path.dirname(gitDir), 'main.index')
     this.#mainIndexTree = `${this.#mainIndex}.tree`
-    this.#leftOut = new LeftOutPaths(workTree, maxFileBytes)
+    this.#leftOut = new LeftOutPaths(workTree, maxFileBytes, owner)
     this.store = new ObjectStore(gitDir)
   }
 
@@ -67,13 +73,15 @@ export class WorkspaceHistory {
    * Opens (creating if needed) the history of the workspace at `workTree`, kept in
    * `stateDir/history.git`. `excluded` are workspace-relative paths never snapshotted
    * (eitri's own state, if it lies inside). Files over `maxFileBytes` are never snapshotted.
-   * Whatever the workspace's attributes say, a snapshot stores bytes as they are.
+   * Whatever the workspace's attributes say, a snapshot stores bytes as they are. With `owner`
+   * (a root caller's), what that owner may not read is never snapshotted (decision 0060).
    */
   static async open(options: {
     stateDir: string
     workTree: string
     excluded?: readonly string[]
     maxFileBytes?: number
+    owner?: WorkspaceOwner | undefined
   }): Promise<WorkspaceHistory> {
     const gitDir = path.join(options.stateDir, 'history.git')
     if (!fs.existsSync(path.join(gitDir, 'HEAD'))) await createHistory(gitDir)
@@ -81,6 +89,7 @@ export class WorkspaceHistory {
       gitDir,
       options.workTree,
       options.maxFileBytes ?? DEFAULT_MAX_FILE_BYTES,
+      options.owner,
     )
     fs.mkdirSync(path.join(gitDir, 'info'), { recursive: true })
     replaceIfChanged(path.join(gitDir, 'info', 'attributes'), STORE_AS_IS)
@@ -424,8 +433,29 @@ export class WorkspaceHistory {
     return this.#writeTree()
   }
 
-  /** Takes paths out of the index: their old content must not pass for their current one. */
-  async #forceRemove(paths: readonly GitPath[]): Promise<void> {
+  /**
+   * Takes paths out of the index: their old content must not pass for their current one. A
+   * folder left out whole (one the owner may not read) takes out every file the index holds in it.
+   */
+  async #forceRemove(leftOut: readonly GitPath[]): Promise<void> {
+    const folders = leftOut.filter(
+      (relative) =>
+        this.#leftOut.isFolder(relative) && this.#leftOut.repositoryOf(relative) === undefined,
+    )
+    const inside =
+      folders.length === 0
+        ? []
+        : splitGitPaths(
+            (
+              await runGit(this.mainTarget, [
+                'ls-files',
+                '-z',
+                '--',
+                ...folders.map((folder) => `:(literal)${folder}/`),
+              ])
+            ).stdout,
+          )
+    const paths = [...leftOut, ...inside]
     if (paths.length === 0) return
     await runGit(this.mainTarget, ['update-index', '--force-remove', '-z', '--stdin'], {
       input: gitBytes(paths.map((file) => `${file}\0`).join('')),

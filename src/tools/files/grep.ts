@@ -85,10 +85,13 @@ export const grepTool = defineTool({
         const bytes = await workspace
           .readFile(entry.path, { signal, maxBytes: MAX_GREP_FILE_BYTES })
           .catch((error: unknown) => {
-            // Too large, or gone (or no longer a regular file) since the walk listed it.
+            // Too large, or gone (or no longer a regular file) since the walk listed it, or one
+            // the workspace's owner may not read (decision 0060): passed over, as `grep -s` does.
             if (
               EitriError.isInstance(error) &&
-              (error.code === 'file_too_large' || error.code === 'not_found')
+              (error.code === 'file_too_large' ||
+                error.code === 'not_found' ||
+                error.code === 'permission_denied')
             )
               return undefined
             throw error
