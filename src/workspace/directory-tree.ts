@@ -33,10 +33,10 @@ import {
   actingOwner,
   isAccessRefused,
   ownerMay,
-  ownerMayReplace,
   ownerRefusal,
   type WorkspaceOwner,
 } from './owner-access.ts'
+import { assertOwnerMayChange, ownerEnters } from './owner-paths.ts'
 
 export type { DirectoryEntry }
 
@@ -84,7 +84,7 @@ export class DirectoryTree implements WorkspaceTree {
   }
 
   async readlink(relativePath: string): Promise<string> {
-    if (this.owner !== undefined) this.#enterFolders(this.owner, relativePath, 'read')
+    if (this.owner !== undefined) ownerEnters(this.root, this.owner, relativePath, 'read')
     return readlinkSync(this.hostPath(relativePath))
   }
 
@@ -95,7 +95,7 @@ export class DirectoryTree implements WorkspaceTree {
 
   /** `stat`, synchronously. */
   statNow(relativePath: string): EntryStat | undefined {
-    if (this.owner !== undefined && !this.#enterFolders(this.owner, relativePath, 'read'))
+    if (this.owner !== undefined && !ownerEnters(this.root, this.owner, relativePath, 'read'))
       return undefined
     let stat
     try {
@@ -119,7 +119,7 @@ export class DirectoryTree implements WorkspaceTree {
    */
   async readFile(relativePath: string, bounds: ReadBounds = {}): Promise<Uint8Array> {
     const owner = this.owner
-    if (owner !== undefined) this.#enterFolders(owner, relativePath, 'read')
+    if (owner !== undefined) ownerEnters(this.root, owner, relativePath, 'read')
     // Never waiting: a FIFO (put there by a program, or swapped in since the policy looked)
     // would block the open, and eitri's one thread with it, until some writer came.
     let descriptor: number
@@ -163,7 +163,7 @@ export class DirectoryTree implements WorkspaceTree {
   /** Names and kinds of a folder's entries, sorted by name. */
   async list(relativePath: string): Promise<DirectoryEntry[]> {
     if (this.owner !== undefined) {
-      this.#enterFolders(this.owner, relativePath, 'read')
+      ownerEnters(this.root, this.owner, relativePath, 'read')
       const folder = lstatSync(this.hostPath(relativePath), { throwIfNoEntry: false })
       if (folder?.isDirectory() === true && !ownerMay(this.owner, folder, 'read'))
         throw ownerRefusal(relativePath, 'read')
@@ -191,7 +191,7 @@ export class DirectoryTree implements WorkspaceTree {
     options: { mode?: number | undefined } = {},
   ): Promise<{ created: boolean }> {
     const parent = path.posix.dirname(relativePath) === '.' ? '' : path.posix.dirname(relativePath)
-    if (this.owner !== undefined) this.#mayChange(this.owner, relativePath, 'write')
+    if (this.owner !== undefined) assertOwnerMayChange(this.root, this.owner, relativePath, 'write')
     await this.#makeFolders(parent)
     const existing = await this.stat(relativePath)
     if (existing?.type === 'directory') {
@@ -232,7 +232,8 @@ export class DirectoryTree implements WorkspaceTree {
 
   /** Creates a folder and any missing parents. */
   async makeFolder(relativePath: string): Promise<void> {
-    if (this.owner !== undefined) this.#mayChange(this.owner, relativePath, 'folder')
+    if (this.owner !== undefined)
+      assertOwnerMayChange(this.root, this.owner, relativePath, 'folder')
     await this.#makeFolders(relativePath)
   }
 
@@ -244,7 +245,8 @@ export class DirectoryTree implements WorkspaceTree {
   async remove(relativePath: string): Promise<void> {
     const stat = await this.stat(relativePath)
     if (stat === undefined) return
-    if (this.owner !== undefined) this.#mayChange(this.owner, relativePath, 'remove')
+    if (this.owner !== undefined)
+      assertOwnerMayChange(this.root, this.owner, relativePath, 'remove')
     await this.#assertNoLinks(parentOf(relativePath))
     if (stat.type === 'directory') await fs.rmdir(this.hostPath(relativePath))
     else await fs.unlink(this.hostPath(relativePath))
@@ -253,7 +255,8 @@ export class DirectoryTree implements WorkspaceTree {
   /** Creates (or replaces) a symbolic link at `relativePath` pointing to `target`, as written. */
   async createSymlink(relativePath: string, target: string): Promise<void> {
     const parent = parentOf(relativePath)
-    if (this.owner !== undefined) this.#mayChange(this.owner, relativePath, 'remove')
+    if (this.owner !== undefined)
+      assertOwnerMayChange(this.root, this.owner, relativePath, 'remove')
     await this.#makeFolders(parent)
     const existing = await this.stat(relativePath)
     if (existing?.type === 'directory') {
@@ -262,75 +265,6 @@ export class DirectoryTree implements WorkspaceTree {
     await this.#assertNoLinks(parent)
     if (existing !== undefined) await fs.unlink(this.hostPath(relativePath))
     await fs.symlink(target, this.hostPath(relativePath))
-  }
-
-  /**
-   * For a root caller: whether every folder on the way to `relativePath` (its own entry is not
-   * judged) is a real folder, false when one is missing or a file (the path is then not there).
-   * A folder the owner may not enter is refused, and so is a link on the way: the policy hands
-   * this tree link-free paths, and one that became a link is not followed unjudged.
-   *
-   * @throws EitriError `permission_denied` naming the folder, `path_outside_workspace` for a link.
-   */
-  #enterFolders(owner: WorkspaceOwner, relativePath: string, need: 'read' | 'write'): boolean {
-    const parts = relativePath === '' ? [] : relativePath.split('/')
-    let folder = ''
-    for (let index = 0; index < parts.length; index++) {
-      if (index > 0) folder = folder === '' ? (parts[0] as string) : `${folder}/${parts[index - 1]}`
-      const stat = lstatSync(this.hostPath(folder), { throwIfNoEntry: false })
-      if (stat?.isSymbolicLink() === true)
-        throw new EitriError(
-          'path_outside_workspace',
-          `${relativePath}: ${folder} is a symbolic link, which is not followed here; nothing was done.`,
-        )
-      if (stat === undefined || !stat.isDirectory()) return false
-      if (!ownerMay(owner, stat, 'search')) throw ownerRefusal(relativePath, need, { folder })
-    }
-    return true
-  }
-
-  /**
-   * For a root caller: refuses a change the owner could not make. `write`: a file's bytes,
-   * which the owner may write in place or replace in its folder; `remove` (a link made over an
-   * entry too): the entry replaced in its folder; `folder`: a folder made. A missing path needs
-   * its nearest folder changeable, where the missing folders on the way are made.
-   *
-   * @throws EitriError `permission_denied` naming the path.
-   */
-  #mayChange(
-    owner: WorkspaceOwner,
-    relativePath: string,
-    change: 'write' | 'remove' | 'folder',
-  ): void {
-    const parts = relativePath === '' ? [] : relativePath.split('/')
-    let folder = this.#ownedStat('')
-    let current = ''
-    for (const [index, part] of parts.entries()) {
-      if (folder === undefined || !folder.isDirectory()) return
-      if (!ownerMay(owner, folder, 'search'))
-        throw ownerRefusal(relativePath, 'write', { folder: current })
-      const next = current === '' ? part : `${current}/${part}`
-      const entry = this.#ownedStat(next)
-      if (entry === undefined) {
-        if (!ownerMay(owner, folder, 'change')) throw ownerRefusal(relativePath, 'write')
-        return
-      }
-      if (index === parts.length - 1) {
-        // A folder named for a file's bytes is refused for what it is, below.
-        if (change !== 'remove' && entry.isDirectory()) return
-        const allowed =
-          (change === 'write' && entry.isFile() && ownerMay(owner, entry, 'write')) ||
-          ownerMayReplace(owner, folder, entry)
-        if (!allowed) throw ownerRefusal(relativePath, 'write')
-        return
-      }
-      folder = entry
-      current = next
-    }
-  }
-
-  #ownedStat(relativePath: string) {
-    return lstatSync(this.hostPath(relativePath), { throwIfNoEntry: false })
   }
 
   /** Creates each missing folder of `relativePath`, refusing to pass through anything but folders. */
