@@ -9,7 +9,7 @@ import fs from 'node:fs'
 import path from 'node:path'
 import { encodeCommit, treeOfCommit } from './git/git-objects.ts'
 import { ObjectStore } from './git/object-store.ts'
-import { gitBytes, splitGitPaths, type GitPath } from './git/git-path.ts'
+import { gitBytes, gitPathOf, splitGitPaths, type GitPath } from './git/git-path.ts'
 import { runGit, type GitTarget } from './git/run-git.ts'
 import { gitlinksAdded } from './git/tree-gitlinks.ts'
 import { deleteLooseRefAsync, looseRefAbsent, moveLooseRef } from './git/loose-refs.ts'
@@ -316,6 +316,13 @@ export class WorkspaceHistory {
       target,
       folders,
       ...(scope.files === undefined ? {} : { files: scope.files }),
+      ...(paths === undefined || this.#lastTree === undefined
+        ? {}
+        : {
+            named: paths
+              .map((named) => gitPathOf(named.replace(/\/+$/, '')))
+              .filter((named) => named !== '' && named !== '.'),
+          }),
     })
     // Nothing new, modified or deleted in the folders: the index already holds them, so its
     // tree is the one it had (two git processes fewer on a workspace that did not change).

@@ -106,6 +106,8 @@ export class LeftOutPaths {
     target: GitTarget
     folders: readonly GitPath[]
     files?: readonly GitPath[]
+    /** The paths a watcher named; without them a root caller's look judges every tracked path. */
+    named?: readonly GitPath[]
   }): Promise<{ readonly leftOut: GitPath[]; readonly unchanged: boolean }> {
     const before = new Set(this.#entries.keys())
     const files = options.files
@@ -128,6 +130,13 @@ export class LeftOutPaths {
         if (candidate.endsWith('/'))
           this.#entries.set(candidate.slice(0, -1) as GitPath, 'repository')
         else if (this.#isLarge(candidate)) this.#entries.set(candidate, 'large')
+      }
+      // What git does not see as changed may have become unreadable all the same: git compares
+      // content, not a mode or an owner, and a folder closed above leaves its files as they were.
+      if (this.#owner !== undefined) {
+        const judged = options.named ?? (await trackedPaths(options.target, options.folders))
+        for (const path of judged) if (!this.covers(path)) this.#unreadable(path, enterable)
+        if ([...this.#entries.keys()].some((file) => !before.has(file))) unchanged = false
       }
       if (whole) this.#complete = true
     }
@@ -204,6 +213,17 @@ export class LeftOutPaths {
       return false
     }
   }
+}
+
+/** What main's index holds in `folders`. */
+async function trackedPaths(target: GitTarget, folders: readonly GitPath[]): Promise<GitPath[]> {
+  const output = await runGit(target, [
+    'ls-files',
+    '-z',
+    '--',
+    ...folders.map((folder) => `:(literal)${readablePath(folder)}`),
+  ])
+  return splitGitPaths(output.stdout)
 }
 
 /**
