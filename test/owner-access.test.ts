@@ -83,6 +83,7 @@ describe(
       assert.match(grep.content, /mine\.txt:1:mine/)
       assert.match(grep.content, /open\/plain\.txt:1:plain/)
       assert.doesNotMatch(grep.content, /SECRET/)
+      assert.match(grep.content, /\[passed over 1 file the workspace's owner may not read\]/)
       const glob = await workshop.call('glob', { pattern: '**/*.txt' })
       assert.equal(glob.type, 'success', glob.content)
       assert.match(glob.content, /open\/plain\.txt/)

@@ -65,6 +65,7 @@ export const grepTool = defineTool({
     const lines: string[] = []
     let matchCount = 0
     let filesSearched = 0
+    let unreadable = 0
     let stoppedEarly: string | undefined
     let yielded = Date.now()
     try {
@@ -85,15 +86,17 @@ export const grepTool = defineTool({
         const bytes = await workspace
           .readFile(entry.path, { signal, maxBytes: MAX_GREP_FILE_BYTES })
           .catch((error: unknown) => {
-            // Too large, or gone (or no longer a regular file) since the walk listed it, or one
-            // the workspace's owner may not read (decision 0060): passed over, as `grep -s` does.
+            // Too large, or gone (or no longer a regular file) since the walk listed it.
             if (
               EitriError.isInstance(error) &&
-              (error.code === 'file_too_large' ||
-                error.code === 'not_found' ||
-                error.code === 'permission_denied')
+              (error.code === 'file_too_large' || error.code === 'not_found')
             )
               return undefined
+            // One the workspace's owner may not read (decision 0060): passed over, and counted.
+            if (EitriError.isInstance(error) && error.code === 'permission_denied') {
+              unreadable++
+              return undefined
+            }
             throw error
           })
         if (bytes === undefined || looksBinary(bytes)) continue
@@ -119,7 +122,12 @@ export const grepTool = defineTool({
       lines.length === 0
         ? `No matches found for ${pattern}${await ignoredNote(workspace, path, signal)}`
         : lines.join('\n')
-    return toolSuccess(stoppedEarly === undefined ? content : `${content}\n[${stoppedEarly}]`, {
+    const passedOver =
+      unreadable === 0
+        ? ''
+        : `\n[passed over ${unreadable} file${unreadable === 1 ? '' : 's'} the workspace's owner may not read]`
+    const shown = `${content}${passedOver}`
+    return toolSuccess(stoppedEarly === undefined ? shown : `${shown}\n[${stoppedEarly}]`, {
       pattern,
       matches: matchCount,
       filesSearched,
