@@ -53,6 +53,8 @@ export class DirectoryTree implements WorkspaceTree {
   /**
    * Whose access a root caller takes (the folder's user and group); undefined for any other
    * caller, whose every call the kernel already decides, so it pays no extra look.
+   *
+   * @internal
    */
   readonly owner: WorkspaceOwner | undefined
 
