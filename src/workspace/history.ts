@@ -13,7 +13,12 @@ import { gitBytes, gitPathOf, splitGitPaths, type GitPath } from './git/git-path
 import { runGit, type GitTarget } from './git/run-git.ts'
 import { gitlinksAdded } from './git/tree-gitlinks.ts'
 import { deleteLooseRefAsync, looseRefAbsent, moveLooseRef } from './git/loose-refs.ts'
-import { changedPaths, DEFAULT_MAX_FILE_BYTES, LeftOutPaths } from './left-out-paths.ts'
+import {
+  changedPaths,
+  DEFAULT_MAX_FILE_BYTES,
+  LeftOutPaths,
+  trackedPaths,
+} from './left-out-paths.ts'
 import { withMainSnapshotLock } from './main-snapshot-lock.ts'
 import { snapshotScope } from './snapshot-scope.ts'
 import type { WorkspaceOwner } from './owner-access.ts'
@@ -449,19 +454,7 @@ export class WorkspaceHistory {
       (relative) =>
         this.#leftOut.isFolder(relative) && this.#leftOut.repositoryOf(relative) === undefined,
     )
-    const inside =
-      folders.length === 0
-        ? []
-        : splitGitPaths(
-            (
-              await runGit(this.mainTarget, [
-                'ls-files',
-                '-z',
-                '--',
-                ...folders.map((folder) => `:(literal)${folder}/`),
-              ])
-            ).stdout,
-          )
+    const inside = folders.length === 0 ? [] : await trackedPaths(this.mainTarget, folders)
     const paths = [...leftOut, ...inside]
     if (paths.length === 0) return
     await runGit(this.mainTarget, ['update-index', '--force-remove', '-z', '--stdin'], {

@@ -215,15 +215,24 @@ export class LeftOutPaths {
   }
 }
 
-/** What main's index holds in `folders`. */
-async function trackedPaths(target: GitTarget, folders: readonly GitPath[]): Promise<GitPath[]> {
+/**
+ * What main's index holds in `folders` (`.` for all). A folder whose name is not UTF-8 cannot
+ * be an argument of git 2.39's ls-files: the whole index is listed and cut to it here.
+ */
+export async function trackedPaths(
+  target: GitTarget,
+  folders: readonly GitPath[],
+): Promise<GitPath[]> {
+  const spellable = folders.every((folder) => gitPathOf(readablePath(folder)) === folder)
   const output = await runGit(target, [
     'ls-files',
     '-z',
     '--',
-    ...folders.map((folder) => `:(literal)${readablePath(folder)}`),
+    ...(spellable ? folders.map((folder) => `:(literal)${readablePath(folder)}`) : ['.']),
   ])
-  return splitGitPaths(output.stdout)
+  const tracked = splitGitPaths(output.stdout)
+  if (spellable || folders.includes('.' as GitPath)) return tracked
+  return tracked.filter((file) => folders.some((folder) => isWithin(file, folder)))
 }
 
 /**

@@ -93,4 +93,16 @@ describe('snapshots for a root caller', () => {
       'shared/two.txt',
     ])
   })
+  it('take out a closed folder whose name is not UTF-8, with all it held', async (t) => {
+    const { history, at, files } = await workspaceWith(t, { 'a.txt': 'a\n' })
+    const folder = Buffer.concat([Buffer.from(`${at('')}/caf`), Buffer.from([0xe9])])
+    await fs.mkdir(folder, { mode: 0o755 })
+    await fs.writeFile(Buffer.concat([folder, Buffer.from('/x.txt')]), 'x\n', { mode: 0o644 })
+    const open = await history.snapshotMain()
+    assert.equal((await files(open.tree)).length, 2)
+    await fs.chmod(folder, 0o700)
+    const closed = await history.snapshotMain()
+    assert.deepEqual(await files(closed.tree), ['a.txt'])
+    assert.equal(closed.skipped.length, 1)
+  })
 })
