@@ -166,5 +166,30 @@ describe(
       assert.equal(read(scratch, 'secret.txt'), 'SECRET-FILE\n')
       assert.equal(read(scratch, 'open/plain.txt'), 'SECRET-LATER\n')
     })
+
+    it('what the tools make is the owner’s, so the tools and the jail change it again', async () => {
+      await using scratch = await ownedWorkspace()
+      await using workshop = await openJailedWorkshop(scratch, { approver: approveAll })
+      const made = await workshop.call('write_file', { path: 'new/dir/a.txt', content: 'one\n' })
+      assert.equal(made.type, 'success', made.content)
+      for (const name of ['new', 'new/dir', 'new/dir/a.txt']) {
+        const stat = fs.lstatSync(path.join(scratch.workspace, name))
+        assert.deepEqual([stat.uid, stat.gid], [OWNER, OWNER], name)
+      }
+      const edited = await workshop.call('edit_file', {
+        path: 'new/dir/a.txt',
+        old_string: 'one',
+        new_string: 'two',
+      })
+      assert.equal(edited.type, 'success', edited.content)
+      const second = await workshop.call('write_file', { path: 'new/dir/b.txt', content: 'b\n' })
+      assert.equal(second.type, 'success', second.content)
+      const jailed = await workshop.call('shell', {
+        command: 'echo three >> new/dir/a.txt && echo c > new/dir/c.txt && echo ok',
+      })
+      assert.equal(jailed.type, 'success', jailed.content)
+      assert.equal(read(scratch, 'new/dir/a.txt'), 'two\nthree\n')
+      assert.equal(read(scratch, 'new/dir/c.txt'), 'c\n')
+    })
   },
 )

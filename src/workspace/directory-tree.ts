@@ -200,6 +200,9 @@ export class DirectoryTree implements WorkspaceTree {
       throw new EitriError('is_directory', `Path is a directory, not a file: ${relativePath}`)
     }
     const target = this.hostPath(relativePath)
+    // A root caller's new file is the owner's, and a replaced one keeps its user and group, as
+    // the owner's own write would leave them: the owner (and the jail) may change it again.
+    const owner = this.owner === undefined ? undefined : (this.#idsOf(target) ?? this.owner)
     const temporary = path.join(
       this.hostPath(parent),
       `.${path.basename(target)}.eitri-${randomBytes(6).toString('hex')}.tmp`,
@@ -218,6 +221,7 @@ export class DirectoryTree implements WorkspaceTree {
         if (isContentSource(data)) copyKeepingHoles(data, handle.fd)
         else await handle.writeFile(data)
         const mode = options.mode ?? (existing?.type === 'file' ? existing.mode : undefined)
+        if (owner !== undefined) await handle.chown(owner.uid, owner.gid)
         if (mode !== undefined) await handle.chmod(mode)
         await handle.datasync()
       } finally {
@@ -267,6 +271,8 @@ export class DirectoryTree implements WorkspaceTree {
     await this.#assertNoLinks(parent)
     if (existing !== undefined) await fs.unlink(this.hostPath(relativePath))
     await fs.symlink(target, this.hostPath(relativePath))
+    if (this.owner !== undefined)
+      await fs.lchown(this.hostPath(relativePath), this.owner.uid, this.owner.gid)
   }
 
   /** Creates each missing folder of `relativePath`, refusing to pass through anything but folders. */
@@ -278,6 +284,9 @@ export class DirectoryTree implements WorkspaceTree {
       if (stat === undefined) {
         try {
           await fs.mkdir(this.hostPath(current))
+          // A root caller's folder is the owner's, so the owner (and the jail) may fill it.
+          if (this.owner !== undefined)
+            await fs.lchown(this.hostPath(current), this.owner.uid, this.owner.gid)
         } catch (error) {
           if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error
         }
@@ -291,6 +300,12 @@ export class DirectoryTree implements WorkspaceTree {
       }
     }
     await this.#assertNoLinks(relativePath)
+  }
+
+  /** The user and group of the file at a host path; undefined when it is not a file. */
+  #idsOf(hostPath: string): { uid: number; gid: number } | undefined {
+    const stat = lstatSync(hostPath, { throwIfNoEntry: false })
+    return stat?.isFile() === true ? { uid: stat.uid, gid: stat.gid } : undefined
   }
 
   /** Re-checks, just before a rename, that no component of the folder became a link. */
