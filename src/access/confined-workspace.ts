@@ -15,7 +15,7 @@ import type {
   WriteReceipt,
 } from '../ports/workspace-view.ts'
 import { ignoredPathsOf } from '../workspace/ignored-paths.ts'
-import type { WorkspaceTree } from '../workspace/workspace-tree.ts'
+import type { DirectoryEntry, WorkspaceTree } from '../workspace/workspace-tree.ts'
 import {
   decidePath,
   WORKSPACE_MOUNT,
@@ -172,7 +172,7 @@ export function createWorkspaceView(options: WorkspaceViewOptions): ConfinedWork
     while (folders.length > 0) {
       options.signal?.throwIfAborted()
       const folder = folders.pop() as string
-      const entries = await tree.list(folder)
+      const entries = await listBelow(tree, folder, start)
       const below: string[] = []
       await ignored?.load(
         folder,
@@ -319,6 +319,25 @@ export function createWorkspaceView(options: WorkspaceViewOptions): ConfinedWork
       for (const root of byLengthDescending) redacted = redacted.replaceAll(root, WORKSPACE_MOUNT)
       return redacted
     },
+  }
+}
+
+/**
+ * A folder's entries for a walk. A folder below the start that the workspace's owner may not
+ * read is passed over, as `find` passes over one it cannot open: its name was shown, never
+ * what it holds. The start itself is refused.
+ */
+async function listBelow(
+  tree: WorkspaceTree,
+  folder: string,
+  start: string,
+): Promise<readonly DirectoryEntry[]> {
+  try {
+    return await tree.list(folder)
+  } catch (error) {
+    if (folder !== start && EitriError.isInstance(error) && error.code === 'permission_denied')
+      return []
+    throw error
   }
 }
 

@@ -8,6 +8,8 @@
  * private paths never reach the host, at any depth, and links may not point outside.
  * A background job may change the mirror while it is synced, so every mirror path is reached
  * through pinned folders (pinned-folder.ts): no link the program plants is ever followed.
+ * What the workspace's owner may not read (a root caller's tree refuses it, any other caller's
+ * kernel does) never enters the mirror, which the jail's user owns whole (decision 0060).
  */
 import fs from 'node:fs'
 import path from 'node:path'
@@ -18,7 +20,7 @@ import {
   type WriteBackLimits,
 } from '../access/write-back/plan-write-back.ts'
 import type { EntryType, WorkspaceView } from '../ports/workspace-view.ts'
-import type { WorkspaceTree } from '../workspace/workspace-tree.ts'
+import type { DirectoryEntry, WorkspaceTree } from '../workspace/workspace-tree.ts'
 import type { HostIdentity } from '../bubblewrap/jail-identity.ts'
 import { MAX_PATH_BYTES } from './overlay/settle-upper-layer.ts'
 import { atPinned, removePinned, walkPinned } from './pinned-folder.ts'
@@ -81,8 +83,16 @@ export class WorkspaceMirror {
       type: EntryType,
       hostSignature: string,
     ): Promise<void> => {
-      if (this.#populated) await this.#copyIn(relative, type)
-      else await this.#copyInFresh(relative, type)
+      try {
+        if (this.#populated) await this.#copyIn(relative, type)
+        else await this.#copyInFresh(relative, type)
+      } catch (error) {
+        if (!isRefused(error)) throw error
+        // Unreadable to the owner: not in the mirror (a copy made while it was readable goes).
+        removePinned(this.root, relative)
+        this.#known.delete(relative)
+        return
+      }
       this.#known.set(relative, {
         type,
         host: hostSignature,
@@ -90,8 +100,10 @@ export class WorkspaceMirror {
       })
     }
     for await (const [relative, type] of walkHost(this.#tree, this.#isPrivate)) {
-      seen.add(relative)
       const hostSignature = await this.#hostSignature(relative)
+      // Not seen, so a copy made while it was readable goes below.
+      if (hostSignature === UNREADABLE) continue
+      seen.add(relative)
       if (hostSignature === 'missing') continue
       const known = this.#known.get(relative)
       if (known !== undefined && known.type === type && known.host === hostSignature) continue
@@ -191,10 +203,18 @@ export class WorkspaceMirror {
       seen.add(relative)
       const known = this.#known.get(relative)
       if (known !== undefined && known.type === type && known.mirror === mirrorSignature) continue
-      if (
-        type !== 'directory' &&
-        (await this.#hostSignature(relative)) !== (known?.host ?? 'missing')
-      ) {
+      const hostSignature = type === 'directory' ? undefined : await this.#hostSignature(relative)
+      if (hostSignature === UNREADABLE) {
+        // The program made it where the owner may not write (beside or inside what the mirror
+        // never held): refused, and gone from the mirror.
+        report.refused.push({
+          path: relative,
+          reason: "the workspace's owner may not read or write it there, so it is not written back",
+        })
+        removePinned(this.root, relative)
+        continue
+      }
+      if (hostSignature !== undefined && hostSignature !== (known?.host ?? 'missing')) {
         // The host changed this path while the program ran: its version wins, and the program's
         // write is reported rather than silently overwriting the person's (or a tool's) change.
         report.refused.push({
@@ -348,6 +368,13 @@ export class WorkspaceMirror {
       }
       fs.fchmodSync(descriptor, stat.mode | (isFile ? 0o600 : 0o700))
       fs.fchownSync(descriptor, uid, gid)
+    } catch (error) {
+      // A staged copy left behind would pass for a file the program wrote.
+      if (isFile)
+        atPinned(this.root, relative, (target) =>
+          fs.rmSync(path.posix.join(path.posix.dirname(target), staging), { force: true }),
+        )
+      throw error
     } finally {
       fs.closeSync(descriptor)
     }
@@ -360,8 +387,8 @@ export class WorkspaceMirror {
    * the next sync into the mirror copies it again, and the next sync out judges it anew.
    */
   async #restore(relative: string): Promise<void> {
-    const stat = await this.#tree.stat(relative)
     try {
+      const stat = await this.#tree.stat(relative)
       removePinned(this.root, relative)
       if (stat !== undefined && !this.#isPrivate(relative)) {
         await this.#copyIn(relative, stat.type)
@@ -388,11 +415,20 @@ export class WorkspaceMirror {
     }
   }
 
-  /** What the line holds at a path: a content id where the tree has one, else size and time. */
+  /**
+   * What the line holds at a path: a content id where the tree has one, else size and time;
+   * {@link UNREADABLE} below a folder the workspace's owner may not enter.
+   */
   async #hostSignature(relative: string): Promise<string> {
     const known = await this.#tree.signature?.(relative)
     if (known !== undefined) return known
-    const stat = await this.#tree.stat(relative)
+    let stat
+    try {
+      stat = await this.#tree.stat(relative)
+    } catch (error) {
+      if (isRefused(error)) return UNREADABLE
+      throw error
+    }
     if (stat === undefined) return 'missing'
     const target = stat.type === 'symlink' ? await this.#tree.readlink(relative) : ''
     return signature(stat.type, stat, target)
@@ -437,20 +473,42 @@ function signature(
     : `${type}:${stat.size}:${stat.modifiedMs}:${stat.mode}:${target}`
 }
 
-/** Every entry of the line, parents before children, `.git` included. */
+/** The host signature of a path below a folder the workspace's owner may not enter. */
+const UNREADABLE = 'unreadable'
+
+/** Whether an error is the refusal of a path the workspace's owner may not reach. */
+function isRefused(error: unknown): boolean {
+  return EitriError.isInstance(error) && error.code === 'permission_denied'
+}
+
+/**
+ * Every entry of the line, parents before children, `.git` included. A folder the workspace's
+ * owner may not list is left out with all it holds: it is listed before it is named.
+ */
 async function* walkHost(
   tree: WorkspaceTree,
   isPrivate: (relative: string) => boolean,
 ): AsyncGenerator<[string, EntryType]> {
-  const folders = ['']
+  const folders: [string, readonly DirectoryEntry[]][] = [['', await tree.list('')]]
   while (folders.length > 0) {
-    const folder = folders.pop() as string
-    for (const entry of await tree.list(folder)) {
+    const [folder, entries] = folders.pop() as [string, readonly DirectoryEntry[]]
+    const below: [string, readonly DirectoryEntry[]][] = []
+    for (const entry of entries) {
       const relative = folder === '' ? entry.name : `${folder}/${entry.name}`
       if (isPrivate(relative) || entry.type === 'other') continue
+      if (entry.type === 'directory') {
+        let inside: readonly DirectoryEntry[]
+        try {
+          inside = await tree.list(relative)
+        } catch (error) {
+          if (isRefused(error)) continue
+          throw error
+        }
+        below.push([relative, inside])
+      }
       yield [relative, entry.type]
-      if (entry.type === 'directory') folders.push(relative)
     }
+    folders.push(...below.reverse())
   }
 }
 

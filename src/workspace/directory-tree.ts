@@ -2,7 +2,9 @@
  * @module workspace/directory-tree
  * A real folder, operated on by workspace-relative paths that the path policy has already
  * resolved. It never follows a symbolic link on its own: reads open with O_NOFOLLOW, writes go
- * through a temporary file and a rename whose parent chain is checked again just before.
+ * through a temporary file and a rename whose parent chain is checked again just before. For a
+ * root caller every read, listing and write is first decided as the workspace's owner would
+ * be (owner-access.ts, decision 0060); the kernel decides for any other caller.
  */
 import { randomBytes } from 'node:crypto'
 import {
@@ -27,6 +29,14 @@ import { EitriError } from '../errors/eitri-error.ts'
 import { CONTENT_CHUNK_BYTES, isContentSource } from '../tool/file-content.ts'
 import type { ContentSource, EntryStat, EntryType, ReadBounds } from '../ports/workspace-view.ts'
 import type { DirectoryEntry, WorkspaceTree } from './workspace-tree.ts'
+import {
+  actingOwner,
+  isAccessRefused,
+  ownerMay,
+  ownerRefusal,
+  type WorkspaceOwner,
+} from './owner-access.ts'
+import { assertOwnerMayChange, ownerEnters } from './owner-paths.ts'
 
 export type { DirectoryEntry }
 
@@ -40,6 +50,13 @@ const SYNC_READ_MAX_BYTES = 1024 * 1024
 export class DirectoryTree implements WorkspaceTree {
   /** The folder's real host path. Never shown to a model. */
   readonly root: string
+  /**
+   * Whose access a root caller takes (the folder's user and group); undefined for any other
+   * caller, whose every call the kernel already decides, so it pays no extra look.
+   *
+   * @internal
+   */
+  readonly owner: WorkspaceOwner | undefined
 
   /** @throws EitriError `not_found` / `not_directory` when `root` is not an existing folder. */
   constructor(root: string) {
@@ -50,6 +67,7 @@ export class DirectoryTree implements WorkspaceTree {
       throw new EitriError('not_found', `Workspace folder not found: ${root}`)
     }
     this.root = real
+    this.owner = actingOwner(real)
   }
 
   /** The host path of a relative path. */
@@ -68,6 +86,7 @@ export class DirectoryTree implements WorkspaceTree {
   }
 
   async readlink(relativePath: string): Promise<string> {
+    if (this.owner !== undefined) ownerEnters(this.root, this.owner, relativePath, 'read')
     return readlinkSync(this.hostPath(relativePath))
   }
 
@@ -78,12 +97,14 @@ export class DirectoryTree implements WorkspaceTree {
 
   /** `stat`, synchronously. */
   statNow(relativePath: string): EntryStat | undefined {
+    if (this.owner !== undefined && !ownerEnters(this.root, this.owner, relativePath, 'read'))
+      return undefined
     let stat
     try {
       stat = lstatSync(this.hostPath(relativePath), { throwIfNoEntry: false })
     } catch (error) {
       if (isMissing(error)) return undefined
-      throw error
+      throw refusedByKernel(error, relativePath, 'read')
     }
     if (stat === undefined) return undefined
     return {
@@ -99,15 +120,25 @@ export class DirectoryTree implements WorkspaceTree {
    * `bounds`, never more than they allow is read, even if the file grows meanwhile.
    */
   async readFile(relativePath: string, bounds: ReadBounds = {}): Promise<Uint8Array> {
+    const owner = this.owner
+    if (owner !== undefined) ownerEnters(this.root, owner, relativePath, 'read')
     // Never waiting: a FIFO (put there by a program, or swapped in since the policy looked)
     // would block the open, and eitri's one thread with it, until some writer came.
-    const descriptor = openSync(
-      this.hostPath(relativePath),
-      constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK,
-    )
+    let descriptor: number
+    try {
+      descriptor = openSync(
+        this.hostPath(relativePath),
+        constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK,
+      )
+    } catch (error) {
+      throw refusedByKernel(error, relativePath, 'read')
+    }
     try {
       const stat = fstatSync(descriptor)
       if (!stat.isFile() && !stat.isDirectory()) throw notRegular(relativePath)
+      // Judged on what was opened, so a file swapped in after a look is judged itself.
+      if (owner !== undefined && !ownerMay(owner, stat, 'read'))
+        throw ownerRefusal(relativePath, 'read')
       const { size } = stat
       if (bounds.range !== undefined) {
         const { offset, length } = bounds.range
@@ -133,7 +164,18 @@ export class DirectoryTree implements WorkspaceTree {
 
   /** Names and kinds of a folder's entries, sorted by name. */
   async list(relativePath: string): Promise<DirectoryEntry[]> {
-    const entries = readdirSync(this.hostPath(relativePath), { withFileTypes: true })
+    if (this.owner !== undefined) {
+      ownerEnters(this.root, this.owner, relativePath, 'read')
+      const folder = lstatSync(this.hostPath(relativePath), { throwIfNoEntry: false })
+      if (folder?.isDirectory() === true && !ownerMay(this.owner, folder, 'read'))
+        throw ownerRefusal(relativePath, 'read')
+    }
+    let entries
+    try {
+      entries = readdirSync(this.hostPath(relativePath), { withFileTypes: true })
+    } catch (error) {
+      throw refusedByKernel(error, relativePath, 'read')
+    }
     return entries
       .map((entry) => ({ name: entry.name, type: entryType(entry) }))
       .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
@@ -151,21 +193,29 @@ export class DirectoryTree implements WorkspaceTree {
     options: { mode?: number | undefined } = {},
   ): Promise<{ created: boolean }> {
     const parent = path.posix.dirname(relativePath) === '.' ? '' : path.posix.dirname(relativePath)
+    if (this.owner !== undefined) assertOwnerMayChange(this.root, this.owner, relativePath, 'write')
     await this.#makeFolders(parent)
     const existing = await this.stat(relativePath)
     if (existing?.type === 'directory') {
       throw new EitriError('is_directory', `Path is a directory, not a file: ${relativePath}`)
     }
     const target = this.hostPath(relativePath)
+    // A root caller's new file is the owner's, and a replaced one keeps its user and group, as
+    // the owner's own write would leave them: the owner (and the jail) may change it again.
+    const owner = this.owner === undefined ? undefined : (this.#idsOf(target) ?? this.owner)
     const temporary = path.join(
       this.hostPath(parent),
       `.${path.basename(target)}.eitri-${randomBytes(6).toString('hex')}.tmp`,
     )
-    const handle = await fs.open(
-      temporary,
-      constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW,
-      0o666,
-    )
+    const handle = await fs
+      .open(
+        temporary,
+        constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW,
+        0o666,
+      )
+      .catch((error: unknown) => {
+        throw refusedByKernel(error, relativePath, 'write')
+      })
     try {
       try {
         if (isContentSource(data)) copyKeepingHoles(data, handle.fd)
@@ -173,6 +223,7 @@ export class DirectoryTree implements WorkspaceTree {
         // Permission bits only, also the old file's: the new file is the writer's (root, for
         // a root eitri), so an old setuid bit would make the new content run as the writer.
         const mode = options.mode ?? (existing?.type === 'file' ? existing.mode : undefined)
+        if (owner !== undefined) await handle.chown(owner.uid, owner.gid)
         if (mode !== undefined) await handle.chmod(mode & 0o777)
         await handle.datasync()
       } finally {
@@ -189,6 +240,8 @@ export class DirectoryTree implements WorkspaceTree {
 
   /** Creates a folder and any missing parents. */
   async makeFolder(relativePath: string): Promise<void> {
+    if (this.owner !== undefined)
+      assertOwnerMayChange(this.root, this.owner, relativePath, 'folder')
     await this.#makeFolders(relativePath)
   }
 
@@ -200,6 +253,8 @@ export class DirectoryTree implements WorkspaceTree {
   async remove(relativePath: string): Promise<void> {
     const stat = await this.stat(relativePath)
     if (stat === undefined) return
+    if (this.owner !== undefined)
+      assertOwnerMayChange(this.root, this.owner, relativePath, 'remove')
     await this.#assertNoLinks(parentOf(relativePath))
     if (stat.type === 'directory') await fs.rmdir(this.hostPath(relativePath))
     else await fs.unlink(this.hostPath(relativePath))
@@ -208,6 +263,8 @@ export class DirectoryTree implements WorkspaceTree {
   /** Creates (or replaces) a symbolic link at `relativePath` pointing to `target`, as written. */
   async createSymlink(relativePath: string, target: string): Promise<void> {
     const parent = parentOf(relativePath)
+    if (this.owner !== undefined)
+      assertOwnerMayChange(this.root, this.owner, relativePath, 'remove')
     await this.#makeFolders(parent)
     const existing = await this.stat(relativePath)
     if (existing?.type === 'directory') {
@@ -216,6 +273,8 @@ export class DirectoryTree implements WorkspaceTree {
     await this.#assertNoLinks(parent)
     if (existing !== undefined) await fs.unlink(this.hostPath(relativePath))
     await fs.symlink(target, this.hostPath(relativePath))
+    if (this.owner !== undefined)
+      await fs.lchown(this.hostPath(relativePath), this.owner.uid, this.owner.gid)
   }
 
   /** Creates each missing folder of `relativePath`, refusing to pass through anything but folders. */
@@ -227,6 +286,9 @@ export class DirectoryTree implements WorkspaceTree {
       if (stat === undefined) {
         try {
           await fs.mkdir(this.hostPath(current))
+          // A root caller's folder is the owner's, so the owner (and the jail) may fill it.
+          if (this.owner !== undefined)
+            await fs.lchown(this.hostPath(current), this.owner.uid, this.owner.gid)
         } catch (error) {
           if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error
         }
@@ -240,6 +302,12 @@ export class DirectoryTree implements WorkspaceTree {
       }
     }
     await this.#assertNoLinks(relativePath)
+  }
+
+  /** The user and group of the file at a host path; undefined when it is not a file. */
+  #idsOf(hostPath: string): { uid: number; gid: number } | undefined {
+    const stat = lstatSync(hostPath, { throwIfNoEntry: false })
+    return stat?.isFile() === true ? { uid: stat.uid, gid: stat.gid } : undefined
   }
 
   /** Re-checks, just before a rename, that no component of the folder became a link. */
@@ -287,6 +355,14 @@ function isAllZero(chunk: Buffer): boolean {
   for (let index = words * 8; index < chunk.byteLength; index++)
     if (chunk[index] !== 0) return false
   return true
+}
+
+/**
+ * The kernel's own refusal (`EACCES`) of a caller that is not root, as the tools give the rule's
+ * (anything else is thrown as it is).
+ */
+function refusedByKernel(error: unknown, relativePath: string, need: 'read' | 'write'): unknown {
+  return isAccessRefused(error) ? ownerRefusal(relativePath, need, { caller: true }) : error
 }
 
 function parentOf(relativePath: string): string {

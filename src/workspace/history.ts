@@ -9,13 +9,19 @@ import fs from 'node:fs'
 import path from 'node:path'
 import { encodeCommit, treeOfCommit } from './git/git-objects.ts'
 import { ObjectStore } from './git/object-store.ts'
-import { gitBytes, splitGitPaths, type GitPath } from './git/git-path.ts'
+import { gitBytes, gitPathOf, splitGitPaths, type GitPath } from './git/git-path.ts'
 import { runGit, type GitTarget } from './git/run-git.ts'
 import { gitlinksAdded } from './git/tree-gitlinks.ts'
 import { deleteLooseRefAsync, looseRefAbsent, moveLooseRef } from './git/loose-refs.ts'
-import { changedPaths, DEFAULT_MAX_FILE_BYTES, LeftOutPaths } from './left-out-paths.ts'
+import {
+  changedPaths,
+  DEFAULT_MAX_FILE_BYTES,
+  LeftOutPaths,
+  trackedPaths,
+} from './left-out-paths.ts'
 import { withMainSnapshotLock } from './main-snapshot-lock.ts'
 import { snapshotScope } from './snapshot-scope.ts'
+import type { WorkspaceOwner } from './owner-access.ts'
 
 /** The reference of main's snapshots. */
 export const MAIN_REF = 'refs/eitri/main'
@@ -54,12 +60,17 @@ export class WorkspaceHistory {
   /** The index file as this class last left it: another process may write it too. */
   #indexSignature: string | undefined
 
-  private constructor(gitDir: string, workTree: string, maxFileBytes: number) {
+  private constructor(
+    gitDir: string,
+    workTree: string,
+    maxFileBytes: number,
+    owner: WorkspaceOwner | undefined,
+  ) {
     this.gitDir = gitDir
     this.#workTree = workTree
     this.#mainIndex = path.join(path.dirname(gitDir), 'main.index')
     this.#mainIndexTree = `${this.#mainIndex}.tree`
-    this.#leftOut = new LeftOutPaths(workTree, maxFileBytes)
+    this.#leftOut = new LeftOutPaths(workTree, maxFileBytes, owner)
     this.store = new ObjectStore(gitDir)
   }
 
@@ -67,13 +78,15 @@ export class WorkspaceHistory {
    * Opens (creating if needed) the history of the workspace at `workTree`, kept in
    * `stateDir/history.git`. `excluded` are workspace-relative paths never snapshotted
    * (eitri's own state, if it lies inside). Files over `maxFileBytes` are never snapshotted.
-   * Whatever the workspace's attributes say, a snapshot stores bytes as they are.
+   * Whatever the workspace's attributes say, a snapshot stores bytes as they are. With `owner`
+   * (a root caller's), what that owner may not read is never snapshotted (decision 0060).
    */
   static async open(options: {
     stateDir: string
     workTree: string
     excluded?: readonly string[]
     maxFileBytes?: number
+    owner?: WorkspaceOwner | undefined
   }): Promise<WorkspaceHistory> {
     const gitDir = path.join(options.stateDir, 'history.git')
     if (!fs.existsSync(path.join(gitDir, 'HEAD'))) await createHistory(gitDir)
@@ -81,6 +94,7 @@ export class WorkspaceHistory {
       gitDir,
       options.workTree,
       options.maxFileBytes ?? DEFAULT_MAX_FILE_BYTES,
+      options.owner,
     )
     fs.mkdirSync(path.join(gitDir, 'info'), { recursive: true })
     replaceIfChanged(path.join(gitDir, 'info', 'attributes'), STORE_AS_IS)
@@ -307,6 +321,13 @@ export class WorkspaceHistory {
       target,
       folders,
       ...(scope.files === undefined ? {} : { files: scope.files }),
+      ...(paths === undefined || this.#lastTree === undefined
+        ? {}
+        : {
+            named: paths
+              .map((named) => gitPathOf(named.replace(/\/+$/, '')))
+              .filter((named) => named !== '' && named !== '.'),
+          }),
     })
     // Nothing new, modified or deleted in the folders: the index already holds them, so its
     // tree is the one it had (two git processes fewer on a workspace that did not change).
@@ -424,8 +445,17 @@ export class WorkspaceHistory {
     return this.#writeTree()
   }
 
-  /** Takes paths out of the index: their old content must not pass for their current one. */
-  async #forceRemove(paths: readonly GitPath[]): Promise<void> {
+  /**
+   * Takes paths out of the index: their old content must not pass for their current one. A
+   * folder left out whole (one the owner may not read) takes out every file the index holds in it.
+   */
+  async #forceRemove(leftOut: readonly GitPath[]): Promise<void> {
+    const folders = leftOut.filter(
+      (relative) =>
+        this.#leftOut.isFolder(relative) && this.#leftOut.repositoryOf(relative) === undefined,
+    )
+    const inside = folders.length === 0 ? [] : await trackedPaths(this.mainTarget, folders)
+    const paths = [...leftOut, ...inside]
     if (paths.length === 0) return
     await runGit(this.mainTarget, ['update-index', '--force-remove', '-z', '--stdin'], {
       input: gitBytes(paths.map((file) => `${file}\0`).join('')),

@@ -4,37 +4,56 @@
  * by default, so a snapshot never copies a disk image or a data set on every call),
  * repositories nested in the workspace (submodules, linked worktrees, clones: eitri's git never
  * looks inside one, see history.ts), and paths git refuses to store (`d/.GIT/config`, a
- * `.gitmodules` that is a link, a file it cannot read).
+ * `.gitmodules` that is a link, a file it cannot read). For a root caller, what the workspace's
+ * owner may not read too (decision 0060): a file, or the topmost folder it may not list or
+ * enter, so no fork holds what the jail could not read.
  */
 import fs from 'node:fs'
 import { gitPathOf, hostPathOf, readablePath, splitGitPaths, type GitPath } from './git/git-path.ts'
 import { runGit, type GitTarget } from './git/run-git.ts'
 import { isWithin } from '../util/relative-paths.ts'
+import { ownerMay, type WorkspaceOwner } from './owner-access.ts'
 
 /** The default size bound of a snapshotted file. */
 export const DEFAULT_MAX_FILE_BYTES = 64 * 1024 * 1024
 
-/** Why a path is left out. */
-export type LeftOutReason = 'large' | 'repository' | 'unstorable'
+/**
+ * Why a path is left out: `unreadable` a file, `unreadable-folder` a folder (and all it holds)
+ * the workspace's owner may not read.
+ */
+export type LeftOutReason =
+  'large' | 'repository' | 'unstorable' | 'unreadable' | 'unreadable-folder'
+
+/** The reasons that leave a folder out whole. */
+const FOLDER_REASONS: ReadonlySet<LeftOutReason> = new Set(['repository', 'unreadable-folder'])
 
 /** Which paths of main are left out, as of the last update. */
 export class LeftOutPaths {
   readonly #root: string
   readonly #maxBytes: number
+  /** Whose access a root caller's snapshots take; undefined for any other caller. */
+  readonly #owner: WorkspaceOwner | undefined
   readonly #entries = new Map<GitPath, LeftOutReason>()
   /** True once a look at the whole workspace established the set. */
   #complete = false
 
-  constructor(root: string, maxBytes: number) {
+  constructor(root: string, maxBytes: number, owner?: WorkspaceOwner) {
     this.#root = root
     this.#maxBytes = maxBytes
+    this.#owner = owner
   }
 
-  /** The left-out paths for people, sorted; a repository's ends with `/`. */
+  /** The left-out paths for people, sorted; a folder's ends with `/`. */
   list(): string[] {
     return [...this.#entries]
-      .map(([relative, reason]) => readablePath(relative) + (reason === 'repository' ? '/' : ''))
+      .map(([relative, reason]) => readablePath(relative) + (FOLDER_REASONS.has(reason) ? '/' : ''))
       .sort()
+  }
+
+  /** Whether `relative` is left out as a folder, with all it holds. */
+  isFolder(relative: GitPath): boolean {
+    const reason = this.#entries.get(relative)
+    return reason !== undefined && FOLDER_REASONS.has(reason)
   }
 
   /** Pathspecs that keep every left-out path out of a `git add`. */
@@ -53,9 +72,11 @@ export class LeftOutPaths {
 
   /** Whether a path git listed (a repository as `folder/`) is left out already. */
   covers(listed: GitPath): boolean {
-    if (listed.endsWith('/'))
-      return this.#entries.get(listed.slice(0, -1) as GitPath) === 'repository'
-    return this.#entries.has(listed) || this.repositoryOf(listed) !== undefined
+    if (listed.endsWith('/')) return this.isFolder(listed.slice(0, -1) as GitPath)
+    if (this.#entries.has(listed)) return true
+    for (let end = listed.indexOf('/'); end !== -1; end = listed.indexOf('/', end + 1))
+      if (this.isFolder(listed.slice(0, end) as GitPath)) return true
+    return false
   }
 
   /** Leaves `relative` out from now on. */
@@ -85,6 +106,8 @@ export class LeftOutPaths {
     target: GitTarget
     folders: readonly GitPath[]
     files?: readonly GitPath[]
+    /** The paths a watcher named; without them a root caller's look judges every tracked path. */
+    named?: readonly GitPath[]
   }): Promise<{ readonly leftOut: GitPath[]; readonly unchanged: boolean }> {
     const before = new Set(this.#entries.keys())
     const files = options.files
@@ -101,10 +124,19 @@ export class LeftOutPaths {
           this.#entries.delete(known)
       const changed = await changedPaths(options.target, options.folders)
       unchanged = changed.length === 0
+      const enterable = new Map<GitPath, boolean>()
       for (const candidate of changed) {
+        if (this.#unreadable(candidate, enterable)) continue
         if (candidate.endsWith('/'))
           this.#entries.set(candidate.slice(0, -1) as GitPath, 'repository')
         else if (this.#isLarge(candidate)) this.#entries.set(candidate, 'large')
+      }
+      // What git does not see as changed may have become unreadable all the same: git compares
+      // content, not a mode or an owner, and a folder closed above leaves its files as they were.
+      if (this.#owner !== undefined) {
+        const judged = options.named ?? (await trackedPaths(options.target, options.folders))
+        for (const path of judged) if (!this.covers(path)) this.#unreadable(path, enterable)
+        if ([...this.#entries.keys()].some((file) => !before.has(file))) unchanged = false
       }
       if (whole) this.#complete = true
     }
@@ -117,7 +149,52 @@ export class LeftOutPaths {
   #judge(changed: GitPath): void {
     for (const known of [...this.#entries.keys()])
       if (isWithin(known, changed === '.' ? '' : changed)) this.#entries.delete(known)
+    if (this.#unreadable(changed, new Map())) return
     if (this.#isLarge(changed)) this.#entries.set(changed, 'large')
+  }
+
+  /**
+   * For a root caller: leaves out what of `relative` (a path git listed, a repository as
+   * `folder/`) the workspace's owner may not read, the topmost folder on its way that it may
+   * not both list and enter, else the file itself, and says whether it did. `enterable` keeps
+   * the folders judged during one update.
+   */
+  #unreadable(relative: GitPath, enterable: Map<GitPath, boolean>): boolean {
+    const owner = this.#owner
+    if (owner === undefined) return false
+    const path = (relative.endsWith('/') ? relative.slice(0, -1) : relative) as GitPath
+    for (let end = path.indexOf('/'); end !== -1; end = path.indexOf('/', end + 1)) {
+      const folder = path.slice(0, end) as GitPath
+      let open = enterable.get(folder)
+      if (open === undefined) {
+        const stat = this.#lstat(folder)
+        open =
+          stat === undefined ||
+          !stat.isDirectory() ||
+          (ownerMay(owner, stat, 'read') && ownerMay(owner, stat, 'search'))
+        enterable.set(folder, open)
+      }
+      if (!open) {
+        this.#entries.set(folder, 'unreadable-folder')
+        return true
+      }
+    }
+    const stat = this.#lstat(path)
+    if (stat === undefined) return false
+    const readable = stat.isDirectory()
+      ? ownerMay(owner, stat, 'read') && ownerMay(owner, stat, 'search')
+      : !stat.isFile() || ownerMay(owner, stat, 'read')
+    if (readable) return false
+    this.#entries.set(path, stat.isDirectory() ? 'unreadable-folder' : 'unreadable')
+    return true
+  }
+
+  #lstat(relative: GitPath): fs.Stats | undefined {
+    try {
+      return fs.lstatSync(hostPathOf(this.#root, relative))
+    } catch {
+      return undefined
+    }
   }
 
   #isLarge(relative: GitPath): boolean {
@@ -136,6 +213,26 @@ export class LeftOutPaths {
       return false
     }
   }
+}
+
+/**
+ * What main's index holds in `folders` (`.` for all). A folder whose name is not UTF-8 cannot
+ * be an argument of git 2.39's ls-files: the whole index is listed and cut to it here.
+ */
+export async function trackedPaths(
+  target: GitTarget,
+  folders: readonly GitPath[],
+): Promise<GitPath[]> {
+  const spellable = folders.every((folder) => gitPathOf(readablePath(folder)) === folder)
+  const output = await runGit(target, [
+    'ls-files',
+    '-z',
+    '--',
+    ...(spellable ? folders.map((folder) => `:(literal)${readablePath(folder)}`) : ['.']),
+  ])
+  const tracked = splitGitPaths(output.stdout)
+  if (spellable || folders.includes('.' as GitPath)) return tracked
+  return tracked.filter((file) => folders.some((folder) => isWithin(file, folder)))
 }
 
 /**

@@ -148,6 +148,7 @@ export class WorkspaceLines implements AsyncDisposable {
     const history = await WorkspaceHistory.open({
       stateDir: options.stateDir,
       workTree: options.main.root,
+      owner: options.main.owner,
       ...(options.excluded === undefined ? {} : { excluded: options.excluded }),
       ...(options.maxFileBytes === undefined ? {} : { maxFileBytes: options.maxFileBytes }),
     })

@@ -65,6 +65,7 @@ export const grepTool = defineTool({
     const lines: string[] = []
     let matchCount = 0
     let filesSearched = 0
+    let unreadable = 0
     let stoppedEarly: string | undefined
     let yielded = Date.now()
     try {
@@ -91,6 +92,11 @@ export const grepTool = defineTool({
               (error.code === 'file_too_large' || error.code === 'not_found')
             )
               return undefined
+            // One the workspace's owner may not read (decision 0060): passed over, and counted.
+            if (EitriError.isInstance(error) && error.code === 'permission_denied') {
+              unreadable++
+              return undefined
+            }
             throw error
           })
         if (bytes === undefined || looksBinary(bytes)) continue
@@ -116,7 +122,12 @@ export const grepTool = defineTool({
       lines.length === 0
         ? `No matches found for ${pattern}${await ignoredNote(workspace, path, signal)}`
         : lines.join('\n')
-    return toolSuccess(stoppedEarly === undefined ? content : `${content}\n[${stoppedEarly}]`, {
+    const passedOver =
+      unreadable === 0
+        ? ''
+        : `\n[passed over ${unreadable} file${unreadable === 1 ? '' : 's'} the workspace's owner may not read]`
+    const shown = `${content}${passedOver}`
+    return toolSuccess(stoppedEarly === undefined ? shown : `${shown}\n[${stoppedEarly}]`, {
       pattern,
       matches: matchCount,
       filesSearched,
