@@ -4,8 +4,9 @@
  * fork's programs see main's ignored files below the fork's own changes. An edit in the fork
  * fails a test only there, and the fork's changes are that edit alone.
  *
- * npm runs in the jail as it is: HOME is the jail's own /tmp, so npm's cache and logs land
- * there and vanish with the jail; `npm test` needs no network.
+ * npm runs in the jail as it is: its cache and logs go to the jail's own /tmp
+ * (`npm_config_cache`; the home is read-only) and vanish with the jail; `npm test` needs no
+ * network.
  */
 import assert from 'node:assert/strict'
 import fs from 'node:fs/promises'

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import { buildBwrapArgs, ETC_ALLOWLIST, limitWords, PRLIMIT } from './bwrap-args.ts'
 import { jailEnvironment } from './jail-environment.ts'
-import { DEFAULT_JAIL_LIMITS, type JailSpec } from './jail-spec.ts'
+import { DEFAULT_JAIL_LIMITS, JAIL_HOME, type JailSpec } from './jail-spec.ts'
 
 const spec: JailSpec = {
   command: ['/bin/bash', '-c', 'echo hi'],
@@ -36,6 +36,8 @@ function groups(args: readonly string[]): string[][] {
     '--remount-ro': 1,
     '--chdir': 1,
     '--size': 1,
+    '--perms': 1,
+    '--dir': 1,
     '--setenv': 2,
     '--ro-bind': 2,
     '--ro-bind-try': 2,
@@ -113,6 +115,16 @@ describe('buildBwrapArgs', () => {
     assert.equal(flat[size + 2], `--size ${DEFAULT_JAIL_LIMITS.tmpBytes}`)
     assert.equal(flat[size + 3], '--tmpfs /dev/shm', 'and to /dev/shm')
     assert.equal(flat[size + 4], '--mqueue /dev/mqueue', 'POSIX message queues, listed')
+  })
+
+  it('gives the home as an empty folder of the root, made read-only with it (decision 0064)', () => {
+    const flat = parts.map((part) => part.join(' '))
+    const home = flat.indexOf(`--dir ${JAIL_HOME}`)
+    assert.ok(home > 0, flat.join('\n'))
+    assert.equal(flat[home - 1], '--perms 0555')
+    assert.ok(home < flat.indexOf('--remount-ro /'))
+    assert.ok(!flat.some((part) => part.endsWith(` ${JAIL_HOME}`) && !part.startsWith('--dir')))
+    assert.equal(jailEnvironment()['HOME'], JAIL_HOME)
   })
 
   it('makes the root and /dev read-only once every mount point exists', () => {

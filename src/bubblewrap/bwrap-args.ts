@@ -3,7 +3,7 @@
  * bubblewrap's argv, built as an array and never through a shell. Each flag carries the reason
  * it is there; docs/jail-attack-classes.md numbers the attacks.
  */
-import { JAIL_WORKSPACE, type JailSpec } from './jail-spec.ts'
+import { JAIL_HOME, JAIL_WORKSPACE, type JailSpec } from './jail-spec.ts'
 
 /** Files of `/etc` a program needs (names, resolver, loader, alternatives); never shadow or keys. */
 export const ETC_ALLOWLIST: readonly string[] = [
@@ -121,6 +121,10 @@ export function buildBwrapArgs(
   // The IPC namespace's POSIX message queues, listed: a jail that runs one job after another
   // removes them between two as it empties /tmp (decision 0043).
   args.push('--mqueue', '/dev/mqueue')
+  // The programs' home, empty, a folder of the root made read-only below: no command leaves a
+  // dotfile there that a later command obeys (a warm jail's `/tmp` outlives each command, and
+  // git expands `~/` in a repository's own settings; decision 0064).
+  args.push('--perms', '0555', '--dir', JAIL_HOME)
   // The workspace at a fixed path, so nothing reveals where it lives on the host.
   args.push(
     spec.workspaceAccess === 'read-write' ? '--bind' : '--ro-bind',

@@ -42,6 +42,12 @@ export const DEFAULT_JAIL_LIMITS: JailLimits = Object.freeze({
 /** Where programs see the workspace. */
 export const JAIL_WORKSPACE = '/workspace'
 
+/**
+ * The programs' home (`HOME`): an empty folder of the jail's read-only root, so no command
+ * leaves a dotfile there that a later one obeys (decision 0064).
+ */
+export const JAIL_HOME = '/home/agent'
+
 /** Everything `buildBwrapArgs` needs. */
 export interface JailSpec {
   /** The program and its arguments, run without a shell. */

@@ -2,8 +2,8 @@
  * gpg in the jail reads no configuration a command can write. `git log` (which the command
  * policy runs without a person) verifies signatures with gpg when the repository sets
  * `log.showSignature`, and gpg obeys `$HOME/.gnupg/gpg.conf`: `auto-key-retrieve` with a
- * `dirmngr-program` runs that program for a key it lacks. The jail's home is `/tmp`, which any
- * command writes and which a warm jail keeps between commands. Real bubblewrap, git and gpg.
+ * `dirmngr-program` runs that program for a key it lacks. gpg's home in the jail is one no
+ * folder can stand at, whatever HOME is. Real bubblewrap, git and gpg.
  */
 import assert from 'node:assert/strict'
 import { execFileSync } from 'node:child_process'
@@ -56,11 +56,13 @@ describe('gpg in the jail', () => {
     })
     await fs.chmod(path.join(workspace, 'evil.sh'), 0o755)
     await signedRepository(workspace)
+    // The programs' home is read-only (decision 0064); gpg's own must hold whatever HOME is,
+    // so git runs here with a home a command wrote, as it did before that decision.
     const plant =
-      'mkdir -p "$HOME/.gnupg" && chmod 700 "$HOME/.gnupg" && ' +
-      `printf 'auto-key-retrieve\\ndirmngr-program /workspace/evil.sh\\n' > "$HOME/.gnupg/gpg.conf"`
+      'mkdir -p /tmp/.gnupg && chmod 700 /tmp/.gnupg && ' +
+      `printf 'auto-key-retrieve\\ndirmngr-program /workspace/evil.sh\\n' > /tmp/.gnupg/gpg.conf`
     const run = await jail.run({
-      command: ['bash', '-c', `${plant} && git log -1 2>&1; ls /tmp`],
+      command: ['bash', '-c', `${plant} && HOME=/tmp git log -1 2>&1; ls /tmp`],
       access: 'workspace-write',
     })
     assert.match(run.stdout, /^commit [0-9a-f]{40}/m, run.stdout + run.stderr)

@@ -335,6 +335,9 @@ describe('Jail', () => {
             'TMPDIR',
             'LC_ALL',
             'GNUPGHOME',
+            // The jail's own values (decision 0064); npx sets npm_config_cache on the host too.
+            'XDG_CACHE_HOME',
+            'npm_config_cache',
             'PWD',
             'SHLVL',
             '_',

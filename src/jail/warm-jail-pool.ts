@@ -5,10 +5,10 @@
  * {@link WARM_IDLE_MS} of rest, and replaced by the next command once closed or dead. When one
  * cannot start, every command runs cold, one bubblewrap each, still confined.
  *
- * A warm jail's /tmp (the commands' HOME), its SysV IPC objects and the processes started
- * ahead of the next command outlive each command, so a warm jail serves one sharer (one
- * session's programs, `JailRequest.sharer`) only: another session's command on the same line
- * never runs where this one's left files, segments or a python `usercustomize` behind.
+ * A warm jail's /tmp, its SysV IPC objects and the processes started ahead of the next
+ * command outlive each command, so a warm jail serves one sharer (one session's programs,
+ * `JailRequest.sharer`) only: another session's command on the same line never runs where this
+ * one's left files or segments behind. (The commands' HOME is read-only: decision 0064.)
  */
 import type { JailBind, JailLimits } from '../bubblewrap/jail-spec.ts'
 import { JAIL_WORKSPACE } from '../bubblewrap/jail-spec.ts'
