@@ -10,6 +10,7 @@ import assert from 'node:assert/strict'
 import fs from 'node:fs'
 import path from 'node:path'
 import { describe, it } from 'node:test'
+import { DirectoryTree } from '../src/workspace/directory-tree.ts'
 import { openJailedWorkshop } from './helpers/committed-project.ts'
 import { approveAll } from './helpers/fork-session.ts'
 import { makeScratch, type Scratch } from './helpers/scratch.ts'
@@ -64,6 +65,17 @@ describe(
         assert.doesNotMatch(refused.content, /SECRET/, command)
         assert.match(refused.content, /Permission denied\n[^]*\[exit [12]\]$/, command)
       }
+    })
+
+    it('judges a folder again on a later turn: one closed after a read closes the next', async () => {
+      await using scratch = await ownedWorkspace()
+      const tree = new DirectoryTree(scratch.workspace)
+      assert.equal(Buffer.from(await tree.readFile('open/plain.txt')).toString(), 'plain\n')
+      // Another user's now, and closed: the owner may no longer enter it.
+      fs.chownSync(path.join(scratch.workspace, 'open'), OTHER, OTHER)
+      fs.chmodSync(path.join(scratch.workspace, 'open'), 0o700)
+      await new Promise((resolve) => setImmediate(resolve))
+      await assert.rejects(tree.readFile('open/plain.txt'), { code: 'permission_denied' })
     })
 
     it('read_file, grep and glob refuse what the owner cannot read', async () => {

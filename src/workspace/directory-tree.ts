@@ -57,6 +57,12 @@ export class DirectoryTree implements WorkspaceTree {
    * @internal
    */
   readonly owner: WorkspaceOwner | undefined
+  /**
+   * Folders a root caller's look found the owner may enter, kept until the event loop's next
+   * turn: one call asks for the same folders several times (the path policy's walk, a stat, the
+   * read), and nothing else of eitri runs in between. Judged again on the next turn.
+   */
+  readonly #entered = new Set<string>()
 
   /** @throws EitriError `not_found` / `not_directory` when `root` is not an existing folder. */
   constructor(root: string) {
@@ -68,6 +74,22 @@ export class DirectoryTree implements WorkspaceTree {
     }
     this.root = real
     this.owner = actingOwner(real)
+  }
+
+  /** `ownerEnters` for a read, with the folders this turn already judged. */
+  #ownerEnters(owner: WorkspaceOwner, relativePath: string): boolean {
+    if (this.#entered.size === 0) setImmediate(() => this.#entered.clear()).unref()
+    return ownerEnters(this.root, owner, relativePath, 'read', this.#entered)
+  }
+
+  /** `assertOwnerMayChange`; a change may turn a folder judged this turn into something else. */
+  #mayChange(
+    owner: WorkspaceOwner,
+    relativePath: string,
+    change: 'write' | 'remove' | 'folder',
+  ): void {
+    this.#entered.clear()
+    assertOwnerMayChange(this.root, owner, relativePath, change)
   }
 
   /** The host path of a relative path. */
@@ -86,7 +108,7 @@ export class DirectoryTree implements WorkspaceTree {
   }
 
   async readlink(relativePath: string): Promise<string> {
-    if (this.owner !== undefined) ownerEnters(this.root, this.owner, relativePath, 'read')
+    if (this.owner !== undefined) this.#ownerEnters(this.owner, relativePath)
     return readlinkSync(this.hostPath(relativePath))
   }
 
@@ -97,8 +119,7 @@ export class DirectoryTree implements WorkspaceTree {
 
   /** `stat`, synchronously. */
   statNow(relativePath: string): EntryStat | undefined {
-    if (this.owner !== undefined && !ownerEnters(this.root, this.owner, relativePath, 'read'))
-      return undefined
+    if (this.owner !== undefined && !this.#ownerEnters(this.owner, relativePath)) return undefined
     let stat
     try {
       stat = lstatSync(this.hostPath(relativePath), { throwIfNoEntry: false })
@@ -121,7 +142,7 @@ export class DirectoryTree implements WorkspaceTree {
    */
   async readFile(relativePath: string, bounds: ReadBounds = {}): Promise<Uint8Array> {
     const owner = this.owner
-    if (owner !== undefined) ownerEnters(this.root, owner, relativePath, 'read')
+    if (owner !== undefined) this.#ownerEnters(owner, relativePath)
     // Never waiting: a FIFO (put there by a program, or swapped in since the policy looked)
     // would block the open, and eitri's one thread with it, until some writer came.
     let descriptor: number
@@ -165,7 +186,7 @@ export class DirectoryTree implements WorkspaceTree {
   /** Names and kinds of a folder's entries, sorted by name. */
   async list(relativePath: string): Promise<DirectoryEntry[]> {
     if (this.owner !== undefined) {
-      ownerEnters(this.root, this.owner, relativePath, 'read')
+      this.#ownerEnters(this.owner, relativePath)
       const folder = lstatSync(this.hostPath(relativePath), { throwIfNoEntry: false })
       if (folder?.isDirectory() === true && !ownerMay(this.owner, folder, 'read'))
         throw ownerRefusal(relativePath, 'read')
@@ -193,7 +214,7 @@ export class DirectoryTree implements WorkspaceTree {
     options: { mode?: number | undefined } = {},
   ): Promise<{ created: boolean }> {
     const parent = path.posix.dirname(relativePath) === '.' ? '' : path.posix.dirname(relativePath)
-    if (this.owner !== undefined) assertOwnerMayChange(this.root, this.owner, relativePath, 'write')
+    if (this.owner !== undefined) this.#mayChange(this.owner, relativePath, 'write')
     await this.#makeFolders(parent)
     const existing = await this.stat(relativePath)
     if (existing?.type === 'directory') {
@@ -240,8 +261,7 @@ export class DirectoryTree implements WorkspaceTree {
 
   /** Creates a folder and any missing parents. */
   async makeFolder(relativePath: string): Promise<void> {
-    if (this.owner !== undefined)
-      assertOwnerMayChange(this.root, this.owner, relativePath, 'folder')
+    if (this.owner !== undefined) this.#mayChange(this.owner, relativePath, 'folder')
     await this.#makeFolders(relativePath)
   }
 
@@ -253,8 +273,7 @@ export class DirectoryTree implements WorkspaceTree {
   async remove(relativePath: string): Promise<void> {
     const stat = await this.stat(relativePath)
     if (stat === undefined) return
-    if (this.owner !== undefined)
-      assertOwnerMayChange(this.root, this.owner, relativePath, 'remove')
+    if (this.owner !== undefined) this.#mayChange(this.owner, relativePath, 'remove')
     await this.#assertNoLinks(parentOf(relativePath))
     if (stat.type === 'directory') await fs.rmdir(this.hostPath(relativePath))
     else await fs.unlink(this.hostPath(relativePath))
@@ -263,8 +282,7 @@ export class DirectoryTree implements WorkspaceTree {
   /** Creates (or replaces) a symbolic link at `relativePath` pointing to `target`, as written. */
   async createSymlink(relativePath: string, target: string): Promise<void> {
     const parent = parentOf(relativePath)
-    if (this.owner !== undefined)
-      assertOwnerMayChange(this.root, this.owner, relativePath, 'remove')
+    if (this.owner !== undefined) this.#mayChange(this.owner, relativePath, 'remove')
     await this.#makeFolders(parent)
     const existing = await this.stat(relativePath)
     if (existing?.type === 'directory') {

@@ -13,7 +13,8 @@ import { ownerMay, ownerMayReplace, ownerRefusal, type WorkspaceOwner } from './
  * false when one is missing or a file (the path is then not there). A folder the owner may not
  * enter is refused; a link on the way (the policy hands the folder layer link-free paths, but
  * a caller may name one) is judged as the kernel walks it: every folder of where it leads,
- * which must lie inside the workspace.
+ * which must lie inside the workspace. `entered`: real folders (no link) already judged
+ * enterable, skipped, and those judged here added (the caller keeps it for one turn only).
  *
  * @throws EitriError `permission_denied` naming the folder.
  */
@@ -22,11 +23,13 @@ export function ownerEnters(
   owner: WorkspaceOwner,
   relativePath: string,
   need: 'read' | 'write',
+  entered: Set<string> = new Set(),
 ): boolean {
   const parts = relativePath === '' ? [] : relativePath.split('/')
   let folder = ''
   for (let index = 0; index < parts.length; index++) {
     if (index > 0) folder = folder === '' ? (parts[0] as string) : `${folder}/${parts[index - 1]}`
+    if (entered.has(folder)) continue
     const stat = lstatAt(root, folder)
     if (stat?.isSymbolicLink() === true) {
       if (!enterLinked(root, owner, relativePath, folder, need)) return false
@@ -34,6 +37,7 @@ export function ownerEnters(
     }
     if (stat === undefined || !stat.isDirectory()) return false
     if (!ownerMay(owner, stat, 'search')) throw ownerRefusal(relativePath, need, { folder })
+    entered.add(folder)
   }
   return true
 }
