@@ -139,6 +139,28 @@ describe(
       assert.doesNotMatch(listed.content, /inner\.txt/)
     })
 
+    it('a fork’s own file below a closed folder opens no door to what main holds there', async () => {
+      await using scratch = await ownedWorkspace()
+      await using workshop = await openJailedWorkshop(scratch, { approver: approveAll })
+      await workshop.call('workspace_fork', { name: 'f' })
+      await workshop.call('workspace_use', { fork: 'f' })
+      // Positive control: the fork's own file in a folder of main's that is the owner's.
+      for (const name of ['open/own.txt', 'private/own.txt']) {
+        const written = await workshop.call('write_file', { path: name, content: 'OWN\n' })
+        assert.equal(written.type, 'success', written.content)
+      }
+      const own = await workshop.call('shell', { command: 'cat open/own.txt open/plain.txt' })
+      assert.match(own.content, /OWN\nplain/)
+      // The layer's folder is the owner's, but the overlay also asks main's folder below it.
+      const mine = await workshop.call('shell', { command: 'cat private/own.txt' })
+      assert.match(mine.content, /^OWN\n/)
+      for (const command of ['cat private/inner.txt', 'ls private']) {
+        const shell = await workshop.call('shell', { command })
+        assert.doesNotMatch(shell.content, /SECRET-FOLDER|^inner/m, command)
+        assert.match(shell.content, /Permission denied/, command)
+      }
+    })
+
     it('a file made unreadable after a snapshot leaves the next one, and a fork’s merge cannot replace it', async () => {
       await using scratch = await ownedWorkspace()
       await using workshop = await openJailedWorkshop(scratch, { approver: approveAll })
