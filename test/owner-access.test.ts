@@ -189,6 +189,33 @@ describe(
       assert.equal(read(scratch, 'open/plain.txt'), 'SECRET-LATER\n')
     })
 
+    it('a merge writes into another user’s file the owner may write, and changes none of its bits', async () => {
+      await using scratch = await ownedWorkspace()
+      const shared = path.join(scratch.workspace, 'open/shared.txt')
+      fs.writeFileSync(shared, 'shared\n')
+      fs.chownSync(shared, OTHER, OTHER)
+      fs.chmodSync(shared, 0o666)
+      await using workshop = await openJailedWorkshop(scratch, { approver: approveAll })
+      await workshop.call('workspace_fork', { name: 'f' })
+      await workshop.call('workspace_use', { fork: 'f' })
+      for (const name of ['open/plain.txt', 'open/shared.txt']) {
+        const written = await workshop.call('write_file', { path: name, content: 'run me\n' })
+        assert.equal(written.type, 'success', written.content)
+      }
+      const made = await workshop.call('shell', {
+        command: 'chmod 755 open/plain.txt open/shared.txt && echo ok',
+      })
+      assert.match(made.content, /^ok/, made.content)
+      const merged = await workshop.call('workspace_merge', {})
+      assert.equal(merged.type, 'success', merged.content)
+      // The positive control: the owner's own file takes the fork's bits.
+      assert.equal(fs.statSync(path.join(scratch.workspace, 'open/plain.txt')).mode & 0o777, 0o755)
+      // The owner could write the other user's file in place, never change its bits.
+      assert.equal(read(scratch, 'open/shared.txt'), 'run me\n')
+      const stat = fs.statSync(shared)
+      assert.deepEqual([stat.uid, stat.gid, stat.mode & 0o7777], [OTHER, OTHER, 0o666])
+    })
+
     it('what the tools make is the owner’s, so the tools and the jail change it again', async () => {
       await using scratch = await ownedWorkspace()
       await using workshop = await openJailedWorkshop(scratch, { approver: approveAll })
