@@ -14,11 +14,13 @@
  * substitution) cannot be keyed by its words: it is asked every time. What the command reaches
  * only indirectly (an ignored file a tracked script runs, installed packages) is not keyed
  * (decision 0057). What snapshots leave out (a nested repository, a file over their size
- * bound) is keyed as an ignored path is: main's tree does not hold it either.
+ * bound) and what lies in a repository folder (`.git/COMMIT_EDITMSG`, which a jailed
+ * `git commit` writes) are keyed as an ignored path is: main's tree holds neither.
  */
 import { createHash } from 'node:crypto'
 import fs from 'node:fs/promises'
 import path from 'node:path'
+import { gitPlaceByName } from '../access/git-metadata/git-place.ts'
 import { ignoredPathsOf } from '../workspace/ignored-paths.ts'
 import type { DirectoryTree } from '../workspace/directory-tree.ts'
 
@@ -78,6 +80,7 @@ export async function unconfinedState(options: {
     if (stat === undefined) continue
     if (
       options.leftOut?.(candidate) === true ||
+      gitPlaceByName(candidate).type === 'inside' ||
       (await ignored.isIgnored(candidate, stat.type === 'directory' ? 'directory' : 'file'))
     )
       named.push(candidate)
