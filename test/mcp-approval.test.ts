@@ -9,6 +9,7 @@ import { describe, it } from 'node:test'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js'
 import { runEitri } from './helpers/eitri-process.ts'
+import { gitOk } from './helpers/git-repository.ts'
 import { makeScratch, type Scratch } from './helpers/scratch.ts'
 import { connectServe, type ServeToolCall } from './helpers/serve-client.ts'
 
@@ -252,6 +253,59 @@ describe('approval by elicitation', () => {
         assert.doesNotMatch(refused.text, /pwned/)
       }
       assert.equal(prompts.length, 6, prompts.join('\n'))
+    } finally {
+      await client.close()
+    }
+  })
+
+  it('a command outside the jail that names a script snapshots leave out (a nested repository, a large file) is asked again once a jailed command changes it', async () => {
+    // Neither is ignored, and neither is in main's tree: the key saw no change of either.
+    await using scratch = await makeScratch({
+      'vendor/lib/build.sh': 'echo built-one\n',
+      'src/a.js': 'a\n',
+    })
+    gitOk(path.join(scratch.workspace, 'vendor/lib'), ['init', '-q'])
+    // Over the snapshots' size bound (64 MiB), as a downloaded tool's binary may be.
+    const large = path.join(scratch.workspace, 'big.sh')
+    await fs.writeFile(large, 'echo big-one; exit 0\n')
+    await fs.truncate(large, 65 * 1024 * 1024)
+    const { client, call, prompts, answers } = await connect(
+      scratch,
+      ['--access', 'full-access'],
+      true,
+    )
+    const commands = ['sh vendor/lib/build.sh', 'sh big.sh'].map((command) => ({
+      command,
+      escalate: { reason: 'needs the real folder' },
+    }))
+    try {
+      for (const escalated of commands) {
+        answers.push('approve-for-session')
+        const ran = await call('shell', escalated)
+        assert.match(ran.text, /ran OUTSIDE the jail[\s\S]*(built|big)-one/)
+      }
+      // The control: unchanged, the session's approval holds without a question (a file over
+      // the size bound is also over what a key reads, so it is asked every time).
+      const again = await call('shell', commands[0] as (typeof commands)[number])
+      assert.match(again.text, /ran OUTSIDE the jail[\s\S]*built-one/)
+      assert.equal(prompts.length, 2, prompts.join('\n'))
+      // A jailed command (asked nothing) rewrites both; they come back to main.
+      const jailed = await call('shell', {
+        command:
+          'echo \'echo pwned\' > vendor/lib/build.sh && perl -e \'open F, "+<", "big.sh"; print F "echo pwned; exit 0\\n"\'',
+      })
+      assert.equal(jailed.isError, false, jailed.text)
+      assert.equal(
+        await fs.readFile(path.join(scratch.workspace, 'vendor/lib/build.sh'), 'utf8'),
+        'echo pwned\n',
+      )
+      assert.equal((await fs.stat(large)).size, 65 * 1024 * 1024)
+      for (const escalated of commands) {
+        const refused = await call('shell', escalated)
+        assert.equal(refused.code, 'permission_denied', refused.text)
+        assert.doesNotMatch(refused.text, /pwned/)
+      }
+      assert.equal(prompts.length, 4, prompts.join('\n'))
     } finally {
       await client.close()
     }

@@ -151,6 +151,28 @@ describe(
       assert.doesNotMatch(listed.content, /inner\.txt/)
     })
 
+    it('a fork’s own file below a closed folder opens no door to what main holds there', async () => {
+      await using scratch = await ownedWorkspace()
+      await using workshop = await openJailedWorkshop(scratch, { approver: approveAll })
+      await workshop.call('workspace_fork', { name: 'f' })
+      await workshop.call('workspace_use', { fork: 'f' })
+      // Positive control: the fork's own file in a folder of main's that is the owner's.
+      for (const name of ['open/own.txt', 'private/own.txt']) {
+        const written = await workshop.call('write_file', { path: name, content: 'OWN\n' })
+        assert.equal(written.type, 'success', written.content)
+      }
+      const own = await workshop.call('shell', { command: 'cat open/own.txt open/plain.txt' })
+      assert.match(own.content, /OWN\nplain/)
+      // The layer's folder is the owner's, but the overlay also asks main's folder below it.
+      const mine = await workshop.call('shell', { command: 'cat private/own.txt' })
+      assert.match(mine.content, /^OWN\n/)
+      for (const command of ['cat private/inner.txt', 'ls private']) {
+        const shell = await workshop.call('shell', { command })
+        assert.doesNotMatch(shell.content, /SECRET-FOLDER|^inner/m, command)
+        assert.match(shell.content, /Permission denied/, command)
+      }
+    })
+
     it('a file made unreadable after a snapshot leaves the next one, and a fork’s merge cannot replace it', async () => {
       await using scratch = await ownedWorkspace()
       await using workshop = await openJailedWorkshop(scratch, { approver: approveAll })
@@ -177,6 +199,33 @@ describe(
       assert.equal(merged.type, 'error', merged.content)
       assert.equal(read(scratch, 'secret.txt'), 'SECRET-FILE\n')
       assert.equal(read(scratch, 'open/plain.txt'), 'SECRET-LATER\n')
+    })
+
+    it('a merge writes into another user’s file the owner may write, and changes none of its bits', async () => {
+      await using scratch = await ownedWorkspace()
+      const shared = path.join(scratch.workspace, 'open/shared.txt')
+      fs.writeFileSync(shared, 'shared\n')
+      fs.chownSync(shared, OTHER, OTHER)
+      fs.chmodSync(shared, 0o666)
+      await using workshop = await openJailedWorkshop(scratch, { approver: approveAll })
+      await workshop.call('workspace_fork', { name: 'f' })
+      await workshop.call('workspace_use', { fork: 'f' })
+      for (const name of ['open/plain.txt', 'open/shared.txt']) {
+        const written = await workshop.call('write_file', { path: name, content: 'run me\n' })
+        assert.equal(written.type, 'success', written.content)
+      }
+      const made = await workshop.call('shell', {
+        command: 'chmod 755 open/plain.txt open/shared.txt && echo ok',
+      })
+      assert.match(made.content, /^ok/, made.content)
+      const merged = await workshop.call('workspace_merge', {})
+      assert.equal(merged.type, 'success', merged.content)
+      // The positive control: the owner's own file takes the fork's bits.
+      assert.equal(fs.statSync(path.join(scratch.workspace, 'open/plain.txt')).mode & 0o777, 0o755)
+      // The owner could write the other user's file in place, never change its bits.
+      assert.equal(read(scratch, 'open/shared.txt'), 'run me\n')
+      const stat = fs.statSync(shared)
+      assert.deepEqual([stat.uid, stat.gid, stat.mode & 0o7777], [OTHER, OTHER, 0o666])
     })
 
     it('what the tools make is the owner’s, so the tools and the jail change it again', async () => {

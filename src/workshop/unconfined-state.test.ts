@@ -67,6 +67,28 @@ describe('unconfinedState', () => {
     for (const [index, value] of after.entries()) assert.notEqual(value, before[index])
   })
 
+  it('changes with a named file main’s tree never holds: in .git, or one snapshots leave out', async (t) => {
+    const main = mainFolder(t)
+    fs.mkdirSync(path.join(main.root, '.git'))
+    fs.writeFileSync(path.join(main.root, '.git/COMMIT_EDITMSG'), 'msg\n')
+    fs.mkdirSync(path.join(main.root, 'vendor'))
+    fs.writeFileSync(path.join(main.root, 'vendor/build.sh'), 'echo one\n')
+    const unconfined = (command: string) =>
+      unconfinedState({
+        tree: 'T',
+        main,
+        command,
+        leftOut: (relative) => relative.startsWith('vendor/'),
+      })
+    const commands = ['sh .git/COMMIT_EDITMSG', 'sh vendor/build.sh']
+    const before = await Promise.all(commands.map(unconfined))
+    for (const state of before) assert.match(state.files, /^T ignored:[0-9a-f]{64}$/)
+    fs.writeFileSync(path.join(main.root, '.git/COMMIT_EDITMSG'), 'echo pwned\n')
+    fs.writeFileSync(path.join(main.root, 'vendor/build.sh'), 'echo pwned\n')
+    const after = await Promise.all(commands.map(unconfined))
+    for (const [index, state] of after.entries()) assert.notEqual(state.files, before[index]?.files)
+  })
+
   it('holds once for a command whose names the shell builds (globs, variables)', async (t) => {
     const main = mainFolder(t)
     const state = (command: string) => keyed(main, command)

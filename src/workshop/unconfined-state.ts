@@ -13,11 +13,14 @@
  * A command that has the shell build names (a glob, a variable, a brace list, a `~`, a
  * substitution) cannot be keyed by its words: it is asked every time. What the command reaches
  * only indirectly (an ignored file a tracked script runs, installed packages) is not keyed
- * (decision 0057).
+ * (decision 0057). What snapshots leave out (a nested repository, a file over their size
+ * bound) and what lies in a repository folder (`.git/COMMIT_EDITMSG`, which a jailed
+ * `git commit` writes) are keyed as an ignored path is: main's tree holds neither.
  */
 import { createHash } from 'node:crypto'
 import fs from 'node:fs/promises'
 import path from 'node:path'
+import { gitPlaceByName } from '../access/git-metadata/git-place.ts'
 import { ignoredPathsOf } from '../workspace/ignored-paths.ts'
 import type { DirectoryTree } from '../workspace/directory-tree.ts'
 
@@ -53,6 +56,11 @@ export async function unconfinedState(options: {
   /** Main's folder. */
   readonly main: DirectoryTree
   readonly command: string
+  /**
+   * Whether main's snapshots leave a path out (a nested repository's file, one over the size
+   * bound): like an ignored one, main's tree does not see it change, so it is keyed by content.
+   */
+  readonly leftOut?: ((relative: string) => boolean) | undefined
 }): Promise<UnconfinedState> {
   const { main } = options
   const once: UnconfinedState = { files: options.tree, once: true }
@@ -70,7 +78,11 @@ export async function unconfinedState(options: {
     // A word no path can be (too long, a NUL in it) names nothing.
     const stat = await main.stat(candidate).catch(() => undefined)
     if (stat === undefined) continue
-    if (await ignored.isIgnored(candidate, stat.type === 'directory' ? 'directory' : 'file'))
+    if (
+      options.leftOut?.(candidate) === true ||
+      gitPlaceByName(candidate).type === 'inside' ||
+      (await ignored.isIgnored(candidate, stat.type === 'directory' ? 'directory' : 'file'))
+    )
       named.push(candidate)
   }
   if (named.length === 0) return { files: options.tree, once: false }
@@ -205,7 +217,9 @@ async function addEntry(
   budget: { entries: number; bytes: number },
 ): Promise<boolean> {
   if (--budget.entries < 0) return false
-  const stat = await main.stat(relative)
+  // A folder the owner may not enter: what is in it cannot be keyed, so it is asked every time.
+  const stat = await main.stat(relative).catch(() => null)
+  if (stat === null) return false
   if (stat === undefined) {
     digest.update('missing\u0000')
     return true

@@ -165,6 +165,7 @@ export async function createSession(
         tree: await parts.lines.history.treeOf(await parts.lines.commit(MAIN_LINE)),
         main: parts.lines.main,
         command,
+        leftOut: (relative) => parts.lines.history.leavesOut(relative),
       }),
     onNarrow: (level) => programs.stopJobsWiderThan(level),
   })

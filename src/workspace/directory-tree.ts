@@ -205,6 +205,8 @@ export class DirectoryTree implements WorkspaceTree {
   /**
    * Writes a file atomically: a new temporary file beside it, flushed, given the old file's
    * permission bits (never setuid, setgid or sticky), then renamed over it. Creates missing folders. Returns whether the file is new.
+   * For a root caller, `mode` applies to a new file or one that is the owner's: another user's
+   * file keeps its bits, as the owner could only write it in place.
    * Content read in pieces is copied a piece at a time, and pieces of zeros stay holes, so a
    * sparse file stays sparse and is never held whole in memory.
    */
@@ -243,7 +245,13 @@ export class DirectoryTree implements WorkspaceTree {
         else await handle.writeFile(data)
         // Permission bits only, also the old file's: the new file is the writer's (root, for
         // a root eitri), so an old setuid bit would make the new content run as the writer.
-        const mode = options.mode ?? (existing?.type === 'file' ? existing.mode : undefined)
+        // A root caller changes the bits of the owner's own file only (user and group both the
+        // owner's, as the jail's kernel allows a change of mode): another's file the owner may
+        // at most write in place, which leaves its bits as they were.
+        const keepsBits = owner !== undefined && !isOwners(owner, this.owner)
+        const mode =
+          (keepsBits ? undefined : options.mode) ??
+          (existing?.type === 'file' ? existing.mode : undefined)
         if (owner !== undefined) await handle.chown(owner.uid, owner.gid)
         if (mode !== undefined) await handle.chmod(mode & 0o777)
         await handle.datasync()
@@ -338,6 +346,11 @@ export class DirectoryTree implements WorkspaceTree {
       )
     }
   }
+}
+
+/** Whether `ids` are both the owner's. */
+function isOwners(ids: { uid: number; gid: number }, owner: WorkspaceOwner | undefined): boolean {
+  return owner !== undefined && ids.uid === owner.uid && ids.gid === owner.gid
 }
 
 /** Copies `source` into the empty file `descriptor`, leaving runs of zeros as holes. */

@@ -418,6 +418,14 @@ export class WorkspaceHistory {
   }
 
   /**
+   * Whether main's snapshots leave `relative` out (a file over the size bound, one inside a
+   * nested repository, one the owner may not read), as of the last snapshot: no tree holds it.
+   */
+  leavesOut(relative: string): boolean {
+    return this.#leftOut.covers(gitPathOf(relative))
+  }
+
+  /**
    * The folders main's index holds files in (every folder above each file). Read without the
    * queue: git swaps its index in whole, so a reader sees one version or the other.
    */
