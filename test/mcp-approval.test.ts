@@ -39,6 +39,34 @@ async function connect(scratch: Scratch, args: string[], elicitation: boolean): 
   return { client, call, prompts, answers }
 }
 
+/** A shell call that asks to run outside the jail. */
+type Escalated = Record<string, unknown> & {
+  readonly command: string
+  readonly escalate: { readonly reason: string }
+}
+
+/** Approves each command for the session: each runs outside the jail and prints `printed`. */
+async function approveEach(
+  { call, answers }: Connected,
+  commands: readonly Escalated[],
+  printed: RegExp,
+): Promise<void> {
+  for (const escalated of commands) {
+    answers.push('approve-for-session')
+    const ran = await call('shell', escalated)
+    assert.match(ran.text, new RegExp(`ran OUTSIDE the jail[\\s\\S]*${printed.source}`))
+  }
+}
+
+/** Each command is asked again (the test's client then denies it) and runs nothing planted. */
+async function refusedEach({ call }: Connected, commands: readonly Escalated[]): Promise<void> {
+  for (const escalated of commands) {
+    const refused = await call('shell', escalated)
+    assert.equal(refused.code, 'permission_denied', refused.text)
+    assert.doesNotMatch(refused.text, /pwned/)
+  }
+}
+
 /** True when `text` holds a control character other than a line feed, or a direction override. */
 const hasHidden = (text: string): boolean =>
   [...text].some((character) => {
@@ -182,21 +210,14 @@ describe('approval by elicitation', () => {
     })
     await fs.symlink('local', path.join(scratch.workspace, 'tools'))
     await fs.symlink('local/build.sh', path.join(scratch.workspace, 'build.sh'))
-    const { client, call, prompts, answers } = await connect(
-      scratch,
-      ['--access', 'full-access'],
-      true,
-    )
+    const connected = await connect(scratch, ['--access', 'full-access'], true)
+    const { client, call, prompts } = connected
     // Through a folder link, a file link, and in pieces the shell joins.
     const commands = ['sh tools/build.sh', 'sh ./build.sh', "sh ./lo''cal/build.sh"].map(
       (command) => ({ command, escalate: { reason: 'needs the real folder' } }),
     )
     try {
-      for (const escalated of commands) {
-        answers.push('approve-for-session')
-        const ran = await call('shell', escalated)
-        assert.match(ran.text, /ran OUTSIDE the jail[\s\S]*built-one/)
-      }
+      await approveEach(connected, commands, /built-one/)
       // The control: the same commands over the same files are not asked again.
       for (const escalated of commands)
         assert.match((await call('shell', escalated)).text, /built-one/)
@@ -206,11 +227,7 @@ describe('approval by elicitation', () => {
       assert.equal(jailed.isError, false, jailed.text)
       const script = path.join(scratch.workspace, 'local/build.sh')
       assert.equal(await fs.readFile(script, 'utf8'), 'echo pwned\n')
-      for (const escalated of commands) {
-        const refused = await call('shell', escalated)
-        assert.equal(refused.code, 'permission_denied', refused.text)
-        assert.doesNotMatch(refused.text, /pwned/)
-      }
+      await refusedEach(connected, commands)
       assert.equal(prompts.length, 6, prompts.join('\n'))
     } finally {
       await client.close()
@@ -225,11 +242,8 @@ describe('approval by elicitation', () => {
       'local/build.sh': 'echo built-one\n',
       'src/a.js': 'a\n',
     })
-    const { client, call, prompts, answers } = await connect(
-      scratch,
-      ['--access', 'full-access'],
-      true,
-    )
+    const connected = await connect(scratch, ['--access', 'full-access'], true)
+    const { client, call, prompts } = connected
     // And one whose names the shell builds (a glob): approved, it runs (once).
     const commands = [
       'cd src && sh ../local/build.sh',
@@ -237,21 +251,13 @@ describe('approval by elicitation', () => {
       'sh lo*/build.sh',
     ].map((command) => ({ command, escalate: { reason: 'needs the real folder' } }))
     try {
-      for (const escalated of commands) {
-        answers.push('approve-for-session')
-        const ran = await call('shell', escalated)
-        assert.match(ran.text, /ran OUTSIDE the jail[\s\S]*built-one/)
-      }
+      await approveEach(connected, commands, /built-one/)
       // A jailed command (asked nothing) rewrites the ignored script; it comes back to main.
       const jailed = await call('shell', { command: "echo 'echo pwned' > local/build.sh" })
       assert.equal(jailed.isError, false, jailed.text)
       const script = path.join(scratch.workspace, 'local/build.sh')
       assert.equal(await fs.readFile(script, 'utf8'), 'echo pwned\n')
-      for (const escalated of commands) {
-        const refused = await call('shell', escalated)
-        assert.equal(refused.code, 'permission_denied', refused.text)
-        assert.doesNotMatch(refused.text, /pwned/)
-      }
+      await refusedEach(connected, commands)
       assert.equal(prompts.length, 6, prompts.join('\n'))
     } finally {
       await client.close()
@@ -269,21 +275,14 @@ describe('approval by elicitation', () => {
     const large = path.join(scratch.workspace, 'big.sh')
     await fs.writeFile(large, 'echo big-one; exit 0\n')
     await fs.truncate(large, 65 * 1024 * 1024)
-    const { client, call, prompts, answers } = await connect(
-      scratch,
-      ['--access', 'full-access'],
-      true,
-    )
+    const connected = await connect(scratch, ['--access', 'full-access'], true)
+    const { client, call, prompts } = connected
     const commands = ['sh vendor/lib/build.sh', 'sh big.sh'].map((command) => ({
       command,
       escalate: { reason: 'needs the real folder' },
     }))
     try {
-      for (const escalated of commands) {
-        answers.push('approve-for-session')
-        const ran = await call('shell', escalated)
-        assert.match(ran.text, /ran OUTSIDE the jail[\s\S]*(built|big)-one/)
-      }
+      await approveEach(connected, commands, /(built|big)-one/)
       // The control: unchanged, the session's approval holds without a question (a file over
       // the size bound is also over what a key reads, so it is asked every time).
       const again = await call('shell', commands[0] as (typeof commands)[number])
@@ -300,11 +299,7 @@ describe('approval by elicitation', () => {
         'echo pwned\n',
       )
       assert.equal((await fs.stat(large)).size, 65 * 1024 * 1024)
-      for (const escalated of commands) {
-        const refused = await call('shell', escalated)
-        assert.equal(refused.code, 'permission_denied', refused.text)
-        assert.doesNotMatch(refused.text, /pwned/)
-      }
+      await refusedEach(connected, commands)
       assert.equal(prompts.length, 4, prompts.join('\n'))
     } finally {
       await client.close()
