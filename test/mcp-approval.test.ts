@@ -67,6 +67,14 @@ async function refusedEach({ call }: Connected, commands: readonly Escalated[]):
   }
 }
 
+/** A jailed command (asked nothing) rewrites the ignored `local/build.sh`; it comes back to main. */
+async function jailedRewrite({ call }: Connected, scratch: Scratch): Promise<void> {
+  const jailed = await call('shell', { command: "echo 'echo pwned' > local/build.sh" })
+  assert.equal(jailed.isError, false, jailed.text)
+  const script = path.join(scratch.workspace, 'local/build.sh')
+  assert.equal(await fs.readFile(script, 'utf8'), 'echo pwned\n')
+}
+
 /** True when `text` holds a control character other than a line feed, or a direction override. */
 const hasHidden = (text: string): boolean =>
   [...text].some((character) => {
@@ -172,29 +180,19 @@ describe('approval by elicitation', () => {
       '.gitignore': 'local/\n',
       'local/build.sh': 'echo built-one\n',
     })
-    const { client, call, prompts, answers } = await connect(
-      scratch,
-      ['--access', 'full-access'],
-      true,
-    )
+    const connected = await connect(scratch, ['--access', 'full-access'], true)
+    const { client, call, prompts } = connected
     const escalated = {
       command: 'sh ./local/build.sh',
       escalate: { reason: 'needs the real folder' },
     }
     try {
-      answers.push('approve-for-session')
-      assert.match((await call('shell', escalated)).text, /ran OUTSIDE the jail[\s\S]*built-one/)
+      await approveEach(connected, [escalated], /built-one/)
       // The control: the same command over the same files is not asked again.
       assert.match((await call('shell', escalated)).text, /built-one/)
       assert.equal(prompts.length, 1, prompts.join('\n'))
-      // A jailed command (asked nothing) rewrites the ignored script; it comes back to main.
-      const jailed = await call('shell', { command: "echo 'echo pwned' > local/build.sh" })
-      assert.equal(jailed.isError, false, jailed.text)
-      const script = path.join(scratch.workspace, 'local/build.sh')
-      assert.equal(await fs.readFile(script, 'utf8'), 'echo pwned\n')
-      const refused = await call('shell', escalated)
-      assert.equal(refused.code, 'permission_denied', refused.text)
-      assert.doesNotMatch(refused.text, /pwned/)
+      await jailedRewrite(connected, scratch)
+      await refusedEach(connected, [escalated])
       assert.equal(prompts.length, 2, prompts.join('\n'))
     } finally {
       await client.close()
@@ -222,11 +220,7 @@ describe('approval by elicitation', () => {
       for (const escalated of commands)
         assert.match((await call('shell', escalated)).text, /built-one/)
       assert.equal(prompts.length, 3, prompts.join('\n'))
-      // A jailed command (asked nothing) rewrites the ignored script; it comes back to main.
-      const jailed = await call('shell', { command: "echo 'echo pwned' > local/build.sh" })
-      assert.equal(jailed.isError, false, jailed.text)
-      const script = path.join(scratch.workspace, 'local/build.sh')
-      assert.equal(await fs.readFile(script, 'utf8'), 'echo pwned\n')
+      await jailedRewrite(connected, scratch)
       await refusedEach(connected, commands)
       assert.equal(prompts.length, 6, prompts.join('\n'))
     } finally {
@@ -252,11 +246,7 @@ describe('approval by elicitation', () => {
     ].map((command) => ({ command, escalate: { reason: 'needs the real folder' } }))
     try {
       await approveEach(connected, commands, /built-one/)
-      // A jailed command (asked nothing) rewrites the ignored script; it comes back to main.
-      const jailed = await call('shell', { command: "echo 'echo pwned' > local/build.sh" })
-      assert.equal(jailed.isError, false, jailed.text)
-      const script = path.join(scratch.workspace, 'local/build.sh')
-      assert.equal(await fs.readFile(script, 'utf8'), 'echo pwned\n')
+      await jailedRewrite(connected, scratch)
       await refusedEach(connected, commands)
       assert.equal(prompts.length, 6, prompts.join('\n'))
     } finally {
