@@ -5,7 +5,13 @@
  */
 import { JAIL_HOME, JAIL_WORKSPACE, type JailSpec } from './jail-spec.ts'
 
-/** Files of `/etc` a program needs (names, resolver, loader, alternatives); never shadow or keys. */
+/**
+ * Files of `/etc` a program needs (names, resolver, loader, alternatives, the JDK's own
+ * settings); never shadow or keys. Debian and Ubuntu keep an OpenJDK's `conf` files
+ * (`security/java.security`, policies, logging) in `/etc/java-N-openjdk`, linked from
+ * `/usr/lib/jvm`, and no `java` starts without them; Fedora keeps `/etc/java`. Maven's
+ * `/etc/maven` stays out: its `settings.xml` may hold a repository's password.
+ */
 export const ETC_ALLOWLIST: readonly string[] = [
   '/etc/alternatives',
   '/etc/bash.bashrc',
@@ -13,6 +19,12 @@ export const ETC_ALLOWLIST: readonly string[] = [
   '/etc/hostname',
   '/etc/hosts',
   '/etc/inputrc',
+  '/etc/java',
+  '/etc/java-8-openjdk',
+  '/etc/java-11-openjdk',
+  '/etc/java-17-openjdk',
+  '/etc/java-21-openjdk',
+  '/etc/java-25-openjdk',
   '/etc/ld.so.cache',
   '/etc/ld.so.conf',
   '/etc/ld.so.conf.d',
