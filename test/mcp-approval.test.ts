@@ -237,7 +237,7 @@ describe('approval by elicitation', () => {
       'src/a.js': 'a\n',
     })
     const connected = await connect(scratch, ['--access', 'full-access'], true)
-    const { client, call, prompts } = connected
+    const { client, prompts } = connected
     // And one whose names the shell builds (a glob): approved, it runs (once).
     const commands = [
       'cd src && sh ../local/build.sh',
