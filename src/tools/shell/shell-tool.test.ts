@@ -260,6 +260,19 @@ describe('shell', () => {
     assert.doesNotMatch(answers[1] ?? '', /no network/)
   })
 
+  it('says so for a program other than npm that found no host (Python, as pip does)', async () => {
+    await using fixture = await workshopOn()
+    const python = (url: string) =>
+      `python3 -c "import urllib.request; urllib.request.urlopen('${url}', timeout=5)"`
+    const offline = await fixture.workshop.call('shell', { command: python('http://example.com') })
+    assert.match(offline.content, /Temporary failure in name resolution|Network is unreachable/)
+    assert.match(offline.content, /\[the jail has no network: .*pip, curl or git find no host/)
+    // Positive control: the same program failing otherwise gets no such note.
+    const other = await fixture.workshop.call('shell', { command: python('not-a-url') })
+    assert.match(other.content, /unknown url type/)
+    assert.doesNotMatch(other.content, /no network/)
+  })
+
   it('says a job wanted the network also when its failure was read while it still ran', async () => {
     await using fixture = await workshopOn()
     // Fails seconds after it printed why: the failure is read while it runs, its exit later
