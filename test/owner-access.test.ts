@@ -11,37 +11,16 @@ import fs from 'node:fs'
 import path from 'node:path'
 import { describe, it } from 'node:test'
 import { DirectoryTree } from '../src/workspace/directory-tree.ts'
+import { closeToOwner, OTHER, OWNED_LAYOUT, OWNER } from '../src/workspace/test-owned-workspace.ts'
 import { openJailedWorkshop } from './helpers/committed-project.ts'
 import { approveAll } from './helpers/fork-session.ts'
 import { makeScratch, type Scratch } from './helpers/scratch.ts'
 
 const IS_ROOT = process.getuid?.() === 0
-/** The workspace's owner: a user with no account, as a user's own folder would have. */
-const OWNER = 4201
-/** Another user, whose files the owner may not read. */
-const OTHER = 4202
-
-/**
- * A workspace owned by {@link OWNER}: its own files, another user's `secret.txt` (0600) and
- * another user's folder `private/` (0700) holding a readable-looking `inner.txt` (0644).
- */
+/** A workspace of {@link OWNED_LAYOUT}, closed as `closeToOwner` says. */
 async function ownedWorkspace(): Promise<Scratch> {
-  const scratch = await makeScratch({
-    'mine.txt': 'mine\n',
-    'secret.txt': 'SECRET-FILE\n',
-    'private/inner.txt': 'SECRET-FOLDER\n',
-    'open/plain.txt': 'plain\n',
-  })
-  const at = (name: string) => path.join(scratch.workspace, name)
-  for (const name of ['', 'mine.txt', 'open', 'open/plain.txt'])
-    fs.chownSync(at(name), OWNER, OWNER)
-  fs.chmodSync(at(''), 0o755)
-  fs.chownSync(at('secret.txt'), OTHER, OTHER)
-  fs.chmodSync(at('secret.txt'), 0o600)
-  fs.chownSync(at('private'), OTHER, OTHER)
-  fs.chmodSync(at('private'), 0o700)
-  fs.chownSync(at('private/inner.txt'), OTHER, OTHER)
-  fs.chmodSync(at('private/inner.txt'), 0o644)
+  const scratch = await makeScratch({ ...OWNED_LAYOUT })
+  closeToOwner(scratch.workspace)
   return scratch
 }
 

@@ -8,23 +8,13 @@ import fs from 'node:fs'
 import path from 'node:path'
 import { describe, it } from 'node:test'
 import { DirectoryTree } from '../workspace/directory-tree.ts'
+import { closeToOwner, OTHER, OWNED_LAYOUT } from '../workspace/test-owned-workspace.ts'
 import { jailFixture } from './test-jail.ts'
 
 const IS_ROOT = process.getuid?.() === 0
-const OWNER = 4201
-const OTHER = 4202
-
 /** The workspace made the owner's, with another user's 0600 file and 0700 folder in it. */
 function ownedTree(workspace: string): DirectoryTree {
-  const at = (name: string) => path.join(workspace, name)
-  for (const name of ['', 'mine.txt', 'open', 'open/plain.txt'])
-    fs.chownSync(at(name), OWNER, OWNER)
-  fs.chmodSync(at(''), 0o755)
-  fs.chownSync(at('secret.txt'), OTHER, OTHER)
-  fs.chmodSync(at('secret.txt'), 0o600)
-  fs.chownSync(at('private'), OTHER, OTHER)
-  fs.chmodSync(at('private'), 0o700)
-  fs.chownSync(at('private/inner.txt'), OTHER, OTHER)
+  closeToOwner(workspace)
   return new DirectoryTree(workspace)
 }
 
@@ -40,12 +30,7 @@ describe(
       it(`on ${layers === 'mirror' ? 'a mirror' : 'an overlay'}, holds what the owner reads and nothing the owner may not`, async (t) => {
         const { jail, workspace } = await jailFixture(
           t,
-          {
-            'mine.txt': 'mine\n',
-            'secret.txt': 'SECRET-FILE\n',
-            'private/inner.txt': 'SECRET-FOLDER\n',
-            'open/plain.txt': 'plain\n',
-          },
+          { ...OWNED_LAYOUT },
           { layers, treeOf: ownedTree },
         )
         const result = await jail.run({
