@@ -260,7 +260,7 @@ export class KeptLayer {
     const what =
       told.split('/').at(-1) === '.git'
         ? "git's own files: what git does in a fork (a commit, a branch) stays in this fork's jail, never in the user's repository"
-        : "ignored by a .gitignore: it stays in this fork's jail for later commands, is not a change of the fork and is never merged"
+        : "ignored by a .gitignore: what this command wrote there (not the whole folder: the rest is main's, as it is) stays in this fork's jail for later commands, is not a change of the fork and is never merged"
     if (this.#keep !== undefined)
       return `${what}; kept with the fork, also when eitri restarts, until the fork is merged or discarded`
     return `${what}; gone when this eitri process ends (${this.#notKept ?? 'not kept with the fork'})`
