@@ -188,6 +188,7 @@ describe('approval by elicitation', () => {
     }
     try {
       await approveEach(connected, [escalated], /built-one/)
+      assert.doesNotMatch(prompts[0] ?? '', /holds for this run only/, 'keyed: for the session')
       // The control: the same command over the same files is not asked again.
       assert.match((await call('shell', escalated)).text, /built-one/)
       assert.equal(prompts.length, 1, prompts.join('\n'))
@@ -246,6 +247,8 @@ describe('approval by elicitation', () => {
     ].map((command) => ({ command, escalate: { reason: 'needs the real folder' } }))
     try {
       await approveEach(connected, commands, /built-one/)
+      // The person is told the approval will not hold for the session.
+      for (const prompt of prompts) assert.match(prompt, /holds for this run only/)
       await jailedRewrite(connected, scratch)
       await refusedEach(connected, commands)
       assert.equal(prompts.length, 6, prompts.join('\n'))

@@ -31,6 +31,10 @@ import { DEFAULT_MODE, modeCatalog, type ModeDefinition } from './modes.ts'
 import { PermissionRules } from './permission-rules.ts'
 
 /** What a session's access is made of. */
+/** Added to the question about a command whose state its words cannot tell. */
+export const ONCE_NOTE =
+  ' (eitri cannot tell from its words all it runs: a name the shell builds, one read from another folder, or more than it reads for a key; so an approval holds for this run only, and it is asked again next time)'
+
 export interface AccessOptions {
   /** The session setting. @default 'workspace-write' */
   readonly setting?: AccessLevel
@@ -307,6 +311,8 @@ export class SessionAccess {
               ...(decision.request.input as object),
               files: shown.once ? `${shown.files} ${randomUUID()}` : shown.files,
             },
+            // The person is told: "approve for the session" would not hold for the next run.
+            ...(shown.once && { reason: `${decision.request.reason}${ONCE_NOTE}` }),
             sessionScope: SAME_FILES_SCOPE,
           }
     const denial = await this.#ask(asked, request.signal)
